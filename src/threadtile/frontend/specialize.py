@@ -1,0 +1,147 @@
+"""One specialization of a kernel: argument types and constants in, an :class:`ir.Module` out."""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+
+import numpy as np
+
+from ..errors import KernelCompileError
+from ..ir import nodes as ir
+from ..lang.types import ArrayType, Scalar, Type, scalar_of
+from . import typing as ty
+from .lower import Lowerer, lower_function
+
+
+class ConstantAnnotation:
+    """The object behind ``Constant[int]``: marks a parameter as a compile-time constant."""
+
+    def __init__(self, inner=None):
+        self.inner = inner
+
+    def __repr__(self) -> str:
+        return f"Constant[{getattr(self.inner, '__name__', self.inner)}]"
+
+
+class Constant:
+    """``def k(a, b, TW: Constant[int])``: ``TW`` is a compile-time constant; each value used at
+    launch compiles its own variant (what a C++ template parameter does)."""
+
+    def __class_getitem__(cls, inner):
+        return ConstantAnnotation(inner)
+
+
+def constant_params(fn) -> set[str]:
+    """Names of ``fn``'s parameters annotated ``Constant[...]`` (or bare ``Constant``)."""
+    try:
+        ann = inspect.get_annotations(fn, eval_str=True)
+    except Exception:  # an annotation that does not evaluate: fall back to the raw strings
+        ann = getattr(fn, "__annotations__", {})
+    out = set()
+    for name, a in ann.items():
+        if isinstance(a, ConstantAnnotation) or a is Constant or getattr(
+                a, "_threadtile_constant", False):
+            out.add(name)
+        elif isinstance(a, str) and a.replace(" ", "").split("[")[0].endswith("Constant"):
+            out.add(name)
+    return out
+
+
+class Specializer:
+    """Lowers a kernel and every device function it calls, for one set of argument types."""
+
+    def __init__(self):
+        self.final = False
+        self._names: dict[str, int] = {}
+        self._func_names: dict[str, int] = {}
+        self._device: dict[tuple, ir.Function] = {}
+        self._lowering: set[int] = set()
+        self.const_arrays: dict[int, ir.ArrayDecl] = {}
+        self._const_keep: list = []
+
+    def fresh(self, prefix: str) -> str:
+        n = self._names.get(prefix, 0)
+        self._names[prefix] = n + 1
+        return f"_{prefix}{n}"
+
+    def reset_names(self) -> None:
+        self._names.clear()
+
+    def func_name(self, base: str) -> str:
+        n = self._func_names.get(base, 0)
+        self._func_names[base] = n + 1
+        return base if n == 0 else f"{base}_{n}"
+
+    def kernel(self, fn, params: list[ir.Param]) -> ir.Module:
+        self._lowering.add(id(fn))
+        k = lower_function(self, fn, params, True, self.func_name(fn.__name__))
+        return ir.Module(k, list(self.const_arrays.values()))
+
+    def device_function(self, lw: Lowerer, kernel, args: list[ir.Expr], node) -> ir.Function:
+        fn = kernel.py_func
+        sig = inspect.signature(fn)
+        names = list(sig.parameters)
+        if len(names) != len(args):
+            raise lw.error(node, f"{fn.__name__}() takes {len(names)} arguments, "
+                                 f"got {len(args)}")
+        consts = constant_params(fn)
+        params: list[ir.Param] = []
+        for pname, a in zip(names, args):
+            if pname in consts:
+                if not isinstance(a, ir.Const):
+                    raise lw.error(node, f"argument {pname!r} of {fn.__name__}() is a "
+                                         "Constant and needs a compile-time value")
+                params.append(ir.Param(pname, a.type, a.value, True))
+                continue
+            t: Type = a.type
+            if isinstance(t, Scalar) and ty.is_weak(a):
+                t = ty.literal_type(a.value) if isinstance(a, ir.Const) else t
+            params.append(ir.Param(pname, t))
+        key = (fn, tuple((p.name, p.type, p.constant) for p in params))
+        hit = self._device.get(key)
+        if hit is not None:
+            return hit
+        if id(fn) in self._lowering:
+            raise lw.error(node, f"{fn.__name__}() calls itself; recursion is not supported "
+                                 "in kernels", "rewrite it as a loop")
+        self._lowering.add(id(fn))
+        saved = (self.final, dict(self._names))
+        try:
+            func = lower_function(self, fn, params, False, self.func_name(fn.__name__))
+        finally:
+            self._lowering.discard(id(fn))
+            self.final, self._names = saved[0], saved[1]
+        self._device[key] = func
+        return func
+
+    def const_array(self, lw: Lowerer, arr: np.ndarray, node) -> ir.Expr:
+        """A global NumPy array read by a kernel: frozen into constant memory (numba's rule)."""
+        decl = self.const_arrays.get(id(arr))
+        st = scalar_of(arr.dtype)
+        if st is None:
+            raise lw.error(node, f"global array of dtype {arr.dtype} cannot be used in a kernel")
+        if decl is None:
+            if arr.nbytes > 64 * 1024:
+                raise lw.error(node, f"global array of {arr.nbytes} bytes does not fit in the "
+                                     "64 KiB of constant memory", "pass it as an argument")
+            name = f"const_{len(self.const_arrays)}"
+            at = ArrayType(st, arr.ndim, "C", "const", readonly=True)
+            decl = ir.ArrayDecl(lw.loc(node), name, at, arr.shape, False,
+                                np.ascontiguousarray(arr).copy())
+            self.const_arrays[id(arr)] = decl
+            self._const_keep.append(arr)
+        return ir.Var(decl.type, lw.loc(node), decl.name)
+
+
+def specialize(fn, params: list[ir.Param]) -> ir.Module:
+    """Lower kernel ``fn`` for ``params`` (each with its type or constant value)."""
+    try:
+        return Specializer().kernel(fn, params)
+    except KernelCompileError:
+        raise
+    except RecursionError:
+        raise KernelCompileError(f"{fn.__name__}: expression nesting too deep") from None
+
+
+_ = itertools

@@ -1,0 +1,97 @@
+"""Typing rules of kernel expressions: promotion with weak literals, operator result types.
+
+A Python literal (``0.5``, ``2``) is *weak*: it takes the type of the other operand
+(NumPy's NEP 50 rule), so ``x * 0.5`` with ``x`` float32 is float32, never float64. A variable
+assigned only from literals is weak too, until another assignment gives it a real type:
+``acc = 0.0`` followed by ``acc += a[i] * b[i]`` on float32 arrays makes ``acc`` float32.
+"""
+
+from __future__ import annotations
+
+from ..ir.nodes import Cast, Const, Expr
+from ..lang.types import (
+    ArrayType,
+    Scalar,
+    bool_,
+    float32,
+    float64,
+    int64,
+    promote,
+)
+
+
+def is_weak(e: Expr) -> bool:
+    return bool(getattr(e, "weak", False))
+
+
+def mark_weak(e: Expr, weak: bool = True) -> Expr:
+    e.weak = weak
+    return e
+
+
+def literal_type(value) -> Scalar:
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    return float64
+
+
+def unify(a: Scalar, a_weak: bool, b: Scalar, b_weak: bool) -> tuple[Scalar, bool]:
+    """The common type of two operands, and whether the result is still weak."""
+    if a_weak and not b_weak:
+        return weak_with(a, b), False
+    if b_weak and not a_weak:
+        return weak_with(b, a), False
+    return promote(a, b), a_weak and b_weak
+
+
+def weak_with(weak: Scalar, strong: Scalar) -> Scalar:
+    """A weak operand of type ``weak`` meeting a strong one: NEP 50."""
+    if weak.kind == "b":
+        return strong
+    if weak.is_int:
+        return strong if strong.kind != "b" else int64
+    # weak float: keeps a float operand's type, an integer operand becomes float64
+    return strong if strong.is_float else float64
+
+
+def arith_type(op: str, a: Scalar, aw: bool, b: Scalar, bw: bool) -> tuple[Scalar, bool]:
+    t, w = unify(a, aw, b, bw)
+    if t == bool_ and op in "+-*//%**":
+        t = int64
+    if op == "/" and not t.is_float:
+        t = float64
+    return t, w
+
+
+def convert(e: Expr, t: Scalar) -> Expr:
+    """``e`` converted to ``t``: literals are folded, others wrapped in a Cast."""
+    if e.type == t:
+        return e
+    if isinstance(e, Const) and isinstance(e.type, Scalar):
+        return Const(t, e.loc, py_value(e.value, t), weak=False)
+    return Cast(t, e.loc, e)
+
+
+def py_value(v, t: Scalar):
+    if t.kind == "b":
+        return bool(v)
+    if t.is_int:
+        v = int(v)
+        bits = t.bits
+        if t.kind == "u":
+            return v & ((1 << bits) - 1)
+        v &= (1 << bits) - 1
+        return v - (1 << bits) if v >= 1 << (bits - 1) else v
+    if t == float32:
+        import numpy as np  # noqa: PLC0415
+
+        return float(np.float32(v))
+    return float(v)
+
+
+def describe(t) -> str:
+    if isinstance(t, ArrayType):
+        return f"array({t.dtype}, {t.ndim}d)"
+    return repr(t)

@@ -1,0 +1,318 @@
+"""The typed IR: a structured tree of statements over typed expressions.
+
+Both backends consume this tree: the CUDA C++ emitter prints it, the simulator executes it over
+NumPy lanes. It is structured (if/for/while, not a CFG) because both targets are: CUDA C++ is,
+and lockstep simulation needs the structure to manage execution masks.
+
+Every node carries a :class:`Loc`. Expressions carry their :class:`Type`. Names of variables
+are those of the Python source (renamed only on collision), so the emitted C++ reads like it.
+
+Calls to intrinsics (``Call``) name an entry of :mod:`threadtile.ir.intrinsics`; the backends
+map those names to their own spelling by table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..lang.types import ArrayType, Scalar, Type
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A source position: file, 1-based line, 0-based columns, and the enclosing function."""
+
+    filename: str
+    line: int
+    col: int = 0
+    end_col: int | None = None
+    function: str = "<kernel>"
+
+    def __str__(self) -> str:
+        cols = f", col {self.col + 1}" + (f"-{self.end_col}" if self.end_col else "")
+        return f'"{self.filename}", line {self.line}{cols}, in {self.function}'
+
+
+# ---------------------------------------------------------------------------------------------
+# Expressions
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(eq=False)
+class Expr:
+    type: Type
+    loc: Loc
+
+
+@dataclass(eq=False)
+class Const(Expr):
+    """A literal. ``weak`` marks Python literals, which adopt the other operand's type."""
+
+    value: Any
+    weak: bool = False
+
+
+@dataclass(eq=False)
+class Var(Expr):
+    """A read of a local variable or parameter."""
+
+    name: str
+
+
+@dataclass(eq=False)
+class BinOp(Expr):
+    """Arithmetic: + - * / // % ** & | ^ << >> (operands already converted to ``type``,
+    except ``**`` with an integer exponent and shifts)."""
+
+    op: str
+    left: Expr
+    right: Expr
+
+
+@dataclass(eq=False)
+class UnaryOp(Expr):
+    op: str  # '-', '+', '~', 'not'
+    operand: Expr
+
+
+@dataclass(eq=False)
+class Compare(Expr):
+    """One comparison; chains are lowered to ``and`` of comparisons. Result type bool."""
+
+    op: str  # '<' '<=' '>' '>=' '==' '!='
+    left: Expr
+    right: Expr
+
+
+@dataclass(eq=False)
+class Logical(Expr):
+    """Short-circuit ``and``/``or`` over bool operands."""
+
+    op: str  # 'and' | 'or'
+    left: Expr
+    right: Expr
+
+
+@dataclass(eq=False)
+class Select(Expr):
+    """``a if cond else b``; only the chosen side is evaluated."""
+
+    cond: Expr
+    if_true: Expr
+    if_false: Expr
+
+
+@dataclass(eq=False)
+class Cast(Expr):
+    value: Expr
+
+
+@dataclass(eq=False)
+class Special(Expr):
+    """A special register: tid.x, ntid.y, ctaid.z, nctaid.x, laneid, warpsize."""
+
+    reg: str
+
+
+@dataclass(eq=False)
+class Load(Expr):
+    """``array[i, j, ...]`` with one int64 index per axis (all axes indexed)."""
+
+    array: Expr
+    indices: list[Expr]
+
+
+@dataclass(eq=False)
+class ArrayDim(Expr):
+    """``array.shape[axis]`` (``attr='shape'``) or ``array.strides[axis]`` in elements."""
+
+    array: Expr
+    attr: str
+    axis: int
+
+
+@dataclass(eq=False)
+class Slice(Expr):
+    """A view of ``array``: per axis either an int index (axis dropped) or a (start, stop, step)
+    triple of int64 expressions, already clamped by the frontend's rules."""
+
+    array: Expr
+    parts: list[Expr | tuple[Expr, Expr, Expr]]
+
+
+@dataclass(eq=False)
+class Call(Expr):
+    """An intrinsic (math, atomics, warp ops, barriers); ``name`` keys the intrinsic tables."""
+
+    name: str
+    args: list[Expr]
+
+
+@dataclass(eq=False)
+class CallFunc(Expr):
+    """A call of another jitted (device) function, specialized for these argument types."""
+
+    func: Function
+    args: list[Expr]
+
+
+# ---------------------------------------------------------------------------------------------
+# Statements
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(eq=False)
+class Stmt:
+    loc: Loc
+
+
+@dataclass(eq=False)
+class Assign(Stmt):
+    """``name = value``; the variable's type is fixed for the whole function."""
+
+    name: str
+    value: Expr
+
+
+@dataclass(eq=False)
+class Store(Stmt):
+    """``array[indices] = value`` (value already of the array's dtype)."""
+
+    array: Expr
+    indices: list[Expr]
+    value: Expr
+
+
+@dataclass(eq=False)
+class ExprStmt(Stmt):
+    value: Expr
+
+
+@dataclass(eq=False)
+class If(Stmt):
+    cond: Expr
+    then: list[Stmt]
+    orelse: list[Stmt] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class For(Stmt):
+    """``for var in range(start, stop, step)``; ``step`` is evaluated once, before the loop."""
+
+    var: str
+    start: Expr
+    stop: Expr
+    step: Expr
+    body: list[Stmt]
+
+
+@dataclass(eq=False)
+class While(Stmt):
+    cond: Expr
+    body: list[Stmt]
+
+
+@dataclass(eq=False)
+class Break(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Continue(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Return(Stmt):
+    value: Expr | None = None
+
+
+@dataclass(eq=False)
+class ArrayDecl(Stmt):
+    """A shared, local or constant array bound to variable ``name``.
+
+    ``space`` is shared | local | const. ``shape`` holds ints; a shared array with ``dynamic``
+    has its size set at launch (``shape == (0,)`` in the source). ``init`` is the NumPy data of a
+    constant array.
+    """
+
+    name: str
+    type: ArrayType
+    shape: tuple[int, ...]
+    dynamic: bool = False
+    init: Any = None
+
+
+@dataclass(eq=False)
+class Print(Stmt):
+    """``print(...)``: literal strings and scalar values, separated by spaces."""
+
+    items: list[str | Expr]
+
+
+# ---------------------------------------------------------------------------------------------
+# Functions
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(eq=False)
+class Param:
+    name: str
+    type: Type
+    constant: Any = None  # the value of a compile-time constant parameter, else None
+    is_constant: bool = False
+
+
+@dataclass(eq=False)
+class Function:
+    """One specialization of a kernel or device function."""
+
+    name: str  # the C++ name (unique per specialization)
+    pyname: str
+    params: list[Param]
+    body: list[Stmt]
+    return_type: Type
+    locals: dict[str, Type]
+    loc: Loc
+    is_kernel: bool
+    callees: list[Function] = field(default_factory=list)
+    uses_dynamic_shared: bool = False
+    source_file: str = ""
+    pyfunc: Any = None  # the Python function (the simulator's python mode calls it)
+
+    def all_functions(self) -> list[Function]:
+        """This function's callees (transitively, each once, callees first), then itself."""
+        seen: dict[int, Function] = {}
+
+        def visit(f: Function) -> None:
+            if id(f) in seen:
+                return
+            for c in f.callees:
+                visit(c)
+            seen[id(f)] = f
+
+        visit(self)
+        return list(seen.values())
+
+
+@dataclass(eq=False)
+class Module:
+    """What one compilation produces: the kernel, the device functions it reaches (in
+    ``kernel.all_functions()``) and the constant arrays they read."""
+
+    kernel: Function
+    const_arrays: list[ArrayDecl]
+
+
+def walk_stmts(body: list[Stmt]):
+    """Every statement of ``body``, nested ones included, in source order."""
+    for s in body:
+        yield s
+        if isinstance(s, If):
+            yield from walk_stmts(s.then)
+            yield from walk_stmts(s.orelse)
+        elif isinstance(s, (For, While)):
+            yield from walk_stmts(s.body)
+
+
+__all__ = [n for n in dir() if not n.startswith("_") and n not in ("Any", "annotations",
+                                                                 "dataclass", "field")]
+_ = Scalar  # re-exported for users of this module

@@ -1,0 +1,318 @@
+"""``@jit``: a Python function becomes a kernel that specializes, compiles and launches.
+
+A launch ``kernel[grid, block](args)`` looks at each argument's dtype, rank and layout (plus the
+values of ``Constant`` parameters), finds or builds the matching specialization, and launches
+its cubin. Building one goes: frontend -> IR -> CUDA C++ -> NVRTC (through the on-disk cache).
+Repeated launches with the same kinds of arguments do one dictionary lookup of Python work.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import errors
+from .backends.cuda.emit import emit_module
+from .frontend.specialize import constant_params, specialize
+from .ir import nodes as ir
+from .ir.printer import format_module
+from .lang.types import ArrayType, Scalar, Type, scalar_of
+
+_SIM_ENV = "THREADTILE_SIMULATE"
+
+
+@dataclass
+class Specialization:
+    """One compiled variant: its IR, C++ source, and (once built) its cubin and launcher."""
+
+    module: ir.Module
+    source: str
+    params: list  # types of the C++ parameters (constants excluded)
+    arch: str | None = None
+    cubin: bytes | None = None
+    compiled: object = None  # rt_launcher.CompiledKernel
+
+
+def arg_type(value) -> Type:
+    """The kernel type of an example argument: an array (any object with dtype, ndim and
+    strides), a Python or NumPy scalar, or a threadtile type given directly."""
+    if isinstance(value, (ArrayType, Scalar)):
+        return value
+    if isinstance(value, bool):
+        return scalar_of(bool)
+    if isinstance(value, int):
+        return scalar_of(int)
+    if isinstance(value, float):
+        return scalar_of(float)
+    if isinstance(value, np.generic):
+        return scalar_of(value.dtype)
+    if hasattr(value, "dtype") and hasattr(value, "ndim"):
+        st = scalar_of(value.dtype)
+        if st is None:
+            raise TypeError(f"arrays of dtype {value.dtype} are not supported in kernels")
+        return ArrayType(st, value.ndim, "C" if _c_contiguous(value) else "A")
+    raise TypeError(f"cannot pass {type(value).__name__} to a kernel; kernels take arrays and "
+                    "numbers")
+
+
+def _c_contiguous(a) -> bool:
+    if hasattr(a, "is_contiguous"):
+        return bool(a.is_contiguous())
+    flags = getattr(a, "flags", None)
+    if flags is not None:
+        return bool(flags["C_CONTIGUOUS"] if isinstance(flags, np.ndarray) is False and hasattr(
+            flags, "__getitem__") else flags.c_contiguous)
+    return True
+
+
+class Kernel:
+    """A ``@jit`` function: a kernel (``device=False``) or a device function."""
+
+    _threadtile_kernel = True
+
+    def __init__(self, py_func, device: bool = False, lineinfo: bool = True,
+                 fastmath: bool = False, max_registers: int | None = None):
+        functools.update_wrapper(self, py_func)
+        self.py_func = py_func
+        self.device = device
+        self.options = tuple(["-lineinfo"] if lineinfo else []) + (
+            ("--use_fast_math",) if fastmath else ()) + (
+            (f"--maxrregcount={max_registers}",) if max_registers else ())
+        sig = inspect.signature(py_func)
+        self.param_names = list(sig.parameters)
+        for p in sig.parameters.values():
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                raise errors.KernelCompileError(
+                    f"kernel parameter {p.name!r}: *args, **kwargs and keyword-only parameters "
+                    "are not supported")
+        self.constants = constant_params(py_func)
+        self._const_pos = tuple(i for i, n in enumerate(self.param_names) if n in self.constants)
+        self._dispatch: dict[tuple, Specialization] = {}
+        self._configs: dict[tuple, _Launch] = {}
+
+    def __repr__(self) -> str:
+        kind = "device function" if self.device else "kernel"
+        return f"<threadtile {kind} {self.py_func.__qualname__}>"
+
+    # -- launching -----------------------------------------------------------------------------
+
+    def __getitem__(self, config) -> _Launch:
+        if self.device:
+            raise TypeError(f"{self.__name__} is a device function: call it from a kernel")
+        launch = self._configs.get(config) if isinstance(config, tuple) else None
+        if launch is None:
+            launch = _Launch(self, config)
+            if isinstance(config, tuple) and len(self._configs) < 256:
+                try:
+                    self._configs[config] = launch
+                except TypeError:  # unhashable config, e.g. a list
+                    pass
+        return launch
+
+    def forall(self, n: int, threads_per_block: int = 256) -> _Launch:
+        """A launch configuration that covers ``n`` threads: ``kernel.forall(n)(args)``."""
+        return self[-(-n // threads_per_block), threads_per_block]
+
+    def __call__(self, *args):
+        raise TypeError(f"{self.__name__} is a {'device function' if self.device else 'kernel'}"
+                        f": {'call it from a kernel' if self.device else 'launch it with '}"
+                        f"{'' if self.device else self.__name__ + '[grid, block](...)'}")
+
+    # -- specialization ------------------------------------------------------------------------
+
+    def _split(self, args: tuple, kwargs: dict) -> tuple[list, dict]:
+        """Separate runtime arguments from Constant values (given positionally or by name)."""
+        n = len(self.param_names)
+        if kwargs:
+            args = list(args)
+            for k, v in kwargs.items():
+                if k not in self.param_names:
+                    raise TypeError(f"{self.__name__}() has no parameter {k!r}")
+                i = self.param_names.index(k)
+                while len(args) <= i:
+                    args.append(_MISSING)
+                if args[i] is not _MISSING:
+                    raise TypeError(f"{self.__name__}() got {k!r} twice")
+                args[i] = v
+        if len(args) != n or any(a is _MISSING for a in args):
+            raise TypeError(f"{self.__name__}() takes {n} arguments "
+                            f"({', '.join(self.param_names)}), got {len(args)}")
+        runtime = [a for i, a in enumerate(args) if i not in self._const_pos]
+        consts = {self.param_names[i]: args[i] for i in self._const_pos}
+        return runtime, consts
+
+    def specialize(self, types: list[Type], consts: dict) -> Specialization:
+        """The specialization for runtime argument ``types`` and constant values ``consts``."""
+        key = tuple(types) + tuple(sorted(consts.items()))
+        spec = self._dispatch.get(key)
+        if spec is not None:
+            return spec
+        params, it = [], iter(types)
+        for name in self.param_names:
+            if name in self.constants:
+                v = consts[name]
+                if isinstance(v, np.generic):
+                    v = v.item()
+                if not isinstance(v, (int, float, bool)):
+                    raise TypeError(f"Constant parameter {name!r} must be an int, float or bool, "
+                                    f"got {type(v).__name__}")
+                params.append(ir.Param(name, scalar_of(type(v)), v, True))
+            else:
+                params.append(ir.Param(name, next(it)))
+        module = specialize(self.py_func, params)
+        source = emit_module(module)
+        spec = Specialization(module, source, [p.type for p in params if not p.is_constant])
+        self._dispatch[key] = spec
+        return spec
+
+    def _spec_for(self, args, kwargs) -> Specialization:
+        runtime, consts = self._split(args, kwargs)
+        return self.specialize([arg_type(a) for a in runtime], consts)
+
+    def cuda_source(self, *args, **constants) -> str:
+        """The CUDA C++ this kernel compiles to for arguments like ``args`` (example arrays,
+        scalars or types; only dtype, rank and layout matter)."""
+        return self._spec_for(args, constants).source
+
+    def ir(self, *args, **constants) -> str:
+        """The typed IR of this kernel for arguments like ``args``, as text."""
+        return format_module(self._spec_for(args, constants).module)
+
+    def compile(self, *args, arch: str = "sm_90", **constants) -> Specialization:
+        """Compile for ``arch`` without a GPU; the result has ``.cubin`` and ``.source``."""
+        spec = self._spec_for(args, constants)
+        build(spec, arch, self.options)
+        return spec
+
+    def resources(self, *args, **constants) -> dict:
+        """Registers, shared and local memory per thread of the compiled kernel (needs a GPU)."""
+        from .runtime import driver  # noqa: PLC0415
+
+        spec = self._spec_for(args, constants)
+        build(spec, driver.current_device().arch, self.options)
+        return spec.compiled.attributes()
+
+
+_MISSING = object()
+
+
+def build(spec: Specialization, arch: str, options: tuple = ()) -> None:
+    """Compile ``spec`` for ``arch`` through the disk cache (a miss runs NVRTC)."""
+    if spec.arch == arch and spec.cubin is not None:
+        return
+    from .runtime import cache as rt_cache  # noqa: PLC0415  (NVRTC loads only when needed)
+    from .runtime import nvrtc as rt_nvrtc  # noqa: PLC0415
+    key = rt_cache.make_key("cubin", spec.source, arch, " ".join(options),
+                            rt_nvrtc.nvrtc_version())
+    cubin = rt_cache.get(key)
+    if cubin is None:
+        try:
+            cubin = rt_nvrtc.compile_cubin(spec.source, arch, name=f"{spec.module.kernel.name}.cu",
+                                           options=options)
+        except errors.NvrtcError as e:
+            raise _map_nvrtc_error(e, spec) from None
+        rt_cache.put(key, cubin)
+    from .runtime import launcher as rt_launcher  # noqa: PLC0415
+
+    spec.arch, spec.cubin = arch, cubin
+    spec.compiled = rt_launcher.CompiledKernel(cubin, spec.module.kernel.name, spec.params)
+
+
+def _map_nvrtc_error(e: errors.NvrtcError, spec: Specialization) -> errors.KernelCompileError:
+    from .runtime import nvrtc as rt_nvrtc  # noqa: PLC0415
+
+    log = getattr(e, "log", str(e))
+    entries = rt_nvrtc.parse_log(log)
+    for filename, line, message in entries:
+        if filename.endswith(".py"):
+            loc = ir.Loc(filename, line, 0, None, spec.module.kernel.pyname)
+            src_line = None
+            try:
+                with open(filename) as fh:
+                    src_line = fh.read().splitlines()[line - 1]
+            except (OSError, IndexError):
+                pass
+            return errors.KernelCompileError(
+                f"the CUDA C++ generated for this line does not compile: {message}", loc=loc,
+                source_line=src_line, hint="this is a threadtile bug or an unsupported "
+                "combination; kernel.cuda_source(...) shows the generated code")
+    return errors.KernelCompileError(f"NVRTC failed on the generated code:\n{log}")
+
+
+class _Launch:
+    """``kernel[grid, block(, stream(, shared_bytes))]``: call it with the kernel's arguments."""
+
+    __slots__ = ("kernel", "grid", "block", "stream", "shared_bytes")
+
+    def __init__(self, kernel: Kernel, config):
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise TypeError("launch with kernel[grid, block], kernel[grid, block, stream] or "
+                            "kernel[grid, block, stream, shared_bytes]")
+        from .runtime import launcher as rt_launcher  # noqa: PLC0415
+
+        self.kernel = kernel
+        self.grid = rt_launcher.normalize_dims(config[0], "grid")
+        self.block = rt_launcher.normalize_dims(config[1], "block")
+        self.stream = config[2] if len(config) > 2 else None
+        self.shared_bytes = int(config[3]) if len(config) > 3 else 0
+        if self.shared_bytes < 0:
+            raise ValueError(f"shared_bytes must be >= 0, got {self.shared_bytes}")
+
+    def __call__(self, *args, **kwargs):
+        k = self.kernel
+        if os.environ.get(_SIM_ENV, "") not in ("", "0") or _sim_state.active:
+            from .backends.sim import run as sim_run  # noqa: PLC0415
+
+            return sim_run(k, self, args, kwargs)
+        if kwargs or k._const_pos:
+            runtime, consts = k._split(args, kwargs)
+        else:
+            runtime, consts = args, None
+            if len(args) != len(k.param_names):
+                k._split(args, kwargs)  # raises the argument-count error
+        from .runtime.arrays import describe  # noqa: PLC0415  (cached after the first call)
+
+        infos = [describe(a, i, n) for i, (a, n) in enumerate(
+            zip(runtime, [n for n in k.param_names if n not in k.constants]))]
+        key = tuple(i.key for i in infos)
+        if consts:
+            key += tuple(sorted(consts.items()))
+        spec = k._dispatch.get(key)
+        if spec is None or spec.compiled is None:
+            spec = self._prepare(key, infos, consts or {})
+        spec.compiled.launch(self.grid, self.block, self.stream, self.shared_bytes, infos)
+
+    def _prepare(self, key, infos, consts) -> Specialization:
+        from .runtime import driver  # noqa: PLC0415
+
+        k = self.kernel
+        types = [i.type for i in infos]
+        spec = k.specialize(types, consts)
+        build(spec, driver.current_device().arch, k.options)
+        k._dispatch[key] = spec
+        return spec
+
+
+class _SimState:
+    active = False
+
+
+_sim_state = _SimState()
+
+
+def jit(func=None, *, device: bool = False, **options):
+    """Make ``func`` a kernel (``@jit``) or a device function (``@jit(device=True)``).
+
+    Options: ``lineinfo`` (default True: profilers map instructions to Python lines),
+    ``fastmath`` (approximate division, sqrt and transcendentals), ``max_registers``.
+    """
+    if func is None:
+        return lambda f: Kernel(f, device=device, **options)
+    if isinstance(func, (str, list, tuple)) or not callable(func):
+        raise TypeError("jit takes no signatures: types come from the arguments at launch; "
+                        "write @jit or @jit(device=True)")
+    return Kernel(func, device=device, **options)

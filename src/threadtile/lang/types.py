@@ -1,0 +1,177 @@
+"""Types of values inside kernels.
+
+Scalar dtypes are named as in NumPy and numba (``threadtile.float32``...). Inside a kernel a dtype
+is also a cast: ``float32(x)``, like ``np.float32(x)``. On the host a dtype can be given wherever
+NumPy accepts one (``shared.array(16, float32)`` or ``shared.array(16, np.float32)``).
+
+Arithmetic promotion (see docs/language.md, "Numbers"):
+
+- two integers: the wider one; mixed signedness gives the signed type of the larger width;
+- an integer and a float: the float's type (as in C), so float32 code stays float32;
+- two floats: the wider one; float16 with bfloat16 gives float32;
+- Python literals are *weak* (NumPy's NEP 50): ``x * 0.5`` keeps ``x``'s type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "Type", "Scalar", "ArrayType", "TupleType", "NoneType",
+    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32", "float64", "void", "SCALARS", "scalar_of", "promote",
+]
+
+
+class Type:
+    """Base of every kernel type; instances are immutable and compared by value."""
+
+
+@dataclass(frozen=True)
+class Scalar(Type):
+    """A scalar dtype: its Python-facing name, its C++ spelling, its kind and width in bits."""
+
+    name: str
+    cname: str
+    kind: str  # 'b' bool, 'i' signed, 'u' unsigned, 'f' float
+    bits: int
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __call__(self, value):  # a cast, on the host as in a kernel (np.float32(x) style)
+        if self.name == "bfloat16":
+            return float(np.float32(value))
+        return self.numpy.type(value)
+
+    @property
+    def numpy(self) -> np.dtype:
+        if self.name == "bfloat16":
+            try:
+                import ml_dtypes  # noqa: PLC0415  (optional; only bfloat16 NumPy arrays need it)
+                return np.dtype(ml_dtypes.bfloat16)
+            except ImportError:
+                return np.dtype(np.uint16)  # same bits; arithmetic happens through float32
+        return np.dtype({"bool": np.bool_}.get(self.name, self.name))
+
+    @property
+    def itemsize(self) -> int:
+        return max(self.bits // 8, 1)
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind in "iu"
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind in "if"
+
+
+bool_ = Scalar("bool", "bool", "b", 8)
+int8 = Scalar("int8", "int8_t", "i", 8)
+int16 = Scalar("int16", "int16_t", "i", 16)
+int32 = Scalar("int32", "int32_t", "i", 32)
+int64 = Scalar("int64", "int64_t", "i", 64)
+uint8 = Scalar("uint8", "uint8_t", "u", 8)
+uint16 = Scalar("uint16", "uint16_t", "u", 16)
+uint32 = Scalar("uint32", "uint32_t", "u", 32)
+uint64 = Scalar("uint64", "uint64_t", "u", 64)
+float16 = Scalar("float16", "__half", "f", 16)
+bfloat16 = Scalar("bfloat16", "__nv_bfloat16", "f", 16)
+float32 = Scalar("float32", "float", "f", 32)
+float64 = Scalar("float64", "double", "f", 64)
+void = Scalar("void", "void", "v", 0)
+
+SCALARS: dict[str, Scalar] = {
+    t.name: t for t in (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+                        float16, bfloat16, float32, float64)
+}
+_ALIASES = {"bool_": bool_, "float": float64, "int": int64, "half": float16, "double": float64,
+            "intp": int64, "uintp": uint64, "byte": int8, "float_": float64}
+
+
+def scalar_of(obj) -> Scalar | None:
+    """The Scalar for ``obj`` (a Scalar, a NumPy dtype or type, a torch dtype, a name), or None."""
+    if isinstance(obj, Scalar):
+        return obj
+    if obj is bool:
+        return bool_
+    if obj is int:
+        return int64
+    if obj is float:
+        return float64
+    if isinstance(obj, str):
+        return SCALARS.get(obj) or _ALIASES.get(obj)
+    mod = type(obj).__module__
+    if mod.startswith("torch"):
+        return SCALARS.get(str(obj).removeprefix("torch.")) or _ALIASES.get(
+            str(obj).removeprefix("torch."))
+    try:
+        dt = np.dtype(obj)
+    except TypeError:
+        return None
+    if dt.name == "bfloat16":
+        return bfloat16
+    return SCALARS.get(dt.name)
+
+
+def promote(a: Scalar, b: Scalar) -> Scalar:
+    """The type of ``a op b`` for two non-weak scalars (the rules in this module's docstring)."""
+    if a == b:
+        return a
+    if a.kind == "b":
+        return b if b.kind != "b" else a
+    if b.kind == "b":
+        return a
+    if a.is_float or b.is_float:
+        if a.is_float and b.is_float:
+            if a.bits == b.bits:  # float16 with bfloat16
+                return float32
+            return a if a.bits > b.bits else b
+        return a if a.is_float else b
+    if a.kind == b.kind:
+        return a if a.bits >= b.bits else b
+    bits = max(a.bits, b.bits)
+    return {8: int8, 16: int16, 32: int32, 64: int64}[bits] if (
+        (a.is_signed and a.bits == bits) or (b.is_signed and b.bits == bits)) else (
+        {8: int16, 16: int32, 32: int64, 64: int64}[bits])
+
+
+@dataclass(frozen=True)
+class ArrayType(Type):
+    """An N-d array: element dtype, rank, memory space and whether its last axis is contiguous.
+
+    ``layout`` is ``"C"`` when the whole array is C-contiguous (indexing needs no strides) and
+    ``"A"`` for any strided layout. ``space`` is one of global, shared, local, const.
+    """
+
+    dtype: Scalar
+    ndim: int
+    layout: str = "A"
+    space: str = "global"
+    readonly: bool = False
+
+    def __repr__(self) -> str:
+        return f"{self.space} {self.dtype}[{', '.join(':' * self.ndim)}]{self.layout}"
+
+
+@dataclass(frozen=True)
+class TupleType(Type):
+    """A tuple of kernel values (shapes, ``grid(2)``), only ever unpacked or indexed."""
+
+    items: tuple[Type, ...]
+
+
+@dataclass(frozen=True)
+class _NoneType(Type):
+    def __repr__(self) -> str:
+        return "none"
+
+
+NoneType = _NoneType()
