@@ -1,0 +1,76 @@
+"""One compile-time measurement in a fresh process (run by compile_time.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+H = K = W = 512
+TW = 16
+
+
+def main(lib: str, cache: str) -> None:
+    import torch
+
+    m = torch.randn(H, K, device="cuda")
+    n = torch.randn(K, W, device="cuda")
+    out = torch.empty(H, W, device="cuda")
+    torch.cuda.synchronize()
+    grid, block = (math.ceil(W / TW), math.ceil(H / TW)), (TW, TW)
+    if lib == "threadtile":
+        import threadtile
+        from lecture_kernels import make_constant
+
+        k = make_constant(threadtile)
+        t0 = time.perf_counter()
+        k[grid, block, 0, 2 * TW * TW * 4](m, n, out, TW)
+    elif lib == "numba":
+        np.row_stack = getattr(np, "row_stack", np.vstack)
+        # numba caches only kernels defined in files: write one into the cache dir
+        src = (Path(__file__).resolve().parent / "lecture_kernels.py").read_text()
+        src += "\nfrom numba import cuda as _c\nK = _c.jit(cache=True)(make(_c)['static']" \
+               ".py_func)\n"
+        mod = Path(cache) / "numba_lecture.py"
+        if not mod.exists():
+            mod.write_text(src)
+        sys.path.insert(0, cache)
+        import numba_lecture  # noqa: F401
+        from numba import cuda  # noqa: F401
+
+        k = numba_lecture.K
+        t0 = time.perf_counter()
+        k[grid, block](m, n, out)
+    else:
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def mm(a, b, c, M, N, Kd, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+            pm, pn = tl.program_id(0), tl.program_id(1)
+            rm = pm * BM + tl.arange(0, BM)
+            rn = pn * BN + tl.arange(0, BN)
+            rk = tl.arange(0, BK)
+            acc = tl.zeros((BM, BN), dtype=tl.float32)
+            for k0 in range(0, Kd, BK):
+                x = tl.load(a + rm[:, None] * Kd + (k0 + rk)[None, :])
+                y = tl.load(b + (k0 + rk)[:, None] * N + rn[None, :])
+                acc += tl.dot(x, y)
+            tl.store(c + rm[:, None] * N + rn[None, :], acc)
+
+        t0 = time.perf_counter()
+        mm[(H // 64, W // 64)](m, n, out, H, W, K, BM=64, BN=64, BK=32)
+    torch.cuda.synchronize()
+    dt = time.perf_counter() - t0
+    print(json.dumps({"seconds": dt}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

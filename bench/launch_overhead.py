@@ -1,0 +1,121 @@
+"""Launch overhead: a tiny kernel on three torch tensors, host microseconds per launch.
+
+threadtile vs numba-cuda vs a raw launch through cuda-core and through cuda.bindings'
+cuLaunchKernel (pointers prepared once: the floor) vs a torch op, all in one process. Each
+figure is the median over 9 rounds of 2,000 back-to-back launches (host time per launch;
+the GPU work is a few nanoseconds, so this is the Python + driver submission cost).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import statistics
+import time
+
+import numpy as np
+
+from _common import write
+
+N_LAUNCH, ROUNDS = 2000, 9
+
+
+def per_launch_us(fn) -> float:
+    import torch
+
+    for _ in range(200):
+        fn()
+    torch.cuda.synchronize()
+    rounds = []
+    for _ in range(ROUNDS):
+        t0 = time.perf_counter()
+        for _ in range(N_LAUNCH):
+            fn()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        rounds.append((t1 - t0) / N_LAUNCH * 1e6)
+    return statistics.median(rounds)
+
+
+SRC = r"""
+extern "C" __global__ void add(const float* a, const float* b, float* c, long long n) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+"""
+
+
+def main() -> None:
+    import torch
+
+    np.row_stack = getattr(np, "row_stack", np.vstack)
+    from numba import cuda as ncuda
+
+    import threadtile
+
+    def add(a, b, c):
+        i = threadtile.grid(1)
+        if i < c.size:
+            c[i] = a[i] + b[i]
+
+    ours = threadtile.jit(add)
+    g = {"cuda": ncuda}
+    exec_src = (
+        "def add(a, b, c):\n"
+        "    i = cuda.grid(1)\n"
+        "    if i < c.size:\n"
+        "        c[i] = a[i] + b[i]\n")
+    exec(compile(exec_src, "numba_add", "exec"), g)  # noqa: S102
+    theirs = ncuda.jit(g["add"])
+
+    n = 32
+    a, b = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    c = torch.empty(n, device="cuda")
+    results = {}
+    k = ours[1, 32]
+    results["threadtile"] = per_launch_us(lambda: k(a, b, c))
+    assert torch.allclose(c, a + b)
+    kn = theirs[1, 32]
+    results["numba-cuda"] = per_launch_us(lambda: kn(a, b, c))
+    results["torch.add(out=)"] = per_launch_us(lambda: torch.add(a, b, out=c))
+
+    from cuda.core import Device, LaunchConfig, Program, ProgramOptions, launch
+
+    dev = Device()
+    dev.set_current()
+    arch = "sm_" + "".join(map(str, dev.compute_capability))
+    mod = Program(SRC, "c++", ProgramOptions(arch=arch)).compile("cubin")
+    kern = mod.get_kernel("add")
+    stream = dev.create_stream(torch.cuda.current_stream())
+    cfg = LaunchConfig(grid=1, block=32)
+    pa, pb, pc = a.data_ptr(), b.data_ptr(), c.data_ptr()
+    n64 = np.int64(n)
+    results["cuda.core.launch"] = per_launch_us(lambda: launch(stream, cfg, kern, pa, pb, pc,
+                                                               n64))
+
+    from cuda.bindings import driver
+
+    fn = driver.CUfunction(int(kern.handle)) if hasattr(kern, "handle") else None
+    vals = [ctypes.c_void_p(pa), ctypes.c_void_p(pb), ctypes.c_void_p(pc),
+            ctypes.c_longlong(n)]
+    params = (ctypes.c_void_p * 4)(*[ctypes.addressof(v) for v in vals])
+    sh = int(stream.handle)
+    addr = ctypes.addressof(params)
+    if fn is not None:
+        def raw():
+            driver.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, sh, addr, 0)
+        results["cuLaunchKernel (floor)"] = per_launch_us(raw)
+    torch.cuda.synchronize()
+    for name, us in results.items():
+        print(f"{name:24s} {us:7.2f} us")
+    ratios = {"threadtile / numba-cuda": results["threadtile"] / results["numba-cuda"],
+              "threadtile / cuda.core.launch": results["threadtile"] / results["cuda.core.launch"],
+              "threadtile / torch.add": results["threadtile"] / results["torch.add(out=)"]}
+    for name, r in ratios.items():
+        print(f"{name:32s} {r:6.2f}")
+    write("launch_overhead", {"us_per_launch": results, "ratios": ratios},
+          notes="host time per launch, median of 9 rounds of 2000 launches; tiny add kernel, "
+                "three torch CUDA tensors of 32 floats, torch's current stream")
+
+
+if __name__ == "__main__":
+    main()
