@@ -395,7 +395,8 @@ def _device_call(lw: Lowerer, kernel, node: ast.Call):
     lw.callees.append(fn)
     call_args = [ty.convert(a, p.type) if isinstance(p.type, Scalar) else a
                  for a, p in zip(params_in, fn.params) if not p.is_constant]
-    return ir.CallFunc(fn.return_type, lw.loc(node), fn, call_args)
+    return ty.mark_weak(ir.CallFunc(fn.return_type, lw.loc(node), fn, call_args),
+                        fn.return_weak)
 
 
 _ = TupleType

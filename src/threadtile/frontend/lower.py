@@ -77,9 +77,10 @@ class Lowerer(ast.NodeVisitor):
         self.loop_depth = 0
         self.local_names = _assigned_names(src.tree)
         self.consts = {p.name: p.constant for p in params if p.is_constant}
+        self.runtime_params = {p.name: p.type for p in params if not p.is_constant}
         for p in params:
             if not p.is_constant:
-                self.var_types.setdefault(p.name, (p.type, False))
+                self.var_types.setdefault(p.name, (p.type, p.weak))
 
     # -- errors --------------------------------------------------------------------------------
 
@@ -232,6 +233,18 @@ class Lowerer(ast.NodeVisitor):
         raise self.error(node, f"cannot assign a value of type {value.type} to '{name}'")
 
     def observe(self, name: str, t: Type, weak: bool, node) -> None:
+        param = self.runtime_params.get(name)
+        if param is not None:
+            # a parameter is a C++ parameter of its argument's type: a value that fits is
+            # converted, one that would change the type (and so truncate) is refused
+            if isinstance(param, Scalar) and isinstance(t, Scalar) and \
+                    ty.unify(param, self.var_types[name][1], t, weak)[0] == param:
+                return
+            if param == t:
+                return
+            raise self.error(node, f"parameter '{name}' is {ty.describe(param)} (from its "
+                                   f"argument) but is assigned {ty.describe(t)} here",
+                             "assign the value to a new variable")
         prev = self.observed.get(name)
         if prev is None:
             self.observed[name] = (t, weak)
@@ -683,14 +696,15 @@ def lower_function(spec, fn, params: list[ir.Param], is_kernel: bool, cname: str
             continue
         locals_[k] = t
     ret: Type = void
+    ret_weak = False
     if lw.return_types:
         t, w = lw.return_types[0]
         for t2, w2 in lw.return_types[1:]:
             t, w = ty.unify(t, w, t2, w2)
-        ret = t
+        ret, ret_weak = t, w
     func = ir.Function(cname, fn.__name__, params, body, ret, locals_, src.loc(src.tree,
                        fn.__name__), is_kernel, lw.callees, lw.uses_dynamic_shared,
-                       src.filename, fn)
+                       src.filename, fn, ret_weak)
     if ret is not void:
         _fix_returns(func)
     return func

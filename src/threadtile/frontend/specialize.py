@@ -95,10 +95,13 @@ class Specializer:
                 params.append(ir.Param(pname, a.type, a.value, True))
                 continue
             t: Type = a.type
-            if isinstance(t, Scalar) and ty.is_weak(a):
-                t = ty.literal_type(a.value) if isinstance(a, ir.Const) else t
-            params.append(ir.Param(pname, t))
-        key = (fn, tuple((p.name, p.type, p.constant) for p in params))
+            # a Python literal stays weak inside the callee: clamp(x, 0.5, 4.0) with x float32
+            # computes in float32, as the same expression written inline would
+            weak = isinstance(t, Scalar) and ty.is_weak(a)
+            if weak and isinstance(a, ir.Const):
+                t = ty.literal_type(a.value)
+            params.append(ir.Param(pname, t, weak=weak))
+        key = (fn, tuple((p.name, p.type, p.constant, p.weak) for p in params))
         hit = self._device.get(key)
         if hit is not None:
             return hit

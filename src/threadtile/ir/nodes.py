@@ -259,6 +259,7 @@ class Param:
     type: Type
     constant: Any = None  # the value of a compile-time constant parameter, else None
     is_constant: bool = False
+    weak: bool = False  # a device-function parameter given a Python literal (see typing.py)
 
 
 @dataclass(eq=False)
@@ -277,6 +278,7 @@ class Function:
     uses_dynamic_shared: bool = False
     source_file: str = ""
     pyfunc: Any = None  # the Python function (the simulator's python mode calls it)
+    return_weak: bool = False  # every return value is a weak literal type (see typing.py)
 
     def all_functions(self) -> list[Function]:
         """This function's callees (transitively, each once, callees first), then itself."""

@@ -112,6 +112,8 @@ def _literal(v, t: Scalar) -> str:
         if t.kind == "u":
             return f"{v:#x}u" if v >= 1 << 16 else f"{v}u"
         return str(v)
+    if t.bits == 16:  # __half and __nv_bfloat16 are built from a float
+        return f"{t.cname}({_literal(v, float32)})"
     if v != v:
         return "__int_as_float(0x7fc00000)" if t == float32 else "__longlong_as_double(" \
                "0x7ff8000000000000LL)"
@@ -168,7 +170,8 @@ class FunctionEmitter:
             self.names[name] = name + "_" if name in _CXX_RESERVED or name.startswith(
                 "tt_") else name
         self.nonneg = _nonneg_vars(f)
-        self.declare_top, self.declare_inline = _placement(f)
+        self.declare_top, self.declare_inline, self.for_declares = _placement(f)
+        self.taken = set(self.names.values())
 
     def n(self, name: str) -> str:
         return self.names.get(name, name)
@@ -211,7 +214,9 @@ class FunctionEmitter:
         self.indent -= 1
 
     def s_Assign(self, s: ir.Assign) -> None:
-        v = self.e(s.value)
+        # an array bound to a new name is a view value: a static C array (shared, local or
+        # constant) has to be wrapped, else `auto c = const_0;` decays to a bare pointer
+        v = self.view(s.value) if isinstance(s.value.type, ArrayType) else self.e(s.value)
         if id(s) in self.declare_inline:
             t = self.f.locals[s.name]
             decl = "auto" if isinstance(t, ArrayType) else ctype(t)
@@ -241,23 +246,44 @@ class FunctionEmitter:
         t = ctype(self.f.locals[s.var])
         var = self.n(s.var)
         assigned = {x.name for x in ir.walk_stmts(s.body) if isinstance(x, ir.Assign)}
+        # Python's loop variable is a copy of a hidden counter: assigning it in the body does
+        # not change the iteration, and after the loop it holds the last value, not the stop.
+        # The C++ loop counts in `var` itself only where neither difference can show.
+        own = id(s) in self.for_declares and s.var not in assigned
+        it = var if own else self.fresh(f"tt_{var}")
+        inits = [f"{it} = {self.e(s.start)}"]
+        # range() evaluates its bounds once, before the first iteration
         stop = self.e(s.stop)
         if not _invariant(s.stop, assigned | {s.var}):
-            self.line(f"const {t} {var}_stop = {stop};", s.loc)
-            stop = f"{var}_stop"
+            inits.append(f"{self.fresh(var + '_stop')} = {stop}")
+            stop = inits[-1].split(" = ")[0]
         step = s.step
-        decl = "" if s.var in self.declare_top else f"{t} "
         if isinstance(step, ir.Const):
-            cond = f"{var} < {stop}" if step.value > 0 else f"{var} > {stop}"
-            inc = f"++{var}" if step.value == 1 else (f"--{var}" if step.value == -1 else
-                                                       f"{var} += {self.e(step)}")
-            self.line(f"for ({decl}{var} = {self.e(s.start)}; {cond}; {inc}) {{", s.loc)
+            cond = f"{it} < {stop}" if step.value > 0 else f"{it} > {stop}"
+            inc = f"++{it}" if step.value == 1 else (f"--{it}" if step.value == -1 else
+                                                      f"{it} += {self.e(step)}")
         else:
-            self.line(f"const {t} {var}_step = {self.e(step)};", s.loc)
-            self.line(f"for ({decl}{var} = {self.e(s.start)}; {var}_step > 0 ? {var} < {stop} : "
-                      f"{var} > {stop}; {var} += {var}_step) {{", s.loc)
+            st = self.fresh(var + "_step")
+            inits.append(f"{st} = {self.e(step)}")
+            cond = f"{st} > 0 ? {it} < {stop} : {it} > {stop}"
+            inc = f"{it} += {st}"
+        self.line(f"for ({t} {', '.join(inits)}; {cond}; {inc}) {{", s.loc)
+        if not own:
+            decl = f"{t} " if id(s) in self.for_declares else ""
+            self.indent += 1
+            self.line(f"{decl}{var} = {it};")
+            self.indent -= 1
         self.nested(s.body)
         self.line("}")
+
+    def fresh(self, base: str) -> str:
+        """``base``, or ``base`` with a number, whichever no variable of the function uses
+        (the names made here are scoped to one for statement, so they need not differ)."""
+        name, k = base, 0
+        while name in self.taken:
+            k += 1
+            name = f"{base}{k}"
+        return name
 
     def s_While(self, s: ir.While) -> None:
         self.line(f"while ({self.e(s.cond)}) {{", s.loc)
@@ -354,6 +380,9 @@ class FunctionEmitter:
                 return " * ".join([s] * int(b.value)), _PREC["*"]
             if t.is_int:
                 return f"tt::ipow({self.e(a)}, {self.e(b)})", _PREC["atom"]
+            if t.bits == 16:  # half-precision math computes in float (as calls.py's _math)
+                return f"{t.cname}(powf(float({self.e(a)}), float({self.e(b)})))", \
+                    _PREC["atom"]
             bb = self.e(b) if b.type == t else f"({t.cname})({self.e(b)})"
             return self.math("pow", t, [self.e(a), bb]), _PREC["atom"]
         if op in ("//", "%"):
@@ -472,9 +501,16 @@ class FunctionEmitter:
                     _PREC["unary"])
         if name in _BITS:
             (v,) = args
-            fn = _BITS[name][v.type.bits == 64]
-            cast = "unsigned long long" if v.type.bits == 64 else "uint32_t"
-            return f"{fn}(({cast})({self.e(v)}))", _PREC["atom"]
+            bits = v.type.bits
+            fn = _BITS[name][bits == 64]
+            cast = "unsigned long long" if bits == 64 else "uint32_t"
+            arg = self.e(v)
+            if bits < 32:  # zero-extend, then count and reverse within the value's own width
+                arg = f"(uint{bits}_t)({arg})"
+            text = f"{fn}(({cast})({arg}))"
+            if bits < 32 and name in ("clz", "brev"):
+                return f"({text} {'-' if name == 'clz' else '>>'} {32 - bits})", _PREC["atom"]
+            return text, _PREC["atom"]
         if name == "abs":
             (v,) = args
             t = v.type
@@ -491,6 +527,8 @@ class FunctionEmitter:
             ref = self.ref(target.array, target.indices)
             return (f"tt::atomic_{op}(&{ref}, {', '.join(self.e(v) for v in vals)})",
                     _PREC["atom"])
+        if name in ("isnan", "isinf", "isfinite") and args[0].type.bits == 16:
+            return f"{name}(float({self.e(args[0])}))", _PREC["atom"]
         if name in ("min", "max") and x.type.bits == 16 and x.type.is_float:
             a, b = args
             return f"tt::{name}({self.e(a)}, {self.e(b)})", _PREC["atom"]
@@ -589,38 +627,47 @@ def _nonneg_vars(f: ir.Function) -> set[str]:
     return nonneg
 
 
-def _placement(f: ir.Function) -> tuple[list[str], set[int]]:
+def _placement(f: ir.Function) -> tuple[list[str], set[int], set[int]]:
     """Where each local is declared: inline at an assignment when that assignment comes first
-    and every other use is inside the same block after it; else at the top of the function."""
+    and every other use is inside the same block after it; by the ``for`` statement itself when
+    every use is inside loops over it; else at the top of the function. Returns the names
+    declared at the top, the assignments that declare, and the ``For`` statements that do."""
     first: dict[str, tuple] = {}  # name -> (block id, stmt, is direct assign)
     blocks_of: dict[str, set[int]] = {}
     parents: dict[int, int | None] = {}
+    outside: set[str] = set()  # names used somewhere other than in a loop over them
+    loops_of: dict[str, list] = {}
 
-    def note(name: str, blk: int, stmt, direct: bool) -> None:
+    def note(name: str, blk: int, stmt, direct: bool, bound: tuple) -> None:
         if name not in first:
             first[name] = (blk, stmt, direct)
         blocks_of.setdefault(name, set()).add(blk)
+        if name not in bound:
+            outside.add(name)
 
-    def visit(body: list[ir.Stmt], parent: int | None) -> None:
+    def visit(body: list[ir.Stmt], parent: int | None, bound: tuple) -> None:
         blk = id(body)
         parents[blk] = parent
         for s in body:
             for e in _stmt_exprs(s):
                 for x in _walk_expr(e):
                     if isinstance(x, ir.Var):
-                        note(x.name, blk, s, False)
+                        note(x.name, blk, s, False, bound)
             if isinstance(s, ir.Assign):
-                note(s.name, blk, s, True)
+                note(s.name, blk, s, True, bound)
             elif isinstance(s, ir.For):
-                note(s.var, id(s.body), s, False)
-                visit(s.body, blk)
+                if s.var in bound:  # a loop over k inside a loop over k: k outlives the inner
+                    outside.add(s.var)
+                loops_of.setdefault(s.var, []).append(s)
+                note(s.var, id(s.body), s, False, bound + (s.var,))
+                visit(s.body, blk, bound + (s.var,))
             elif isinstance(s, ir.If):
-                visit(s.then, blk)
-                visit(s.orelse, blk)
+                visit(s.then, blk, bound)
+                visit(s.orelse, blk, bound)
             elif isinstance(s, ir.While):
-                visit(s.body, blk)
+                visit(s.body, blk, bound)
 
-    visit(f.body, None)
+    visit(f.body, None, ())
 
     def inside(b: int, root: int) -> bool:
         while b is not None:
@@ -629,23 +676,21 @@ def _placement(f: ir.Function) -> tuple[list[str], set[int]]:
             b = parents.get(b)
         return False
 
-    top, inline = [], set()
+    top, inline, by_for = [], set(), set()
     params = {p.name for p in f.params}
     params |= {s.name for s in ir.walk_stmts(f.body) if isinstance(s, ir.ArrayDecl)}
     for name in f.locals:
         if name in params or name not in first:
             continue
-        blk, stmt, direct = first[name]
-        if isinstance(stmt, ir.For) and stmt.var == name:
-            if all(inside(b, id(stmt.body)) for b in blocks_of[name]):
-                continue  # declared by the for statement itself
-            top.append(name)
+        if name in loops_of and name not in outside:
+            by_for.update(id(s) for s in loops_of[name])  # each loop has its own variable
             continue
+        blk, stmt, direct = first[name]
         if direct and all(inside(b, blk) for b in blocks_of[name]):
             inline.add(id(stmt))
         else:
             top.append(name)
-    return top, inline
+    return top, inline, by_for
 
 
 _ = uint32

@@ -1,0 +1,61 @@
+"""Every kernel in tests/kernels compiles to a cubin for sm_80 and sm_90, with no GPU present.
+
+Each kernel module lists example launches in ``EXAMPLES``; a kernel without one fails
+``test_every_kernel_has_an_example``, so a new kernel cannot skip this test.
+"""
+
+import importlib
+import struct
+
+import pytest
+from conftest import compile_cubin
+from kernels import MODULES
+
+from threadtile.jit import Kernel
+
+ARCHS = ("sm_80", "sm_90")
+
+
+def _modules():
+    return [importlib.import_module(f"kernels.{m}") for m in MODULES]
+
+
+def _kernels(mod):
+    return {name: k for name, k in vars(mod).items()
+            if isinstance(k, Kernel) and not k.device and getattr(k, "__module__", None)}
+
+
+def _cases():
+    out = []
+    for mod in _modules():
+        for name, examples in mod.EXAMPLES.items():
+            for n, (args, consts) in enumerate(examples):
+                out.append(pytest.param(mod, name, args, consts,
+                                        id=f"{mod.__name__.split('.')[-1]}.{name}[{n}]"))
+    return out
+
+
+def test_every_kernel_has_an_example():
+    missing = [f"{mod.__name__}.{name}" for mod in _modules() for name in _kernels(mod)
+               if name not in mod.EXAMPLES]
+    assert not missing, f"kernels without EXAMPLES entries: {missing}"
+    unknown = [f"{mod.__name__}.{name}" for mod in _modules() for name in mod.EXAMPLES
+               if name not in _kernels(mod)]
+    assert not unknown, f"EXAMPLES entries naming no kernel: {unknown}"
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize(("mod", "name", "args", "consts"), _cases())
+def test_compiles_to_cubin(mod, name, args, consts, arch):
+    cubin = compile_cubin(getattr(mod, name), *args, arch=arch, **consts)
+    assert cubin[:4] == b"\x7fELF", f"{name} for {arch}: not an ELF cubin"
+    assert cubin_arch(cubin) == arch
+
+
+def cubin_arch(cubin: bytes) -> str:
+    """The SM a cubin was built for: an ELF64 for EM_CUDA whose e_flags hold the SM number."""
+    assert cubin[4] == 2, "not ELF64"
+    (machine,) = struct.unpack_from("<H", cubin, 18)
+    assert machine == 190, f"e_machine {machine} is not EM_CUDA"
+    (flags,) = struct.unpack_from("<I", cubin, 48)
+    return f"sm_{(flags >> 8) & 0xFF}"
