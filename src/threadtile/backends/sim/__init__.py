@@ -1,0 +1,167 @@
+"""The CPU simulator: run kernels on NumPy arrays and catch the bugs a GPU hides.
+
+``with simulate(): kernel[grid, block](a, b, out)`` (or the environment variable
+``THREADTILE_SIMULATE=1``, read at each launch) runs launches here instead of on the GPU.
+Arrays are modified in place. Two modes:
+
+- ``mode="lockstep"`` (default): the kernel's IR, the one the CUDA backend compiles, translated
+  to NumPy code that runs every thread of a batch of blocks at once (``lockstep.py``), with
+  the checks of ``checks.py``: races, out-of-bounds indices, barrier divergence, reads of
+  uninitialized shared memory.
+- ``mode="python"``: the kernel's own Python function, once per thread, in OS threads
+  (``pythonic.py``), so ``print``, ``breakpoint()`` and any Python work inside it.
+
+``THREADTILE_SIMULATE=python`` selects the second mode from the environment.
+See docs/simulator.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+import numpy as np
+
+from .checks import ALL_CHECKS
+
+__all__ = ["simulate", "run", "ALL_CHECKS"]
+
+_ENV = "THREADTILE_SIMULATE"
+
+
+class _Options:
+    def __init__(self, checks: frozenset, mode: str):
+        self.checks = checks
+        self.mode = mode
+
+
+_stack: list[_Options] = []
+
+
+def _check_set(checks) -> frozenset:
+    if checks is True or checks is None:
+        return ALL_CHECKS
+    if checks is False:
+        return frozenset()
+    if isinstance(checks, str):
+        checks = {checks}
+    if isinstance(checks, dict):
+        out = set(ALL_CHECKS)
+        for k, v in checks.items():
+            (out.add if v else out.discard)(k)
+        checks = out
+    names = frozenset(checks)
+    unknown = names - ALL_CHECKS
+    if unknown:
+        raise ValueError(f"unknown simulator checks {sorted(unknown)}; the checks are "
+                         f"{sorted(ALL_CHECKS)}")
+    return names
+
+
+class simulate(contextlib.ContextDecorator):
+    """Run kernel launches in the CPU simulator while this context (or decorated function) is
+    active.
+
+    ``checks``: True (all, the default), False (none), or a set of names among ``"race"``,
+    ``"bounds"``, ``"barrier"`` and ``"uninit"`` (a dict ``{"race": False}`` turns single ones
+    off). ``mode``: ``"lockstep"`` (fast, checked) or ``"python"`` (the kernel's own Python
+    code per thread, for ``print``/``breakpoint()``; only barrier checks). Contexts nest; the
+    innermost wins.
+    """
+
+    def __init__(self, checks=True, mode: str = "lockstep"):
+        if mode not in ("lockstep", "python"):
+            raise ValueError(f"mode must be 'lockstep' or 'python', got {mode!r}")
+        self.options = _Options(_check_set(checks), mode)
+        self._saved: list[bool] = []
+
+    def __enter__(self):
+        from ...jit import _sim_state  # noqa: PLC0415  (jit imports this package lazily)
+
+        self._saved.append(_sim_state.active)
+        _stack.append(self.options)
+        _sim_state.active = True
+        return self
+
+    def __exit__(self, *exc):
+        from ...jit import _sim_state  # noqa: PLC0415
+
+        _stack.remove(self.options) if self.options in _stack else None
+        _sim_state.active = self._saved.pop()
+        return False
+
+
+def _current() -> _Options:
+    if _stack:
+        return _stack[-1]
+    env = os.environ.get(_ENV, "").strip().lower()
+    return _Options(ALL_CHECKS, "python" if env == "python" else "lockstep")
+
+
+# ---------------------------------------------------------------------------------------------
+# Arguments
+# ---------------------------------------------------------------------------------------------
+
+def _to_host(a, name: str):
+    """(a NumPy view or scalar for ``a``, a function copying results back or None)."""
+    if isinstance(a, np.ndarray) or isinstance(a, (bool, int, float, np.generic)):
+        return a, None
+    mod = type(a).__module__ or ""
+    if mod.startswith("torch"):
+        t = a.detach()
+        if str(t.dtype) == "torch.bfloat16":
+            import torch  # noqa: PLC0415  (only when a torch tensor is passed)
+
+            t16 = t.view(torch.int16)
+            host = (t16.cpu() if t16.device.type != "cpu" else t16).numpy().view(np.uint16)
+        else:
+            host = t.cpu().numpy() if t.device.type != "cpu" else t.numpy()
+        if t.device.type == "cpu":
+            return host, None
+        import torch  # noqa: PLC0415
+
+        def back(host=host, t=t):
+            src = torch.from_numpy(host.view(np.int16) if host.dtype == np.uint16 and
+                                   str(t.dtype) == "torch.bfloat16" else host)
+            t.copy_(src.view(t.dtype) if str(t.dtype) == "torch.bfloat16" else src)
+        return host, back
+    if mod.startswith("cupy") and hasattr(a, "get"):
+        host = a.get()
+        return host, (lambda host=host, a=a: a.set(host))
+    if hasattr(a, "__array_interface__") or hasattr(a, "__array__"):
+        return np.asarray(a), None
+    if hasattr(a, "copy_to_host"):
+        host = a.copy_to_host()
+        back = getattr(a, "copy_from_host", None)
+        return host, (lambda host=host: back(host)) if back else None
+    raise TypeError(f"argument {name!r}: the simulator runs kernels on NumPy arrays, CPU "
+                    f"torch tensors and numbers, not {type(a).__name__}")
+
+
+def run(kernel, launch, args: tuple, kwargs: dict) -> None:
+    """Execute one launch ``kernel[launch.grid, launch.block, ...](*args, **kwargs)``.
+
+    ``threadtile.jit`` calls this when simulation is on; ``launch`` needs ``grid``, ``block``
+    and ``shared_bytes``.
+    """
+    opts = _current()
+    runtime, consts = kernel._split(args, kwargs)
+    names = [n for n in kernel.param_names if n not in kernel.constants]
+    host, backs = [], []
+    for a, n in zip(runtime, names):
+        h, back = _to_host(a, n)
+        host.append(h)
+        if back is not None:
+            backs.append(back)
+    try:
+        if opts.mode == "python":
+            from . import pythonic  # noqa: PLC0415
+
+            pythonic.run(kernel, launch, host, consts, opts.checks)
+        else:
+            from . import lockstep  # noqa: PLC0415
+
+            lockstep.run(kernel, launch, host, consts, opts.checks)
+    finally:
+        for back in backs:
+            back()

@@ -1,0 +1,299 @@
+"""The simulator's checks: race detection over shadow memory, and the errors it raises.
+
+Race detection keeps, for every element of every global or shared array a launch touches, the
+last write and up to two reads that are still *concurrent* with later accesses. Two accesses
+are concurrent unless something orders them:
+
+- the same thread made both (program order);
+- the same block made both and a ``syncthreads()`` of that block came between them (its
+  barrier count, the *epoch*, differs);
+- the same warp made both and a ``syncwarp()`` of that warp came between them.
+
+Nothing orders accesses of two different blocks within one launch (blocks may run in any order,
+or at the same time), so those are always concurrent; launches are ordered, so shadows start
+empty at each launch. Two concurrent accesses to one element race when at least one writes and
+they are not both atomic. Two reads are enough to remember: if any earlier concurrent read was
+by another thread than a later writer, one of two distinct remembered readers is, so no race
+between a read and a write can hide behind the limit; what the limit loses is only *which*
+reader gets named.
+
+Per element the shadow holds 9 int64s (one row, so one gather fetches all of them):
+the writer's thread, stamp and ``site << 1 | atomic``, then (thread, stamp, site) of two readers.
+A thread is its global linear id ``block * threads_per_block + thread``; a stamp is
+``block_epoch << 32 | warp_epoch``.
+"""
+
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass
+
+import numpy as np
+
+from ... import errors
+from ...ir.nodes import Loc
+
+WT, WS, WX, R1T, R1S, R1L, R2T, R2S, R2L = range(9)
+_LOW32 = np.int64(0xFFFFFFFF)
+
+ALL_CHECKS = frozenset({"race", "bounds", "barrier", "uninit"})
+
+
+@dataclass(frozen=True)
+class Site:
+    """One place in the kernel that touches memory or synchronizes: its Loc, how the array is
+    written there (``ms``, ``a``...), and what it does (read, write, atomic, barrier...)."""
+
+    loc: Loc
+    array: str
+    kind: str
+
+
+class Launch:
+    """What every check needs to name threads and order accesses within one launch."""
+
+    def __init__(self, grid: tuple, block: tuple, sites: list[Site], warp_sync: bool,
+                 checks: frozenset):
+        self.grid = grid
+        self.block = block
+        self.T = block[0] * block[1] * block[2]
+        self.sites = sites
+        self.warp_sync = warp_sync  # the kernel calls syncwarp: warp epochs matter
+        self.race = "race" in checks
+        self.bounds = "bounds" in checks
+        self.barrier = "barrier" in checks
+        self.uninit = "uninit" in checks
+
+    # -- naming ------------------------------------------------------------------------------
+
+    def thread_of(self, gtid: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """(block, thread) of a global linear thread id, each as (x, y, z)."""
+        gtid = int(gtid)
+        b, t = divmod(gtid, self.T)
+        bx, by, _ = self.block
+        gx, gy, _ = self.grid
+        thread = (t % bx, (t // bx) % by, t // (bx * by))
+        block = (b % gx, (b // gx) % gy, b // (gx * gy))
+        return block, thread
+
+    # -- ordering ----------------------------------------------------------------------------
+
+    def concurrent(self, t1, s1, t2, s2, same_block: bool = False):
+        """Per lane: stored access (t1, s1) is by another thread and not ordered before the
+        current access (t2, s2). ``t1 < 0`` means nothing stored."""
+        other = (t1 >= 0) & (t1 != t2)
+        if self.warp_sync:
+            T = self.T
+            same_warp = ((t1 // T) == (t2 // T)) & (((t1 % T) // 32) == ((t2 % T) // 32))
+            unordered = ((s1 >> 32) == (s2 >> 32)) & (~same_warp | ((s1 & _LOW32) ==
+                                                                     (s2 & _LOW32)))
+        else:
+            unordered = s1 == s2
+        if same_block:  # shared memory: both accesses are of the block that owns it
+            return other & unordered
+        return other & (((t1 // self.T) != (t2 // self.T)) | unordered)
+
+
+class Shadow:
+    """Race-detection state of one memory (a global array, or one batch's shared array)."""
+
+    __slots__ = ("mat", "same_block")
+
+    def __init__(self, size: int, same_block: bool):
+        self.mat = None  # allocated at the first access: most arrays of a launch are small
+        self.same_block = same_block
+        self._alloc(size)
+
+    def _alloc(self, size: int) -> None:
+        self.mat = np.full((size, 9), -1, dtype=np.int64)
+
+    def read(self, L: Launch, mem, offs, tid, stamp, site: int, index_at) -> None:
+        """Record reads of elements ``offs`` by threads ``tid``; raise on a concurrent write."""
+        S = self.mat[offs]
+        wt = S[:, WT]
+        if (wt >= 0).any():
+            bad = L.concurrent(wt, S[:, WS], tid, stamp, self.same_block)
+            if bad.any():
+                k = int(np.argmax(bad))
+                raise_race(L, "read", site, tid[k], int(S[k, WX]) >> 1, wt[k],
+                           "atomic" if S[k, WX] & 1 else "write", mem.describe(int(offs[k])),
+                           index_at(k))
+        # slot 1: take it unless it holds a concurrent read by another thread
+        keep1 = L.concurrent(S[:, R1T], S[:, R1S], tid, stamp, self.same_block)
+        upd = ~keep1
+        row = None
+        if upd.any():
+            row = np.empty((len(offs), 3), np.int64)
+            row[:, 0] = tid
+            row[:, 1] = stamp
+            row[:, 2] = site
+            if upd.all():
+                self.mat[offs, R1T:R1L + 1] = row
+                lost = self.mat[offs, R1T] != tid
+            else:
+                o = offs[upd]
+                self.mat[o, R1T:R1L + 1] = row[upd]
+                lost = np.zeros(len(offs), bool)
+                lost[upd] = self.mat[o, R1T] != tid[upd]
+            cand = keep1 | lost  # another thread holds slot 1 (before or within this read)
+        else:
+            cand = keep1
+        if not cand.any():
+            return
+        keep2 = L.concurrent(S[:, R2T], S[:, R2S], tid, stamp, self.same_block)
+        upd2 = cand & ~keep2
+        if upd2.any():
+            if row is None:
+                row = np.empty((len(offs), 3), np.int64)
+                row[:, 0] = tid
+                row[:, 1] = stamp
+                row[:, 2] = site
+            self.mat[offs[upd2], R2T:R2L + 1] = row[upd2]
+
+    def write(self, L: Launch, mem, offs, tid, stamp, site: int, atomic: bool,
+              index_at) -> None:
+        """Record writes (or atomic read-modify-writes); raise on a concurrent access."""
+        S = self.mat[offs]
+        bad_w = L.concurrent(S[:, WT], S[:, WS], tid, stamp, self.same_block)
+        if atomic:
+            bad_w &= (S[:, WX] & 1) == 0
+        bad_r1 = L.concurrent(S[:, R1T], S[:, R1S], tid, stamp, self.same_block)
+        bad_r2 = L.concurrent(S[:, R2T], S[:, R2S], tid, stamp, self.same_block)
+        bad = bad_w | bad_r1 | bad_r2
+        kind = "atomic" if atomic else "write"
+        if bad.any():
+            k = int(np.argmax(bad))
+            if bad_w[k]:
+                other, osite = S[k, WT], int(S[k, WX]) >> 1
+                okind = "atomic" if S[k, WX] & 1 else "write"
+            elif bad_r1[k]:
+                other, osite, okind = S[k, R1T], int(S[k, R1L]), "read"
+            else:
+                other, osite, okind = S[k, R2T], int(S[k, R2L]), "read"
+            raise_race(L, kind, site, tid[k], osite, other, okind, mem.describe(int(offs[k])),
+                       index_at(k))
+        row = np.empty((len(offs), 3), np.int64)
+        row[:, 0] = tid
+        row[:, 1] = stamp
+        row[:, 2] = (site << 1) | int(atomic)
+        self.mat[offs, WT:WX + 1] = row
+        if not atomic and len(offs) > 1:
+            # two lanes of this very store on one element: the scatter kept one of them
+            won = self.mat[offs, WT]
+            dup = won != tid
+            if dup.any():
+                k = int(np.argmax(dup))
+                raise_race(L, "write", site, tid[k], site, won[k], "write",
+                           mem.describe(int(offs[k])), index_at(k))
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------------------------
+
+def where(loc: Loc) -> str:
+    """``loc`` as a traceback frame with its source line and carets."""
+    line = linecache.getline(loc.filename, loc.line) or None
+    fmt = getattr(errors, "format_location", None)
+    if fmt is not None:
+        return "\n".join(fmt(loc, line))
+    return f"  {loc}:" + (f"\n    {line.strip()}" if line else "")
+
+
+def make_error(cls, message: str, loc: Loc | None, **attrs):
+    """An instance of ``cls`` whose text reads like a traceback frame, then the message."""
+    text = (where(loc) + "\n" if loc is not None else "") + message
+    err = cls(text)
+    err.loc = loc
+    err.line = loc.line if loc is not None else None
+    err.filename = loc.filename if loc is not None else None
+    for k, v in attrs.items():
+        setattr(err, k, v)
+    return err
+
+
+def _fmt3(t: tuple) -> str:
+    return f"({t[0]}, {t[1]}, {t[2]})"
+
+
+def describe_thread(L: Launch, gtid) -> str:
+    block, thread = L.thread_of(gtid)
+    return f"thread {_fmt3(thread)} of block {_fmt3(block)}"
+
+
+def _elem(name: str, index) -> str:
+    return f"{name}[{', '.join(str(i) for i in index)}]"
+
+
+def raise_race(L: Launch, kind: str, site: int, tid, other_site: int, other_tid, other_kind,
+               mem_name: str, index) -> None:
+    """A race between the current access and a remembered one; both are named."""
+    s, o = L.sites[site], L.sites[other_site]
+    block, thread = L.thread_of(tid)
+    oblock, othread = L.thread_of(other_tid)
+    what = {"read": "read", "write": "write", "atomic": "atomic update"}
+    same_block = block == oblock
+    why = ("with no syncthreads() between them" if same_block else
+           "in different blocks of one launch (blocks are not ordered)")
+    elem = _elem(s.array, index)
+    msg = (f"RaceError: {what[kind]} of {elem} by {describe_thread(L, tid)} races with a "
+           f"{what[other_kind]} of the same element ({mem_name}) by "
+           f"{describe_thread(L, other_tid)} at line {o.loc.line}, {why}\n"
+           f"the other access:\n{where(o.loc)}")
+    raise make_error(errors.RaceError, msg, s.loc, block=block, thread=thread, array=s.array,
+                     index=tuple(index), kind=kind, memory=mem_name,
+                     other=Access(o.loc, oblock, othread, o.array, other_kind)) from None
+
+
+@dataclass(frozen=True)
+class Access:
+    """The other side of a race: where, which thread, which array, what it did."""
+
+    loc: Loc
+    block: tuple
+    thread: tuple
+    array: str
+    kind: str
+
+    @property
+    def line(self) -> int:
+        return self.loc.line
+
+
+def raise_oob(L: Launch, site: int, tid, index, shape, what: str = "") -> None:
+    s = L.sites[site]
+    block, thread = L.thread_of(tid)
+    act = {"read": "read of", "write": "write to", "atomic": "atomic update of",
+           "view": "view of"}.get(s.kind, "access to")
+    neg = any(i < 0 for i in index)
+    msg = (f"OutOfBoundsError: {act} {_elem(s.array, index)} by {describe_thread(L, tid)}: "
+           f"{what or 'index out of bounds'} for shape {tuple(int(n) for n in shape)}")
+    if neg:
+        msg += " (negative indices do not wrap on a GPU)"
+    raise make_error(errors.OutOfBoundsError, msg, s.loc, block=block, thread=thread,
+                     array=s.array, index=tuple(index),
+                     shape=tuple(int(n) for n in shape)) from None
+
+
+def raise_uninit(L: Launch, site: int, tid, index, mem_name: str) -> None:
+    s = L.sites[site]
+    block, thread = L.thread_of(tid)
+    msg = (f"UninitializedReadError: read of {_elem(s.array, index)} by "
+           f"{describe_thread(L, tid)}: no thread of block {_fmt3(block)} has written this "
+           f"element of shared array {mem_name} yet")
+    raise make_error(errors.UninitializedReadError, msg, s.loc, block=block, thread=thread,
+                     array=s.array, index=tuple(index)) from None
+
+
+def raise_divergence(L: Launch, site: int, gblock: int, missing: list[int], arrived: int,
+                     what: str, reason: str) -> None:
+    """``missing`` are global thread ids of threads that should have been at this barrier."""
+    s = L.sites[site]
+    T = L.T
+    block, _ = L.thread_of(gblock * T)
+    names = [L.thread_of(t)[1] for t in missing]
+    shown = ", ".join(_fmt3(t) for t in names[:8]) + (" ..." if len(names) > 8 else "")
+    msg = (f"BarrierDivergenceError: {what} reached by {arrived} thread(s) of block "
+           f"{_fmt3(block)}, but not by {len(names)} other(s): {shown}; {reason}")
+    raise make_error(errors.BarrierDivergenceError, msg, s.loc, block=block,
+                     thread=names[0] if names else None, missing=names) from None

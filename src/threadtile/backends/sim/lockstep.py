@@ -1,0 +1,359 @@
+"""Lockstep execution of one launch: blocks in batches, every thread of a batch as a NumPy lane.
+
+A launch runs its blocks in batches of consecutive blocks (as many as fit in about 128k lanes).
+Lane ``l`` of a batch is thread ``l % T`` of the batch's block ``l // T``, where ``T`` is the
+number of threads per block and a thread's linear id is ``x + y * bx + z * bx * by``, as on the
+GPU. Warps are 32 consecutive threads of one block. Batching blocks is sound because every
+block of a batch keeps its own shared memory (a block axis in front), its own barrier count,
+and the race check treats accesses of different blocks as unordered; blocks of different
+batches are just as unordered on a GPU.
+
+The generated code (``codegen.py``) calls :class:`Batch` for what needs more than one lane:
+barriers, warp shuffles and votes, shared/local array declarations, and ``print``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ... import errors
+from ...ir import nodes as ir
+from ...lang.types import ArrayType, Scalar
+from . import checks, memory, ops
+from .codegen import Program, translate
+
+LANES = 1 << 17  # lanes per batch: large enough that NumPy's per-call overhead is amortized
+SHARED_LIMIT = 227 * 1024  # the most shared memory one block may have (sm_90 with opt-in)
+
+_I32, _I64 = np.int32, np.int64
+
+
+class LaunchState:
+    """What outlives a batch: the checks' view of the launch, global arrays, printed lines."""
+
+    def __init__(self, prog: Program, launch: checks.Launch, shared_bytes: int):
+        self.prog = prog
+        self.launch = launch
+        self.shared_bytes = shared_bytes
+        self.prints: list[tuple[int, int, str]] = []
+        self.seq = 0
+
+
+class Batch:
+    """The lanes of ``nb`` consecutive blocks starting at linear block ``first``."""
+
+    def __init__(self, st: LaunchState, first: int, nb: int):
+        L = st.launch
+        self.state = st
+        self.launch = L
+        bx, by, bz = L.block
+        gx, gy, _ = L.grid
+        T = L.T
+        self.T, self.nb = T, nb
+        self.L = n = nb * T
+        lanes = np.arange(n, dtype=_I64)
+        self.lanes = lanes
+        tid = lanes % T if nb > 1 else lanes
+        self.tid = tid
+        self.blk = lanes // T if nb > 1 else np.zeros(n, _I64)
+        gblk = first + self.blk
+        self.gtid = gblk * T + tid
+        for axis, v in zip("xyz", (tid % bx, (tid // bx) % by, tid // (bx * by))):
+            setattr(self, "tid_" + axis, v.astype(_I32))
+            setattr(self, "tid_" + axis + "64", v)
+        cta = (gblk % gx, (gblk // gx) % gy, gblk // (gx * gy))
+        for axis, v, nt, nc in zip("xyz", cta, L.block, L.grid):
+            if nb == 1:
+                v = v[0]
+            setattr(self, "ctaid_" + axis, v.astype(_I32))
+            setattr(self, "ctaid_" + axis + "64", v.astype(_I64))
+            setattr(self, "ntid_" + axis, _I32(nt))
+            setattr(self, "ntid_" + axis + "64", _I64(nt))
+            setattr(self, "nctaid_" + axis, _I32(nc))
+            setattr(self, "nctaid_" + axis + "64", _I64(nc))
+        self.laneid = (tid % 32).astype(_I32)
+        self.nwarps = (T + 31) // 32
+        self.warp = self.blk * self.nwarps + tid // 32
+        self.lanemask_lt = ((np.uint64(1) << self.laneid.astype(np.uint64)) -
+                            np.uint64(1)).astype(np.uint32)
+        self.bep = np.zeros(nb, _I64)  # barriers passed, per block
+        self.wep = np.zeros(nb * self.nwarps, _I64)  # syncwarps passed, per warp
+        self.stamp = np.zeros(n, _I64)
+        self.live = None  # lanes that have not returned from the kernel (None: all)
+        self._arrays: dict = {}
+
+    # -- arrays ----------------------------------------------------------------------------
+
+    def decl(self, did: int) -> memory.ArrayRef:
+        """The array of declaration ``did``: the same storage at every execution, as a
+        ``__shared__`` or local C array is."""
+        ref = self._arrays.get(did)
+        if ref is None:
+            d = self.state.prog.decls[did]
+            ref = self._arrays[did] = self._make(d)
+        return ref
+
+    def _make(self, d: ir.ArrayDecl) -> memory.ArrayRef:
+        elem = d.type.dtype
+        shape = tuple(int(x) for x in d.shape)
+        size = int(np.prod(shape)) if shape else 1
+        strides = memory.c_strides(shape)
+        dims = tuple(_I64(x) for x in shape)
+        space = d.type.space
+        if space == "shared" and d.dynamic:
+            return self._dynamic(d)
+        if space == "shared":
+            mem = memory.Memory(np.zeros(self.nb * size, elem.numpy), d.name, "shared", elem,
+                                shape, per_block=size, track_writes=self.launch.uninit)
+            origin = self.blk * size if self.nb > 1 else _I64(0)
+            return memory.ArrayRef(mem, origin, dims, strides)
+        if d.init is not None:  # a constant array declared in the body
+            flat = np.ascontiguousarray(d.init).reshape(-1)
+            mem = memory.Memory(flat, d.name, "const", elem, shape)
+            return memory.ArrayRef(mem, _I64(0), dims, strides)
+        mem = memory.Memory(np.zeros(self.L * size, elem.numpy), d.name, "local", elem, shape)
+        return memory.ArrayRef(mem, self.lanes * size, dims, strides)
+
+    def _dynamic(self, d: ir.ArrayDecl) -> memory.ArrayRef:
+        """Every dynamic shared array of a kernel starts at the same address of the block's
+        dynamic shared memory (``extern __shared__``), whatever its dtype."""
+        nbytes = self.state.shared_bytes
+        region = -(-nbytes // 16) * 16
+        buf = self._arrays.get("dyn")
+        if buf is None:
+            buf = self._arrays["dyn"] = np.zeros(max(self.nb * region, 16), np.uint8)
+        dt = d.type.dtype.numpy
+        key = ("dyn", dt.str)
+        ref = self._arrays.get(key)
+        if ref is None:
+            item = dt.itemsize
+            n = nbytes // item
+            flat = buf[: self.nb * region].view(dt) if region else np.zeros(0, dt)
+            mem = memory.Memory(flat, d.name, "shared", d.type.dtype, (n,),
+                                per_block=region // item, track_writes=self.launch.uninit)
+            origin = self.blk * (region // item) if self.nb > 1 else _I64(0)
+            ref = self._arrays[key] = memory.ArrayRef(mem, origin, (_I64(n),), (_I64(1),))
+        return ref
+
+    # -- barriers ----------------------------------------------------------------------------
+
+    def _restamp(self) -> None:
+        self.stamp = (self.bep[self.blk] << 32) | self.wep[self.warp]
+
+    def barrier(self, m, site: int, pred=None, kind: str | None = None):
+        """``syncthreads()`` (and its _count/_and/_or forms) by the lanes of mask ``m``: every
+        thread of a block that reaches it must reach it together."""
+        if m is None:
+            self.bep += 1
+            cnt = np.full(self.nb, self.T)
+        else:
+            cnt = m.reshape(self.nb, self.T).sum(axis=1)
+            partial = (cnt > 0) & (cnt < self.T)
+            if partial.any() and self.launch.barrier:
+                self._diverged(m, site, int(np.argmax(partial)))
+            self.bep[cnt > 0] += 1
+        self._restamp()
+        if kind is None:
+            return None
+        p = np.broadcast_to(pred, (self.L,)).astype(bool)
+        if m is not None:
+            p = p & m
+        yes = p.reshape(self.nb, self.T).sum(axis=1)
+        if kind == "count":
+            res = yes
+        elif kind == "and":
+            res = yes == cnt
+        else:
+            res = yes > 0
+        return res.astype(_I32)[self.blk]
+
+    def _diverged(self, m, site: int, b: int) -> None:
+        lanes = np.arange(b * self.T, (b + 1) * self.T)
+        missing = lanes[~m[lanes]]
+        exited = self.live is not None and not self.live[missing].any()
+        reason = ("they returned before it. Every thread of a block must reach each "
+                  "syncthreads(): an early return before a barrier is a bug on the GPU "
+                  "(the block may hang or read stale shared memory)" if exited else
+                  "they are on another path (a branch or a loop trip count that differs "
+                  "between threads of the block). A syncthreads() in code that not every "
+                  "thread of the block runs is undefined on the GPU; make the condition "
+                  "uniform over the block, or move the barrier out of it")
+        checks.raise_divergence(self.launch, site, int(self.gtid[lanes[0]] // self.T),
+                                [int(self.gtid[x]) for x in missing],
+                                int(m[lanes].sum()), "syncthreads()", reason)
+
+    def _participants(self, m, site: int, mask, what: str):
+        """Lanes taking part in a warp-synchronous call: active and named in ``mask``. Every
+        existing lane that an active lane's mask names must be active too."""
+        active = np.ones(self.L, bool) if m is None else m
+        lid = self.laneid.astype(np.uint32)
+        mask = np.asarray(mask).astype(np.uint32)
+        if mask.ndim:  # per-lane masks: a warp needs the union of its active lanes' masks
+            union = np.zeros(self.nb * self.nwarps, np.uint32)
+            np.bitwise_or.at(union, self.warp[active], mask[active])
+            named = ((union[self.warp] >> lid) & 1).astype(bool)
+            own = ((mask >> lid) & 1).astype(bool)
+        else:
+            named = own = ((mask >> lid) & 1).astype(bool)
+        if self.launch.barrier:
+            touched = np.bincount(self.warp[active], minlength=self.nb * self.nwarps) > 0
+            missing = named & ~active & touched[self.warp]
+            if missing.any():
+                k = int(np.argmax(missing))
+                w = self.warp[k]
+                lanes = np.flatnonzero((self.warp == w) & missing)
+                arrived = int((active & (self.warp == w)).sum())
+                checks.raise_divergence(
+                    self.launch, site, int(self.gtid[k] // self.T),
+                    [int(self.gtid[x]) for x in lanes], arrived, what,
+                    f"the mask {int(mask.flat[0]):#010x} names them, and every lane a "
+                    "*_sync call names must execute it together (use activemask() or a "
+                    "mask of the lanes that really take this path)")
+        return active & own
+
+    def syncwarp(self, m, site: int, mask) -> None:
+        part = self._participants(m, site, mask, "syncwarp()")
+        touched = np.bincount(self.warp[part], minlength=self.nb * self.nwarps) > 0
+        self.wep[touched] += 1
+        self._restamp()
+
+    # -- warp exchange -----------------------------------------------------------------------
+
+    def shfl(self, m, site: int, kind: str, mask, v, delta):
+        """``__shfl*_sync`` with width 32: a lane whose source is outside the warp (or past the
+        block's last thread) gets its own value, as on the GPU."""
+        self._participants(m, site, mask, f"shfl_{'' if kind == 'idx' else kind + '_'}sync()")
+        vals = np.broadcast_to(v, (self.L,))
+        lid = self.laneid
+        if kind == "idx":
+            src = delta & 31
+            ok = True
+        elif kind == "up":
+            src = lid - delta
+            ok = src >= 0
+        elif kind == "down":
+            src = lid + delta
+            ok = src < 32
+        else:
+            src = lid ^ delta
+            ok = (src >= 0) & (src < 32)
+        shift = (src - lid).astype(_I64)
+        ok = ok & (self.tid + shift < self.T) & (self.tid + shift >= 0)
+        return vals[np.where(ok, self.lanes + shift, self.lanes)]
+
+    def vote(self, m, site: int, kind: str, mask, pred):
+        part = self._participants(m, site, mask, f"{kind}_sync()")
+        nw = self.nb * self.nwarps
+        p = np.broadcast_to(pred, (self.L,)).astype(bool) & part
+        if kind == "ballot":
+            bits = np.where(p, np.ldexp(1.0, self.laneid), 0.0)
+            return np.bincount(self.warp, bits, nw).astype(np.uint64).astype(
+                np.uint32)[self.warp]
+        yes = np.bincount(self.warp, p, nw)[self.warp]
+        n = np.bincount(self.warp, part, nw)[self.warp]
+        res = {"all": yes == n, "any": yes > 0, "eq": (yes == 0) | (yes == n)}[kind]
+        return res.astype(_I32)
+
+    def activemask(self, m):
+        if m is None:
+            active = np.ones(self.L, bool)
+        else:
+            active = m
+        bits = np.where(active, np.ldexp(1.0, self.laneid), 0.0)
+        return np.bincount(self.warp, bits, self.nb * self.nwarps).astype(np.uint64).astype(
+            np.uint32)[self.warp]
+
+    # -- print -------------------------------------------------------------------------------
+
+    def out(self, m, site: int, items: tuple) -> None:
+        """One ``print`` by the lanes of ``m``; lines are written at the end of the launch,
+        ordered by block, then thread, then time."""
+        lanes = self.lanes if m is None else np.flatnonzero(m)
+        cols = []
+        for it in items:
+            if isinstance(it, str):
+                cols.append(it)
+                continue
+            v, t = it
+            if v.__class__ is np.ndarray and v.ndim:
+                cols.append([ops.format_item(x, t) for x in v[lanes]])
+            else:
+                cols.append(ops.format_item(v, t))
+        st = self.state
+        seq = st.seq
+        st.seq += 1
+        gt = self.gtid[lanes]
+        for k in range(len(lanes)):
+            text = " ".join(c if isinstance(c, str) else c[k] for c in cols)
+            st.prints.append((int(gt[k]), seq, text))
+
+
+# ---------------------------------------------------------------------------------------------
+# A launch
+# ---------------------------------------------------------------------------------------------
+
+def program_for(spec) -> Program:
+    """The translation of a specialization, made once and kept on it."""
+    prog = getattr(spec, "_sim_program", None)
+    if prog is None:
+        prog = translate(spec.module)
+        spec._sim_program = prog
+    return prog
+
+
+def _dims(v, what: str) -> tuple[int, int, int]:
+    if isinstance(v, (int, np.integer)):
+        v = (int(v),)
+    t = tuple(int(x) for x in tuple(v))
+    if not 1 <= len(t) <= 3:
+        raise errors.LaunchError(f"{what} must have 1 to 3 dimensions, got {v!r}")
+    t = t + (1,) * (3 - len(t))
+    if any(x < 1 for x in t):
+        raise errors.LaunchError(f"{what} dimensions must be positive, got {t}")
+    return t
+
+
+def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset) -> None:
+    """Run one launch of ``kernel`` over the host (NumPy) arrays and scalars ``host_args``."""
+    from ...jit import arg_type  # noqa: PLC0415  (jit imports this package lazily)
+
+    grid = _dims(launch.grid, "grid")
+    block = _dims(launch.block, "block")
+    T = block[0] * block[1] * block[2]
+    if T > 1024 or block[2] > 64:
+        raise errors.LaunchError(f"a block has at most 1024 threads (and z <= 64); got "
+                                 f"{block} = {T}")
+    spec = kernel.specialize([arg_type(a) for a in host_args], consts)
+    prog = program_for(spec)
+    shared_bytes = int(getattr(launch, "shared_bytes", 0) or 0)
+    static = sum(int(np.prod(d.shape)) * d.type.dtype.itemsize for d in prog.decls
+                 if d.type.space == "shared" and not d.dynamic)
+    if static + shared_bytes > SHARED_LIMIT:
+        raise errors.LaunchError(f"{static} bytes of static and {shared_bytes} of dynamic "
+                                 f"shared memory exceed the {SHARED_LIMIT} a block may have")
+    L = checks.Launch(grid, block, prog.sites, prog.warp_sync, check_set)
+    st = LaunchState(prog, L, shared_bytes)
+    params = [p for p in prog.params if not p.is_constant]
+    values = []
+    for p, a in zip(params, host_args):
+        if isinstance(p.type, ArrayType):
+            values.append(memory.from_numpy(a, p.name, p.type.dtype))
+        else:
+            values.append(ops.scalar(a, p.type if isinstance(p.type, Scalar) else None))
+    nblocks = grid[0] * grid[1] * grid[2]
+    per = max(1, min(nblocks, LANES // T))
+    per_block_bytes = static + shared_bytes
+    if per_block_bytes:
+        per = max(1, min(per, (256 << 20) // per_block_bytes))
+    try:
+        with np.errstate(all="ignore"):
+            for first in range(0, nblocks, per):
+                B = Batch(st, first, min(per, nblocks - first))
+                prog.kernel(B, None, *values)
+    finally:
+        if st.prints:
+            st.prints.sort(key=lambda r: (r[0], r[1]))
+            sys.stdout.write("".join(text + "\n" for _, _, text in st.prints))
+            sys.stdout.flush()
