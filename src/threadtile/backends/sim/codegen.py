@@ -348,28 +348,32 @@ class _FunctionGen:
             self.nested(self.block, s.orelse, mf, loop)
 
     def s_For(self, s: ir.For, m: str, loop) -> None:
+        # Python's range(): bounds and step are evaluated once, and the loop variable is a copy
+        # of a hidden counter (assigning it in the body does not change the iteration; after
+        # the loop it keeps the last value), which is what the CUDA backend emits as well
         var = _vname(s.var)
-        start = self.x(s.start, m)
-        stop, step = self.new("_stop"), self.new("_step")
+        it, stop, step = self.new("_it"), self.new("_stop"), self.new("_step")
+        self.line(f"{it} = {self.x(s.start, m)}")
         self.line(f"{stop} = {self.x(s.stop, m)}")
         self.line(f"{step} = {self.x(s.step, m)}")
-        self.line(f"{var} = _asg({m}, {start}, {var})")
         lp = _Loop(self.new("_lm"), self.new("_cm"))
         self.line(f"{lp.lm} = {m}")
         self.line("while True:")
         self.ind += 1
         if isinstance(s.step, ir.Const):
-            cond = f"{var} < {stop}" if s.step.value > 0 else f"{var} > {stop}"
+            cond = f"{it} < {stop}" if s.step.value > 0 else f"{it} > {stop}"
         else:
-            cond = f"_sel({step} > 0, {var} < {stop}, {var} > {stop})"
+            cond = f"_sel({step} > 0, {it} < {stop}, {it} > {stop})"
         self.line(f"{lp.lm} = _and({lp.lm}, {cond})")
         self.line(f"if not _any({lp.lm}):")
         self.line("    break")
+        self.line(f"{var} = _asg({lp.lm}, {it}, {var})")
         self.line(f"{lp.cm} = {lp.lm}")
         self.block(s.body, lp.cm, lp)
         if _exits(s)[1]:
             self.line(f"{lp.lm} = _and({lp.lm}, _live)")
-        self.line(f"{var} = _asg({lp.lm}, {var} + {step}, {var})")
+        # lanes that left the loop never come back, so their counter may run on
+        self.line(f"{it} = {it} + {step}")
         self.ind -= 1
 
     def s_While(self, s: ir.While, m: str, loop) -> None:

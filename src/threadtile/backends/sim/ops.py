@@ -117,7 +117,10 @@ def iabs(a):
 
 
 def _unsigned(v):
-    """The bit pattern of an integer as C's ``(uint32_t)`` or ``(unsigned long long)``."""
+    """The bit pattern of an integer as C's ``(uint32_t)`` or ``(unsigned long long)``; 8- and
+    16-bit values are zero-extended first (the CUDA backend counts them in their own width)."""
+    if v.dtype.itemsize < 4:
+        v = v.astype(np.dtype(f"u{v.dtype.itemsize}"))
     return v.astype(np.uint64 if v.dtype.itemsize == 8 else np.uint32)
 
 
@@ -132,7 +135,10 @@ def clz(v):
     while s < bits:  # smear the highest set bit right: then popcount = bit length
         u = u | (u >> u.dtype.type(s))
         s *= 2
-    return (bits - np.bitwise_count(u).astype(np.int32)).astype(np.int32)
+    n = bits - np.bitwise_count(u).astype(np.int32)
+    if v.dtype.itemsize < 4:
+        n = n - (32 - 8 * v.dtype.itemsize)
+    return n.astype(np.int32)
 
 
 def ffs(v):
@@ -154,6 +160,8 @@ def brev(v):
         u = ((u >> t(s)) & m) | ((u & m) << t(s))
         s *= 2
         k += 1
+    if v.dtype.itemsize < 4:
+        u = u >> t(32 - 8 * v.dtype.itemsize)
     return u.astype(v.dtype)
 
 

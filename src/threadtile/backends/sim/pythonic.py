@@ -1,0 +1,469 @@
+"""``simulate(mode="python")``: the kernel's own Python function, run once per thread.
+
+Each thread of a block is an OS thread running ``kernel.py_func`` unchanged, so ``print``,
+``breakpoint()``/pdb and any Python work inside the kernel, as in numba's simulator. The
+kernel-language names (``threadIdx``, ``syncthreads``, ``shared.array``...) ask
+``threadtile.lang.thread._context.current``, which is this module's :class:`_Thread` for the
+OS thread that runs it. Blocks run one after another.
+
+Synchronization is checked as the lockstep mode checks it: all threads of a block waiting at a
+``syncthreads()`` must wait at the same one, a thread that returned while others wait at a
+barrier is missing from it, and threads waiting on each other across a barrier and a warp
+operation (a deadlock on the GPU) are reported instead of hanging.
+"""
+
+from __future__ import annotations
+
+import builtins
+import sys
+import threading
+import types
+
+import numpy as np
+
+from ... import errors
+from ...ir.nodes import Loc
+from ...lang import thread as lt
+from . import checks, ops
+from .lockstep import _dims
+
+_print_lock = threading.Lock()
+_OURS = {__file__, lt.__file__}
+_atomic_lock = threading.Lock()
+
+
+class _Abort(BaseException):
+    """Unwinds the threads of a block after another thread of it failed."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Device functions: a python-mode kernel calls the Python functions behind them
+# ---------------------------------------------------------------------------------------------
+
+def _gpu_print(*items, **_kw) -> None:
+    """``print`` inside a kernel: numbers formatted as the GPU's printf formats them."""
+    out = []
+    for v in items:
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, (bool, np.bool_)):
+            out.append("True" if v else "False")
+        elif isinstance(v, (int, np.integer)):
+            out.append(str(int(v)))
+        elif isinstance(v, (float, np.floating)):
+            out.append(f"{float(v):g}")
+        else:
+            out.append(str(v))
+    with _print_lock:
+        sys.stdout.write(" ".join(out) + "\n")
+
+
+def runnable(fn, _memo: dict | None = None):
+    """A copy of ``fn`` whose global and closure references to ``@jit`` functions are those
+    functions' Python code (a ``Kernel`` object refuses to be called from Python), and whose
+    ``print`` formats like the GPU's."""
+    memo = {} if _memo is None else _memo
+    if id(fn) in memo:
+        return memo[id(fn)]
+    g = dict(fn.__globals__)
+    memo[id(fn)] = new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__,
+                                            None)
+    for name in _names(fn.__code__):
+        v = g.get(name)
+        if getattr(v, "_threadtile_kernel", False):
+            g[name] = runnable(v.py_func, memo)
+    g["print"] = _gpu_print
+    if fn.__closure__:
+        cells = []
+        for cell in fn.__closure__:
+            try:
+                v = cell.cell_contents
+            except ValueError:
+                cells.append(cell)
+                continue
+            if getattr(v, "_threadtile_kernel", False):
+                v = runnable(v.py_func, memo)
+            cells.append(types.CellType(v))
+        new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, tuple(cells))
+        memo[id(fn)] = new
+    new.__kwdefaults__ = fn.__kwdefaults__
+    return new
+
+
+def _names(code) -> set[str]:
+    out = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            out |= _names(c)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Checked arrays
+# ---------------------------------------------------------------------------------------------
+
+class _Checked(np.ndarray):
+    """An array whose integer indices are bounds-checked as on the GPU: negative ones are
+    out of bounds, not counted from the end."""
+
+    def __getitem__(self, idx):
+        _check_index(self, idx)
+        return super().__getitem__(idx)
+
+    def __setitem__(self, idx, value):
+        _check_index(self, idx)
+        super().__setitem__(idx, value)
+
+
+def _check_index(a: np.ndarray, idx) -> None:
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    for axis, i in enumerate(parts):
+        if isinstance(i, (int, np.integer)) and not isinstance(i, bool) and axis < a.ndim:
+            if not 0 <= i < a.shape[axis]:
+                th = lt._context.current
+                frame = sys._getframe(2)
+                loc = Loc(frame.f_code.co_filename, frame.f_lineno, 0, None,
+                          frame.f_code.co_name)
+                who = f" by thread {th.tid} of block {th.bid}" if th is not None else ""
+                raise checks.make_error(
+                    errors.OutOfBoundsError,
+                    f"OutOfBoundsError: index {int(i)} of axis {axis}{who} is outside shape "
+                    f"{a.shape}" + (" (negative indices do not wrap on a GPU)" if i < 0
+                                    else ""), loc, block=getattr(th, "bid", None),
+                    thread=getattr(th, "tid", None), index=tuple(
+                        int(p) for p in parts if isinstance(p, (int, np.integer))),
+                    shape=a.shape)
+
+
+def _wrap(a, bounds: bool):
+    if bounds and isinstance(a, np.ndarray):
+        return a.view(_Checked)
+    return a
+
+
+# ---------------------------------------------------------------------------------------------
+# One block
+# ---------------------------------------------------------------------------------------------
+
+class _Block:
+    """The threads of one block and what they share: shared memory, the barrier state."""
+
+    def __init__(self, bid: tuple, block: tuple, grid: tuple, shared_bytes: int, check: set):
+        self.bid, self.block, self.grid = bid, block, grid
+        self.T = block[0] * block[1] * block[2]
+        self.cond = threading.Condition()
+        self.waiting: dict[int, tuple] = {}  # thread -> (kind, site, payload)
+        self.results: dict[int, object] = {}
+        self.exited: set[int] = set()
+        self.error: BaseException | None = None
+        self.shared: dict = {}
+        self.dyn = np.zeros(max(-(-shared_bytes // 16) * 16, 16), np.uint8)
+        self.shared_bytes = shared_bytes
+        self.check = check
+
+    # -- waiting -------------------------------------------------------------------------------
+
+    def wait(self, t: int, kind: str, site: tuple, payload=None):
+        with self.cond:
+            if self.error is not None:
+                raise _Abort
+            self.waiting[t] = (kind, site, payload)
+            self._progress()
+            while t in self.waiting and self.error is None:
+                self.cond.wait()
+            if self.error is not None:
+                raise _Abort
+            return self.results.pop(t, None)
+
+    def exit(self, t: int, error: BaseException | None = None) -> None:
+        with self.cond:
+            self.exited.add(t)
+            if error is not None and self.error is None:
+                self.error = error
+            self._progress()
+            self.cond.notify_all()
+
+    def _fail(self, err: BaseException) -> None:
+        if self.error is None:
+            self.error = err
+        self.cond.notify_all()
+
+    def _progress(self) -> None:
+        """Release whatever can be released; report a barrier nobody can pass."""
+        released = True
+        while released and self.error is None:
+            released = self._release_warps() or self._release_barrier()
+        if self.error is None and self.waiting and len(self.waiting) + len(
+                self.exited) == self.T:
+            self._fail(self._stuck())
+        self.cond.notify_all()
+
+    def _release_barrier(self) -> bool:
+        bar = {t: w for t, w in self.waiting.items() if w[0] == "bar"}
+        if len(bar) + len(self.exited) < self.T or not bar:
+            return False
+        if len(bar) < self.T:
+            return False  # some thread returned: _stuck reports it
+        sites = {w[1] for w in bar.values()}
+        if len(sites) > 1:
+            return False
+        kind = next(iter(bar.values()))[2][0]
+        preds = [bool(w[2][1]) for w in bar.values()]
+        res = {"count": sum(preds), "and": int(all(preds)), "or": int(any(preds))}.get(kind)
+        for t in bar:
+            del self.waiting[t]
+            self.results[t] = res
+        return True
+
+    def _release_warps(self) -> bool:
+        done = False
+        warps: dict[int, dict] = {}
+        for t, w in self.waiting.items():
+            if w[0] == "warp":
+                warps.setdefault(t // 32, {})[t] = w
+        for wid, arr in warps.items():
+            base = wid * 32
+            named = 0
+            for _, _, (mask, *_rest) in arr.values():
+                named |= int(mask)
+            need = {base + k for k in range(32) if named >> k & 1 and base + k < self.T}
+            if not need <= set(arr):
+                continue
+            sites = {w[1] for t, w in arr.items() if t in need}
+            if len(sites) > 1:
+                continue
+            self._exchange(base, {t: arr[t] for t in need})
+            done = True
+        return done
+
+    def _exchange(self, base: int, arr: dict) -> None:
+        op = next(iter(arr.values()))[2][1]
+        vals = {t - base: w[2][2] for t, w in arr.items()}
+        for t, w in arr.items():
+            lane = t - base
+            arg = w[2][3]
+            if op == "syncwarp":
+                res = None
+            elif op in ("all", "any", "eq", "ballot"):
+                ps = {k: bool(v) for k, v in vals.items()}
+                res = {"all": int(all(ps.values())), "any": int(any(ps.values())),
+                       "eq": int(len(set(ps.values())) == 1),
+                       "ballot": sum(1 << k for k, p in ps.items() if p)}[op]
+            else:
+                src = {"idx": int(arg) & 31, "up": lane - int(arg), "down": lane + int(arg),
+                       "xor": lane ^ int(arg)}[op]
+                res = vals.get(src, vals[lane]) if 0 <= src < 32 else vals[lane]
+            del self.waiting[t]
+            self.results[t] = res
+
+    def _stuck(self) -> BaseException:
+        """Every live thread waits and none can go on: name who waits where."""
+        by_site: dict[tuple, list[int]] = {}
+        for t, w in self.waiting.items():
+            by_site.setdefault(w[1], []).append(t)
+        (site, first), *others = sorted(by_site.items(), key=lambda kv: min(kv[1]))
+        loc = Loc(site[0], site[1], 0, None, site[3])
+        parts = [f"{len(v)} thread(s) at line {s[1]} ({s[2]}), first {self.thread_of(min(v))}"
+                 for s, v in [(site, first)] + others]
+        if self.exited:
+            parts.append(f"{len(self.exited)} thread(s) returned, first "
+                         f"{self.thread_of(min(self.exited))}")
+        missing = sorted(set(range(self.T)) - set(first))
+        msg = ("BarrierDivergenceError: the threads of block "
+               f"{self.bid} cannot all reach the same barrier: " + "; ".join(parts) +
+               ". Every thread of a block must reach each syncthreads() (and every lane a "
+               "*_sync mask names, the same warp operation) together.")
+        return checks.make_error(errors.BarrierDivergenceError, msg, loc, block=self.bid,
+                                 thread=self.thread_of(missing[0]) if missing else None,
+                                 missing=[self.thread_of(t) for t in missing])
+
+    def thread_of(self, t: int) -> tuple:
+        bx, by, _ = self.block
+        return (t % bx, (t // bx) % by, t // (bx * by))
+
+
+class _Thread:
+    """What ``_context.current`` is in the OS thread that runs one simulated thread."""
+
+    def __init__(self, blk: _Block, t: int):
+        self.blk = blk
+        self.t = t
+        self.tid = blk.thread_of(t)
+        self.bid = blk.bid
+
+    def special(self, name: str, axis: int) -> int:
+        if name == "threadIdx":
+            return self.tid[axis]
+        if name == "blockIdx":
+            return self.bid[axis]
+        if name == "blockDim":
+            return self.blk.block[axis]
+        if name == "gridDim":
+            return self.blk.grid[axis]
+        if name == "laneid":
+            return self.t % 32
+        raise AttributeError(name)
+
+    def _site(self, what: str) -> tuple:
+        """Where the kernel called ``what``: the first frame outside this module and the
+        kernel-language module (whose intrinsic called us)."""
+        f = sys._getframe(1)
+        while f.f_code.co_filename in _OURS:
+            f = f.f_back
+        return (f.f_code.co_filename, f.f_lineno, what, f.f_code.co_name, f.f_lasti)
+
+    def call(self, name: str, args: tuple):
+        h = _CALLS.get(name)
+        if h is None:
+            if name.startswith("atomic."):
+                return self._atomic(name[7:], *args)
+            raise NotImplementedError(f"{name}() is not available in python-mode simulation")
+        return h(self, *args)
+
+    # -- synchronization -----------------------------------------------------------------------
+
+    def _bar(self, kind, pred=True):
+        what = "syncthreads()" if kind is None else f"syncthreads_{kind}()"
+        return self.blk.wait(self.t, "bar", self._site(what)[:4] + (None,), (kind, pred))
+
+    def _warp(self, op: str, mask, value=None, arg=None):
+        what = {"idx": "shfl_sync()", "syncwarp": "syncwarp()"}.get(op, f"{op}_sync()" if op in (
+            "all", "any", "eq", "ballot") else f"shfl_{op}_sync()")
+        site = self._site(what)[:4] + (None,)
+        return self.blk.wait(self.t, "warp", site, (mask, op, value, arg))
+
+    def _atomic(self, op: str, arr, idx, *vals):
+        with _atomic_lock:
+            old = arr[idx]
+            v = np.asarray(vals[0]).astype(arr.dtype)[()]
+            extra = np.asarray(vals[1]).astype(arr.dtype)[()] if len(vals) > 1 else None
+            from .memory import _apply  # noqa: PLC0415
+
+            arr[idx] = _apply(op, arr.dtype.type(old), v, extra)
+            return old
+
+    def _shared(self, shape, dtype):
+        dt = np.dtype(ops.value_dtype(_scalar(dtype)) if _scalar(dtype) else dtype)
+        if shape in (0, (0,), ()):
+            n = self.blk.shared_bytes // dt.itemsize
+            return _wrap(self.blk.dyn[: n * dt.itemsize].view(dt), "bounds" in self.blk.check)
+        key = self._site("shared.array")
+        arr = self.blk.shared.get(key)
+        if arr is None:
+            arr = self.blk.shared[key] = _wrap(np.zeros(shape, dt), "bounds" in self.blk.check)
+        return arr
+
+
+def _scalar(dtype):
+    from ...lang.types import scalar_of  # noqa: PLC0415
+
+    return scalar_of(dtype)
+
+
+def _grid(th: _Thread, n: int):
+    b, bd = th.bid, th.blk.block
+    vals = tuple(th.tid[k] + b[k] * bd[k] for k in range(n))
+    return vals[0] if n == 1 else vals
+
+
+def _gridsize(th: _Thread, n: int):
+    vals = tuple(th.blk.block[k] * th.blk.grid[k] for k in range(n))
+    return vals[0] if n == 1 else vals
+
+
+def _local(th, shape, dtype):
+    s = _scalar(dtype)
+    return _wrap(np.zeros(shape, ops.value_dtype(s) if s else dtype), "bounds" in th.blk.check)
+
+
+_CALLS = {
+    "grid": _grid, "gridsize": _gridsize,
+    "syncthreads": lambda th: th._bar(None),
+    "syncthreads_count": lambda th, p: th._bar("count", p),
+    "syncthreads_and": lambda th, p: th._bar("and", p),
+    "syncthreads_or": lambda th, p: th._bar("or", p),
+    "syncwarp": lambda th, mask=0xFFFFFFFF: th._warp("syncwarp", mask),
+    "threadfence": lambda th: None, "threadfence_block": lambda th: None,
+    "threadfence_system": lambda th: None,
+    "shfl_sync": lambda th, m, v, s: th._warp("idx", m, v, s),
+    "shfl_up_sync": lambda th, m, v, d: th._warp("up", m, v, d),
+    "shfl_down_sync": lambda th, m, v, d: th._warp("down", m, v, d),
+    "shfl_xor_sync": lambda th, m, v, d: th._warp("xor", m, v, d),
+    "all_sync": lambda th, m, p: th._warp("all", m, p),
+    "any_sync": lambda th, m, p: th._warp("any", m, p),
+    "eq_sync": lambda th, m, p: th._warp("eq", m, p),
+    "ballot_sync": lambda th, m, p: th._warp("ballot", m, p),
+    "activemask": lambda th: sum(1 << k for k in range(32) if (th.t // 32) * 32 + k <
+                                 th.blk.T and (th.t // 32) * 32 + k not in th.blk.exited),
+    "lanemask_lt": lambda th: (1 << (th.t % 32)) - 1,
+    "popc": lambda th, x: int(ops.popc(np.asarray(x))),
+    "clz": lambda th, x: int(ops.clz(np.asarray(x))),
+    "ffs": lambda th, x: int(ops.ffs(np.asarray(x))),
+    "brev": lambda th, x: ops.brev(np.asarray(x))[()],
+    "fma": lambda th, a, b, c: a * b + c,
+    "cbrt": lambda th, x: np.cbrt(x),
+    "selp": lambda th, p, a, b: a if p else b,
+    "shared.array": lambda th, shape, dtype: th._shared(shape, dtype),
+    "local.array": _local,
+    "const.array_like": lambda th, a: np.array(a, copy=True),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# A launch
+# ---------------------------------------------------------------------------------------------
+
+def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset) -> None:
+    """Run ``kernel.py_func`` once per thread of every block, block after block."""
+    grid = _dims(launch.grid, "grid")
+    block = _dims(launch.block, "block")
+    T = block[0] * block[1] * block[2]
+    if T > 1024:
+        raise errors.LaunchError(f"a block has at most 1024 threads; got {block} = {T}")
+    fn = runnable(kernel.py_func)
+    bounds = "bounds" in check_set
+    it = iter(_wrap(a, bounds) for a in host_args)
+    args = [consts[n] if n in consts else next(it) for n in kernel.param_names]
+    shared_bytes = int(getattr(launch, "shared_bytes", 0) or 0)
+    gx, gy, gz = grid
+    for bz in range(gz):
+        for by in range(gy):
+            for bx in range(gx):
+                _run_block(fn, args, _Block((bx, by, bz), block, grid, shared_bytes,
+                                            set(check_set)))
+
+
+def _run_block(fn, args: list, blk: _Block) -> None:
+    def body(t: int) -> None:
+        lt._context.current = _Thread(blk, t)
+        try:
+            fn(*args)
+        except _Abort:
+            blk.exit(t)
+        except BaseException as e:  # noqa: BLE001  (handed to the launching thread)
+            blk.exit(t, e)
+        else:
+            blk.exit(t)
+        finally:
+            lt._context.current = None
+
+    threads = [threading.Thread(target=body, args=(t,), daemon=True,
+                                name=f"threadtile block {blk.bid} thread {blk.thread_of(t)}")
+               for t in range(blk.T)]
+    old = threading.stack_size()
+    try:
+        threading.stack_size(1 << 20)  # a kernel's Python frames are shallow
+    except (ValueError, RuntimeError):
+        pass
+    try:
+        for th in threads:
+            th.start()
+    finally:
+        threading.stack_size(old)
+    for th in threads:
+        th.join()
+    if blk.error is not None:
+        raise blk.error.with_traceback(blk.error.__traceback__)
+
+
+_ = builtins
