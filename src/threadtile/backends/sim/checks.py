@@ -17,10 +17,17 @@ by another thread than a later writer, one of two distinct remembered readers is
 between a read and a write can hide behind the limit; what the limit loses is only *which*
 reader gets named.
 
-Per element the shadow holds 9 int64s (one row, so one gather fetches all of them):
-the writer's thread, stamp and ``site << 1 | atomic``, then (thread, stamp, site) of two readers.
-A thread is its global linear id ``block * threads_per_block + thread``; a stamp is
-``block_epoch << 32 | warp_epoch``.
+Memory fences get one concession, for the classic threadfence reduction (each block writes a
+partial result, calls ``threadfence()`` and takes a ticket with an atomic; the block with the
+last ticket reads every partial): a write followed by a fence in the writing thread is
+*published*, and a later read of it by another thread does not race with it. The simulator does
+not check that the reader really waited for the writer (by a flag or an atomic ticket); it only
+knows that, in its own run, the write came first.
+
+Per element the shadow holds 10 int64s (one row, so one gather fetches all of them):
+the writer's thread, stamp, ``site << 1 | atomic`` and fence count, then (thread, stamp, site) of
+two readers. A thread is its global linear id ``block * threads_per_block + thread``; a stamp is
+``block_epoch << 32 | warp_epoch``; a fence count is how many fences the thread had made.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ import numpy as np
 from ... import errors
 from ...ir.nodes import Loc
 
-WT, WS, WX, R1T, R1S, R1L, R2T, R2S, R2L = range(9)
+WT, WS, WX, R1T, R1S, R1L, R2T, R2S, R2L, WF = range(10)
 _LOW32 = np.int64(0xFFFFFFFF)
 
 ALL_CHECKS = frozenset({"race", "bounds", "barrier", "uninit"})
@@ -63,6 +70,7 @@ class Launch:
         self.bounds = "bounds" in checks
         self.barrier = "barrier" in checks
         self.uninit = "uninit" in checks
+        self.fence = None  # fences made per global thread id, when the kernel makes any
 
     # -- naming ------------------------------------------------------------------------------
 
@@ -105,7 +113,7 @@ class Shadow:
         self._alloc(size)
 
     def _alloc(self, size: int) -> None:
-        self.mat = np.full((size, 9), -1, dtype=np.int64)
+        self.mat = np.full((size, 10), -1, dtype=np.int64)
 
     def read(self, L: Launch, mem, offs, tid, stamp, site: int, index_at) -> None:
         """Record reads of elements ``offs`` by threads ``tid``; raise on a concurrent write."""
@@ -113,6 +121,9 @@ class Shadow:
         wt = S[:, WT]
         if (wt >= 0).any():
             bad = L.concurrent(wt, S[:, WS], tid, stamp, self.same_block)
+            if bad.any() and L.fence is not None:  # writes a fence has published since
+                k = np.flatnonzero(bad)
+                bad[k[L.fence[wt[k]] > S[k, WF]]] = False
             if bad.any():
                 k = int(np.argmax(bad))
                 raise_race(L, "read", site, tid[k], int(S[k, WX]) >> 1, wt[k],
@@ -177,6 +188,8 @@ class Shadow:
         row[:, 1] = stamp
         row[:, 2] = (site << 1) | int(atomic)
         self.mat[offs, WT:WX + 1] = row
+        if L.fence is not None:
+            self.mat[offs, WF] = L.fence[tid]
         if not atomic and len(offs) > 1:
             # two lanes of this very store on one element: the scatter kept one of them
             won = self.mat[offs, WT]

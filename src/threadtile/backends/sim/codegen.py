@@ -88,13 +88,14 @@ class Program:
     """The Python translation of one specialization, ready to run batch after batch."""
 
     def __init__(self, kernel, source: str, sites: list[Site], decls: list[ir.ArrayDecl],
-                 warp_sync: bool, params: list[ir.Param]):
+                 warp_sync: bool, params: list[ir.Param], fences: bool):
         self.kernel = kernel
         self.source = source
         self.sites = sites
         self.decls = decls
         self.warp_sync = warp_sync
         self.params = params
+        self.fences = fences  # the kernel calls threadfence*(): see checks.py
 
 
 def translate(module: ir.Module) -> Program:
@@ -128,6 +129,7 @@ class _Translator:
         self.decls: list[ir.ArrayDecl] = []
         self.decl_ids: dict[int, int] = {}
         self.warp_sync = False
+        self.fences = False
 
     def run(self) -> Program:
         src: list[str] = []
@@ -143,7 +145,7 @@ class _Translator:
         exec(code, self.ns)  # noqa: S102  (our own generated source)
         kernel = self.ns[fname(self.module.kernel)]
         return Program(kernel, text, self.sites, self.decls, self.warp_sync,
-                       self.module.kernel.params)
+                       self.module.kernel.params, self.fences)
 
     def const(self, value, t: Scalar) -> str:
         key = (type(value).__name__, repr(value), t.name)
@@ -328,8 +330,6 @@ class _FunctionGen:
         if isinstance(e, ir.Call) and e.name.startswith("atomic."):
             self.line(self.atomic(e, m, used=False))
             return
-        if isinstance(e, ir.Call) and e.name.startswith("threadfence"):
-            return  # lockstep makes every write visible at once; fences order nothing more
         self.line(self.x(e, m))
 
     def s_If(self, s: ir.If, m: str, loop) -> None:
@@ -571,5 +571,6 @@ class _FunctionGen:
         if name == "lanemask_lt":
             return "B.lanemask_lt"
         if name.startswith("threadfence"):
-            return "None"
+            self.tr.fences = True
+            return f"B.fence({m})"
         raise NotImplementedError(f"the simulator has no implementation of {name}()")

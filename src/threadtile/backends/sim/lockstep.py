@@ -219,6 +219,12 @@ class Batch:
         self.wep[touched] += 1
         self._restamp()
 
+    def fence(self, m) -> None:
+        """``threadfence*()``: the writes the lanes of ``m`` made so far become published."""
+        f = self.launch.fence
+        if f is not None:
+            f[self.gtid if m is None else self.gtid[m]] += 1
+
     # -- warp exchange -----------------------------------------------------------------------
 
     def shfl(self, m, site: int, kind: str, mask, v, delta):
@@ -334,6 +340,9 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset) -> 
         raise errors.LaunchError(f"{static} bytes of static and {shared_bytes} of dynamic "
                                  f"shared memory exceed the {SHARED_LIMIT} a block may have")
     L = checks.Launch(grid, block, prog.sites, prog.warp_sync, check_set)
+    nblocks = grid[0] * grid[1] * grid[2]
+    if prog.fences and L.race:
+        L.fence = np.zeros(nblocks * T, _I64)
     st = LaunchState(prog, L, shared_bytes)
     params = [p for p in prog.params if not p.is_constant]
     values = []
@@ -342,7 +351,6 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset) -> 
             values.append(memory.from_numpy(a, p.name, p.type.dtype))
         else:
             values.append(ops.scalar(a, p.type if isinstance(p.type, Scalar) else None))
-    nblocks = grid[0] * grid[1] * grid[2]
     per = max(1, min(nblocks, LANES // T))
     per_block_bytes = static + shared_bytes
     if per_block_bytes:
