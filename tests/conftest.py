@@ -57,6 +57,9 @@ def _gpu_available() -> bool:
 
 
 SIMULATE = _simulate()
+# a launch goes through jit._Launch, which needs the runtime's launcher even when simulating
+if importlib.util.find_spec("threadtile.runtime.launcher") is None:
+    SIMULATE = None
 HAVE_GPU = _gpu_available()
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 HAVE_CUPY = importlib.util.find_spec("cupy") is not None
@@ -101,6 +104,21 @@ class Target:
         if base is a or not _is_view_of(a, base):
             return self._put(np.array(a, copy=True))
         return self._view(self._put(np.array(base, copy=True)), a, base)
+
+    def array(self, values, dtype: str):
+        """``values`` converted to ``dtype`` (a threadtile dtype name) on the target. bfloat16
+        needs ml_dtypes for NumPy arrays; torch makes it from float32 values directly."""
+        values = np.asarray(values)
+        if dtype != "bfloat16":
+            return self.to_device(values.astype(dtype))
+        if self.lib == "torch":
+            import torch  # noqa: PLC0415
+
+            return torch.from_numpy(np.ascontiguousarray(values, np.float32)).to(
+                torch.bfloat16).cuda()
+        if not HAVE_ML_DTYPES or self.lib == "cupy":
+            pytest.skip(f"no bfloat16 arrays for {self.lib} here")
+        return self.to_device(values.astype(np_dtype("bfloat16")))
 
     def _put(self, a: np.ndarray):
         if self.lib in ("numpy", "host"):
@@ -252,13 +270,26 @@ def rng() -> np.random.Generator:
 def poison(shape, dtype) -> np.ndarray:
     """An output array filled with a value no correct kernel writes: NaN for floats, a sentinel
     for integers (tests check every element, so a skipped write shows)."""
-    dt = np_dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype)
-    if dt.kind == "f" or dt.name == "bfloat16":
+    if dtype == "bfloat16":  # float32 NaNs: Target.array makes them bfloat16
+        return np.full(shape, np.nan, np.float32)
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
         return np.full(shape, np.nan, dt)
     if dt.kind == "b":
         return np.ones(shape, dt)
     info = np.iinfo(dt)
     return np.full(shape, info.min + 7 if dt.kind == "i" else info.max - 7, dt)
+
+
+def quantize(values, dtype: str) -> np.ndarray:
+    """``values`` rounded to ``dtype`` (nearest, ties to even), returned as float64: what the
+    kernel sees after the inputs are converted."""
+    v = np.asarray(values, dtype=np.float64)
+    if dtype == "bfloat16":
+        bits = v.astype(np.float32).view(np.uint32).astype(np.uint64)
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+        return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+    return v.astype(dtype).astype(np.float64)
 
 
 TOL = {  # (rtol, atol) for one rounding of a value of order 1

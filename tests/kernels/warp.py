@@ -76,5 +76,6 @@ EXAMPLES = {
                  example(np.zeros(64, np.int32), np.zeros(2, np.int32))],
     "votes": [example(np.zeros(64, np.int32), np.zeros((2, 5), np.uint32))],
     "bit_ops": [example(np.zeros(8, dt), np.zeros((8, 4), dt))
-                for dt in (np.uint32, np.int32, np.uint64, np.int64)],
+                for dt in (np.uint32, np.int32, np.uint64, np.int64, np.int8, np.uint8,
+                           np.int16, np.uint16)],
 }
