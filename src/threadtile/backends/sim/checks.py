@@ -195,9 +195,10 @@ class Shadow:
             won = self.mat[offs, WT]
             dup = won != tid
             if dup.any():
-                k = int(np.argmax(dup))
-                raise_race(L, "write", site, tid[k], site, won[k], "write",
-                           mem.describe(int(offs[k])), index_at(k))
+                # name the first two lanes (in thread order) that wrote that element
+                a, b = np.flatnonzero(offs == offs[int(np.argmax(dup))])[:2]
+                raise_race(L, "write", site, tid[b], site, tid[a], "write",
+                           mem.describe(int(offs[b])), index_at(b))
 
 
 # ---------------------------------------------------------------------------------------------
