@@ -139,9 +139,7 @@ class Target:
 
             return cupy.asarray(a)
         if self.lib == "device":
-            import threadtile  # noqa: PLC0415
-
-            return threadtile.to_device(a)
+            return _public("to_device")(a)
         raise ValueError(self.lib)
 
     def _view(self, dev, a: np.ndarray, base: np.ndarray):
@@ -190,10 +188,12 @@ class Target:
             import torch  # noqa: PLC0415
 
             torch.cuda.synchronize()
-        else:
-            import threadtile  # noqa: PLC0415
+        elif self.lib == "cupy":
+            import cupy  # noqa: PLC0415
 
-            threadtile.synchronize()
+            cupy.cuda.runtime.deviceSynchronize()
+        else:
+            _public("synchronize")()
 
     # -- launching -------------------------------------------------------------------------------
 
@@ -220,6 +220,19 @@ class Target:
             self.synchronize()
             sys.stdout.flush()
             out.append(capfd.readouterr().out)
+
+
+def _public(name: str):
+    """``threadtile.<name>``, or the runtime function it will export (the runtime lands before
+    the package's public names do)."""
+    import threadtile  # noqa: PLC0415
+
+    fn = getattr(threadtile, name, None)
+    if fn is None:
+        from threadtile.runtime import arrays  # noqa: PLC0415
+
+        fn = getattr(arrays, name)
+    return fn
 
 
 def _same_view(dev: np.ndarray, a: np.ndarray, base: np.ndarray) -> np.ndarray:
