@@ -1,0 +1,177 @@
+"""``simulate(mode="python")``: the kernel's own Python function, once per thread."""
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import threadtile as cuda
+from threadtile import Constant
+from threadtile.backends.sim import simulate
+from threadtile.errors import BarrierDivergenceError, OutOfBoundsError
+
+_LINES = Path(__file__).read_text().splitlines()
+FULL = 0xFFFFFFFF
+
+
+def line_of(marker: str) -> int:
+    hits = [k + 1 for k, text in enumerate(_LINES) if text.rstrip().endswith(f"# HERE: {marker}")]
+    assert len(hits) == 1, marker
+    return hits[0]
+
+
+@cuda.jit(device=True)
+def doubled(x):
+    return x * 2
+
+
+@cuda.jit
+def block_sum(a, out):
+    sh = cuda.shared.array(8, np.float32)
+    t = cuda.threadIdx.x
+    sh[t] = a[cuda.grid(1)]
+    cuda.syncthreads()
+    stride = 4
+    while stride > 0:
+        if t < stride:
+            sh[t] += sh[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if t == 1 and cuda.blockIdx.x == 0:
+        breakpoint()  # noqa: T100
+        print("sh[:2] =", sh[0], sh[1], cuda.laneid == 1)
+    if t == 0:
+        out[cuda.blockIdx.x] = doubled(sh[0])
+
+
+def test_shared_memory_barriers_device_functions_print(capsys, monkeypatch):
+    seen = []
+    monkeypatch.setattr(sys, "breakpointhook", lambda *a, **k: seen.append(
+        (cuda.threadIdx.x, cuda.blockIdx.x)))
+    a = np.arange(16, dtype=np.float32)
+    out = np.zeros(2, np.float32)
+    with simulate(mode="python"):
+        block_sum[2, 8](a, out)
+    np.testing.assert_array_equal(out, 2 * a.reshape(2, 8).sum(axis=1))
+    assert seen == [(1, 0)]  # breakpoint() ran inside thread 1 of block 0
+    assert capsys.readouterr().out == "sh[:2] = 28 16 True\n"
+
+
+@cuda.jit
+def lecture_matmul(m, n, out, tw: Constant[int]):
+    sh = cuda.shared.array(0, np.float32)
+    ms = sh[:tw * tw]
+    ns = sh[tw * tw:2 * tw * tw]
+    tr, tc = cuda.threadIdx.y, cuda.threadIdx.x
+    r = cuda.blockIdx.y * cuda.blockDim.y + tr
+    c = cuda.blockIdx.x * cuda.blockDim.x + tc
+    h, k = m.shape
+    w = n.shape[1]
+    p = np.float32(0.0)
+    for ph in range(math.ceil(k / tw)):
+        idx = ph * tw
+        ms[tr * tw + tc] = m[r, tc + idx] if r < h and idx + tc < k else 0.0
+        ns[tr * tw + tc] = n[tr + idx, c] if c < w and idx + tr < k else 0.0
+        cuda.syncthreads()
+        for i in range(tw):
+            p += ms[tr * tw + i] * ns[i * tw + tc]
+        cuda.syncthreads()
+    if r < h and c < w:
+        out[r, c] = p
+
+
+def test_lecture_matmul_with_constant_tile_width():
+    rng = np.random.default_rng(0)
+    m = rng.standard_normal((10, 12)).astype(np.float32)
+    n = rng.standard_normal((12, 9)).astype(np.float32)
+    out = np.zeros((10, 9), np.float32)
+    with simulate(mode="python"):
+        lecture_matmul[(3, 3), (4, 4), 0, 2 * 4 * 4 * 4](m, n, out, 4)
+    np.testing.assert_allclose(out, m.astype(np.float64) @ n, rtol=1e-5, atol=1e-5)
+
+
+@cuda.jit
+def warp_reduce_and_histogram(a, out, hist):
+    i = cuda.grid(1)
+    v = a[i]
+    off = 16
+    while off > 0:
+        v += cuda.shfl_down_sync(FULL, v, off)
+        off //= 2
+    if cuda.laneid == 0:
+        out[i // 32] = v
+    cuda.atomic.add(hist, int(a[i]) % 4, 1)
+    b = cuda.ballot_sync(FULL, a[i] % 2 == 0)
+    if cuda.laneid == 0:
+        out[2 + i // 32] = b
+
+
+def test_warp_operations_and_atomics():
+    a = np.arange(64, dtype=np.int64)
+    out = np.zeros(4, np.int64)
+    hist = np.zeros(4, np.int64)
+    with simulate(mode="python"):
+        warp_reduce_and_histogram[1, 64](a, out, hist)
+    np.testing.assert_array_equal(out[:2], a.reshape(2, 32).sum(1))
+    np.testing.assert_array_equal(out[2:], [0x55555555, 0x55555555])
+    np.testing.assert_array_equal(hist, [16, 16, 16, 16])
+
+
+@cuda.jit
+def different_barriers(out):
+    t = cuda.threadIdx.x
+    if t < 4:
+        cuda.syncthreads()  # HERE: first barrier
+    else:
+        cuda.syncthreads()  # HERE: second barrier
+    out[t] = t
+
+
+@cuda.jit
+def barrier_after_return(out):
+    t = cuda.threadIdx.x
+    if t == 3:
+        return
+    cuda.syncthreads()  # HERE: after return
+    out[t] = t
+
+
+@cuda.jit
+def negative_index(a, out):
+    t = cuda.threadIdx.x
+    out[t] = a[t - 1]  # HERE: negative
+
+
+def test_threads_waiting_at_different_barriers():
+    with simulate(mode="python"), pytest.raises(BarrierDivergenceError) as info:
+        different_barriers[1, 8](np.zeros(8, np.int64))
+    e = info.value
+    assert e.line == line_of("first barrier") and e.block == (0, 0, 0)
+    assert e.thread == (4, 0, 0)  # the first thread not waiting at that barrier
+    assert f"line {line_of('second barrier')}" in str(e)
+
+
+def test_barrier_after_early_return():
+    with simulate(mode="python"), pytest.raises(BarrierDivergenceError) as info:
+        barrier_after_return[1, 8](np.zeros(8, np.int64))
+    assert info.value.line == line_of("after return") and info.value.thread == (3, 0, 0)
+    assert "returned" in str(info.value)
+
+
+def test_negative_index_in_python_mode():
+    with simulate(mode="python"), pytest.raises(OutOfBoundsError) as info:
+        negative_index[1, 4](np.zeros(4), np.zeros(4))
+    assert info.value.line == line_of("negative") and info.value.thread == (0, 0, 0)
+
+
+@cuda.jit
+def python_error(a):
+    t = cuda.threadIdx.x
+    a[t] = 1 // (t - 2)
+
+
+def test_a_python_exception_in_one_thread_reaches_the_caller():
+    with simulate(mode="python"), pytest.raises(ZeroDivisionError):
+        python_error[1, 4](np.zeros(4, np.int64))
