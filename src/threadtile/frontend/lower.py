@@ -89,13 +89,17 @@ class Lowerer(ast.NodeVisitor):
         return KernelCompileError(msg, loc=loc, source_line=self.src.source_line(loc.line),
                                   hint=hint)
 
+    def unsupported(self, node: ast.AST, what: str, hint: str | None = None):
+        """The error for a construct kernels do not have: ``what`` names it."""
+        return self.error(node, f"{what} is not supported in kernels", hint)
+
     def loc(self, node: ast.AST) -> ir.Loc:
         return self.src.loc(node, self.fname)
 
     def generic_visit(self, node: ast.AST):
         what = type(node).__name__
         hint = _HINTS.get(what)
-        raise self.error(node, f"{_describe_node(node)} is not supported in kernels", hint)
+        raise self.unsupported(node, _describe_node(node), hint)
 
     # -- statements ----------------------------------------------------------------------------
 
@@ -146,7 +150,7 @@ class Lowerer(ast.NodeVisitor):
     def visit_AugAssign(self, node: ast.AugAssign):
         op = _BINOPS.get(type(node.op))
         if op is None:
-            raise self.error(node, f"augmented operator {type(node.op).__name__}")
+            raise self.unsupported(node, f"augmented operator {type(node.op).__name__}")
         if isinstance(node.target, ast.Name):
             cur = self.expr(ast.Name(node.target.id, ast.Load(), **_pos(node.target)))
             return self.assign(node.target, self.binop(op, cur, self.expr(node.value), node),
@@ -154,8 +158,9 @@ class Lowerer(ast.NodeVisitor):
         if isinstance(node.target, ast.Subscript):
             arr, idx = self.subscript_parts(node.target)
             cur = self.index(arr, idx, node.target)
-            return self.store(arr, idx, self.binop(op, cur, self.expr(node.value), node), node)
-        raise self.error(node.target, "this augmented assignment target")
+            return self.store(arr, idx, self.binop(op, cur, self.expr(node.value), node),
+                              node.target)
+        raise self.unsupported(node.target, "this augmented assignment target")
 
     def assign(self, target: ast.expr, value, node) -> list[ir.Stmt]:
         if isinstance(target, ast.Name):
@@ -164,7 +169,7 @@ class Lowerer(ast.NodeVisitor):
             items = self.unpack(value, len(target.elts), node)
             out = []
             if any(isinstance(e, ast.Starred) for e in target.elts):
-                raise self.error(target, "starred assignment")
+                raise self.unsupported(target, "starred assignment")
             # evaluate every right-hand side before assigning (a, b = b, a) when a later value
             # reads a name that an earlier target rebinds
             targets = {e.id for e in target.elts if isinstance(e, ast.Name)}
@@ -183,11 +188,11 @@ class Lowerer(ast.NodeVisitor):
             return out
         if isinstance(target, ast.Subscript):
             arr, idx = self.subscript_parts(target)
-            return self.store(arr, idx, value, node)
+            return self.store(arr, idx, value, target)  # errors point at the element
         if isinstance(target, ast.Attribute):
-            raise self.error(target, "assigning to an attribute",
+            raise self.unsupported(target, "assigning to an attribute",
                              "kernels can only assign to local variables and array elements")
-        raise self.error(target, "this assignment target")
+        raise self.unsupported(target, "this assignment target")
 
     def assign_name(self, node, name: str, value) -> list[ir.Stmt]:
         loc = self.loc(node)
@@ -276,12 +281,13 @@ class Lowerer(ast.NodeVisitor):
 
     def visit_For(self, node: ast.For):
         if node.orelse:
-            raise self.error(node, "for ... else", "use a flag variable")
+            raise self.unsupported(node, "for ... else", "use a flag variable")
         it = node.iter
         if not (isinstance(it, ast.Call) and self.is_builtin(it.func, range)):
-            raise self.error(it, "only `for ... in range(...)` loops are supported in kernels")
+            raise self.error(it, "only `for ... in range(...)` loops are supported in kernels",
+                             "loop over indices: for i in range(len(a))")
         if not isinstance(node.target, ast.Name):
-            raise self.error(node.target, "a for-loop target other than a single name")
+            raise self.unsupported(node.target, "a for-loop target other than a single name")
         args = [self.scalar(self.expr(a), a) for a in it.args]
         if not 1 <= len(args) <= 3 or it.keywords:
             raise self.error(it, "range() takes 1 to 3 positional arguments")
@@ -310,7 +316,7 @@ class Lowerer(ast.NodeVisitor):
 
     def visit_While(self, node: ast.While):
         if node.orelse:
-            raise self.error(node, "while ... else", "use a flag variable")
+            raise self.unsupported(node, "while ... else", "use a flag variable")
         cond = self.truth(self.expr(node.test), node.test)
         self.loop_depth += 1
         body = self.lower_body(node.body)
@@ -373,7 +379,7 @@ class Lowerer(ast.NodeVisitor):
             return Py(v)
         if v is None:
             return Py(None)
-        raise self.error(node, f"a {type(v).__name__} literal")
+        raise self.unsupported(node, f"a {type(v).__name__} literal")
 
     def visit_Name(self, node: ast.Name):
         name = node.id
@@ -440,7 +446,7 @@ class Lowerer(ast.NodeVisitor):
                 return base
             if attr == "imag":
                 return ir.Const(base.type, self.loc(node), 0)
-        raise self.error(node, f"attribute '{attr}' of {_what(base)}")
+        raise self.unsupported(node, f"attribute '{attr}' of {_what(base)}")
 
     def array_attr(self, arr: ir.Expr, attr: str, node):
         at: ArrayType = arr.type
@@ -456,13 +462,11 @@ class Lowerer(ast.NodeVisitor):
             return size
         if attr == "dtype":
             return Py(at.dtype)
-        raise self.error(node, f"array attribute '{attr}'",
+        raise self.unsupported(node, f"array attribute '{attr}'",
                          "arrays in kernels have .shape, .size, .ndim and .dtype")
 
     def visit_Tuple(self, node: ast.Tuple):
         return Tup([self.expr(e) for e in node.elts])
-
-    visit_List = None  # refused by generic_visit with a hint
 
     def unpack(self, value, n: int, node) -> list:
         if isinstance(value, Tup):
@@ -487,14 +491,14 @@ class Lowerer(ast.NodeVisitor):
             sub = calls.subscript_static(self, base.obj, node)
             if sub is not None:
                 return sub
-            raise self.error(node, f"indexing {_pyname(base.obj)}")
+            raise self.unsupported(node, f"indexing {_pyname(base.obj)}")
         arr, idx = self.subscript_parts(node, base)
         return self.index(arr, idx, node)
 
     def subscript_parts(self, node: ast.Subscript, base=None):
         arr = base if base is not None else self.expr(node.value)
         if not (isinstance(arr, ir.Expr) and isinstance(arr.type, ArrayType)):
-            raise self.error(node.value, f"indexing {_what(arr)}")
+            raise self.unsupported(node.value, f"indexing {_what(arr)}")
         sl = node.slice
         parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
         idx = []
@@ -510,7 +514,7 @@ class Lowerer(ast.NodeVisitor):
         out = []
         for i in idx:
             if isinstance(i, ast.Slice):
-                raise self.error(node, "slices in an assignment target")
+                raise self.unsupported(node, "slices in an assignment target")
             v = self.scalar(i, node)
             if not (v.type.is_int or v.type == bool_):
                 raise self.error(node, f"array index must be an integer, got {v.type}",
@@ -574,7 +578,7 @@ class Lowerer(ast.NodeVisitor):
     def visit_BinOp(self, node: ast.BinOp):
         op = _BINOPS.get(type(node.op))
         if op is None:
-            raise self.error(node, f"operator {type(node.op).__name__}")
+            raise self.unsupported(node, f"operator {type(node.op).__name__}")
         return self.binop(op, self.expr(node.left), self.expr(node.right), node)
 
     def binop(self, op: str, a, b, node) -> ir.Expr:
@@ -637,7 +641,7 @@ class Lowerer(ast.NodeVisitor):
         for opn, comp in zip(node.ops, node.comparators):
             op = _CMPOPS.get(type(opn))
             if op is None:
-                raise self.error(node, f"comparison {type(opn).__name__}",
+                raise self.unsupported(node, f"comparison {type(opn).__name__}",
                                  "`is`/`in` are not supported in kernels; use == and !=")
             right = self.expr(comp)
             c = self.compare(op, left, right, node)
@@ -762,8 +766,7 @@ def _describe_node(node: ast.AST) -> str:
 
 
 _HINTS = {
-    "List": "lists are not supported in kernels; use local.array(shape, dtype) for a per-thread "
-            "array or a tuple for a few values",
+    "List": "use local.array(shape, dtype) for a per-thread array, or a tuple for a few values",
     "ListComp": "write a for-loop over range() that fills a local.array",
     "Dict": "kernels work on numbers and arrays only",
     "Lambda": "define a device function with @threadtile.jit(device=True)",

@@ -1,0 +1,133 @@
+"""Kernels that must not compile. Each offending line ends with ``# ERR <case>``: the tests find
+the expected line number from that marker, so editing this file cannot silently break them."""
+
+import numpy as np
+
+import threadtile as cuda
+
+
+def helper(x):
+    return x + 1
+
+
+@cuda.jit
+def list_literal(a):
+    x = [1, 2]  # ERR list_literal
+    a[0] = x[0]
+
+
+@cuda.jit
+def list_comprehension(a):
+    xs = [i * 2 for i in range(4)]  # ERR list_comprehension
+    a[0] = xs[0]
+
+
+@cuda.jit
+def try_except(a):
+    try:  # ERR try_except
+        a[0] = 1
+    except IndexError:
+        pass
+
+
+@cuda.jit
+def lambda_expr(a):
+    f = lambda v: v + 1  # noqa: E731  # ERR lambda_expr
+    a[0] = f(a[0])
+
+
+@cuda.jit
+def undecorated_call(a):
+    i = cuda.grid(1)
+    a[i] = helper(a[i])  # ERR undecorated_call
+
+
+@cuda.jit
+def attribute_assign(a):
+    a.shape = (3,)  # ERR attribute_assign
+
+
+@cuda.jit
+def for_over_array(a, out):
+    s = 0.0
+    for x in a:  # ERR for_over_array
+        s += x
+    out[0] = s
+
+
+@cuda.jit
+def kernel_returns(a):
+    i = cuda.grid(1)
+    if i < a.size:
+        return a[i] * 2  # ERR kernel_returns
+
+
+@cuda.jit
+def intrinsic_arity(a):
+    cuda.syncthreads(1)  # ERR intrinsic_arity
+    a[0] = 1
+
+
+@cuda.jit
+def shared_shape_variable(a, n):
+    sh = cuda.shared.array(n, np.float32)  # ERR shared_shape_variable
+    sh[0] = a[0]
+
+
+@cuda.jit
+def array_then_number(a, b):
+    x = a
+    x = 1  # ERR array_then_number
+    b[0] = x
+
+
+@cuda.jit
+def param_retyped(a, n):
+    n = a[0] * 0.5  # ERR param_retyped
+    a[1] = n
+
+
+@cuda.jit
+def undefined_name(a):
+    a[0] = not_defined_anywhere  # noqa: F821  # ERR undefined_name
+
+
+@cuda.jit(device=True)
+def recursive(n):
+    return 1 if n <= 1 else n * recursive(n - 1)  # ERR recursive
+
+
+@cuda.jit
+def calls_recursive(a):
+    a[0] = recursive(5)
+
+
+@cuda.jit
+def float_index(a):
+    a[1.5] = 0  # ERR float_index
+
+
+@cuda.jit
+def while_else(a):
+    i = 0
+    while i < 3:  # ERR while_else
+        i += 1
+    else:
+        a[0] = i
+
+
+@cuda.jit
+def bitwise_float(a):
+    a[0] = a[1] & 3  # ERR bitwise_float
+
+
+@cuda.jit
+def atomic_on_local(a):
+    loc = cuda.local.array(4, np.int32)
+    cuda.atomic.add(loc, 0, 1)  # ERR atomic_on_local
+    a[0] = loc[0]
+
+
+@cuda.jit
+def two_args(a, b):
+    a[0] = b[0]

@@ -1,0 +1,166 @@
+"""What users see when a kernel is wrong: KernelCompileError with the file, the exact line, the
+source line with carets under the offending code, the message and the hint; and launch
+argument errors raised before anything compiles or runs."""
+
+import importlib
+from pathlib import Path
+
+import bad_kernels as bad
+import numpy as np
+import pytest
+
+import threadtile
+from threadtile.errors import KernelCompileError
+
+tt_jit = importlib.import_module("threadtile.jit")  # the module (threadtile.jit is the decorator)
+
+BAD_FILE = str(Path(bad.__file__).resolve())
+_LINES = Path(BAD_FILE).read_text().splitlines()
+A = np.zeros(4, np.float32)
+
+
+def marker_line(case: str) -> int:
+    """The 1-based line of bad_kernels.py that ends with ``# ERR <case>``."""
+    hits = [n for n, text in enumerate(_LINES, 1) if text.rstrip().endswith(f"# ERR {case}")]
+    assert len(hits) == 1, f"marker for {case}: {hits}"
+    return hits[0]
+
+
+# kernel, case marker, example args, message, hint (or None), the source text under the carets
+CASES = [
+    ("list_literal", (A,), "a list is not supported in kernels",
+     "use local.array(shape, dtype) for a per-thread array, or a tuple for a few values",
+     "[1, 2]"),
+    ("list_comprehension", (A,), "a list comprehension is not supported in kernels",
+     "write a for-loop over range() that fills a local.array", "[i * 2 for i in range(4)]"),
+    ("try_except", (A,), "try/except is not supported in kernels",
+     "kernels cannot raise or catch exceptions; check conditions and return early", "t"),
+    ("lambda_expr", (A,), "a lambda is not supported in kernels",
+     "define a device function with @threadtile.jit(device=True)", "lambda v: v + 1"),
+    ("undecorated_call", (A,), "calling bad_kernels.helper is not supported in kernels",
+     "decorate it with @threadtile.jit(device=True) to call it from a kernel (did you forget "
+     "@jit?)", "helper(a[i])"),
+    ("attribute_assign", (A,), "assigning to an attribute is not supported in kernels",
+     "kernels can only assign to local variables and array elements", "a.shape"),
+    ("for_over_array", (A, A), "only `for ... in range(...)` loops are supported in kernels",
+     "loop over indices: for i in range(len(a))", "a"),
+    ("kernel_returns", (A,), "a kernel cannot return a value",
+     "write results into an output array; only device functions (@jit(device=True)) return "
+     "values", "return a[i] * 2"),
+    ("intrinsic_arity", (A,), "cuda.syncthreads() takes 0 arguments, got 1", None,
+     "cuda.syncthreads(1)"),
+    ("shared_shape_variable", (A, 3), "array shapes must be compile-time integer constants",
+     "use a literal, a global, or a Constant[int] parameter; shape 0 makes a dynamic shared "
+     "array sized at launch", "cuda.shared.array(n, np.float32)"),
+    ("array_then_number", (A, A), "'x' is assigned both array(float32, 1d) and int64",
+     "use a different variable for each", "x = 1"),
+    ("param_retyped", (A, 3), "parameter 'n' is int64 (from its argument) but is assigned "
+     "float32 here", "assign the value to a new variable", "n = a[0] * 0.5"),
+    ("undefined_name", (A,), "name 'not_defined_anywhere' is not defined", None,
+     "not_defined_anywhere"),
+    ("float_index", (A,), "array index must be an integer, got float64", "convert with int(...)",
+     "a[1.5]"),
+    ("while_else", (A,), "while ... else is not supported in kernels", "use a flag variable", "w"),
+    ("bitwise_float", (A,), "operator & needs integers, got float32", None, "a[1] & 3"),
+    ("atomic_on_local", (A,), "atomic.add() works on global and shared arrays, not local", None,
+     "cuda.atomic.add(loc, 0, 1)"),
+]
+
+
+@pytest.mark.parametrize(("case", "args", "message", "hint", "under"), CASES,
+                         ids=[c[0] for c in CASES])
+def test_compile_error(case, args, message, hint, under):
+    kernel = getattr(bad, case)
+    with pytest.raises(KernelCompileError) as info:
+        kernel.cuda_source(*args)
+    check_error(info.value, case, case, message, hint, under)
+
+
+def check_error(e: KernelCompileError, case: str, function: str, message: str, hint, under):
+    line = marker_line(case)
+    assert (e.loc.filename, e.loc.line, e.loc.function) == (BAD_FILE, line, function)
+    assert e.message == message
+    assert e.hint == hint
+    text = str(e).splitlines()
+    assert text[0].startswith(f'  "{BAD_FILE}", line {line}, col {e.loc.col + 1}')
+    assert text[0].endswith(f", in {function}:")
+    source = _LINES[line - 1].strip()
+    assert text[1] == "    " + source
+    carets = text[2]
+    assert set(carets.strip()) == {"^"}
+    start = len(carets) - len(carets.lstrip()) - 4
+    assert source[start:start + carets.count("^")] == under, carets
+    assert text[3] == message
+    assert text[4:] == ([f"({hint})"] if hint else [])
+
+
+def test_error_inside_a_device_function_names_it():
+    with pytest.raises(KernelCompileError) as info:
+        bad.calls_recursive.cuda_source(A)
+    check_error(info.value, "recursive", "recursive",
+                "recursive() calls itself; recursion is not supported in kernels",
+                "rewrite it as a loop", "recursive(n - 1)")
+
+
+def test_compile_error_at_launch_in_the_simulator():
+    """The same error comes out of a launch, before the kernel runs."""
+    with pytest.raises(KernelCompileError) as info, threadtile_simulate():
+        bad.list_literal[1, 1](A)
+    assert info.value.loc.line == marker_line("list_literal")
+
+
+def threadtile_simulate():
+    sim = getattr(threadtile, "simulate", None)
+    if sim is None:
+        from threadtile.backends.sim import simulate as sim
+    return sim()
+
+
+# ---- launch arguments ---------------------------------------------------------------------------
+
+@pytest.fixture
+def nothing_compiles(monkeypatch):
+    """Fails the test if anything is specialized or compiled."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("a bad launch reached the compiler")
+
+    monkeypatch.setattr(tt_jit.Kernel, "specialize", refuse)
+    monkeypatch.setattr(tt_jit, "build", refuse)
+
+
+@pytest.mark.parametrize("simulated", [False, True], ids=["launch", "simulated"])
+@pytest.mark.parametrize(("args", "kwargs", "text"), [
+    ((A,), {}, "two_args() takes 2 arguments (a, b), got 1"),
+    ((A, A, A), {}, "two_args() takes 2 arguments (a, b), got 3"),
+    ((A,), {"c": A}, "two_args() has no parameter 'c'"),
+    ((A, A), {"a": A}, "two_args() got 'a' twice"),
+])
+def test_wrong_arguments_raise_before_anything_runs(nothing_compiles, simulated, args, kwargs,
+                                                    text):
+    with pytest.raises(TypeError) as info:
+        if simulated:
+            with threadtile_simulate():
+                bad.two_args[1, 1](*args, **kwargs)
+        else:
+            bad.two_args[1, 1](*args, **kwargs)
+    assert text in str(info.value)
+
+
+def test_wrong_arguments_to_cuda_source(nothing_compiles):
+    with pytest.raises(TypeError, match=r"two_args\(\) takes 2 arguments \(a, b\), got 1"):
+        bad.two_args.cuda_source(A)
+
+
+def test_calling_a_kernel_like_a_function():
+    with pytest.raises(TypeError, match=r"launch it with two_args\[grid, block\]"):
+        bad.two_args(A, A)
+
+
+def test_launching_a_device_function():
+    with pytest.raises(TypeError, match="recursive is a device function: call it from a kernel"):
+        bad.recursive[1, 1](3)
+
+
+def test_jit_takes_no_signature_strings():
+    with pytest.raises(TypeError, match="jit takes no signatures"):
+        threadtile.jit("void(float32[:])")
