@@ -312,6 +312,16 @@ def test_loops(target):
     assert_close(target.to_host(out), [_loops_ref(int(m)) for m in nh], "int64")
 
 
+@pytest.mark.parametrize("counts", [(5, 3, 4), (0, 0, 7)])
+def test_loop_variables(target, counts):
+    out = target.to_device(poison(4, np.int64))
+    target.launch(language.loop_variables, 1, 1, target.to_device(np.array(counts, np.int32)),
+                  out)
+    a, b, c = counts
+    assert_close(target.to_host(out), [a - 1 if a else -1, 5, 14, sum(range(b)) + sum(range(c))],
+                 "int64")
+
+
 def test_early_return(target, rng):
     ah = rng.uniform(-10, 120, 200).astype(np.float32)
     out = target.to_device(poison(200, np.int32))

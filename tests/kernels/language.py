@@ -349,6 +349,28 @@ def printer(a):
         print("value", a[0], "index", i, "positive", a[0] > 0)
 
 
+@cuda.jit
+def loop_variables(n, out):
+    """Python's loop variable: after the loop it holds the last value (unchanged when the
+    loop is empty); assigning it in the body does not change the iteration."""
+    k = -1
+    for k in range(n[0]):  # noqa: B007  (k is read after the loop)
+        pass
+    out[0] = k
+    c = 0
+    for j in range(5):
+        j += 10
+        c += 1
+    out[1] = c
+    out[2] = j
+    s = 0
+    for q in range(n[1]):
+        s += q
+    for q in range(n[2]):
+        s += q
+    out[3] = s
+
+
 # ---- arithmetic ----------------------------------------------------------------------------
 
 @cuda.jit
@@ -501,6 +523,7 @@ EXAMPLES = {
     "branches": [example(_i, _i), example(np.zeros(8, np.int64), _i)],
     "loops": [example(_i, np.zeros((8, 7), np.int64))],
     "early_return": [example(_f, _i)],
+    "loop_variables": [example(_i, np.zeros(4, np.int64))],
     "augmented": [example(_i, _f, np.zeros((8, 2), np.int32), _f),
                   example(np.zeros(8, np.int64), np.zeros(8), np.zeros((8, 2), np.int64),
                           np.zeros(8))],

@@ -137,10 +137,11 @@ def promote(a: Scalar, b: Scalar) -> Scalar:
         return a if a.is_float else b
     if a.kind == b.kind:
         return a if a.bits >= b.bits else b
-    bits = max(a.bits, b.bits)
-    return {8: int8, 16: int16, 32: int32, 64: int64}[bits] if (
-        (a.is_signed and a.bits == bits) or (b.is_signed and b.bits == bits)) else (
-        {8: int16, 16: int32, 32: int64, 64: int64}[bits])
+    signed, unsigned = (a, b) if a.kind == "i" else (b, a)
+    if signed.bits > unsigned.bits:  # int32 with uint16: int32 holds both
+        return signed
+    # int32 with uint32 needs int64 to hold both (NumPy's rule); nothing holds int64 and uint64
+    return {8: int16, 16: int32, 32: int64, 64: int64}[unsigned.bits]
 
 
 @dataclass(frozen=True)
