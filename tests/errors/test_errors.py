@@ -116,7 +116,7 @@ def threadtile_simulate():
     return sim()
 
 
-# ---- launch arguments ---------------------------------------------------------------------------
+# ---- launch arguments ------------------------------------------------------------------------
 
 @pytest.fixture
 def nothing_compiles(monkeypatch):

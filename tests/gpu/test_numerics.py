@@ -34,7 +34,7 @@ def assert_dot_close(got, m, n, ref=None, u=U32):
     assert not bad.any(), f"{bad.sum()} elements off; worst {np.abs(got - ref)[bad].max()}"
 
 
-# ---- the lecture ------------------------------------------------------------------------------
+# ---- the lecture -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("transposed", [False, True])
 def test_matmul_naive(target, rng, transposed):
@@ -72,7 +72,7 @@ def test_matmul_dynamic(target, rng, tw):
     assert_dot_close(target.to_host(out), mh, nh)
 
 
-# ---- the numba documentation ------------------------------------------------------------------
+# ---- the numba documentation -----------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", ["float32", "int32"])
 def test_increment_by_one(target, rng, dtype):
@@ -136,7 +136,7 @@ def test_sum_reduce(target, rng):
     assert_dot_close(target.to_host(partial)[:, None], chunks, np.ones((t, 1)))
 
 
-# ---- indices ----------------------------------------------------------------------------------
+# ---- indices ---------------------------------------------------------------------------------
 
 GRID3, BLOCK3 = (2, 3, 2), (4, 2, 3)
 
@@ -179,7 +179,7 @@ def test_lanes(target):
     assert_close(target.to_host(out), ref, "int32")
 
 
-# ---- memory spaces ----------------------------------------------------------------------------
+# ---- memory spaces ---------------------------------------------------------------------------
 
 def test_local_array(target, rng):
     n = 300
@@ -228,7 +228,7 @@ def test_dynamic_shared_views(target, rng, n):
     assert_close(target.to_host(out), ref, "float32", ulps=64)
 
 
-# ---- barriers and fences ------------------------------------------------------------------------
+# ---- barriers and fences ---------------------------------------------------------------------
 
 def test_barrier_votes(target, rng):
     blocks, t = 4, 64
@@ -264,7 +264,7 @@ def test_warp_sync_exchange(target, rng):
     assert_close(target.to_host(out), ah[np.arange(64) ^ 1], "int32")
 
 
-# ---- control flow -----------------------------------------------------------------------------
+# ---- control flow ----------------------------------------------------------------------------
 
 def _branches_ref(x: int) -> int:
     if x < -5:
@@ -404,7 +404,7 @@ def test_printer(target, capfd, dtype, value, text):
     assert lines == [text]
 
 
-# ---- arithmetic ---------------------------------------------------------------------------------
+# ---- arithmetic ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "float32", "float64"])
 def test_pydivmod(target, rng, dtype):
@@ -466,7 +466,7 @@ def test_min_max_abs(target, rng, dtype):
     assert_close(target.to_host(out), ref, dtype, ulps=0)
 
 
-# ---- functions and constants ------------------------------------------------------------------
+# ---- functions and constants -----------------------------------------------------------------
 
 def test_device_calls(target, rng):
     n = 100
@@ -511,7 +511,7 @@ def test_unrolled_sum(target, rng, n):
     assert np.isnan(got[size - n + 1:]).all()
 
 
-# ---- atomics ------------------------------------------------------------------------------------
+# ---- atomics ---------------------------------------------------------------------------------
 
 def assert_chain(olds, vals, init, final, op):
     """Atomic updates happened one at a time: each thread's old value is the value the previous
@@ -580,7 +580,7 @@ def test_atomic_counter_slots(target):
     assert target.to_host(counter).tolist() == [n]
 
 
-# ---- warps --------------------------------------------------------------------------------------
+# ---- warps -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "float32", "float64"])
 def test_shuffles(target, rng, dtype):
@@ -641,7 +641,7 @@ def test_bit_ops(target, rng, dtype):
     assert got.astype(np.uint64).tolist() == ref.tolist()
 
 
-# ---- math ---------------------------------------------------------------------------------------
+# ---- math ------------------------------------------------------------------------------------
 
 _UNARY_REF = [
     lambda v: np.sqrt(np.abs(v)), np.exp, lambda v: np.log(np.abs(v)),
@@ -690,7 +690,7 @@ def test_int_math(target, rng, itype, otype):
     assert_close(target.to_host(out), ref, otype)
 
 
-# ---- dtypes -------------------------------------------------------------------------------------
+# ---- dtypes ----------------------------------------------------------------------------------
 
 def _values(rng, dtype: str, n: int, lo: int, hi: int) -> np.ndarray:
     """Random values that ``dtype`` holds exactly, in [lo, hi] (floats get fractions)."""
@@ -762,7 +762,7 @@ def test_logic(target, rng):
     assert_close(target.to_host(out), ref, "bool")
 
 
-# ---- the arrays users already have (GPU only) -------------------------------------------------
+# ---- the arrays users already have (GPU only) ------------------------------------------------
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("lib", ["torch", "cupy", "device", "host"])

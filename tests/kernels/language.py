@@ -17,7 +17,7 @@ COEFFS = np.array([1.5, -2.0, 0.25, 4.0, -0.5], dtype=np.float32)  # global NumP
 TABLE = np.arange(12, dtype=np.int32).reshape(3, 4)
 
 
-# ---- indices ----------------------------------------------------------------------------------
+# ---- indices ---------------------------------------------------------------------------------
 
 @cuda.jit
 def thread_indices(out):
@@ -67,7 +67,7 @@ def lanes(out):
     out[i, 2] = t // cuda.warpsize
 
 
-# ---- memory spaces ----------------------------------------------------------------------------
+# ---- memory spaces ---------------------------------------------------------------------------
 
 @cuda.jit
 def local_array(a, out):
@@ -125,7 +125,7 @@ def dynamic_shared_views(a, out, n: Constant[int]):
     out[t] = first[n - 1 - t] + second[t] + len(second) + sh.size - 2 * n
 
 
-# ---- barriers and fences -----------------------------------------------------------------------
+# ---- barriers and fences ---------------------------------------------------------------------
 
 @cuda.jit
 def barrier_votes(a, out):
@@ -181,7 +181,7 @@ def warp_sync_exchange(a, out):
     out[t] = v
 
 
-# ---- control flow -----------------------------------------------------------------------------
+# ---- control flow ----------------------------------------------------------------------------
 
 @cuda.jit
 def branches(a, out):

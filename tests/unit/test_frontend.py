@@ -45,7 +45,7 @@ def body_of(kernel, *args, **constants) -> list:
     return spec(kernel, *args, **constants).module.kernel.body
 
 
-# ---- the promotion table ------------------------------------------------------------------------
+# ---- the promotion table ---------------------------------------------------------------------
 
 @pytest.mark.parametrize(("a", "b", "want"), [
     (int8, int16, int16), (uint8, uint32, uint32), (int32, int64, int64),
@@ -94,7 +94,7 @@ def test_constants_convert_like_c(value, t, want):
     assert ty.py_value(value, t) == want
 
 
-# ---- the float rule ------------------------------------------------------------------------------
+# ---- the float rule --------------------------------------------------------------------------
 
 def test_accumulator_literal_takes_the_array_type():
     assert locals_of(uk.weak_accumulator, F32, F32, F32)["acc"] == float32
@@ -142,7 +142,7 @@ def test_device_function_specializations_are_shared():
     assert names[-1] == "device_calls"
 
 
-# ---- constant folding ---------------------------------------------------------------------------
+# ---- constant folding ------------------------------------------------------------------------
 
 def test_constant_folding_follows_python():
     stores = [s for s in body_of(uk.folding, np.zeros(8)) if isinstance(s, ir.Store)]
@@ -167,7 +167,7 @@ def test_math_on_constants_is_folded():
                              if isinstance(s, ir.Store) and s.indices[0].value == 3), 4.0)
 
 
-# ---- variable types -----------------------------------------------------------------------------
+# ---- variable types --------------------------------------------------------------------------
 
 def test_fixpoint_types_a_variable_read_before_its_typed_assignment():
     assert locals_of(uk.fixpoint, F32, F32) == {"p": float32, "q": float32, "i": int64}
@@ -205,7 +205,7 @@ def test_shape_unpacking_len_and_ndim():
     assert "2?" in text  # a.ndim is a compile-time constant
 
 
-# ---- specialization -----------------------------------------------------------------------------
+# ---- specialization --------------------------------------------------------------------------
 
 def test_constant_parameters_compile_one_variant_per_value():
     a = np.zeros(8, np.float32)
