@@ -129,5 +129,10 @@ def atomic_on_local(a):
 
 
 @cuda.jit
+def negative_power(a):
+    a[0] = 2 ** -1  # ERR negative_power
+
+
+@cuda.jit
 def two_args(a, b):
     a[0] = b[0]

@@ -62,6 +62,8 @@ CASES = [
      "a[1.5]"),
     ("while_else", (A,), "while ... else is not supported in kernels", "use a flag variable", "w"),
     ("bitwise_float", (A,), "operator & needs integers, got float32", None, "a[1] & 3"),
+    ("negative_power", (A,), "integers to negative integer powers are not allowed",
+     "make the base a float: 2.0 ** -1", "2 ** -1"),
     ("atomic_on_local", (A,), "atomic.add() works on global and shared arrays, not local", None,
      "cuda.atomic.add(loc, 0, 1)"),
 ]

@@ -322,6 +322,13 @@ def test_loop_variables(target, counts):
                  "int64")
 
 
+@pytest.mark.parametrize("dtype", [np.uint32, np.uint64])
+def test_unsigned_countdown(target, dtype):
+    out = target.to_device(poison(2, np.int64))
+    target.launch(language.unsigned_countdown, 1, 1, dtype(7), out)
+    assert_close(target.to_host(out), [sum(range(7, 0, -1)), len(range(7, -1, -2))], "int64")
+
+
 def test_early_return(target, rng):
     ah = rng.uniform(-10, 120, 200).astype(np.float32)
     out = target.to_device(poison(200, np.int32))

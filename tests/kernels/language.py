@@ -371,6 +371,19 @@ def loop_variables(n, out):
     out[3] = s
 
 
+@cuda.jit
+def unsigned_countdown(n, out):
+    """range(n, 0, -1) with n unsigned: the loop variable is signed, so the loop ends at 1."""
+    s = 0
+    for i in range(n, 0, -1):
+        s += i
+    out[0] = s
+    c = 0
+    for _i in range(n, -1, -2):
+        c += 1
+    out[1] = c
+
+
 # ---- arithmetic ----------------------------------------------------------------------------
 
 @cuda.jit
@@ -524,6 +537,8 @@ EXAMPLES = {
     "loops": [example(_i, np.zeros((8, 7), np.int64))],
     "early_return": [example(_f, _i)],
     "loop_variables": [example(_i, np.zeros(4, np.int64))],
+    "unsigned_countdown": [example(np.uint32(5), np.zeros(2, np.int64)),
+                           example(np.uint64(5), np.zeros(2, np.int64))],
     "augmented": [example(_i, _f, np.zeros((8, 2), np.int32), _f),
                   example(np.zeros(8, np.int64), np.zeros(8), np.zeros((8, 2), np.int64),
                           np.zeros(8))],

@@ -303,8 +303,8 @@ class Lowerer(ast.NodeVisitor):
         t, w = start.type, ty.is_weak(start)
         for a in (stop, step):
             t, w = ty.unify(t, w, a.type, ty.is_weak(a))
-        if w:
-            t = int64
+        if w or t.kind == "u" and any(isinstance(a, ir.Const) and a.value < 0 for a in args):
+            t = int64  # range(n, 0, -1) with n unsigned counts down in a signed variable
         name = node.target.id
         self.observe(name, t, False, node)
         vt = self.var_types.get(name, (t, False))[0]
@@ -589,6 +589,10 @@ class Lowerer(ast.NodeVisitor):
             for v in (a, b):
                 if v.type.is_float:
                     raise self.error(node, f"operator {op} needs integers, got {v.type}")
+        if op == "**" and a.type.is_int and isinstance(b, ir.Const) and b.type.is_int \
+                and b.value < 0:
+            raise self.error(node, "integers to negative integer powers are not allowed",
+                             "make the base a float: 2.0 ** -1")
         if op == "**" and b.type.is_int and isinstance(b, ir.Const) and not a.type.is_int:
             t = a.type if not aw else ty.literal_type(a.value)
             res = ir.BinOp(t, loc, "**", a, b)
