@@ -5,8 +5,11 @@ Each kernel module lists example launches in ``EXAMPLES``; a kernel without one 
 """
 
 import importlib
+import importlib.util
 import struct
+from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import compile_cubin
 from kernels import MODULES
@@ -59,3 +62,42 @@ def cubin_arch(cubin: bytes) -> str:
     assert machine == 190, f"e_machine {machine} is not EM_CUDA"
     (flags,) = struct.unpack_from("<I", cubin, 48)
     return f"sm_{(flags >> 8) & 0xFF}"
+
+
+# ---- the examples, the demo and the benchmarks' kernels -------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _load(relpath: str):
+    """A script of the repository as a module (its main() does not run)."""
+    path = REPO / relpath
+    spec = importlib.util.spec_from_file_location(f"_tt_{path.stem}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _shipped():
+    import threadtile  # noqa: PLC0415
+
+    m = np.zeros((8, 8), np.float32)
+    v = np.zeros(16, np.float32)
+    out = [("examples/tiled_matmul.py", lambda mod: mod.matmul_tiled, (m, m, m), {"tw": 16}),
+           ("examples/missing_barrier.py", lambda mod: mod.matmul_racy, (m, m, m), {"tw": 16}),
+           ("examples/step_through.py", lambda mod: mod.block_sum, (v, v), {}),
+           ("src/threadtile/demo.py", lambda mod: mod.matmul_tiled, (m, m, m), {"tw": 16})]
+    for name in ("naive", "static", "dynamic"):
+        args = (m, m, m, 16) if name == "dynamic" else (m, m, m)
+        out.append(("bench/lecture_kernels.py", lambda mod, n=name: mod.make(threadtile)[n],
+                    args, {}))
+    out.append(("bench/lecture_kernels.py", lambda mod: mod.make_constant(threadtile),
+                (m, m, m), {"tw": 16}))
+    return [pytest.param(*case, id=f"{case[0]}:{k}") for k, case in enumerate(out)]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize(("path", "pick", "args", "consts"), _shipped())
+def test_shipped_kernels_compile(path, pick, args, consts, arch):
+    cubin = compile_cubin(pick(_load(path)), *args, arch=arch, **consts)
+    assert cubin_arch(cubin) == arch

@@ -427,6 +427,19 @@ def test_pydivmod(target, rng, dtype):
     assert_close(target.to_host(r), a % b, dtype)
 
 
+@pytest.mark.parametrize(("atype", "otype"), [("int32", "float64"), ("int64", "float32")])
+def test_true_division(target, rng, atype, otype):
+    n = 100
+    ah = rng.integers(-100, 100, n).astype(atype)
+    bh = (rng.integers(1, 9, n) * rng.choice([-1, 1], n)).astype(np.int32)
+    out = target.to_device(poison((n, 3), otype))
+    target.launch(language.true_division, 1, 128, target.to_device(ah), target.to_device(bh),
+                  out)
+    a, b = ah.astype(np.float64), bh.astype(np.float64)
+    ref = np.stack([a / b, np.ceil(a / b), a / b > np.floor_divide(a, b)], -1)
+    assert_close(target.to_host(out), ref, otype)
+
+
 def test_scale_half(target, rng):
     xh = rng.standard_normal(100).astype(np.float32)
     out = target.to_device(poison(100, np.float32))

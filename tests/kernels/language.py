@@ -396,6 +396,16 @@ def pydivmod(a, b, q, r):
 
 
 @cuda.jit
+def true_division(a, b, out):
+    """/ of two integers is a float64 division, as in Python (not C's integer division)."""
+    i = cuda.grid(1)
+    if i < a.size:
+        out[i, 0] = a[i] / b[i]
+        out[i, 1] = math.ceil(a[i] / b[i])
+        out[i, 2] = a[i] / b[i] > a[i] // b[i]
+
+
+@cuda.jit
 def scale_half(x, out):
     """The float rule: x * 0.5 stays float32."""
     i = cuda.grid(1)
@@ -553,6 +563,8 @@ EXAMPLES = {
                                                   np.zeros(8, np.int64), np.zeros(8, np.int64)),
                  example(_f, _f, _f, _f), example(np.zeros(8, np.int8), np.zeros(8, np.int8),
                                                   np.zeros(8, np.int8), np.zeros(8, np.int8))],
+    "true_division": [example(_i, _i, np.zeros((8, 3))),
+                      example(np.zeros(8, np.int64), _i, np.zeros((8, 3), np.float32))],
     "scale_half": [example(_f, _f)],
     "dot_acc": [example(_f, _f, _f)],
     "casts": [example(_f, np.zeros((8, 7)))],

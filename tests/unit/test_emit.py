@@ -170,6 +170,11 @@ def test_python_division_only_where_the_sign_can_be_negative():
     assert "out(i, 2LL) = t / 32;" in lanes  # t is a sum of thread indices: never negative
 
 
+def test_true_division_of_integers_keeps_a_float_operand():
+    src = body(language.true_division.cuda_source(*language.EXAMPLES["true_division"][0][0]))
+    assert "out(i, 0LL) = a(i) / (double)b(i);" in src
+
+
 @pytest.mark.parametrize(("dtype", "clz"), [(np.int8, "__clz((uint32_t)((uint8_t)(v))) - 24"),
                                             (np.uint16, "__clz((uint32_t)((uint16_t)(v))) - 16"),
                                             (np.int32, "__clz((uint32_t)(v))")])

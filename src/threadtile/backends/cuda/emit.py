@@ -393,7 +393,8 @@ class FunctionEmitter:
                 if t.bits == 16 and t.is_float:
                     return f"{t.cname}({fn}(float({self.e(a)}), float({self.e(b)})))", 16
                 return f"{fn}({self.e(a)}, {self.e(b)})", _PREC["atom"]
-        a, b = _implicit(a, b), _implicit(b, a)
+        a = _implicit(a, b)
+        b = _implicit(b, a)  # against the left operand as emitted: one cast must stay
         p = _PREC[op]
         right_p = p + 1  # left-associative: a - (b - c) keeps its parentheses
         if op in ("&", "|", "^", "<<", ">>"):
@@ -403,7 +404,8 @@ class FunctionEmitter:
 
     def x_Compare(self, x: ir.Compare):
         p = _PREC[x.op]
-        a, b = _implicit(x.left, x.right), _implicit(x.right, x.left)
+        a = _implicit(x.left, x.right)
+        b = _implicit(x.right, a)
         return f"{self.e(a, p + 1)} {x.op} {self.e(b, p + 1)}", p
 
     def x_Logical(self, x: ir.Logical):
@@ -564,7 +566,9 @@ def _unwiden(e: ir.Expr) -> ir.Expr:
 
 def _implicit(e: ir.Expr, other: ir.Expr) -> ir.Expr:
     """Drop a cast that C++'s usual arithmetic conversions would apply anyway: a signed integer
-    widened to the other operand's signed integer or floating type."""
+    widened to the other operand's signed integer or floating type. ``other`` must be the
+    operand as it will be emitted: in ``float64(k) / float64(tw)`` only one cast may go, else
+    C++ divides two integers."""
     if not isinstance(e, ir.Cast) or not isinstance(e.value.type, Scalar):
         return e
     src, dst = e.value.type, e.type
