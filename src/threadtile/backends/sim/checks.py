@@ -24,10 +24,10 @@ last ticket reads every partial): a write followed by a fence in the writing thr
 not check that the reader really waited for the writer (by a flag or an atomic ticket); it only
 knows that, in its own run, the write came first.
 
-Per element the shadow holds 10 int64s (one row, so one gather fetches all of them):
-the writer's thread, stamp, ``site << 1 | atomic`` and fence count, then (thread, stamp, site) of
-two readers. A thread is its global linear id ``block * threads_per_block + thread``; a stamp is
-``block_epoch << 32 | warp_epoch``; a fence count is how many fences the thread had made.
+Per element the shadow holds 10 int64s: the writer's thread, stamp, ``site << 1 | atomic`` and
+fence count, then (thread, stamp, site) of two readers. A thread is its global linear id
+``block * threads_per_block + thread``; a stamp is ``block_epoch << 32 | warp_epoch``; a fence
+count is how many fences the thread had made.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ import numpy as np
 from ... import errors
 from ...ir.nodes import Loc
 
-WT, WS, WX, R1T, R1S, R1L, R2T, R2S, R2L, WF = range(10)
 _LOW32 = np.int64(0xFFFFFFFF)
 
 ALL_CHECKS = frozenset({"race", "bounds", "barrier", "uninit"})
@@ -88,8 +87,18 @@ class Launch:
 
     def concurrent(self, t1, s1, t2, s2, same_block: bool = False):
         """Per lane: stored access (t1, s1) is by another thread and not ordered before the
-        current access (t2, s2). ``t1 < 0`` means nothing stored."""
+        current access (t2, s2). ``t1 < 0`` means nothing stored (its stamp is -1 too).
+
+        The early exits matter: most accesses meet either an element no other thread touched
+        (global arrays) or one last touched before the latest barrier (shared arrays)."""
+        if same_block and not self.warp_sync:
+            unordered = s1 == s2  # one block: the same stamp is the same barrier interval
+            if not unordered.any():
+                return unordered
+            return unordered & (t1 != t2)
         other = (t1 >= 0) & (t1 != t2)
+        if not other.any():
+            return other
         if self.warp_sync:
             T = self.T
             same_warp = ((t1 // T) == (t2 // T)) & (((t1 % T) // 32) == ((t2 % T) // 32))
@@ -103,97 +112,98 @@ class Launch:
 
 
 class Shadow:
-    """Race-detection state of one memory (a global array, or one batch's shared array)."""
+    """Race-detection state of one memory (a global array, or one batch's shared array): one
+    int64 vector per field, so that a check gathers only the fields it needs (gathering whole
+    rows of a 2-d table costs more than all the rest of a check)."""
 
-    __slots__ = ("mat", "same_block")
+    __slots__ = ("wt", "ws", "wx", "wf", "r1t", "r1s", "r1l", "r2t", "r2s", "r2l",
+                 "same_block")
 
     def __init__(self, size: int, same_block: bool):
-        self.mat = None  # allocated at the first access: most arrays of a launch are small
         self.same_block = same_block
-        self._alloc(size)
-
-    def _alloc(self, size: int) -> None:
-        self.mat = np.full((size, 10), -1, dtype=np.int64)
+        # threads and stamps start at -1 (nothing recorded; no stamp is negative); sites and
+        # fence counts are only read where a thread is recorded
+        self.wt, self.ws, self.r1t, self.r1s, self.r2t, self.r2s = np.full((6, size), -1,
+                                                                           np.int64)
+        self.wx, self.wf, self.r1l, self.r2l = np.empty((4, size), np.int64)
 
     def read(self, L: Launch, mem, offs, tid, stamp, site: int, index_at) -> None:
         """Record reads of elements ``offs`` by threads ``tid``; raise on a concurrent write."""
-        S = self.mat[offs]
-        wt = S[:, WT]
-        if (wt >= 0).any():
-            bad = L.concurrent(wt, S[:, WS], tid, stamp, self.same_block)
-            if bad.any() and L.fence is not None:  # writes a fence has published since
-                k = np.flatnonzero(bad)
-                bad[k[L.fence[wt[k]] > S[k, WF]]] = False
-            if bad.any():
-                k = int(np.argmax(bad))
-                raise_race(L, "read", site, tid[k], int(S[k, WX]) >> 1, wt[k],
-                           "atomic" if S[k, WX] & 1 else "write", mem.describe(int(offs[k])),
-                           index_at(k))
-        # slot 1: take it unless it holds a concurrent read by another thread
-        keep1 = L.concurrent(S[:, R1T], S[:, R1S], tid, stamp, self.same_block)
-        upd = ~keep1
-        row = None
-        if upd.any():
-            row = np.empty((len(offs), 3), np.int64)
-            row[:, 0] = tid
-            row[:, 1] = stamp
-            row[:, 2] = site
-            if upd.all():
-                self.mat[offs, R1T:R1L + 1] = row
-                lost = self.mat[offs, R1T] != tid
-            else:
-                o = offs[upd]
-                self.mat[o, R1T:R1L + 1] = row[upd]
-                lost = np.zeros(len(offs), bool)
-                lost[upd] = self.mat[o, R1T] != tid[upd]
-            cand = keep1 | lost  # another thread holds slot 1 (before or within this read)
+        wt = self.wt[offs]
+        bad = L.concurrent(wt, self.ws[offs], tid, stamp, self.same_block)
+        if bad.any() and L.fence is not None:  # writes a fence has published since
+            k = np.flatnonzero(bad)
+            bad[k[L.fence[wt[k]] > self.wf[offs[k]]]] = False
+        if bad.any():
+            k = int(np.argmax(bad))
+            wx = int(self.wx[offs[k]])
+            raise_race(L, "read", site, tid[k], wx >> 1, wt[k], "atomic" if wx & 1 else "write",
+                       mem.describe(int(offs[k])), index_at(k))
+        # slot 1: take it unless it holds a concurrent read by another thread, or this very
+        # read already (the same thread between the same barriers: nothing new to record)
+        t1, s1 = self.r1t[offs], self.r1s[offs]
+        keep1 = L.concurrent(t1, s1, tid, stamp, self.same_block)
+        upd = ~(keep1 | ((t1 == tid) & (s1 == stamp)))
+        if upd.all():  # the usual first read of fresh elements: no subsets to cut
+            self.r1t[offs] = tid
+            self.r1s[offs] = stamp
+            self.r1l[offs] = site
+            cand = self.r1t[offs] != tid  # another lane of this same read won slot 1
+        elif upd.any():
+            o, ut = offs[upd], tid[upd]
+            self.r1t[o] = ut
+            self.r1s[o] = stamp[upd]
+            self.r1l[o] = site
+            lost = np.zeros(len(offs), bool)
+            lost[upd] = self.r1t[o] != ut
+            cand = keep1 | lost
         else:
             cand = keep1
         if not cand.any():
             return
-        keep2 = L.concurrent(S[:, R2T], S[:, R2S], tid, stamp, self.same_block)
-        upd2 = cand & ~keep2
+        # slot 2: a second thread, when slot 1 holds another one
+        t2, s2 = self.r2t[offs], self.r2s[offs]
+        keep2 = L.concurrent(t2, s2, tid, stamp, self.same_block)
+        upd2 = cand & ~(keep2 | ((t2 == tid) & (s2 == stamp)))
         if upd2.any():
-            if row is None:
-                row = np.empty((len(offs), 3), np.int64)
-                row[:, 0] = tid
-                row[:, 1] = stamp
-                row[:, 2] = site
-            self.mat[offs[upd2], R2T:R2L + 1] = row[upd2]
+            o = offs[upd2]
+            self.r2t[o] = tid[upd2]
+            self.r2s[o] = stamp[upd2]
+            self.r2l[o] = site
 
     def write(self, L: Launch, mem, offs, tid, stamp, site: int, atomic: bool,
               index_at) -> None:
         """Record writes (or atomic read-modify-writes); raise on a concurrent access."""
-        S = self.mat[offs]
-        bad_w = L.concurrent(S[:, WT], S[:, WS], tid, stamp, self.same_block)
-        if atomic:
-            bad_w &= (S[:, WX] & 1) == 0
-        bad_r1 = L.concurrent(S[:, R1T], S[:, R1S], tid, stamp, self.same_block)
-        bad_r2 = L.concurrent(S[:, R2T], S[:, R2S], tid, stamp, self.same_block)
+        wt, wx = self.wt[offs], None
+        bad_w = L.concurrent(wt, self.ws[offs], tid, stamp, self.same_block)
+        if atomic and bad_w.any():
+            wx = self.wx[offs]
+            bad_w &= (wx & 1) == 0
+        r1t, r2t = self.r1t[offs], self.r2t[offs]
+        bad_r1 = L.concurrent(r1t, self.r1s[offs], tid, stamp, self.same_block)
+        bad_r2 = L.concurrent(r2t, self.r2s[offs], tid, stamp, self.same_block)
         bad = bad_w | bad_r1 | bad_r2
         kind = "atomic" if atomic else "write"
         if bad.any():
             k = int(np.argmax(bad))
+            o = offs[k]
             if bad_w[k]:
-                other, osite = S[k, WT], int(S[k, WX]) >> 1
-                okind = "atomic" if S[k, WX] & 1 else "write"
+                x = int(self.wx[o])
+                other, osite, okind = wt[k], x >> 1, "atomic" if x & 1 else "write"
             elif bad_r1[k]:
-                other, osite, okind = S[k, R1T], int(S[k, R1L]), "read"
+                other, osite, okind = r1t[k], int(self.r1l[o]), "read"
             else:
-                other, osite, okind = S[k, R2T], int(S[k, R2L]), "read"
-            raise_race(L, kind, site, tid[k], osite, other, okind, mem.describe(int(offs[k])),
+                other, osite, okind = r2t[k], int(self.r2l[o]), "read"
+            raise_race(L, kind, site, tid[k], osite, other, okind, mem.describe(int(o)),
                        index_at(k))
-        row = np.empty((len(offs), 3), np.int64)
-        row[:, 0] = tid
-        row[:, 1] = stamp
-        row[:, 2] = (site << 1) | int(atomic)
-        self.mat[offs, WT:WX + 1] = row
+        self.wt[offs] = tid
+        self.ws[offs] = stamp
+        self.wx[offs] = (site << 1) | int(atomic)
         if L.fence is not None:
-            self.mat[offs, WF] = L.fence[tid]
+            self.wf[offs] = L.fence[tid]
         if not atomic and len(offs) > 1:
             # two lanes of this very store on one element: the scatter kept one of them
-            won = self.mat[offs, WT]
-            dup = won != tid
+            dup = self.wt[offs] != tid
             if dup.any():
                 # name the first two lanes (in thread order) that wrote that element
                 a, b = np.flatnonzero(offs == offs[int(np.argmax(dup))])[:2]

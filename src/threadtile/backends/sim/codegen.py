@@ -52,7 +52,9 @@ def _and(m, c):
     if c.__class__ is not np.ndarray:
         return m if c else False
     if m is None:
-        return c
+        # a condition true in every lane (`if i < n` but for the last block) keeps the
+        # unmasked fast paths of everything under it
+        return None if c.all() else c
     if m is False:
         return False
     return m & c

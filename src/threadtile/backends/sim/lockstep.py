@@ -41,6 +41,42 @@ class LaunchState:
         self.seq = 0
 
 
+_LANE_CACHE: dict = {}
+
+
+def _lanes(block: tuple, nb: int) -> dict:
+    """The per-lane vectors that depend only on the block shape and the batch size, made once
+    (every batch of a launch but the last has the same size) and read-only."""
+    key = (block, nb)
+    hit = _LANE_CACHE.get(key)
+    if hit is not None:
+        return hit
+    bx, by, _ = block
+    T = bx * block[1] * block[2]
+    n = nb * T
+    lanes = np.arange(n, dtype=_I64)
+    tid = lanes % T if nb > 1 else lanes
+    blk = lanes // T if nb > 1 else np.zeros(n, _I64)
+    out = {"lanes": lanes, "tid": tid, "blk": blk}
+    for axis, v, d in zip("xyz", (tid % bx, (tid // bx) % by, tid // (bx * by)), block):
+        if d == 1:  # a flat axis: a uniform 0 keeps expressions of it scalar
+            out["tid_" + axis], out["tid_" + axis + "64"] = _I32(0), _I64(0)
+            continue
+        out["tid_" + axis] = v.astype(_I32)
+        out["tid_" + axis + "64"] = v
+    out["laneid"] = (tid % 32).astype(_I32)
+    out["warp"] = blk * ((T + 31) // 32) + tid // 32
+    out["lanemask_lt"] = ((np.uint64(1) << out["laneid"].astype(np.uint64)) -
+                          np.uint64(1)).astype(np.uint32)
+    for v in out.values():
+        if isinstance(v, np.ndarray):
+            v.flags.writeable = False
+    if len(_LANE_CACHE) > 64:
+        _LANE_CACHE.clear()
+    _LANE_CACHE[key] = out
+    return out
+
+
 class Batch:
     """The lanes of ``nb`` consecutive blocks starting at linear block ``first``."""
 
@@ -48,24 +84,16 @@ class Batch:
         L = st.launch
         self.state = st
         self.launch = L
-        bx, by, bz = L.block
         gx, gy, _ = L.grid
         T = L.T
         self.T, self.nb = T, nb
         self.L = n = nb * T
-        lanes = np.arange(n, dtype=_I64)
-        self.lanes = lanes
-        tid = lanes % T if nb > 1 else lanes
-        self.tid = tid
-        self.blk = lanes // T if nb > 1 else np.zeros(n, _I64)
+        self.__dict__.update(_lanes(L.block, nb))
         gblk = first + self.blk
-        self.gtid = gblk * T + tid
-        for axis, v in zip("xyz", (tid % bx, (tid // bx) % by, tid // (bx * by))):
-            setattr(self, "tid_" + axis, v.astype(_I32))
-            setattr(self, "tid_" + axis + "64", v)
+        self.gtid = gblk * T + self.tid
         cta = (gblk % gx, (gblk // gx) % gy, gblk // (gx * gy))
         for axis, v, nt, nc in zip("xyz", cta, L.block, L.grid):
-            if nb == 1:
+            if nb == 1 or nc == 1:  # one block, or a flat grid axis: the same in every lane
                 v = v[0]
             setattr(self, "ctaid_" + axis, v.astype(_I32))
             setattr(self, "ctaid_" + axis + "64", v.astype(_I64))
@@ -73,11 +101,7 @@ class Batch:
             setattr(self, "ntid_" + axis + "64", _I64(nt))
             setattr(self, "nctaid_" + axis, _I32(nc))
             setattr(self, "nctaid_" + axis + "64", _I64(nc))
-        self.laneid = (tid % 32).astype(_I32)
         self.nwarps = (T + 31) // 32
-        self.warp = self.blk * self.nwarps + tid // 32
-        self.lanemask_lt = ((np.uint64(1) << self.laneid.astype(np.uint64)) -
-                            np.uint64(1)).astype(np.uint32)
         self.bep = np.zeros(nb, _I64)  # barriers passed, per block
         self.wep = np.zeros(nb * self.nwarps, _I64)  # syncwarps passed, per warp
         self.stamp = np.zeros(n, _I64)
