@@ -773,6 +773,23 @@ def test_from_float64(target, rng, dtype):
     assert_close(target.to_host(out), ref, dtype, ulps=0 if dtype != "bfloat16" else 1)
 
 
+@pytest.mark.parametrize("dtype", dtypes.SMALL_INTS)
+def test_small_int_math(target, rng, dtype):
+    n = 100
+    ah = rng.integers(0 if dtype[0] == "u" else -10, 11, n).astype(dtype)
+    bh = rng.integers(0 if dtype[0] == "u" else -10, 11, n).astype(dtype)
+    out = target.to_device(poison((n, 7), dtype))
+    target.launch(dtypes.small_int_math, 1, 128, target.to_device(ah), target.to_device(bh), out)
+    def wrap(v):  # NumPy's wrap-around in the dtype
+        return np.array(v, np.int64).astype(dtype).astype(np.int64)
+
+    a, b = ah.astype(np.int64), bh.astype(np.int64)
+    ref = np.stack([np.minimum(a, 2), np.maximum(wrap(a + b), b), wrap(a + b) // 3,
+                    wrap(a - b) % 5, wrap(a * a), (wrap(a - b) > 4).astype(np.int64),
+                    wrap(-a)], -1)
+    assert_close(target.to_host(out), wrap(ref), dtype)
+
+
 def test_logic(target, rng):
     ah = rng.integers(0, 2, 64).astype(np.bool_)
     bh = rng.integers(0, 2, 64).astype(np.bool_)

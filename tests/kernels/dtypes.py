@@ -53,6 +53,24 @@ def logic(a, b, out):
         out[i, 3] = a[i] != b[i] and (a[i] or b[i])
 
 
+@cuda.jit
+def small_int_math(a, b, out):
+    """8- and 16-bit integers wrap after every operation, as NumPy's do: uint8 3 - 7 is 252
+    before the %, and the comparison sees the wrapped value."""
+    i = cuda.grid(1)
+    if i < a.size:
+        out[i, 0] = min(a[i], 2)
+        out[i, 1] = max(a[i] + b[i], b[i])
+        out[i, 2] = (a[i] + b[i]) // 3
+        out[i, 3] = (a[i] - b[i]) % 5
+        out[i, 4] = a[i] ** 2
+        out[i, 5] = 1 if a[i] - b[i] > 4 else 0
+        out[i, 6] = -a[i]
+
+
+SMALL_INTS = ("int8", "uint8", "int16", "uint16")
+
+
 def _ex(dt, n=8, nd=1):
     if dt == "bfloat16":
         return ArrayType(bfloat16, nd, "C")
@@ -64,5 +82,6 @@ EXAMPLES = {
     "affine_literal": [example(_ex(d), _ex(d)) for d in DTYPES if d != "bool"],
     "to_float64": [example(_ex(d), _ex("float64")) for d in DTYPES],
     "from_float64": [example(_ex("float64"), _ex(d)) for d in DTYPES],
+    "small_int_math": [example(_ex(d), _ex(d), np.zeros((8, 7), d)) for d in SMALL_INTS],
     "logic": [example(_ex("bool"), _ex("bool"), np.zeros((8, 4), np.bool_))],
 }

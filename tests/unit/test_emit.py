@@ -133,7 +133,7 @@ def test_float32_math_uses_the_float_functions():
     (-math.inf, float64, "-__longlong_as_double(0x7ff0000000000000LL)"),
     (math.nan, float16, "__half(__int_as_float(0x7fc00000))"), (1.5, float16, "__half(1.5f)"),
     (math.inf, float16, "__half(__int_as_float(0x7f800000))"),
-    (7, int64, "7LL"), (-3, int8, "-3"), (0xFFFFFFFF, uint32, "0xffffffffu"),
+    (7, int64, "7LL"), (-3, int8, "int8_t(-3)"), (0xFFFFFFFF, uint32, "0xffffffffu"),
     (1 << 63, uint64, "0x8000000000000000ULL"), (5, uint64, "5ULL"),
 ])
 def test_literals(value, t, text):

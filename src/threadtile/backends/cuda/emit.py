@@ -109,6 +109,8 @@ def _literal(v, t: Scalar) -> str:
     if t.is_int:
         if t.bits == 64:
             return f"{v}LL" if t.kind == "i" else (f"{v:#x}ULL" if v >= 1 << 16 else f"{v}ULL")
+        if t.bits < 32:  # a plain literal would be an int: spell the type (int8_t(3))
+            return f"{t.cname}({v})"
         if t.kind == "u":
             return f"{v:#x}u" if v >= 1 << 16 else f"{v}u"
         return str(v)
@@ -369,9 +371,20 @@ class FunctionEmitter:
 
     def x_UnaryOp(self, x: ir.UnaryOp):
         op = "!" if x.op == "not" else x.op
-        return op + self.e(x.operand, _PREC["unary"]), _PREC["unary"]
+        text = op + self.e(x.operand, _PREC["unary"])
+        if x.type.is_int and x.type.bits < 32:  # as in x_BinOp
+            return f"{x.type.cname}({text})", _PREC["atom"]
+        return text, _PREC["unary"]
 
     def x_BinOp(self, x: ir.BinOp):
+        text, p = self.binop(x)
+        if x.type.is_int and x.type.bits < 32:
+            # C++ computes on 8- and 16-bit integers in int: truncate back, so that uint8
+            # 3 - 7 is 252 (as in NumPy) before a %, a comparison or a template helper sees it
+            return f"{x.type.cname}({text})", _PREC["atom"]
+        return text, p
+
+    def binop(self, x: ir.BinOp):
         op, t = x.op, x.type
         a, b = x.left, x.right
         if op == "**":
@@ -531,7 +544,7 @@ class FunctionEmitter:
                     _PREC["atom"])
         if name in ("isnan", "isinf", "isfinite") and args[0].type.bits == 16:
             return f"{name}(float({self.e(args[0])}))", _PREC["atom"]
-        if name in ("min", "max") and x.type.bits == 16 and x.type.is_float:
+        if name in ("min", "max"):
             a, b = args
             return f"tt::{name}({self.e(a)}, {self.e(b)})", _PREC["atom"]
         fmt = _CALLS.get(name)
