@@ -22,11 +22,13 @@ import os
 
 import numpy as np
 
+from ...errors import KernelRuntimeError
 from .checks import ALL_CHECKS
 
 __all__ = ["simulate", "run", "ALL_CHECKS"]
 
 _ENV = "THREADTILE_SIMULATE"
+_DEBUG_ENV = "THREADTILE_SIM_TRACEBACK"  # set to see the simulator's own frames in errors
 
 
 class _Options:
@@ -162,6 +164,11 @@ def run(kernel, launch, args: tuple, kwargs: dict) -> None:
             from . import lockstep  # noqa: PLC0415
 
             lockstep.run(kernel, launch, host, consts, opts.checks)
+    except KernelRuntimeError as e:
+        if os.environ.get(_DEBUG_ENV, "") not in ("", "0"):
+            raise
+        # the error already names the kernel's line: the simulator's frames would only hide it
+        raise e.with_traceback(None) from None
     finally:
         for back in backs:
             back()

@@ -224,9 +224,11 @@ def where(loc: Loc) -> str:
     return f"  {loc}:" + (f"\n    {line.strip()}" if line else "")
 
 
-def make_error(cls, message: str, loc: Loc | None, **attrs):
-    """An instance of ``cls`` whose text reads like a traceback frame, then the message."""
-    text = (where(loc) + "\n" if loc is not None else "") + message
+def make_error(cls, summary: str, loc: Loc | None, details: str = "", **attrs):
+    """An instance of ``cls`` whose text is a one-line summary, the kernel's line as a traceback
+    frame, then any details; ``attrs`` (block, thread, array, index...) become attributes."""
+    text = summary + ("\n" + where(loc) if loc is not None else "") + (
+        "\n" + details if details else "")
     err = cls(text)
     err.loc = loc
     err.line = loc.line if loc is not None else None
@@ -260,12 +262,13 @@ def raise_race(L: Launch, kind: str, site: int, tid, other_site: int, other_tid,
     why = ("with no syncthreads() between them" if same_block else
            "in different blocks of one launch (blocks are not ordered)")
     elem = _elem(s.array, index)
-    msg = (f"RaceError: {what[kind]} of {elem} by {describe_thread(L, tid)} races with a "
-           f"{what[other_kind]} of the same element ({mem_name}) by "
-           f"{describe_thread(L, other_tid)} at line {o.loc.line}, {why}\n"
-           f"the other access:\n{where(o.loc)}")
-    raise make_error(errors.RaceError, msg, s.loc, block=block, thread=thread, array=s.array,
-                     index=tuple(index), kind=kind, memory=mem_name,
+    if mem_name.split("[")[0] != s.array:
+        elem += f" ({mem_name})"
+    msg = (f"{what[kind]} of {elem} by {describe_thread(L, tid)} races with a "
+           f"{what[other_kind]} of it by {describe_thread(L, other_tid)}, {why}")
+    details = f"the {what[other_kind]} it races with:\n{where(o.loc)}"
+    raise make_error(errors.RaceError, msg, s.loc, details, block=block, thread=thread,
+                     array=s.array, index=tuple(index), kind=kind, memory=mem_name,
                      other=Access(o.loc, oblock, othread, o.array, other_kind)) from None
 
 
@@ -290,7 +293,7 @@ def raise_oob(L: Launch, site: int, tid, index, shape, what: str = "") -> None:
     act = {"read": "read of", "write": "write to", "atomic": "atomic update of",
            "view": "view of"}.get(s.kind, "access to")
     neg = any(i < 0 for i in index)
-    msg = (f"OutOfBoundsError: {act} {_elem(s.array, index)} by {describe_thread(L, tid)}: "
+    msg = (f"{act} {_elem(s.array, index)} by {describe_thread(L, tid)}: "
            f"{what or 'index out of bounds'} for shape {tuple(int(n) for n in shape)}")
     if neg:
         msg += " (negative indices do not wrap on a GPU)"
@@ -302,9 +305,8 @@ def raise_oob(L: Launch, site: int, tid, index, shape, what: str = "") -> None:
 def raise_uninit(L: Launch, site: int, tid, index, mem_name: str) -> None:
     s = L.sites[site]
     block, thread = L.thread_of(tid)
-    msg = (f"UninitializedReadError: read of {_elem(s.array, index)} by "
-           f"{describe_thread(L, tid)}: no thread of block {_fmt3(block)} has written this "
-           f"element of shared array {mem_name} yet")
+    msg = (f"read of {_elem(s.array, index)} by {describe_thread(L, tid)}: no thread of block "
+           f"{_fmt3(block)} has written {mem_name} yet")
     raise make_error(errors.UninitializedReadError, msg, s.loc, block=block, thread=thread,
                      array=s.array, index=tuple(index)) from None
 
@@ -317,7 +319,7 @@ def raise_divergence(L: Launch, site: int, gblock: int, missing: list[int], arri
     block, _ = L.thread_of(gblock * T)
     names = [L.thread_of(t)[1] for t in missing]
     shown = ", ".join(_fmt3(t) for t in names[:8]) + (" ..." if len(names) > 8 else "")
-    msg = (f"BarrierDivergenceError: {what} reached by {arrived} thread(s) of block "
-           f"{_fmt3(block)}, but not by {len(names)} other(s): {shown}; {reason}")
-    raise make_error(errors.BarrierDivergenceError, msg, s.loc, block=block,
+    msg = (f"{what} reached by {arrived} thread(s) of block {_fmt3(block)} but not by "
+           f"{len(names)} other(s): {shown}")
+    raise make_error(errors.BarrierDivergenceError, msg, s.loc, f"They {reason}.", block=block,
                      thread=names[0] if names else None, missing=names) from None

@@ -197,13 +197,13 @@ class Batch:
         lanes = np.arange(b * self.T, (b + 1) * self.T)
         missing = lanes[~m[lanes]]
         exited = self.live is not None and not self.live[missing].any()
-        reason = ("they returned before it. Every thread of a block must reach each "
+        reason = ("returned before it. Every thread of a block must reach each "
                   "syncthreads(): an early return before a barrier is a bug on the GPU "
                   "(the block may hang or read stale shared memory)" if exited else
-                  "they are on another path (a branch or a loop trip count that differs "
-                  "between threads of the block). A syncthreads() in code that not every "
-                  "thread of the block runs is undefined on the GPU; make the condition "
-                  "uniform over the block, or move the barrier out of it")
+                  "are on another path (a branch or a loop trip count that differs between "
+                  "threads of the block). A syncthreads() in code that not every thread of "
+                  "the block runs is undefined on the GPU; make the condition uniform over "
+                  "the block, or move the barrier out of it")
         checks.raise_divergence(self.launch, site, int(self.gtid[lanes[0]] // self.T),
                                 [int(self.gtid[x]) for x in missing],
                                 int(m[lanes].sum()), "syncthreads()", reason)
@@ -232,7 +232,7 @@ class Batch:
                 checks.raise_divergence(
                     self.launch, site, int(self.gtid[k] // self.T),
                     [int(self.gtid[x]) for x in lanes], arrived, what,
-                    f"the mask {int(mask.flat[0]):#010x} names them, and every lane a "
+                    f"are named by the mask {int(mask.flat[0]):#010x}, and every lane a "
                     "*_sync call names must execute it together (use activemask() or a "
                     "mask of the lanes that really take this path)")
         return active & own

@@ -98,6 +98,8 @@ def from_numpy(a: np.ndarray, name: str, elem: Scalar) -> ArrayRef:
     if a.size == 0:
         flat = a.reshape(-1)[:0] if a.flags.c_contiguous else np.zeros(0, a.dtype)
         origin = 0
+    elif a.ndim == 0:
+        flat, origin = a.reshape(1), 0
     else:
         # the lowest-addressed element starts the flat view; a[0, ..., 0] sits at ``origin``
         low = tuple(n - 1 if s < 0 else 0 for n, s in zip(a.shape, strides))

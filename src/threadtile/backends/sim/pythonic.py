@@ -127,7 +127,7 @@ def _check_index(a: np.ndarray, idx) -> None:
                 who = f" by thread {th.tid} of block {th.bid}" if th is not None else ""
                 raise checks.make_error(
                     errors.OutOfBoundsError,
-                    f"OutOfBoundsError: index {int(i)} of axis {axis}{who} is outside shape "
+                    f"index {int(i)} of axis {axis}{who} is outside shape "
                     f"{a.shape}" + (" (negative indices do not wrap on a GPU)" if i < 0
                                     else ""), loc, block=getattr(th, "bid", None),
                     thread=getattr(th, "tid", None), index=tuple(
@@ -269,11 +269,11 @@ class _Block:
             parts.append(f"{len(self.exited)} thread(s) returned, first "
                          f"{self.thread_of(min(self.exited))}")
         missing = sorted(set(range(self.T)) - set(first))
-        msg = ("BarrierDivergenceError: the threads of block "
-               f"{self.bid} cannot all reach the same barrier: " + "; ".join(parts) +
-               ". Every thread of a block must reach each syncthreads() (and every lane a "
-               "*_sync mask names, the same warp operation) together.")
-        return checks.make_error(errors.BarrierDivergenceError, msg, loc, block=self.bid,
+        msg = (f"the threads of block {self.bid} cannot all reach the same barrier: " +
+               "; ".join(parts))
+        why = ("Every thread of a block must reach each syncthreads() (and every lane a *_sync "
+               "mask names, the same warp operation) together.")
+        return checks.make_error(errors.BarrierDivergenceError, msg, loc, why, block=self.bid,
                                  thread=self.thread_of(missing[0]) if missing else None,
                                  missing=[self.thread_of(t) for t in missing])
 
