@@ -161,9 +161,13 @@ def run(kernel, launch, args: tuple, kwargs: dict) -> None:
 
             pythonic.run(kernel, launch, host, consts, opts.checks)
         else:
+            from ...jit import arg_type  # noqa: PLC0415
             from . import lockstep  # noqa: PLC0415
 
-            lockstep.run(kernel, launch, host, consts, opts.checks)
+            # types come from the arguments as given: a torch bfloat16 tensor travels as its
+            # uint16 bits (NumPy has no bfloat16) but is still a bfloat16 array
+            types = [arg_type(a) for a in runtime]
+            lockstep.run(kernel, launch, host, consts, opts.checks, types)
     except KernelRuntimeError as e:
         if os.environ.get(_DEBUG_ENV, "") not in ("", "0"):
             raise
