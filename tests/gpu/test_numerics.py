@@ -802,6 +802,7 @@ def test_logic(target, rng):
 # ---- the arrays users already have (GPU only) ------------------------------------------------
 
 @pytest.mark.gpu
+@pytest.mark.filterwarnings("ignore:kernel 'add' was given a NumPy array")  # documented, once
 @pytest.mark.parametrize("lib", ["torch", "cupy", "device", "host"])
 def test_vector_add_array_kinds(rng, lib):
     """The same kernel on torch tensors, CuPy arrays, threadtile DeviceArrays and NumPy host
