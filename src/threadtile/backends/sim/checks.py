@@ -24,10 +24,12 @@ last ticket reads every partial): a write followed by a fence in the writing thr
 not check that the reader really waited for the writer (by a flag or an atomic ticket); it only
 knows that, in its own run, the write came first.
 
-Per element the shadow holds 10 int64s: the writer's thread, stamp, ``site << 1 | atomic`` and
-fence count, then (thread, stamp, site) of two readers. A thread is its global linear id
-``block * threads_per_block + thread``; a stamp is ``block_epoch << 32 | warp_epoch``; a fence
-count is how many fences the thread had made.
+Per element the shadow holds up to 10 numbers: the writer's thread, stamp,
+``site << 1 | atomic`` and fence count, then (thread, stamp, site) of two readers. A thread is
+its global linear id ``block * threads_per_block + thread``; a stamp is the block's barrier
+count, with the warp's ``syncwarp`` count in its low 32 bits (``block_epoch << 32 |
+warp_epoch``) when the kernel calls ``syncwarp``; a fence count is how many fences the thread
+had made.
 """
 
 from __future__ import annotations
@@ -70,6 +72,10 @@ class Launch:
         self.barrier = "barrier" in checks
         self.uninit = "uninit" in checks
         self.fence = None  # fences made per global thread id, when the kernel makes any
+        # shadow fields: thread ids, stamps and sites fit int32 unless warp epochs are packed
+        # into stamps or the grid has 2**31 threads
+        nthreads = self.T * grid[0] * grid[1] * grid[2]
+        self.shadow_dtype = np.int64 if warp_sync or nthreads >= 1 << 31 else np.int32
 
     # -- naming ------------------------------------------------------------------------------
 
@@ -112,98 +118,120 @@ class Launch:
 
 
 class Shadow:
-    """Race-detection state of one memory (a global array, or one batch's shared array): one
-    int64 vector per field, so that a check gathers only the fields it needs (gathering whole
-    rows of a 2-d table costs more than all the rest of a check)."""
+    """Race-detection state of one memory (a global array, or one batch's shared array).
 
-    __slots__ = ("wt", "ws", "wx", "wf", "r1t", "r1s", "r1l", "r2t", "r2s", "r2l",
-                 "same_block")
+    One vector per field, so that a check gathers only the fields it needs (gathering whole
+    rows of a 2-d table costs more than all the rest of a check), in three groups made at
+    first need: the writer (an input array never written in the launch has none), the first
+    reader, the second reader. Fields are int32 unless the launch needs int64 (2**31 threads,
+    or stamps that carry warp epochs)."""
 
-    def __init__(self, size: int, same_block: bool):
-        self.same_block = same_block
-        # threads and stamps start at -1 (nothing recorded; no stamp is negative); sites and
-        # fence counts are only read where a thread is recorded
-        self.wt, self.ws, self.r1t, self.r1s, self.r2t, self.r2s = np.full((6, size), -1,
-                                                                           np.int64)
-        self.wx, self.wf, self.r1l, self.r2l = np.empty((4, size), np.int64)
+    __slots__ = ("size", "dt", "same_block", "w", "r1", "r2")
+
+    def __init__(self, size: int, same_block: bool, dt=np.int64):
+        self.size, self.dt, self.same_block = size, dt, same_block
+        self.w = self.r1 = self.r2 = None
+
+    def _new(self, n: int) -> list:
+        """``n`` fields: the first two (thread, stamp) start at -1, meaning nothing recorded
+        (no stamp is negative); the others are read only where a thread is recorded."""
+        ids = np.full((2, self.size), -1, self.dt)
+        return [ids[0], ids[1]] + list(np.empty((n - 2, self.size), self.dt))
 
     def read(self, L: Launch, mem, offs, tid, stamp, site: int, index_at) -> None:
         """Record reads of elements ``offs`` by threads ``tid``; raise on a concurrent write."""
-        wt = self.wt[offs]
-        bad = L.concurrent(wt, self.ws[offs], tid, stamp, self.same_block)
-        if bad.any() and L.fence is not None:  # writes a fence has published since
-            k = np.flatnonzero(bad)
-            bad[k[L.fence[wt[k]] > self.wf[offs[k]]]] = False
-        if bad.any():
-            k = int(np.argmax(bad))
-            wx = int(self.wx[offs[k]])
-            raise_race(L, "read", site, tid[k], wx >> 1, wt[k], "atomic" if wx & 1 else "write",
-                       mem.describe(int(offs[k])), index_at(k))
+        if self.w is not None:
+            wt_, ws_, wx_, wf_ = self.w
+            wt = wt_[offs]
+            bad = L.concurrent(wt, ws_[offs], tid, stamp, self.same_block)
+            if bad.any() and L.fence is not None:  # writes a fence has published since
+                k = np.flatnonzero(bad)
+                bad[k[L.fence[wt[k]] > wf_[offs[k]]]] = False
+            if bad.any():
+                k = int(np.argmax(bad))
+                wx = int(wx_[offs[k]])
+                raise_race(L, "read", site, tid[k], wx >> 1, wt[k],
+                           "atomic" if wx & 1 else "write", mem.describe(int(offs[k])),
+                           index_at(k))
         # slot 1: take it unless it holds a concurrent read by another thread, or this very
         # read already (the same thread between the same barriers: nothing new to record)
-        t1, s1 = self.r1t[offs], self.r1s[offs]
+        if self.r1 is None:
+            self.r1 = self._new(3)
+        r1t, r1s, r1l = self.r1
+        t1, s1 = r1t[offs], r1s[offs]
         keep1 = L.concurrent(t1, s1, tid, stamp, self.same_block)
         upd = ~(keep1 | ((t1 == tid) & (s1 == stamp)))
         if upd.all():  # the usual first read of fresh elements: no subsets to cut
-            self.r1t[offs] = tid
-            self.r1s[offs] = stamp
-            self.r1l[offs] = site
-            cand = self.r1t[offs] != tid  # another lane of this same read won slot 1
+            r1t[offs] = tid
+            r1s[offs] = stamp
+            r1l[offs] = site
+            cand = r1t[offs] != tid  # another lane of this same read won slot 1
         elif upd.any():
             o, ut = offs[upd], tid[upd]
-            self.r1t[o] = ut
-            self.r1s[o] = stamp[upd]
-            self.r1l[o] = site
+            r1t[o] = ut
+            r1s[o] = stamp[upd]
+            r1l[o] = site
             lost = np.zeros(len(offs), bool)
-            lost[upd] = self.r1t[o] != ut
+            lost[upd] = r1t[o] != ut
             cand = keep1 | lost
         else:
             cand = keep1
         if not cand.any():
             return
         # slot 2: a second thread, when slot 1 holds another one
-        t2, s2 = self.r2t[offs], self.r2s[offs]
+        if self.r2 is None:
+            self.r2 = self._new(3)
+        r2t, r2s, r2l = self.r2
+        t2, s2 = r2t[offs], r2s[offs]
         keep2 = L.concurrent(t2, s2, tid, stamp, self.same_block)
         upd2 = cand & ~(keep2 | ((t2 == tid) & (s2 == stamp)))
         if upd2.any():
             o = offs[upd2]
-            self.r2t[o] = tid[upd2]
-            self.r2s[o] = stamp[upd2]
-            self.r2l[o] = site
+            r2t[o] = tid[upd2]
+            r2s[o] = stamp[upd2]
+            r2l[o] = site
 
     def write(self, L: Launch, mem, offs, tid, stamp, site: int, atomic: bool,
               index_at) -> None:
         """Record writes (or atomic read-modify-writes); raise on a concurrent access."""
-        wt, wx = self.wt[offs], None
-        bad_w = L.concurrent(wt, self.ws[offs], tid, stamp, self.same_block)
-        if atomic and bad_w.any():
-            wx = self.wx[offs]
-            bad_w &= (wx & 1) == 0
-        r1t, r2t = self.r1t[offs], self.r2t[offs]
-        bad_r1 = L.concurrent(r1t, self.r1s[offs], tid, stamp, self.same_block)
-        bad_r2 = L.concurrent(r2t, self.r2s[offs], tid, stamp, self.same_block)
+        none = np.zeros(len(offs), bool)
+        bad_w = bad_r1 = bad_r2 = none
+        if self.w is not None:
+            wt = self.w[0][offs]
+            bad_w = L.concurrent(wt, self.w[1][offs], tid, stamp, self.same_block)
+            if atomic and bad_w.any():
+                bad_w &= (self.w[2][offs] & 1) == 0
+        if self.r1 is not None:
+            r1t = self.r1[0][offs]
+            bad_r1 = L.concurrent(r1t, self.r1[1][offs], tid, stamp, self.same_block)
+        if self.r2 is not None:
+            r2t = self.r2[0][offs]
+            bad_r2 = L.concurrent(r2t, self.r2[1][offs], tid, stamp, self.same_block)
         bad = bad_w | bad_r1 | bad_r2
         kind = "atomic" if atomic else "write"
         if bad.any():
             k = int(np.argmax(bad))
             o = offs[k]
             if bad_w[k]:
-                x = int(self.wx[o])
+                x = int(self.w[2][o])
                 other, osite, okind = wt[k], x >> 1, "atomic" if x & 1 else "write"
             elif bad_r1[k]:
-                other, osite, okind = r1t[k], int(self.r1l[o]), "read"
+                other, osite, okind = r1t[k], int(self.r1[2][o]), "read"
             else:
-                other, osite, okind = r2t[k], int(self.r2l[o]), "read"
+                other, osite, okind = r2t[k], int(self.r2[2][o]), "read"
             raise_race(L, kind, site, tid[k], osite, other, okind, mem.describe(int(o)),
                        index_at(k))
-        self.wt[offs] = tid
-        self.ws[offs] = stamp
-        self.wx[offs] = (site << 1) | int(atomic)
+        if self.w is None:
+            self.w = self._new(4)
+        wt_, ws_, wx_, wf_ = self.w
+        wt_[offs] = tid
+        ws_[offs] = stamp
+        wx_[offs] = (site << 1) | int(atomic)
         if L.fence is not None:
-            self.wf[offs] = L.fence[tid]
+            wf_[offs] = L.fence[tid]
         if not atomic and len(offs) > 1:
             # two lanes of this very store on one element: the scatter kept one of them
-            dup = self.wt[offs] != tid
+            dup = wt_[offs] != tid
             if dup.any():
                 # name the first two lanes (in thread order) that wrote that element
                 a, b = np.flatnonzero(offs == offs[int(np.argmax(dup))])[:2]

@@ -164,7 +164,10 @@ class Batch:
     # -- barriers ----------------------------------------------------------------------------
 
     def _restamp(self) -> None:
-        self.stamp = (self.bep[self.blk] << 32) | self.wep[self.warp]
+        if self.launch.warp_sync:
+            self.stamp = (self.bep[self.blk] << 32) | self.wep[self.warp]
+        else:
+            self.stamp = self.bep[self.blk]
 
     def barrier(self, m, site: int, pred=None, kind: str | None = None):
         """``syncthreads()`` (and its _count/_and/_or forms) by the lanes of mask ``m``: every

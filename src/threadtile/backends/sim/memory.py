@@ -54,9 +54,9 @@ class Memory:
                 pass
         return f"{self.name} (element {off})"
 
-    def get_shadow(self) -> checks.Shadow:
+    def get_shadow(self, dt) -> checks.Shadow:
         if self.shadow is None:
-            self.shadow = checks.Shadow(self.flat.size, same_block=self.space == "shared")
+            self.shadow = checks.Shadow(self.flat.size, self.space == "shared", dt)
         return self.shadow
 
     def to_value(self, raw):
@@ -222,7 +222,8 @@ def load(B, A: ArrayRef, idx: tuple, m, site: int):
         _check_uninit(B, mem, offs, lanes, idx, site)
     if L.race and mem.space in ("global", "shared"):
         tid, stamp = _threads(B, lanes)
-        mem.get_shadow().read(L, mem, offs, tid, stamp, site, _index_at(idx, lanes))
+        sh = mem.get_shadow(L.shadow_dtype)
+        sh.read(L, mem, offs, tid, stamp, site, _index_at(idx, lanes))
     if m is None or not (off.__class__ is ndarray and off.ndim):
         return mem.to_value(mem.flat[off])
     return mem.to_value(mem.flat[np.where(m, off, offs[0])])
@@ -241,7 +242,8 @@ def store(B, A: ArrayRef, idx: tuple, v, m, site: int) -> None:
     _check(B, A, idx, m, site, offs, lanes)
     if L.race and mem.space in ("global", "shared"):
         tid, stamp = _threads(B, lanes)
-        mem.get_shadow().write(L, mem, offs, tid, stamp, site, False, _index_at(idx, lanes))
+        sh = mem.get_shadow(L.shadow_dtype)
+        sh.write(L, mem, offs, tid, stamp, site, False, _index_at(idx, lanes))
     if mem.written is not None:
         mem.written[offs] = True
     if v.__class__ is ndarray and v.ndim and lanes is not None:
@@ -296,7 +298,8 @@ def atomic(B, op: str, A: ArrayRef, idx: tuple, vals: tuple, m, site: int, used:
         _check_uninit(B, mem, offs, lanes, idx, site)
     if L.race:
         tid, stamp = _threads(B, lanes)
-        mem.get_shadow().write(L, mem, offs, tid, stamp, site, True, _index_at(idx, lanes))
+        sh = mem.get_shadow(L.shadow_dtype)
+        sh.write(L, mem, offs, tid, stamp, site, True, _index_at(idx, lanes))
     if mem.written is not None:
         mem.written[offs] = True
     n = len(offs)
