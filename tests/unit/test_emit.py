@@ -54,6 +54,12 @@ def test_cxx_keywords_and_reserved_prefixes_are_renamed():
     assert compile_source(src, "sm_80")[:4] == b"\x7fELF"
 
 
+def test_locals_named_like_math_functions_do_not_hide_them():
+    src = uk.shadows_math.cuda_source(np.zeros(4))
+    assert "double log_ = log(a(i));" in src and "bool isnan_ = isnan(exp_);" in src
+    assert compile_source(src, "sm_90")[:4] == b"\x7fELF"
+
+
 def test_line_directives_point_at_the_python_statement():
     src = uk.weak_accumulator.cuda_source(F32, F32, F32)
     assert statement_after(src, uk.__file__, "acc-update") == "acc = acc + a(i) * b(i);"

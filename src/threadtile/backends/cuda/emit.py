@@ -53,6 +53,9 @@ switch template this thread_local throw true try typedef typeid typename union u
 virtual void volatile wchar_t while xor xor_eq threadIdx blockIdx blockDim gridDim warpSize dim3
 tt printf min max abs int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t
 main""".split())
+# a local named like a function the generated code calls would hide it: `double log = log(x);`
+_CXX_RESERVED |= set(_MATH) | {n + "f" for n in _MATH} | {
+    "isnan", "isinf", "isfinite", "llabs", "fabsf", "powf", "fmaf"}
 
 
 def ctype(t: Type) -> str:
