@@ -100,6 +100,8 @@ def from_numpy(a: np.ndarray, name: str, elem: Scalar) -> ArrayRef:
         origin = 0
     elif a.ndim == 0:
         flat, origin = a.reshape(1), 0
+    elif a.flags.c_contiguous:
+        flat, origin = a.reshape(-1), 0  # a view: no copy
     else:
         # the lowest-addressed element starts the flat view; a[0, ..., 0] sits at ``origin``
         low = tuple(n - 1 if s < 0 else 0 for n, s in zip(a.shape, strides))
