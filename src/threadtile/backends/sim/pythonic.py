@@ -14,7 +14,6 @@ operation (a deadlock on the GPU) are reported instead of hanging.
 
 from __future__ import annotations
 
-import builtins
 import sys
 import threading
 import types
@@ -61,32 +60,32 @@ def _gpu_print(*items, **_kw) -> None:
 def runnable(fn, _memo: dict | None = None):
     """A copy of ``fn`` whose global and closure references to ``@jit`` functions are those
     functions' Python code (a ``Kernel`` object refuses to be called from Python), and whose
-    ``print`` formats like the GPU's."""
+    ``print`` formats like the GPU's. (Kernels cannot recurse, so the walk ends.)"""
     memo = {} if _memo is None else _memo
     if id(fn) in memo:
         return memo[id(fn)]
     g = dict(fn.__globals__)
-    memo[id(fn)] = new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__,
-                                            None)
     for name in _names(fn.__code__):
         v = g.get(name)
         if getattr(v, "_threadtile_kernel", False):
             g[name] = runnable(v.py_func, memo)
     g["print"] = _gpu_print
+    cells = None
     if fn.__closure__:
         cells = []
         for cell in fn.__closure__:
             try:
                 v = cell.cell_contents
-            except ValueError:
+            except ValueError:  # an empty cell stays as it is
                 cells.append(cell)
                 continue
             if getattr(v, "_threadtile_kernel", False):
                 v = runnable(v.py_func, memo)
             cells.append(types.CellType(v))
-        new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, tuple(cells))
-        memo[id(fn)] = new
+        cells = tuple(cells)
+    new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, cells)
     new.__kwdefaults__ = fn.__kwdefaults__
+    memo[id(fn)] = new
     return new
 
 
@@ -465,5 +464,3 @@ def _run_block(fn, args: list, blk: _Block) -> None:
     if blk.error is not None:
         raise blk.error.with_traceback(blk.error.__traceback__)
 
-
-_ = builtins
