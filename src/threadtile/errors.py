@@ -1,0 +1,121 @@
+"""The exceptions users see.
+
+Every threadtile error derives from :class:`ThreadtileError`. Compile errors carry a source
+location and print like a frame of a Python traceback (file, line, columns, the line itself and
+carets under the offending expression), so a user reads them the way they read any Python error.
+Launch mistakes found before anything runs are :class:`LaunchError` (a ``ValueError``) or a plain
+``TypeError`` for argument types.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ThreadtileError", "KernelCompileError", "NvrtcError", "KernelRuntimeError", "RaceError",
+    "OutOfBoundsError", "BarrierDivergenceError", "UninitializedReadError", "LaunchError",
+    "CudaDriverError", "format_location",
+]
+
+
+class ThreadtileError(Exception):
+    """Base class of every error threadtile raises on purpose."""
+
+
+def format_location(loc, source_line: str | None = None) -> list[str]:
+    """The traceback-style lines for ``loc``: the frame line, then the source line and carets.
+
+    ``loc`` needs ``filename``, ``line`` (1-based), ``col`` (0-based), ``end_col`` (0-based,
+    exclusive, or None) and ``function``. The source line is shown without its indentation, as
+    Python's own tracebacks do, and the carets shift with it.
+    """
+    col = getattr(loc, "col", 0) or 0
+    end_col = getattr(loc, "end_col", None)
+    cols = f", col {col + 1}" + (f"-{end_col}" if end_col and end_col > col + 1 else "")
+    func = getattr(loc, "function", None)
+    head = f'  "{loc.filename}", line {loc.line}{cols}' + (f", in {func}:" if func else ":")
+    out = [head]
+    if source_line:
+        text = source_line.rstrip("\n")
+        stripped = text.lstrip()
+        indent = len(text) - len(stripped)
+        out.append("    " + stripped.rstrip())
+        start = max(col - indent, 0)
+        width = (end_col - col) if end_col is not None and end_col > col else 1
+        width = max(min(width, len(stripped) - start), 1)
+        out.append("    " + " " * start + "^" * width)
+    return out
+
+
+class KernelCompileError(ThreadtileError):
+    """A kernel that cannot be compiled: what is wrong, where, and (often) what to do instead.
+
+    ``loc`` is any object with ``filename``, ``line``, ``col``, ``end_col`` and ``function``
+    (``threadtile.ir.nodes.Loc``); ``source_line`` is the raw text of that line.
+    """
+
+    def __init__(self, message: str, loc=None, source_line: str | None = None,
+                 hint: str | None = None):
+        self.message = message
+        self.loc = loc
+        self.source_line = source_line
+        self.hint = hint
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        out = format_location(self.loc, self.source_line) if self.loc is not None else []
+        out.append(self.message)
+        if self.hint:
+            out.append(f"({self.hint})")
+        return "\n".join(out)
+
+
+class NvrtcError(KernelCompileError):
+    """NVRTC rejected a CUDA C++ source. ``log`` is NVRTC's full log; ``diagnostics`` parses it
+    into ``(filename, line, message)`` entries, errors first."""
+
+    def __init__(self, message: str, log: str = "", loc=None, source_line: str | None = None,
+                 hint: str | None = None):
+        super().__init__(message, loc=loc, source_line=source_line, hint=hint)
+        self.log = log
+
+    @property
+    def diagnostics(self) -> list[tuple[str, int, str]]:
+        from .runtime.nvrtc import parse_log  # noqa: PLC0415  (errors must import standalone)
+
+        return parse_log(self.log)
+
+
+class KernelRuntimeError(ThreadtileError):
+    """A bug found while a kernel runs (in the simulator): names block, thread, array, index
+    and the Python line."""
+
+
+class RaceError(KernelRuntimeError):
+    """Two threads touched one shared or global element between barriers, at least one of them
+    writing and not atomically."""
+
+
+class OutOfBoundsError(KernelRuntimeError):
+    """An index outside an array's bounds (negative indices too: on a GPU they do not wrap)."""
+
+
+class BarrierDivergenceError(KernelRuntimeError):
+    """A ``syncthreads()`` that not every live thread of the block reached."""
+
+
+class UninitializedReadError(KernelRuntimeError):
+    """A read of shared or local memory that no thread of the block has written yet."""
+
+
+class LaunchError(ThreadtileError, ValueError):
+    """A launch that cannot run as configured (block too large, too much shared memory, grid out
+    of range, arrays on different devices), found before anything is submitted."""
+
+
+class CudaDriverError(ThreadtileError, RuntimeError):
+    """A CUDA driver call failed; ``name`` is the CUresult name (``CUDA_ERROR_...``)."""
+
+    def __init__(self, message: str, name: str = "", code: int = 0):
+        super().__init__(message)
+        self.name = name
+        self.code = code
+

@@ -1,0 +1,642 @@
+"""Kernel arguments: what each launch argument is (``describe``), and a minimal device array.
+
+``describe`` runs once per argument per launch, so it is the hot path of a launch. It finds a
+handler by the argument's *exact* type in a dict (one lookup, no isinstance chain); the first
+object of a new type goes through the slow classification below and registers its handler:
+
+1. ``torch.Tensor`` (torch is never imported unless an argument's type comes from torch),
+2. CuPy ``ndarray``, 3. our :class:`DeviceArray`,
+4. Python ``int`` / ``float`` / ``bool`` (-> int64 / float64 / bool, as in ``jit``'s typing),
+5. NumPy scalars (their own dtype),
+6. anything with ``__cuda_array_interface__`` (v2/v3; numba, PyTorch, JAX, CuPy...),
+7. anything with ``__dlpack__`` + ``__dlpack_device__`` on a CUDA device (read through
+   ``cuda.core``'s ``StridedMemoryView``, which parses the capsule and keeps it alive),
+8. NumPy ``ndarray`` on the host: described here without touching the GPU; the launcher copies it
+   to the device before the launch and back after it (and warns, once per call site).
+
+Host-only arrays that are not NumPy (a CPU torch tensor, a CPU DLPack array) are a ``TypeError``
+saying how to move them.
+
+Cost: one dict lookup plus the handler; a torch tensor costs six attribute reads and one tuple
+(numbers in ``launcher.py``'s docstring). A :class:`DeviceArray` carries its ``ArgInfo``
+ready-made. ``describe_all`` describes a whole argument list without a call per argument.
+"""
+
+from __future__ import annotations
+
+import collections
+import sys
+import threading
+import weakref
+
+import numpy as np
+
+from ..lang.types import ArrayType, Scalar, bool_, float64, int64, scalar_of
+
+__all__ = ["ArgInfo", "HOST", "describe", "describe_all", "type_key", "array_type",
+           "DeviceArray", "HostArrayWarning", "to_device", "device_array", "device_array_like",
+           "as_cuda_array", "synchronize", "register_handler"]
+
+
+class HostArrayWarning(UserWarning):
+    """A NumPy (host) array was passed to a kernel: it is copied to the GPU and back around the
+    launch, which costs far more than the kernel. Move it once with ``to_device``."""
+
+
+ArgInfo = collections.namedtuple(
+    "ArgInfo",
+    "kind dtype ndim layout ptr shape strides value writeback device key type flat framework")
+ArgInfo.__doc__ = """What the launcher needs to know about one kernel argument.
+
+kind: ``'array'`` or ``'scalar'``. dtype: a threadtile :class:`Scalar`. ndim: rank (0 for
+scalars). layout: ``'C'`` when C-contiguous, else ``'A'`` (scalars: ``''``). ptr: device
+address (0 for a host array until the launcher copies it). shape, strides: tuples of ints,
+strides in *elements*. value: the scalar value (None for arrays). writeback: the host NumPy array
+to copy back after the launch, else None. device: CUDA device ordinal, -1 when unknown (and for
+scalars), ``HOST`` (-2) for a host NumPy array.
+key: a small int identifying ``type`` (cheap to hash: the jit's dispatch key). type: the kernel
+type, an :class:`ArrayType` (global, writable) or a :class:`Scalar`. flat: the values the
+launcher packs, ``(ptr, *shape, *strides)`` or ``(value,)``. framework: ``'torch'``, ``'cupy'``
+or None (the launcher asks that framework for its current stream when none is given).
+"""
+_new = tuple.__new__
+HOST = -2  # ArgInfo.device of a host NumPy array: the launcher copies it to the GPU and back
+
+# -- type keys -----------------------------------------------------------------------------------
+
+_KEYS: dict = {}
+_KEYS_LOCK = threading.Lock()
+_ARRAY_TYPES: dict = {}
+
+
+def type_key(t) -> int:
+    """A small int standing for kernel type ``t`` (equal types, equal keys), for fast dispatch
+    keys: hashing a tuple of ints is much cheaper than hashing dataclasses."""
+    k = _KEYS.get(t)
+    if k is None:
+        with _KEYS_LOCK:  # two threads must not give two new types the same number
+            k = _KEYS.setdefault(t, len(_KEYS))
+    return k
+
+
+def array_type(dtype: Scalar, ndim: int, layout: str) -> tuple[ArrayType, int]:
+    """The interned ``(ArrayType, key)`` for a global, writable array."""
+    ent = _ARRAY_TYPES.get((dtype, ndim, layout))
+    if ent is None:
+        t = ArrayType(dtype, ndim, layout)
+        ent = _ARRAY_TYPES.setdefault((dtype, ndim, layout), (t, type_key(t)))
+    return ent
+
+
+_INT_KEY = type_key(int64)
+_FLOAT_KEY = type_key(float64)
+_BOOL_KEY = type_key(bool_)
+
+
+def _c_strides(shape: tuple) -> tuple:
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= max(int(n), 1)
+    return tuple(reversed(out))
+
+
+def _is_c_contiguous(shape: tuple, strides: tuple) -> bool:
+    """NumPy's (relaxed) rule: axes of length 1 may have any stride; empty arrays qualify."""
+    acc = 1
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n == 0:
+            return True
+        if n != 1 and s != acc:
+            return False
+        acc *= n
+    return True
+
+
+def _where(index, name) -> str:
+    if name is None and index is None:
+        return "an argument"
+    if name is None:
+        return f"argument {index}"
+    return f"argument {name!r}" + (f" (position {index})" if index is not None else "")
+
+
+def _unsupported_dtype(dt, index, name) -> TypeError:
+    return TypeError(f"{_where(index, name)} has dtype {dt}, which kernels do not support "
+                     "(supported: bool, int8-64, uint8-64, float16, bfloat16, float32, float64)")
+
+
+def _scalar_for(dt, index, name) -> Scalar:
+    s = _DTYPE_SCALARS.get(dt)
+    if s is None:
+        s = scalar_of(dt)
+        if s is None:
+            raise _unsupported_dtype(dt, index, name)
+        _DTYPE_SCALARS[dt] = s
+    return s
+
+
+_DTYPE_SCALARS: dict = {}
+
+
+# -- handlers ------------------------------------------------------------------------------------
+# Each takes (obj, index, name) and returns an ArgInfo.
+
+# torch dtype -> list indexed by ndim -> [entry for layout 'A', entry for layout 'C'], where an
+# entry is (Scalar, ArrayType, key, layout). Nested lookups beat hashing a (dtype, ndim, bool)
+# tuple per argument.
+_TORCH: dict = {}
+
+
+def _torch_entry(t, ndim: int, index, name):
+    dt = t.dtype
+    s = scalar_of(dt) or scalar_of(str(dt).removeprefix("torch."))
+    if s is None:
+        raise _unsupported_dtype(dt, index, name)
+    by_ndim = _TORCH.setdefault(dt, [])
+    while len(by_ndim) <= ndim:
+        by_ndim.append(None)
+    if by_ndim[ndim] is None:
+        by_ndim[ndim] = [(s, *array_type(s, ndim, "A"), "A"), (s, *array_type(s, ndim, "C"), "C")]
+    return by_ndim[ndim][bool(t.is_contiguous())]
+
+
+def _describe_torch(t, index, name):
+    # get_device() is -1 for CPU (and meta) tensors. A tensor on another accelerator type
+    # (xpu, mps) would pass; checking t.is_cuda too costs ~5% of a launch for a case that a
+    # CUDA machine does not have.
+    dev = t.get_device()
+    if dev < 0:
+        kind = t.device.type
+        raise _host_error(t, "a CPU torch.Tensor" if kind == "cpu" else
+                          f"a torch.Tensor on {kind!r}", ".cuda()", index, name)
+    shape = t.shape
+    ndim = len(shape)
+    try:
+        ent = _TORCH[t.dtype][ndim][t.is_contiguous()]
+    except (KeyError, IndexError, TypeError):
+        ent = _torch_entry(t, ndim, index, name)
+    ptr = t.data_ptr()
+    strides = t.stride()
+    return _new(ArgInfo, ("array", ent[0], ndim, ent[3], ptr, shape, strides, None, None, dev,
+                          ent[2], ent[1], (ptr,) + shape + strides, "torch"))
+
+
+def _describe_cupy(a, index, name):
+    s = _scalar_for(a.dtype, index, name)
+    shape = a.shape
+    item = a.itemsize
+    strides = tuple(x // item for x in a.strides)
+    if any(x % item for x in a.strides):
+        raise TypeError(f"{_where(index, name)} has strides {a.strides} that are not a "
+                        f"multiple of its item size {item}")
+    layout = "C" if a.flags.c_contiguous else "A"
+    t, key = array_type(s, a.ndim, layout)
+    ptr = a.data.ptr
+    return _new(ArgInfo, ("array", s, a.ndim, layout, ptr, shape, strides, None, None,
+                          a.device.id, key, t, (ptr, *shape, *strides), "cupy"))
+
+
+def _describe_device_array(a, index, name):
+    info = a._arginfo
+    if info is None:
+        raise _unsupported_dtype(a.dtype, index, name)
+    return info
+
+
+def _describe_int(v, index, name):
+    return _new(ArgInfo, ("scalar", int64, 0, "", 0, (), (), v, None, -1, _INT_KEY, int64,
+                          (v,), None))
+
+
+def _describe_float(v, index, name):
+    return _new(ArgInfo, ("scalar", float64, 0, "", 0, (), (), v, None, -1, _FLOAT_KEY,
+                          float64, (v,), None))
+
+
+def _describe_bool(v, index, name):
+    return _new(ArgInfo, ("scalar", bool_, 0, "", 0, (), (), v, None, -1, _BOOL_KEY, bool_,
+                          (v,), None))
+
+
+def _np_scalar_handler(tp: type, index, name):
+    """A handler for NumPy scalar type ``tp`` with its Scalar and key bound (hashing a Scalar
+    dataclass per launch would cost more than the rest of describe)."""
+    s = _scalar_for(np.dtype(tp), index, name)
+    key = type_key(s)
+    if s.name == "bfloat16":
+        def handler(v, index, name):
+            return _new(ArgInfo, ("scalar", s, 0, "", 0, (), (), v, None, -1, key, s,
+                                  (_bf16_bits(v),), None))
+    else:
+        def handler(v, index, name):
+            return _new(ArgInfo, ("scalar", s, 0, "", 0, (), (), v, None, -1, key, s, (v,),
+                                  None))
+    return handler
+
+
+def _bf16_bits(v) -> int:
+    """The 16 bits of a bfloat16 value (what the kernel's ``__nv_bfloat16`` parameter holds)."""
+    a = np.asarray(v)
+    if a.dtype.itemsize == 2:
+        return int(a.view(np.uint16))
+    # round a wider float to nearest-even bfloat16
+    bits = int(np.asarray(a, np.float32).view(np.uint32))
+    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x7FFFFF:  # NaN stays NaN
+        return (bits >> 16) | 0x40
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+def _describe_cai(obj, index, name):
+    cai = obj.__cuda_array_interface__
+    if cai.get("mask") is not None:
+        raise TypeError(f"{_where(index, name)} is a masked array; kernels take plain arrays")
+    typestr = cai["typestr"]
+    dt = _TYPESTR.get(typestr)
+    if dt is None:
+        dt = _TYPESTR.setdefault(typestr, np.dtype(typestr))
+    s = _scalar_for(dt, index, name)
+    shape = tuple(int(n) for n in cai["shape"])
+    ptr = int(cai["data"][0] or 0)
+    bstrides = cai.get("strides")
+    if bstrides is None:
+        strides = _c_strides(shape)
+        layout = "C"
+    else:
+        item = dt.itemsize
+        if any(int(b) % item for b in bstrides):
+            raise TypeError(f"{_where(index, name)} has strides {tuple(bstrides)} that are not "
+                            f"a multiple of its item size {item}")
+        strides = tuple(int(b) // item for b in bstrides)
+        layout = "C" if _is_c_contiguous(shape, strides) else "A"
+    t, key = array_type(s, len(shape), layout)
+    return _new(ArgInfo, ("array", s, len(shape), layout, ptr, shape, strides, None, None, -1,
+                          key, t, (ptr, *shape, *strides), None))
+
+
+_TYPESTR: dict = {}
+
+# DLPack device types (dlpack.h): where kernels can read the memory.
+_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
+
+
+def _describe_dlpack(obj, index, name):
+    dev_type, dev_id = obj.__dlpack_device__()
+    if int(dev_type) not in (_DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED):
+        if int(dev_type) == _DL_CPU:
+            raise _host_error(obj, f"a host (CPU) {type(obj).__name__}", None, index, name)
+        raise TypeError(f"{_where(index, name)} lives on DLPack device type {dev_type}, "
+                        "which CUDA kernels cannot access")
+    try:
+        from cuda.core.utils import StridedMemoryView  # noqa: PLC0415
+    except ImportError:
+        from cuda.core.experimental.utils import StridedMemoryView  # noqa: PLC0415
+    # stream_ptr=-1: no producer/consumer stream ordering here (the launch stream is not known
+    # yet); like a torch tensor, the array must be ready on the launch stream.
+    view = StridedMemoryView.from_dlpack(obj, -1)
+    s = _scalar_for(view.dtype, index, name)
+    shape = tuple(int(n) for n in view.shape)
+    strides = view.strides
+    strides = _c_strides(shape) if strides is None else tuple(int(x) for x in strides)
+    layout = "C" if _is_c_contiguous(shape, strides) else "A"
+    t, key = array_type(s, len(shape), layout)
+    ptr = int(view.ptr)
+    device = int(dev_id) if int(dev_type) == _DL_CUDA else -1
+    return _new(ArgInfo, ("array", s, len(shape), layout, ptr, shape, strides, None, None,
+                          device, key, t, (ptr, *shape, *strides), None))
+
+
+def _describe_numpy(a, index, name):
+    s = _scalar_for(a.dtype, index, name)
+    shape = a.shape
+    # The launcher passes a C-contiguous device copy, so the kernel sees layout 'C'.
+    strides = _c_strides(shape)
+    t, key = array_type(s, a.ndim, "C")
+    return _new(ArgInfo, ("array", s, a.ndim, "C", 0, shape, strides, None, a, HOST, key, t,
+                          (0, *shape, *strides), None))
+
+
+def _host_error(obj, what: str, fix: str | None, index, name) -> TypeError:
+    how = f"move it with {fix}" if fix else "copy it to the GPU (threadtile.to_device)"
+    return TypeError(f"{_where(index, name)} is {what}; a kernel needs device memory: {how} "
+                     "(or run under threadtile.simulate())")
+
+
+_HANDLERS: dict = {
+    int: _describe_int,
+    float: _describe_float,
+    bool: _describe_bool,
+    np.ndarray: _describe_numpy,
+}
+
+
+def register_handler(tp: type, handler) -> None:
+    """Use ``handler(obj, index, name) -> ArgInfo`` for arguments of exact type ``tp``."""
+    _HANDLERS[tp] = handler
+
+
+def _classify(obj, index, name):
+    """The handler for an object whose exact type has not been seen yet (then cached)."""
+    tp = type(obj)
+    mod = tp.__module__ or ""
+    handler = None
+    if mod.startswith("torch"):
+        torch = sys.modules.get("torch")
+        if torch is not None and isinstance(obj, torch.Tensor):
+            handler = _describe_torch
+    if handler is None and mod.startswith("cupy"):
+        cupy = sys.modules.get("cupy")
+        if cupy is not None and isinstance(obj, cupy.ndarray):
+            handler = _describe_cupy
+    if handler is None:
+        if isinstance(obj, DeviceArray):
+            handler = _describe_device_array
+        elif isinstance(obj, bool):
+            handler = _describe_bool
+        elif isinstance(obj, int):
+            handler = _describe_int
+        elif isinstance(obj, float):
+            handler = _describe_float
+        elif isinstance(obj, np.generic):
+            handler = _np_scalar_handler(tp, index, name)
+        elif _has(obj, "__cuda_array_interface__"):
+            handler = _describe_cai
+        elif isinstance(obj, np.ndarray):  # a subclass (memmap, matrix): before DLPack, which
+            handler = _describe_numpy      # NumPy also speaks, to get the host-copy path
+        elif _has(obj, "__dlpack__") and _has(obj, "__dlpack_device__"):
+            handler = _describe_dlpack
+    if handler is None:
+        raise TypeError(f"{_where(index, name)} is a {tp.__module__}.{tp.__qualname__}; "
+                        "kernels take device arrays (torch, CuPy, DeviceArray, anything with "
+                        "__cuda_array_interface__ or DLPack), NumPy arrays and numbers")
+    # CAI/DLPack-ness is a property of the type for every library we know, but a class could
+    # add the attribute per instance: only cache handlers chosen by type checks.
+    if handler not in (_describe_cai, _describe_dlpack) or _has(tp, "__cuda_array_interface__") \
+            or _has(tp, "__dlpack__"):
+        _HANDLERS[tp] = handler
+    return handler
+
+
+def _has(obj, attr: str) -> bool:
+    try:
+        return hasattr(obj, attr)
+    except Exception:  # noqa: BLE001  (a property that raises, e.g. CAI of a CPU tensor)
+        return False
+
+
+def describe(arg, index: int | None = None, name: str | None = None) -> ArgInfo:
+    """Describe kernel argument ``arg`` (``index``/``name`` only feed error messages)."""
+    h = _HANDLERS.get(type(arg))
+    if h is None:
+        h = _classify(arg, index, name)
+    return h(arg, index, name)
+
+
+def describe_all(args, names=None) -> list[ArgInfo]:
+    """``[describe(a, i, names[i]) for i, a in enumerate(args)]`` without a function call per
+    argument (~0.1 us each): the form a launch should use."""
+    get = _HANDLERS.get
+    out = []
+    for i, a in enumerate(args):
+        name = names[i] if names is not None else None
+        h = get(type(a))
+        if h is None:
+            h = _classify(a, i, name)
+        out.append(h(a, i, name))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# DeviceArray and the numba-style host helpers
+# ----------------------------------------------------------------------------------------------
+
+def _driver():
+    from . import driver  # noqa: PLC0415
+
+    return driver
+
+
+def _stream_handle(stream) -> int:
+    from .launcher import stream_handle  # noqa: PLC0415
+
+    return stream_handle(stream)
+
+
+class DeviceArray:
+    """A minimal n-d array in GPU memory (like numba's ``DeviceNDArray``).
+
+    ``shape``, ``strides`` (in *bytes*, like NumPy), ``dtype`` (NumPy), ``size``, ``ndim``,
+    ``nbytes``; exposes ``__cuda_array_interface__`` so torch, CuPy and numba can wrap it
+    without a copy. Frees its memory when garbage-collected unless it wraps memory owned by
+    another object (``as_cuda_array``), whose owner it then keeps alive.
+    """
+
+    __slots__ = ("shape", "strides", "dtype", "size", "ndim", "nbytes", "ptr", "device",
+                 "_owner", "_arginfo", "_finalizer", "__weakref__")
+
+    def __init__(self, shape, dtype=np.float64, strides=None, *, order: str = "C",
+                 ptr: int | None = None, owner=None, device: int | None = None):
+        shape = (int(shape),) if np.isscalar(shape) else tuple(int(n) for n in shape)
+        if any(n < 0 for n in shape):
+            raise ValueError(f"negative dimensions are not allowed: {shape}")
+        self.dtype = np.dtype(dtype)
+        item = self.dtype.itemsize
+        if strides is None:
+            if order not in ("C", "F"):
+                raise ValueError(f"order must be 'C' or 'F', got {order!r}")
+            el = _c_strides(shape) if order == "C" else tuple(
+                reversed(_c_strides(tuple(reversed(shape)))))
+            strides = tuple(s * item for s in el)
+        self.shape = shape
+        self.strides = tuple(int(s) for s in strides)
+        self.ndim = len(shape)
+        self.size = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        self.nbytes = self.size * item
+        self._owner = owner
+        self._finalizer = None
+        drv = _driver()
+        if ptr is None:
+            dev = drv.current_index() if device is None else int(device)
+            drv.ensure_device(dev)
+            ptr = drv.mem_alloc(self.nbytes)
+            if ptr:
+                self._finalizer = weakref.finalize(self, drv.mem_free, ptr)
+        elif device is None:
+            dev = drv.pointer_device(ptr) if ptr else -1
+        else:
+            dev = int(device)
+        self.ptr = int(ptr)
+        self.device = dev
+        s = scalar_of(self.dtype)
+        if s is None:
+            self._arginfo = None
+        else:
+            if any(b % item for b in self.strides):
+                raise ValueError(f"strides {self.strides} are not multiples of the item size")
+            el = tuple(b // item for b in self.strides)
+            layout = "C" if _is_c_contiguous(shape, el) else "A"
+            t, key = array_type(s, self.ndim, layout)
+            self._arginfo = _new(ArgInfo, ("array", s, self.ndim, layout, self.ptr, shape, el,
+                                           None, None, dev, key, t, (self.ptr, *shape, *el),
+                                           None))
+
+    # -- NumPy-like surface --------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d DeviceArray")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return (f"<DeviceArray shape={self.shape} dtype={self.dtype} "
+                f"device={self.device} ptr=0x{self.ptr:x}>")
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        el_contig = self._arginfo is not None and self._arginfo.layout == "C"
+        return {
+            "shape": self.shape,
+            "strides": None if el_contig else self.strides,
+            "typestr": self.dtype.str,
+            "data": (self.ptr, False),
+            "version": 3,
+            "stream": None,  # our copies are synchronous; nothing to wait for
+        }
+
+    def _order(self) -> str | None:
+        """'C' or 'F' when the elements fill one contiguous block in that order, else None."""
+        item = self.dtype.itemsize
+        el = tuple(b // item for b in self.strides)
+        if _is_c_contiguous(self.shape, el):
+            return "C"
+        if _is_c_contiguous(self.shape[::-1], el[::-1]):
+            return "F"
+        return None
+
+    def _dense(self) -> bool:
+        return self._order() is not None
+
+    def copy_to_host(self, ary: np.ndarray | None = None, stream=0) -> np.ndarray:
+        """Copy to a new (or the given) NumPy array and return it, once the data is there."""
+        order = self._order()
+        if order is None:
+            raise NotImplementedError("copy_to_host of a non-contiguous DeviceArray view; copy "
+                                      "it on the device first (e.g. through torch or CuPy)")
+        if ary is None:
+            ary = np.empty(self.shape, self.dtype, order=order)
+        else:
+            if ary.shape != self.shape or ary.dtype != self.dtype:
+                raise ValueError(f"copy_to_host into an array of shape {ary.shape} and dtype "
+                                 f"{ary.dtype}; this DeviceArray is {self.shape} {self.dtype}")
+            ok = ary.flags.c_contiguous if order == "C" else ary.flags.f_contiguous
+            if not ok:
+                raise ValueError(f"copy_to_host needs a {order}-contiguous host array")
+        if self.nbytes:
+            drv = _driver()
+            drv.ensure_device(self.device if self.device >= 0 else drv.current_index())
+            drv.copy_dtoh(ary.ctypes.data, self.ptr, self.nbytes, _stream_handle(stream))
+        return ary
+
+    def copy_to_device(self, host, stream=0) -> None:
+        """Overwrite this array's contents with ``host`` (same shape; cast to our dtype)."""
+        if not self._dense():
+            raise NotImplementedError("copy_to_device into a non-contiguous DeviceArray view")
+        src = getattr(host, "__cuda_array_interface__", None)
+        drv = _driver()
+        drv.ensure_device(self.device if self.device >= 0 else drv.current_index())
+        if src is not None:
+            other = as_cuda_array(host)
+            if other.shape != self.shape or other.dtype != self.dtype or (
+                    other._order() != self._order()):
+                raise ValueError("copy_to_device from a device array needs the same shape, "
+                                 "dtype and layout")
+            drv.copy_dtod(self.ptr, other.ptr, self.nbytes, _stream_handle(stream))
+            return
+        a = np.asarray(host, dtype=self.dtype)
+        if a.shape != self.shape:
+            raise ValueError(f"copy_to_device of shape {a.shape} into a DeviceArray of shape "
+                             f"{self.shape}")
+        a = np.asfortranarray(a) if self._order() == "F" else np.ascontiguousarray(a)
+        stream_h = _stream_handle(stream)
+        drv.copy_htod(self.ptr, a.ctypes.data, self.nbytes, stream_h)
+        if stream_h:  # a pageable-memory async copy: make sure `a` may be freed on return
+            drv.stream_synchronize(stream_h)
+
+    def __getitem__(self, item):
+        raise TypeError("DeviceArray does not support indexing on the host; copy_to_host() it, "
+                        "or wrap it with torch.as_tensor / cupy.asarray")
+
+
+def to_device(ary, stream=0, copy: bool = True, to: DeviceArray | None = None) -> DeviceArray:
+    """Copy host array ``ary`` to the GPU (a new :class:`DeviceArray`, or into ``to``).
+
+    A device array (CAI/DLPack) is wrapped without a copy when ``copy`` is False, else copied.
+    """
+    if to is not None:
+        to.copy_to_device(ary, stream=stream)
+        return to
+    if isinstance(ary, DeviceArray) and not copy:
+        return ary
+    if _has(ary, "__cuda_array_interface__") or isinstance(ary, DeviceArray):
+        src = as_cuda_array(ary)
+        if not copy:
+            return src
+        out = DeviceArray(src.shape, src.dtype, src.strides if src._dense() else None)
+        out.copy_to_device(src, stream=stream)
+        return out
+    a = np.asarray(ary)
+    order = "F" if a.ndim > 1 and a.flags.f_contiguous and not a.flags.c_contiguous else "C"
+    out = DeviceArray(a.shape, a.dtype, order=order)
+    out.copy_to_device(a, stream=stream)
+    return out
+
+
+def device_array(shape, dtype=np.float64, strides=None, order: str = "C",
+                 stream=0) -> DeviceArray:
+    """An uninitialised :class:`DeviceArray` (numba's ``cuda.device_array``)."""
+    return DeviceArray(shape, dtype, strides, order=order)
+
+
+def device_array_like(ary, stream=0) -> DeviceArray:
+    """An uninitialised :class:`DeviceArray` with ``ary``'s shape and dtype (C order, or
+    Fortran order when ``ary`` is Fortran-contiguous)."""
+    flags = getattr(ary, "flags", None)
+    f = bool(getattr(flags, "f_contiguous", False)) and not bool(
+        getattr(flags, "c_contiguous", True))
+    return DeviceArray(tuple(ary.shape), np.dtype(ary.dtype), order="F" if f else "C")
+
+
+def as_cuda_array(obj) -> DeviceArray:
+    """Wrap a device array (``__cuda_array_interface__`` or DLPack) as a :class:`DeviceArray`
+    sharing its memory; the wrapper keeps ``obj`` alive."""
+    if isinstance(obj, DeviceArray):
+        return obj
+    cai = None
+    if _has(obj, "__cuda_array_interface__"):
+        cai = obj.__cuda_array_interface__
+    if cai is not None:
+        if cai.get("mask") is not None:
+            raise TypeError("masked device arrays are not supported")
+        dt = np.dtype(cai["typestr"])
+        shape = tuple(int(n) for n in cai["shape"])
+        strides = cai.get("strides")
+        ptr = int(cai["data"][0] or 0)
+        return DeviceArray(shape, dt, tuple(strides) if strides is not None else None,
+                           ptr=ptr, owner=obj)
+    if _has(obj, "__dlpack__") and _has(obj, "__dlpack_device__"):
+        info = _describe_dlpack(obj, None, None)
+        item = info.dtype.numpy.itemsize
+        return DeviceArray(info.shape, info.dtype.numpy,
+                           tuple(s * item for s in info.strides), ptr=info.ptr, owner=obj,
+                           device=info.device if info.device >= 0 else None)
+    raise TypeError(f"{type(obj).__name__} is not a device array (it has neither "
+                    "__cuda_array_interface__ nor __dlpack__)")
+
+
+def synchronize() -> None:
+    """Wait for all work on the current GPU (numba's ``cuda.synchronize``)."""
+    _driver().synchronize()

@@ -1,0 +1,252 @@
+"""Launch configuration, stream handles, the parameter packing layout, and argument checks
+that happen before anything touches a GPU."""
+
+import ctypes
+import struct
+
+import numpy as np
+import pytest
+
+from threadtile.lang.types import (
+    ArrayType,
+    bfloat16,
+    bool_,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
+from threadtile.runtime import arrays, launcher
+from threadtile.runtime.launcher import (
+    CompiledKernel,
+    cdiv,
+    dim3,
+    make_param_struct,
+    normalize_dims,
+    stream_handle,
+)
+
+# -- dims ----------------------------------------------------------------------------------------
+
+def test_normalize_dims_accepts_ints_tuples_and_dim3():
+    assert normalize_dims(5, "grid") == (5, 1, 1)
+    assert normalize_dims((4, 2), "grid") == (4, 2, 1)
+    assert normalize_dims([4, 2, 3], "grid") == (4, 2, 3)
+    assert normalize_dims(dim3(8, 4), "block") == (8, 4, 1)
+    assert normalize_dims(np.int64(7), "grid") == (7, 1, 1)
+    assert normalize_dims((np.int32(2), 3), "grid") == (2, 3, 1)
+
+    class D:
+        x, y, z = 2, 3, 4
+
+    assert normalize_dims(D(), "block") == (2, 3, 4)
+
+
+@pytest.mark.parametrize("bad, exc, match", [
+    (0, ValueError, ">= 1"),
+    ((4, -1), ValueError, ">= 1"),
+    ((1, 2, 3, 4), TypeError, "1 to 3"),
+    ((), TypeError, "1 to 3"),
+    (2.5, TypeError, "int"),
+    ((2.0, 1), TypeError, "ints"),
+    ("8", TypeError, "int"),
+    (True, TypeError, "int"),
+])
+def test_normalize_dims_rejects(bad, exc, match):
+    with pytest.raises(exc, match=match):
+        normalize_dims(bad, "block")
+
+
+def test_dim3_and_cdiv():
+    assert dim3(3) == (3, 1, 1) and dim3(3, 2).y == 2
+    assert cdiv(1000, 256) == 4 and cdiv(1024, 256) == 4 and cdiv(0, 256) == 0
+
+
+# -- streams -------------------------------------------------------------------------------------
+
+def test_stream_handles():
+    class Torch:
+        cuda_stream = 0x1234
+
+    class Cupy:
+        ptr = 0x5678
+
+    class Core:
+        def __cuda_stream__(self):
+            return (0, 0x9ABC)
+
+    class Handle:
+        handle = ctypes.c_void_p(0x42)
+
+    assert stream_handle(None) == 0
+    assert stream_handle(0) == 0
+    assert stream_handle(77) == 77
+    assert stream_handle(Torch()) == 0x1234
+    assert stream_handle(Cupy()) == 0x5678
+    assert stream_handle(Core()) == 0x9ABC
+    assert stream_handle(Handle()) == 0x42
+    with pytest.raises(TypeError, match="stream"):
+        stream_handle("default")
+
+
+# -- packing layout ------------------------------------------------------------------------------
+
+def _ctypes_array(ndim):
+    return type(f"A{ndim}", (ctypes.Structure,), {"_fields_": [
+        ("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * ndim),
+        ("strides", ctypes.c_int64 * ndim)]})
+
+
+_CT = {bool_: ctypes.c_bool, int8: ctypes.c_int8, uint8: ctypes.c_uint8, int16: ctypes.c_int16,
+       int32: ctypes.c_int32, int64: ctypes.c_int64, float16: ctypes.c_uint16,
+       bfloat16: ctypes.c_uint16, float32: ctypes.c_float, float64: ctypes.c_double}
+
+
+def _ctypes_struct(params):
+    fields = []
+    for i, p in enumerate(params):
+        fields.append((f"p{i}", _ctypes_array(p.ndim) if isinstance(p, ArrayType) else _CT[p]))
+    return type("Params", (ctypes.Structure,), {"_fields_": fields})
+
+
+LAYOUTS = [
+    [ArrayType(float32, 1, "C")] * 3,
+    [ArrayType(float32, 2, "A"), int32, ArrayType(float64, 1)],
+    [bool_, ArrayType(int8, 3), int8, int16, float16, int64],
+    [int8, int32, int8, float64, int16, bfloat16, uint8, float32],
+    [ArrayType(float16, 0), bool_],
+]
+
+
+@pytest.mark.parametrize("params", LAYOUTS, ids=range(len(LAYOUTS)))
+def test_layout_matches_ctypes_structure(params):
+    layout = make_param_struct(params)
+    ref = _ctypes_struct(params)
+    assert layout.offsets == tuple(getattr(ref, f"p{i}").offset for i in range(len(params)))
+    assert layout.sizes == tuple(getattr(ref, f"p{i}").size for i in range(len(params)))
+    end = layout.offsets[-1] + layout.sizes[-1]
+    assert layout.nbytes == end  # no tail padding: the driver reads each parameter's size
+
+
+def test_layout_by_hand():
+    # bool @0, array<int8,3> @8 (8 + 48 bytes), int8 @64, int16 @66, half @68, int64 @72
+    layout = make_param_struct([bool_, ArrayType(int8, 3), int8, int16, float16, int64])
+    assert layout.offsets == (0, 8, 64, 66, 68, 72)
+    assert layout.sizes == (1, 56, 1, 2, 2, 8)
+    assert layout.struct.format == "<?7xQqqqqqqb1xhe2xq"
+    # arrays are 8 + 16 * ndim bytes, 8-byte aligned
+    assert make_param_struct([ArrayType(float32, 2)]).sizes == (40,)
+    assert make_param_struct([int8, ArrayType(float32, 1)]).offsets == (0, 8)
+
+
+def test_packed_bytes_of_an_array_param():
+    layout = make_param_struct([int32, ArrayType(float32, 2, "A")])
+    buf = bytearray(layout.nbytes)
+    layout.struct.pack_into(buf, 0, -3, 0xDEAD0000, 4, 5, 5, 1)
+    assert struct.unpack_from("<i", buf, 0) == (-3,)
+    assert struct.unpack_from("<Qqqqq", buf, 8) == (0xDEAD0000, 4, 5, 5, 1)
+
+
+# -- the fast path and argument checks (no GPU: they run before any driver call) ------------------
+
+C1 = ArrayType(float32, 1, "C")
+A2 = ArrayType(float32, 2, "A")
+
+
+class FakeCuda:
+    """A device array as far as describe() can tell (CUDA array interface, no GPU)."""
+
+    def __init__(self, shape, typestr="<f4", strides=None, ptr=0x7000_0000):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (ptr, False),
+                                         "strides": strides, "version": 3}
+
+
+def _infos(*objs):
+    return arrays.describe_all(objs, [f"a{i}" for i in range(len(objs))])
+
+
+def test_fast_path_accepts_exact_types_on_one_device():
+    k = CompiledKernel(b"", "k", [C1, int64, C1])
+    infos = _infos(FakeCuda((4,)), 3, FakeCuda((4,)))
+    infos = [i._replace(device=0) if i.kind == "array" else i for i in infos]
+    vals, dev, first = k._fast(infos)
+    assert vals == (0x7000_0000, 4, 1, 3, 0x7000_0000, 4, 1)
+    assert dev == 0 and first is infos[0]
+    assert k._fast(infos[:2]) is None  # wrong count: the slow path explains
+    assert k._fast([infos[0], arrays.describe(3.0), infos[2]]) is None
+    mixed = [infos[0], infos[1], infos[2]._replace(device=1)]
+    assert k._fast(mixed) is None
+    assert k._fast([infos[0], infos[1], infos[2]._replace(device=-1)]) is None
+
+
+def test_fast_path_without_arrays_and_without_params():
+    k = CompiledKernel(b"", "k", [int32])
+    assert k._fast(_infos(np.int32(5))) == ((np.int32(5),), -1, None)
+    assert CompiledKernel(b"", "k", [])._fast([]) == ((), -1, None)
+
+
+def _launch(k, *objs):
+    k.launch((1, 1, 1), (32, 1, 1), 0, 0, _infos(*objs))
+
+
+def test_argument_count():
+    k = CompiledKernel(b"", "add", [C1, C1, C1])
+    with pytest.raises(TypeError, match="kernel 'add' takes 3 arguments, got 2"):
+        _launch(k, FakeCuda((4,)), FakeCuda((4,)))
+
+
+def test_array_dtype_and_rank_are_checked():
+    k = CompiledKernel(b"", "add", [C1, C1])
+    with pytest.raises(TypeError, match=r"argument 1 must be a 1-d array of float32, got a 1-d "
+                                        r"array of int32"):
+        _launch(k, FakeCuda((4,)), FakeCuda((4,), "<i4"))
+    with pytest.raises(TypeError, match=r"argument 0 must be a 1-d array of float32, got a 2-d"):
+        _launch(k, FakeCuda((4, 4)), FakeCuda((4,)))
+    with pytest.raises(TypeError, match=r"argument 1 must be an array of float32 with 1 "
+                                        r"dimension, got a scalar"):
+        _launch(k, FakeCuda((4,)), 1.0)
+
+
+def test_contiguous_parameter_refuses_a_strided_array():
+    k = CompiledKernel(b"", "k", [C1])
+    with pytest.raises(TypeError, match="C-contiguous"):
+        _launch(k, FakeCuda((4,), strides=(8,)))
+
+
+def test_scalar_parameters():
+    k = CompiledKernel(b"", "k", [int32])
+    with pytest.raises(TypeError, match="argument 0 must be a int32 scalar, got 1.5"):
+        _launch(k, 1.5)
+    with pytest.raises(TypeError, match="argument 0 must be a int32 scalar, got a 1-d array"):
+        _launch(k, FakeCuda((4,)))
+
+
+def test_scalar_conversions():
+    info = arrays.describe(3)
+    assert launcher._convert_scalar(info, float32, "x") == 3.0
+    assert launcher._convert_scalar(info, int8, "x") == 3
+    assert launcher._convert_scalar(arrays.describe(True), int32, "x") == 1
+    assert launcher._convert_scalar(arrays.describe(1.0), bfloat16, "x") == 0x3F80
+    with pytest.raises(TypeError, match="does not convert"):
+        launcher._convert_scalar(arrays.describe(np.float32(2)), int64, "x")
+    with pytest.raises(TypeError):
+        launcher._convert_scalar(arrays.describe(2), bool_, "x")
+
+
+def test_arrays_on_two_devices():
+    infos = _infos(FakeCuda((4,)), FakeCuda((4,)))
+    infos = [infos[0]._replace(device=0), infos[1]._replace(device=1)]
+    with pytest.raises(ValueError, match="different devices.*argument 0 on cuda:0, argument 1 "
+                                         "on cuda:1"):
+        launcher.arrays_device("k", infos)
+    assert launcher.arrays_device("k", [infos[0], arrays.describe(2)]) == (0, infos[0])
+
+
+def test_generated_fast_path_source_handles_one_param():
+    k = CompiledKernel(b"", "k", [C1])
+    info = _infos(FakeCuda((8,)))[0]._replace(device=0)
+    assert k._fast([info]) == ((0x7000_0000, 8, 1), 0, info)

@@ -1,0 +1,106 @@
+"""RawKernel without a GPU: compiling (through the cache), launch syntax, argument plans."""
+
+import numpy as np
+import pytest
+
+from threadtile.runtime import arrays, cache, nvrtc
+from threadtile.runtime.raw import RawKernel
+
+SRC = r"""
+extern "C" __global__ void scale(float* x, float a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= a;
+}
+"""
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("THREADTILE_CACHE_DIR", str(tmp_path))
+
+
+def test_compile_without_a_gpu_and_cache_hits(monkeypatch):
+    k = RawKernel(SRC, "scale")
+    cubin = k.compile(arch="sm_90")
+    assert cubin[:4] == b"\x7fELF"
+    assert cache.info()["entries"] == 1
+    calls = []
+    real = nvrtc.compile_cubin
+    monkeypatch.setattr(nvrtc, "compile_cubin", lambda *a, **kw: calls.append(a[1]) or real(
+        *a, **kw))
+    again = RawKernel(SRC, "scale").compile(arch="sm_90")
+    assert again == cubin and calls == []  # served by the disk cache
+    assert RawKernel(SRC, "scale", arch="sm_80").cubin[:4] == b"\x7fELF"
+    assert calls == ["sm_80"]
+
+
+def test_options_are_part_of_the_key():
+    a = RawKernel(SRC, "scale").compile("sm_90")
+    b = RawKernel(SRC, "scale", options=("-lineinfo",)).compile("sm_90")
+    assert a != b
+    assert cache.info()["entries"] == 2
+
+
+def test_launch_syntax_errors():
+    k = RawKernel(SRC, "scale")
+    with pytest.raises(TypeError, match=r"scale\[grid, block\]"):
+        k(1, 2)
+    with pytest.raises(TypeError, match="kernel\\[grid, block\\]"):
+        k[1]
+    with pytest.raises(ValueError, match=">= 1"):
+        k[0, 32]
+    with pytest.raises(ValueError, match="shared_bytes"):
+        k[1, 32, 0, -5]
+    launch = k[(2, 2), 64, None, 1024]
+    assert (launch.grid, launch.block, launch.shared_bytes) == ((2, 2, 1), (64, 1, 1), 1024)
+    assert k[(2, 2), 64, None, 1024] is launch  # configurations are cached
+
+
+class Dev:
+    def __init__(self):
+        self.__cuda_array_interface__ = {"shape": (8,), "typestr": "<f4", "data": (0x1000, False),
+                                         "version": 3, "strides": None}
+
+
+def _plan(params, *args):
+    k = RawKernel(SRC, "scale")
+    k._params = params
+    return k._plan(arrays.describe_all(args))
+
+
+def test_plan_follows_the_driver_layout():
+    st, kinds, offsets, codes = _plan([(0, 8), (8, 4), (12, 4)], Dev(), 2.0, 8)
+    assert st.format == "<Qfi" and kinds == ("ptr", "val", "val") and offsets == (0, 8, 12)
+    st, *_ = _plan([(0, 8), (8, 8), (16, 8)], Dev(), 2.0, 8)  # double and long long
+    assert st.format == "<Qdq"
+    st, *_ = _plan([(0, 1), (8, 8)], True, Dev())
+    assert st.format == "<?7xQ"
+    st, *_ = _plan([(0, 2), (4, 4)], np.float16(1), np.uint32(3))
+    assert st.format == "<e2xI"
+
+
+def test_plan_errors():
+    with pytest.raises(TypeError, match="takes 3 arguments, got 2"):
+        _plan([(0, 8), (8, 4), (12, 4)], Dev(), 2.0)
+    with pytest.raises(TypeError, match="argument 2 is a int64 \\(8 bytes\\), but the kernel's "
+                                        "parameter is 4 bytes"):
+        _plan([(0, 8), (8, 4), (12, 4)], Dev(), 2.0, np.int64(8))
+    with pytest.raises(TypeError, match="argument 0 is an array"):
+        _plan([(0, 4), (8, 4), (12, 4)], Dev(), 2.0, 8)
+    with pytest.raises(TypeError, match="a float"):
+        _plan([(0, 8), (8, 1), (12, 4)], Dev(), 2.0, 8)
+
+
+def test_plan_without_driver_parameter_info():
+    st, kinds, offsets, _ = _plan(None, Dev(), np.float32(2), np.int32(8))
+    assert st.format == "<Qfi" and offsets == (0, 8, 12)
+    with pytest.raises(TypeError, match="np.int32"):
+        _plan(None, Dev(), 2.0, 8)
+
+
+def test_python_and_numpy_scalars_get_separate_plans():
+    k = RawKernel(SRC, "scale")
+    k._params = [(0, 8), (8, 4), (12, 4)]
+    k._plan(arrays.describe_all([Dev(), 2.0, 8]))
+    with pytest.raises(TypeError, match="8 bytes"):
+        k._plan(arrays.describe_all([Dev(), 2.0, np.int64(8)]))
