@@ -329,6 +329,34 @@ def assert_close(got, ref, dtype="float32", ulps: float = 1, err_msg: str = "") 
         np.testing.assert_array_equal(got, ref, err_msg=err_msg)
 
 
+U32 = 2.0 ** -24  # unit roundoff of float32
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def assert_dot_close(got, m, n, ref=None, u=U32):
+    """A float32 matrix product is within the classic bound k*u*(|m| @ |n|) of the exact one,
+    whatever the order of summation (plus one rounding of the result)."""
+    m, n = np.asarray(m, np.float64), np.asarray(n, np.float64)
+    ref = m @ n if ref is None else ref
+    k = m.shape[-1]
+    bound = (k + 2) * u * (np.abs(m) @ np.abs(n)) + 1e-30
+    got = np.asarray(got, np.float64)
+    assert not np.isnan(got).any(), "unwritten (NaN) elements"
+    bad = np.abs(got - ref) > bound
+    assert not bad.any(), f"{bad.sum()} elements off; worst {np.abs(got - ref)[bad].max()}"
+
+
+def assert_chain(olds, vals, init, final, op):
+    """Atomic updates happened one at a time: each thread's old value is the value the previous
+    update left, so {init} + {op(old_i, v_i)} and {old_i} + {final} are the same multiset."""
+    olds, vals = np.asarray(olds), np.asarray(vals)
+    news = [op(o, v) for o, v in zip(olds.tolist(), vals.tolist())]
+    assert sorted([init] + news) == sorted(olds.tolist() + [final])
+
+
 # ---- compiling without a GPU -----------------------------------------------------------------
 
 @pytest.fixture(scope="session", autouse=True)
