@@ -26,8 +26,9 @@ def main(lib: str, cache: str) -> None:
     torch.cuda.synchronize()
     grid, block = (math.ceil(W / TW), math.ceil(H / TW)), (TW, TW)
     if lib == "threadtile":
-        import threadtile
         from lecture_kernels import make_constant
+
+        import threadtile
 
         k = make_constant(threadtile)
         t0 = time.perf_counter()

@@ -13,7 +13,6 @@ import statistics
 import time
 
 import numpy as np
-
 from _common import write
 
 N_LAUNCH, ROUNDS = 2000, 9

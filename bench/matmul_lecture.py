@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from _common import cuda_time_ms, write
 
 H, K, W = 5120, 256, 5120
@@ -19,10 +18,10 @@ def main() -> None:
     import torch
 
     np.row_stack = getattr(np, "row_stack", np.vstack)  # numba-cuda 0.30 needs it on NumPy 2.5
+    from lecture_kernels import TW, make, make_constant
     from numba import cuda as ncuda
 
     import threadtile
-    from lecture_kernels import TW, make, make_constant
 
     ours, theirs = make(threadtile), make(ncuda)
     ours["dynamic_const"] = make_constant(threadtile)

@@ -21,8 +21,21 @@ from .frontend.specialize import constant_params, specialize
 from .ir import nodes as ir
 from .ir.printer import format_module
 from .lang.types import ArrayType, Scalar, Type, scalar_of
+from .runtime.arrays import describe_all
 
 _SIM_ENV = "THREADTILE_SIMULATE"
+# os.environ.get costs about a microsecond (it encodes the key and decodes the value); the
+# launch path reads the variable at every launch, so it looks in the raw bytes mapping instead
+_ENV_DATA = getattr(os.environ, "_data", None)
+_ENV_KEY = os.environ.encodekey(_SIM_ENV) if hasattr(os.environ, "encodekey") else None
+
+
+def _sim_env() -> bool:
+    """Whether THREADTILE_SIMULATE asks for simulation (read at each launch, as documented)."""
+    if _ENV_DATA is not None and _ENV_KEY is not None:
+        v = _ENV_DATA.get(_ENV_KEY)
+        return v is not None and v not in (b"", b"0")
+    return os.environ.get(_SIM_ENV, "") not in ("", "0")
 
 
 @dataclass
@@ -91,6 +104,7 @@ class Kernel:
                     "are not supported")
         self.constants = constant_params(py_func)
         self._const_pos = tuple(i for i, n in enumerate(self.param_names) if n in self.constants)
+        self._runtime_names = [n for n in self.param_names if n not in self.constants]
         self._dispatch: dict[tuple, Specialization] = {}
         self._configs: dict[tuple, _Launch] = {}
 
@@ -264,7 +278,7 @@ class _Launch:
 
     def __call__(self, *args, **kwargs):
         k = self.kernel
-        if os.environ.get(_SIM_ENV, "") not in ("", "0") or _sim_state.active:
+        if _sim_state.active or _sim_env():
             from .backends.sim import run as sim_run  # noqa: PLC0415
 
             return sim_run(k, self, args, kwargs)
@@ -274,15 +288,12 @@ class _Launch:
             runtime, consts = args, None
             if len(args) != len(k.param_names):
                 k._split(args, kwargs)  # raises the argument-count error
-        from .runtime.arrays import describe  # noqa: PLC0415  (cached after the first call)
-
-        infos = [describe(a, i, n) for i, (a, n) in enumerate(
-            zip(runtime, [n for n in k.param_names if n not in k.constants]))]
-        key = tuple(i.key for i in infos)
+        infos = describe_all(runtime, k._runtime_names)
+        key = tuple([i.key for i in infos])
         if consts:
             key += tuple(sorted(consts.items()))
         spec = k._dispatch.get(key)
-        if spec is None or spec.compiled is None:
+        if spec is None:
             spec = self._prepare(key, infos, consts or {})
         spec.compiled.launch(self.grid, self.block, self.stream, self.shared_bytes, infos)
 
