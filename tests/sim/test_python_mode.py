@@ -93,6 +93,36 @@ def test_lecture_matmul_with_constant_tile_width():
 
 
 @cuda.jit
+def static_matmul(m, n, out):
+    ms = cuda.shared.array((8, 8), np.float32)
+    ns = cuda.shared.array((8, 8), np.float32)
+    tr, tc = cuda.threadIdx.y, cuda.threadIdx.x
+    r = cuda.blockIdx.y * 8 + tr
+    c = cuda.blockIdx.x * 8 + tc
+    p = np.float32(0.0)
+    for ph in range(m.shape[1] // 8):
+        ms[tr, tc] = m[r, tc + ph * 8]
+        ns[tr, tc] = n[tr + ph * 8, c]
+        cuda.syncthreads()
+        for i in range(8):
+            p += ms[tr, i] * ns[i, tc]
+        cuda.syncthreads()
+    out[r, c] = p
+
+
+def test_every_thread_of_a_block_sees_one_shared_array():
+    """64 OS threads reach each shared.array() together: they must get the same array."""
+    rng = np.random.default_rng(1)
+    m = rng.standard_normal((24, 16)).astype(np.float32)
+    n = rng.standard_normal((16, 16)).astype(np.float32)
+    for _ in range(3):
+        out = np.zeros((24, 16), np.float32)
+        with simulate(mode="python"):
+            static_matmul[(2, 3), (8, 8)](m, n, out)
+        np.testing.assert_allclose(out, m.astype(np.float64) @ n, rtol=1e-5, atol=1e-5)
+
+
+@cuda.jit
 def warp_reduce_and_histogram(a, out, hist):
     i = cuda.grid(1)
     v = a[i]
