@@ -23,8 +23,6 @@ User variables are renamed ``v_<name>`` so no name of the source can collide wit
 
 from __future__ import annotations
 
-import keyword
-
 import numpy as np
 
 from ...ir import nodes as ir
@@ -184,7 +182,7 @@ def fname(f: ir.Function) -> str:
 
 
 def _vname(name: str) -> str:
-    assert not keyword.iskeyword("v_" + name)
+    """A user variable in generated code: the prefix keeps it apart from our own names."""
     return "v_" + name
 
 
