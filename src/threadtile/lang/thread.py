@@ -120,8 +120,9 @@ warpsize = 32
 
 
 def _intrinsic(name: str, doc: str):
-    def f(*args):
-        return _here(name).call(name, args)
+    def f(*args, **kwargs):
+        ctx = _here(name)
+        return ctx.call(name, args, kwargs) if kwargs else ctx.call(name, args)
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = doc
