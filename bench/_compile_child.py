@@ -31,6 +31,7 @@ def main(lib: str, cache: str) -> None:
         import threadtile
 
         k = make_constant(threadtile)
+        threadtile.runtime.driver.current_device()  # runtime initialised, as torch's is
         t0 = time.perf_counter()
         k[grid, block, 0, 2 * TW * TW * 4](m, n, out, TW)
     elif lib == "numba":
@@ -44,9 +45,10 @@ def main(lib: str, cache: str) -> None:
             mod.write_text(src)
         sys.path.insert(0, cache)
         import numba_lecture  # noqa: F401
-        from numba import cuda  # noqa: F401
+        from numba import cuda
 
         k = numba_lecture.K
+        cuda.current_context()  # driver initialised, as torch's is
         t0 = time.perf_counter()
         k[grid, block](m, n, out)
     else:
@@ -66,6 +68,7 @@ def main(lib: str, cache: str) -> None:
                 acc += tl.dot(x, y)
             tl.store(c + rm[:, None] * N + rn[None, :], acc)
 
+        triton.runtime.driver.active.get_current_device()  # driver initialised
         t0 = time.perf_counter()
         mm[(H // 64, W // 64)](m, n, out, H, W, K, BM=64, BN=64, BK=32)
     torch.cuda.synchronize()

@@ -225,7 +225,7 @@ def build(spec: Specialization, arch: str, options: tuple = ()) -> None:
     from .runtime import cache as rt_cache  # noqa: PLC0415  (NVRTC loads only when needed)
     from .runtime import nvrtc as rt_nvrtc  # noqa: PLC0415
     key = rt_cache.make_key("cubin", spec.source, arch, " ".join(options),
-                            rt_nvrtc.nvrtc_version())
+                            rt_nvrtc.compiler_id())
     cubin = rt_cache.get(key)
     if cubin is None:
         try:

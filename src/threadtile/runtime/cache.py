@@ -44,9 +44,11 @@ def _package_version() -> str:
 
 def _nvrtc_version() -> str:
     try:
-        from .nvrtc import nvrtc_version  # noqa: PLC0415
+        import hashlib  # noqa: PLC0415
 
-        return ".".join(map(str, nvrtc_version()))
+        from .nvrtc import compiler_id  # noqa: PLC0415
+
+        return hashlib.sha256(compiler_id().encode()).hexdigest()[:12]
     except Exception:  # noqa: BLE001  (no NVRTC: entries still get a stable salt)
         return "none"
 

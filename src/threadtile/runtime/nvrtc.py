@@ -42,7 +42,7 @@ from pathlib import Path
 
 from ..errors import NvrtcError
 
-__all__ = ["compile_cubin", "compile_ptx", "nvrtc_version", "parse_log", "supported_archs",
+__all__ = ["compile_cubin", "compile_ptx", "compiler_id", "nvrtc_version", "parse_log", "supported_archs",
            "include_dirs", "CompileResult", "MINIMAL_SAFE_INCLUDES"]
 
 #: Headers known to compile under NVRTC's ``-minimal``; a source including anything else is
@@ -84,6 +84,31 @@ def nvrtc_version() -> tuple[int, int]:
     """NVRTC's (major, minor) version, e.g. ``(13, 5)``."""
     major, minor = _check(_bindings().nvrtcVersion(), "nvrtcVersion")
     return int(major), int(minor)
+
+
+@functools.cache
+def compiler_id() -> str:
+    """A cheap identity of the NVRTC in use, for cache keys and the cache's version salt.
+
+    Loading NVRTC's bindings to ask its version costs tens of milliseconds, which would be most
+    of a warm start (a fresh process whose kernels all hit the disk cache). The NVRTC wheel
+    names its builtins library with the version (``libnvrtc-builtins.so.13.5``), so the names
+    and sizes of the wheel's NVRTC files identify it for the price of a directory listing.
+    Without the wheel (a system toolkit), NVRTC itself is asked.
+    """
+    import importlib.util  # noqa: PLC0415
+
+    for pkg in ("nvidia.cu13", "nvidia.cuda_nvrtc"):
+        try:
+            spec = importlib.util.find_spec(pkg)
+        except (ImportError, ValueError):
+            continue
+        for loc in (spec.submodule_search_locations or []) if spec else []:
+            lib = Path(loc) / "lib"
+            files = sorted(lib.glob("libnvrtc*.so*")) + sorted(lib.glob("nvrtc*.dll"))
+            if files:
+                return "nvrtc:" + ",".join(f"{f.name}:{f.stat().st_size}" for f in files)
+    return "nvrtc-" + ".".join(map(str, nvrtc_version()))
 
 
 @functools.cache

@@ -74,7 +74,7 @@ class RawKernel:
             from . import cache, nvrtc  # noqa: PLC0415
 
             key = cache.make_key("raw", self.source, self.name, self.options, arch,
-                                 nvrtc.nvrtc_version())
+                                 nvrtc.compiler_id())
             cubin = cache.get(key)
             if cubin is None:
                 cubin = nvrtc.compile_cubin(self.source, arch, name=f"{self.name}.cu",
