@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import os
-from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from . import errors
 from .backends.cuda.emit import emit_module
+from .frontend.deps import still_valid
+from .frontend.source import get_source
 from .frontend.specialize import constant_params, specialize
 from .ir import nodes as ir
 from .ir.printer import format_module
@@ -38,16 +41,92 @@ def _sim_env() -> bool:
     return os.environ.get(_SIM_ENV, "") not in ("", "0")
 
 
-@dataclass
 class Specialization:
-    """One compiled variant: its IR, C++ source, and (once built) its cubin and launcher."""
+    """One variant of a kernel: its IR, its C++ source and, once built, its cubin and launcher.
 
-    module: ir.Module
-    source: str
-    params: list  # types of the C++ parameters (constants excluded)
-    arch: str | None = None
-    cubin: bytes | None = None
-    compiled: object = None  # rt_launcher.CompiledKernel
+    The IR and the source are made on first use. The source first looks in the disk cache under
+    a key made of the kernel's Python source, the argument types, the constants and the
+    compiler's own files; an entry is used only if every global the kernel read when it was
+    made still has the value it had (frontend/deps.py). A warm start thus skips lowering.
+    """
+
+    def __init__(self, kernel: Kernel, params: list[ir.Param]):
+        self.kernel = kernel
+        self.ir_params = params
+        self.params = [p.type for p in params if not p.is_constant]  # the C++ parameters
+        self.arch: str | None = None
+        self.cubin: bytes | None = None
+        self.compiled = None  # rt_launcher.CompiledKernel once built
+        self._module: ir.Module | None = None
+        self._source: str | None = None
+        self._deps: list = []
+        self.entry: str | None = None
+
+    @property
+    def module(self) -> ir.Module:
+        if self._module is None:
+            self._deps = []
+            self._module = specialize(self.kernel.py_func, self.ir_params, self._deps)
+            self.entry = self._module.kernel.name
+        return self._module
+
+    @property
+    def source(self) -> str:
+        if self._source is None:
+            self._source = self._cached_source()
+        return self._source
+
+    def _cached_source(self) -> str:
+        from .runtime import cache as rt_cache  # noqa: PLC0415
+
+        fn = self.kernel.py_func
+        try:
+            text = get_source(fn).text
+        except errors.KernelCompileError:
+            text = None
+        key = None
+        if text is not None and self._module is None:
+            key = rt_cache.make_key(
+                "cuda-source", _compiler_fingerprint(), fn.__module__, fn.__qualname__,
+                fn.__code__.co_filename, str(fn.__code__.co_firstlineno), text,
+                repr([_param_token(p) for p in self.ir_params]))
+            hit = rt_cache.get(key)
+            if hit is not None:
+                try:
+                    doc = json.loads(hit)
+                    if still_valid(fn, doc["deps"]):
+                        self.entry = doc["entry"]
+                        return doc["source"]
+                except (ValueError, KeyError, TypeError):
+                    pass  # a damaged entry is a miss
+        source = emit_module(self.module)
+        if key is not None:
+            rt_cache.put(key, json.dumps({"deps": self._deps, "entry": self.entry,
+                                          "source": source}).encode())
+        return source
+
+
+def _param_token(p: ir.Param):
+    t = p.type
+    if isinstance(t, ArrayType):
+        tok = [t.dtype.name, t.ndim, t.layout, t.space, t.readonly]
+    else:
+        tok = [getattr(t, "name", repr(t))]
+    return [p.name, tok, repr(p.constant) if p.is_constant else None]
+
+
+@functools.cache
+def _compiler_fingerprint() -> str:
+    """Sizes and times of the files that turn Python into C++: a cached C++ source made by
+    another version of the compiler must not be reused."""
+    root = Path(__file__).parent
+    parts = []
+    for sub in ("frontend", "ir", "lang", "backends/cuda"):
+        for f in sorted((root / sub).rglob("*")):
+            if f.suffix in (".py", ".h"):
+                st = f.stat()
+                parts.append(f"{f.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}")
+    return __import__("hashlib").sha256("\n".join(parts).encode()).hexdigest()
 
 
 def arg_type(value) -> Type:
@@ -181,9 +260,7 @@ class Kernel:
                 params.append(ir.Param(name, scalar_of(type(v)), v, True))
             else:
                 params.append(ir.Param(name, next(it)))
-        module = specialize(self.py_func, params)
-        source = emit_module(module)
-        spec = Specialization(module, source, [p.type for p in params if not p.is_constant])
+        spec = Specialization(self, params)
         self._dispatch[key] = spec
         return spec
 
@@ -222,14 +299,15 @@ def build(spec: Specialization, arch: str, options: tuple = ()) -> None:
     """Compile ``spec`` for ``arch`` through the disk cache (a miss runs NVRTC)."""
     if spec.arch == arch and spec.cubin is not None:
         return
+    source = spec.source
     from .runtime import cache as rt_cache  # noqa: PLC0415  (NVRTC loads only when needed)
     from .runtime import nvrtc as rt_nvrtc  # noqa: PLC0415
-    key = rt_cache.make_key("cubin", spec.source, arch, " ".join(options),
+    key = rt_cache.make_key("cubin", source, arch, " ".join(options),
                             rt_nvrtc.compiler_id())
     cubin = rt_cache.get(key)
     if cubin is None:
         try:
-            cubin = rt_nvrtc.compile_cubin(spec.source, arch, name=f"{spec.module.kernel.name}.cu",
+            cubin = rt_nvrtc.compile_cubin(source, arch, name=f"{spec.entry}.cu",
                                            options=options)
         except errors.NvrtcError as e:
             raise _map_nvrtc_error(e, spec) from None
@@ -237,7 +315,7 @@ def build(spec: Specialization, arch: str, options: tuple = ()) -> None:
     from .runtime import launcher as rt_launcher  # noqa: PLC0415
 
     spec.arch, spec.cubin = arch, cubin
-    spec.compiled = rt_launcher.CompiledKernel(cubin, spec.module.kernel.name, spec.params)
+    spec.compiled = rt_launcher.CompiledKernel(cubin, spec.entry, spec.params)
 
 
 def _map_nvrtc_error(e: errors.NvrtcError, spec: Specialization) -> errors.KernelCompileError:
@@ -247,7 +325,7 @@ def _map_nvrtc_error(e: errors.NvrtcError, spec: Specialization) -> errors.Kerne
     entries = rt_nvrtc.parse_log(log)
     for filename, line, message in entries:
         if filename.endswith(".py"):
-            loc = ir.Loc(filename, line, 0, None, spec.module.kernel.pyname)
+            loc = ir.Loc(filename, line, 0, None, spec.kernel.py_func.__name__)
             src_line = None
             try:
                 with open(filename) as fh:

@@ -17,6 +17,7 @@ from ..ir import nodes as ir
 from ..lang.thread import _LaneReg
 from ..lang.types import ArrayType, Scalar, Type, bool_, int32, int64, scalar_of, void
 from . import typing as ty
+from .deps import dotted
 from .source import MISSING, SourceInfo, get_source, resolve_name
 
 
@@ -392,6 +393,7 @@ class Lowerer(ast.NodeVisitor):
         obj = resolve_name(self.fn, name)
         if obj is MISSING:
             raise self.error(node, f"name '{name}' is not defined")
+        self.spec.record(name, obj)
         return self.py_to_value(obj, node, wrap=True)
 
     def read_var(self, name: str, node) -> ir.Expr:
@@ -438,6 +440,9 @@ class Lowerer(ast.NodeVisitor):
                 obj = getattr(base.obj, attr)
             except AttributeError:
                 raise self.error(node, f"{_pyname(base.obj)} has no attribute '{attr}'") from None
+            path = dotted(node)
+            if path is not None:
+                self.spec.record(path, obj)
             return self.py_to_value(obj, node, wrap=True)
         if isinstance(base, ir.Expr) and isinstance(base.type, ArrayType):
             return self.array_attr(base, attr, node)

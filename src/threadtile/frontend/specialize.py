@@ -11,6 +11,7 @@ from ..errors import KernelCompileError
 from ..ir import nodes as ir
 from ..lang.types import ArrayType, Scalar, Type, scalar_of
 from . import typing as ty
+from .deps import dotted, fingerprint
 from .lower import Lowerer, lower_function
 
 
@@ -58,12 +59,22 @@ class Specializer:
         self._device: dict[tuple, ir.Function] = {}
         self._lowering: set[int] = set()
         self.const_arrays: dict[int, ir.ArrayDecl] = {}
+        # (owner, dotted path) -> fingerprint of every global the lowering read, in the order
+        # read; the owner of a device function's reads is the path that reached it
+        self.deps: dict[tuple[str, str], list] = {}
+        self.owner = ""
         self._const_keep: list = []
 
     def fresh(self, prefix: str) -> str:
         n = self._names.get(prefix, 0)
         self._names[prefix] = n + 1
         return f"_{prefix}{n}"
+
+    def record(self, path: str, obj) -> None:
+        """Note that the function being lowered read global ``path`` and found ``obj``."""
+        key = (self.owner, path)
+        if key not in self.deps:
+            self.deps[key] = fingerprint(obj)
 
     def reset_names(self) -> None:
         self._names.clear()
@@ -109,12 +120,13 @@ class Specializer:
             raise lw.error(node, f"{fn.__name__}() calls itself; recursion is not supported "
                                  "in kernels", "rewrite it as a loop")
         self._lowering.add(id(fn))
-        saved = (self.final, dict(self._names))
+        saved = (self.final, dict(self._names), self.owner)
+        self.owner = f"{self.owner}/{dotted(node.func) or '?'}"
         try:
             func = lower_function(self, fn, params, False, self.func_name(fn.__name__))
         finally:
             self._lowering.discard(id(fn))
-            self.final, self._names = saved[0], saved[1]
+            self.final, self._names, self.owner = saved
         self._device[key] = func
         return func
 
@@ -137,10 +149,16 @@ class Specializer:
         return ir.Var(decl.type, lw.loc(node), decl.name)
 
 
-def specialize(fn, params: list[ir.Param]) -> ir.Module:
-    """Lower kernel ``fn`` for ``params`` (each with its type or constant value)."""
+def specialize(fn, params: list[ir.Param], deps: list | None = None) -> ir.Module:
+    """Lower kernel ``fn`` for ``params`` (each with its type or constant value). When
+    ``deps`` is a list, the globals the lowering read are appended to it as
+    ``[owner, path, fingerprint]`` (see frontend/deps.py)."""
     try:
-        return Specializer().kernel(fn, params)
+        sp = Specializer()
+        module = sp.kernel(fn, params)
+        if deps is not None:
+            deps.extend([owner, path, fp] for (owner, path), fp in sp.deps.items())
+        return module
     except KernelCompileError:
         raise
     except RecursionError:
