@@ -2,7 +2,8 @@
 that hits the cache), for threadtile, numba-cuda (cache=True) and Triton, in one run.
 
 Each measurement is a fresh Python process (bench/_compile_child.py) that imports everything
-and initialises the CUDA driver first (each library's own way), then times the first launch of the kernel up to its completion: specialization,
+and initialises the CUDA driver first (each library's own way), then times the first launch
+of the kernel up to its completion: specialization,
 code generation, compilation or cache load, module load and the launch itself.
 """
 
@@ -49,7 +50,8 @@ def main() -> None:
               for lib in ("numba", "triton") for kind in ("cold_s", "warm_s")}
     write("compile_time", {"seconds": results, "ratios": ratios},
           notes="median of 3 fresh processes each; time of the first launch until done, "
-                "imports and driver initialisation excluded; numba with cache=True, Triton with its own cache dir")
+                "imports and driver initialisation excluded; numba with cache=True, Triton with "
+                "its own cache dir")
 
 
 if __name__ == "__main__":

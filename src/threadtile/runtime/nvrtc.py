@@ -42,8 +42,8 @@ from pathlib import Path
 
 from ..errors import NvrtcError
 
-__all__ = ["compile_cubin", "compile_ptx", "compiler_id", "nvrtc_version", "parse_log", "supported_archs",
-           "include_dirs", "CompileResult", "MINIMAL_SAFE_INCLUDES"]
+__all__ = ["compile_cubin", "compile_ptx", "compiler_id", "nvrtc_version", "parse_log",
+           "supported_archs", "include_dirs", "CompileResult", "MINIMAL_SAFE_INCLUDES"]
 
 #: Headers known to compile under NVRTC's ``-minimal``; a source including anything else is
 #: compiled without it.
