@@ -342,7 +342,7 @@ def _map_nvrtc_error(e: errors.NvrtcError, spec: Specialization) -> errors.Kerne
 class _Launch:
     """``kernel[grid, block(, stream(, shared_bytes))]``: call it with the kernel's arguments."""
 
-    __slots__ = ("kernel", "grid", "block", "stream", "shared_bytes")
+    __slots__ = ("kernel", "grid", "block", "stream", "shared_bytes", "direct")
 
     def __init__(self, kernel: Kernel, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
@@ -355,6 +355,7 @@ class _Launch:
         self.block = rt_launcher.normalize_dims(config[1], "block")
         self.stream = config[2] if len(config) > 2 else None
         self.shared_bytes = int(config[3]) if len(config) > 3 else 0
+        self.direct = None  # CompiledKernel.direct's launcher, once a launch has succeeded
         if self.shared_bytes < 0:
             raise ValueError(f"shared_bytes must be >= 0, got {self.shared_bytes}")
 
@@ -364,6 +365,9 @@ class _Launch:
             from .backends.sim import run as sim_run  # noqa: PLC0415
 
             return sim_run(k, self, args, kwargs)
+        d = self.direct
+        if d is not None and not kwargs and d(args):
+            return
         if kwargs or k._const_pos:
             runtime, consts = k._split(args, kwargs)
         else:
@@ -378,6 +382,9 @@ class _Launch:
         if spec is None:
             spec = self._prepare(key, infos, consts or {})
         spec.compiled.launch(self.grid, self.block, self.stream, self.shared_bytes, infos)
+        if d is None and not kwargs and not consts:
+            self.direct = spec.compiled.direct(self.grid, self.block, self.stream,
+                                               self.shared_bytes, args, infos) or _never
 
     def _prepare(self, key, infos, consts) -> Specialization:
         from .runtime import driver  # noqa: PLC0415
@@ -388,6 +395,10 @@ class _Launch:
         build(spec, driver.current_device().arch, k.options)
         k._dispatch[key] = spec
         return spec
+
+
+def _never(args) -> bool:
+    return False
 
 
 class _SimState:

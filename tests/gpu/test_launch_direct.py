@@ -1,0 +1,63 @@
+"""The steady-state launch path (CompiledKernel.direct): repeated launches with new tensors,
+and every change of argument kind falling back to the general path, all give right results."""
+
+import pytest
+
+import threadtile as cuda
+
+pytestmark = pytest.mark.gpu
+
+
+@cuda.jit
+def scale_add(a, b, out, s):
+    i, j = cuda.grid(2)
+    if i < out.shape[0] and j < out.shape[1]:
+        out[i, j] = a[i, j] * s + b[i, j]
+
+
+@pytest.fixture
+def torch():
+    if not cuda.gpu_available():
+        pytest.skip("needs an NVIDIA GPU")
+    return pytest.importorskip("torch")
+
+
+def run(torch, a, b, s):
+    out = torch.full(a.shape, float("nan"), device="cuda", dtype=a.dtype)
+    scale_add[(4, 4), (16, 16)](a, b, out, s)  # one configuration: covers up to 64 x 64
+    torch.cuda.synchronize()
+    ref = a.double() * s + b.double()
+    assert torch.allclose(out.double(), ref, rtol=1e-5, atol=1e-5)
+    return out
+
+
+def test_repeated_and_changing_arguments(torch):
+    launch = scale_add[(4, 4), (16, 16)]
+    for _ in range(3):  # new tensors (new pointers) through the direct path
+        a, b = torch.randn(40, 50, device="cuda"), torch.randn(40, 50, device="cuda")
+        run(torch, a, b, 2)
+    assert launch.direct is not None and launch.direct.__name__ == "go"
+    a, b = torch.randn(50, 40, device="cuda"), torch.randn(50, 40, device="cuda")
+    run(torch, a.t(), b.t(), 3)  # non-contiguous views: another variant
+    run(torch, a, b, -1)  # a different shape, contiguous again
+    run(torch, a.double(), b.double(), 5)  # another dtype
+    run(torch, a, b, 7)  # back to the first kind
+    run(torch, a, b, 1.5)  # a float where the variant took an int: a float64 variant
+    with pytest.raises(TypeError):  # not a kernel value at all: refused before launching
+        scale_add[(4, 4), (16, 16)](a, b, a, "x")
+
+
+def test_direct_path_follows_the_current_stream(torch):
+    n = 64
+    a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
+    run(torch, a, b, 2)
+    run(torch, a, b, 2)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        out = torch.empty(n, n, device="cuda")
+        for _ in range(3):
+            scale_add[(4, 4), (16, 16)](a, b, out, 2)
+            z = out + 1.0  # ordered after the kernel on s
+            out.fill_(float("nan"))
+    s.synchronize()
+    assert torch.allclose(z, a * 2 + b + 1.0)
