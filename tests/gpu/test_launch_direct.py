@@ -37,6 +37,11 @@ def test_repeated_and_changing_arguments(torch):
         a, b = torch.randn(40, 50, device="cuda"), torch.randn(40, 50, device="cuda")
         run(torch, a, b, 2)
     assert launch.direct is not None and launch.direct.__name__ == "go"
+    out = torch.full(a.shape, float("nan"), device="cuda")
+    assert launch.direct((a, b, out, 2))  # the steady state really takes the direct path
+    torch.cuda.synchronize()
+    assert torch.allclose(out, a * 2 + b)
+    assert not launch.direct((a.double(), b.double(), out.double(), 2))  # declined, not run
     a, b = torch.randn(50, 40, device="cuda"), torch.randn(50, 40, device="cuda")
     run(torch, a.t(), b.t(), 3)  # non-contiguous views: another variant
     run(torch, a, b, -1)  # a different shape, contiguous again

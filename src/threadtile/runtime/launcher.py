@@ -357,7 +357,7 @@ class CompiledKernel:
                         info.device != dev):
                     return None
                 ns[f"T{i}"], ns[f"D{i}"] = type(a), a.dtype
-                contiguous = "" if p.layout == "C" else "not "
+                contiguous = "not " if p.layout == "C" else ""  # refuse the other layout
                 checks.append(f"type(a{i}) is not T{i} or a{i}.dtype is not D{i} or "
                               f"a{i}.get_device() != {dev} or len(s{i} := a{i}.shape) != "
                               f"{p.ndim} or {contiguous}a{i}.is_contiguous()")
