@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import json
 import os
 import platform
@@ -13,7 +14,36 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
+KERNELS = ROOT / "bench" / "kernels.py"
 sys.path.insert(0, str(ROOT / "src"))
+
+
+def load_kernels(target: str, path: Path = KERNELS, name: str | None = None):
+    """bench/kernels.py (or a copy of it at ``path``) as a fresh module whose ``cuda`` is
+    ``target``'s: ``"threadtile"`` or ``"numba"`` (numba.cuda: the GPU, or numba's simulator
+    where ``NUMBA_ENABLE_CUDASIM=1`` was set before numba's first import).
+
+    The module's ``TARGET`` is set before its body runs, and the module is registered in
+    ``sys.modules`` under ``name`` (default ``bench_kernels_<target>``) as a real import would be.
+    """
+    if target not in ("threadtile", "numba"):
+        raise ValueError(f"load_kernels: target must be 'threadtile' or 'numba', not {target!r}")
+    name = name or f"bench_kernels_{target}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"load_kernels: cannot load {path}")
+    mod = importlib.util.module_from_spec(spec)
+    mod.TARGET = target
+    sys.modules[name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    got = getattr(mod.cuda, "__name__", "?")  # numba.cuda may be numba_cuda.numba.cuda
+    if not got.startswith(target):
+        raise ImportError(f"load_kernels({target!r}): {path} bound cuda to {got}")
+    return mod
 
 
 def versions() -> dict:

@@ -1,6 +1,6 @@
 """The lecture's matmul, 5120x256 @ 256x5120 fp32: threadtile vs numba-cuda vs torch (cuBLAS).
 
-Same kernel source on both sides (bench/lecture_kernels.py). Writes
+Same kernel source on both sides (bench/kernels.py). Writes
 bench/results/matmul_lecture.json. Needs a GPU, torch and numba-cuda.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from _common import cuda_time_ms, write
+from _common import cuda_time_ms, load_kernels, write
 
 H, K, W = 5120, 256, 5120
 
@@ -18,13 +18,10 @@ def main() -> None:
     import torch
 
     np.row_stack = getattr(np, "row_stack", np.vstack)  # numba-cuda 0.30 needs it on NumPy 2.5
-    from lecture_kernels import TW, make, make_constant
-    from numba import cuda as ncuda
-
-    import threadtile
-
-    ours, theirs = make(threadtile), make(ncuda)
-    ours["dynamic_const"] = make_constant(threadtile)
+    tt, nb = load_kernels("threadtile"), load_kernels("numba")
+    TW = tt.TW
+    # naive, static, dynamic, dynamic_const (threadtile only), in that order
+    ours, theirs = dict(tt.MATMULS), dict(nb.MATMULS)
     g = torch.Generator(device="cuda").manual_seed(0)
     m = torch.randn(H, K, device="cuda", generator=g)
     n = torch.randn(K, W, device="cuda", generator=g)

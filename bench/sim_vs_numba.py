@@ -2,7 +2,7 @@
 
     python bench/sim_vs_numba.py          # writes bench/results/sim_vs_numba.json
 
-The same kernel source runs on both: bench/sim_kernels.py, written once against numba.cuda's
+The same kernel source runs on both: bench/kernels.py, written once against numba.cuda's
 names, is loaded for ``threadtile`` and for ``numba.cuda`` (``NUMBA_ENABLE_CUDASIM=1``, set
 before numba is imported; numba-cuda is only a benchmark dependency, never a test one). Cases:
 
@@ -23,7 +23,6 @@ the block count (recorded in the JSON as ``numba_blocks_run``).
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
 import os
 import platform
 import statistics
@@ -42,19 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common  # noqa: E402
 
 NUMBA_BUDGET_S = float(os.environ.get("NUMBA_BUDGET_S", "60"))
-HERE = Path(__file__).resolve().parent
 TW = 16
 RED_THREADS = 256
-
-
-def load_kernels(target: str):
-    """bench/sim_kernels.py as a fresh module whose ``cuda`` is ``target``'s."""
-    os.environ["SIM_KERNELS_TARGET"] = target
-    spec = importlib.util.spec_from_file_location(f"sim_kernels_{target}",
-                                                  HERE / "sim_kernels.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def cdiv(a: int, b: int) -> int:
@@ -136,8 +124,8 @@ def cpu_model() -> str:
 
 
 def main() -> None:
-    ours = load_kernels("threadtile")
-    theirs = load_kernels("numba")
+    ours = _common.load_kernels("threadtile")
+    theirs = _common.load_kernels("numba")
     from threadtile.backends.sim import simulate
 
     with simulate():

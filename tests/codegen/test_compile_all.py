@@ -79,20 +79,21 @@ def _load(relpath: str):
 
 
 def _shipped():
-    import threadtile  # noqa: PLC0415
-
     m = np.zeros((8, 8), np.float32)
     v = np.zeros(16, np.float32)
     out = [("examples/tiled_matmul.py", lambda mod: mod.matmul_tiled, (m, m, m), {"tw": 16}),
            ("examples/missing_barrier.py", lambda mod: mod.matmul_racy, (m, m, m), {"tw": 16}),
            ("examples/step_through.py", lambda mod: mod.block_sum, (v, v), {}),
            ("src/threadtile/demo.py", lambda mod: mod.matmul_tiled, (m, m, m), {"tw": 16})]
+    # bench/kernels.py loaded as is binds cuda to threadtile (its default TARGET)
     for name in ("naive", "static", "dynamic"):
         args = (m, m, m, 16) if name == "dynamic" else (m, m, m)
-        out.append(("bench/lecture_kernels.py", lambda mod, n=name: mod.make(threadtile)[n],
-                    args, {}))
-    out.append(("bench/lecture_kernels.py", lambda mod: mod.make_constant(threadtile),
-                (m, m, m), {"tw": 16}))
+        out.append(("bench/kernels.py", lambda mod, n=name: mod.MATMULS[n], args, {}))
+    out.append(("bench/kernels.py", lambda mod: mod.matmul_dynamic_const, (m, m, m),
+                {"tw": 16}))
+    out.append(("bench/kernels.py", lambda mod: mod.vector_add, (v, v, v), {}))
+    out.append(("bench/kernels.py", lambda mod: mod.block_reduce, (v, v), {}))
+    out.append(("bench/kernels.py", lambda mod: mod.warm_up, (v,), {}))
     return [pytest.param(*case, id=f"{case[0]}:{k}") for k, case in enumerate(out)]
 
 

@@ -5,13 +5,13 @@ import math
 
 import numpy as np
 import pytest
+from kernels import lecture
 
 import threadtile as cuda
-from threadtile import Constant
 from threadtile.backends.sim import simulate
 
 FULL = 0xFFFFFFFF
-TW = 16
+TW = lecture.TW
 
 
 def cdiv(a, b):
@@ -19,54 +19,11 @@ def cdiv(a, b):
 
 
 # ---- the lecture's tiled matmuls ------------------------------------------------------------
-
-@cuda.jit
-def matmul_static(m, n, out):
-    ms = cuda.shared.array((TW, TW), np.float32)
-    ns = cuda.shared.array((TW, TW), np.float32)
-    tr, tc = cuda.threadIdx.y, cuda.threadIdx.x
-    r = cuda.blockIdx.y * cuda.blockDim.y + tr
-    c = cuda.blockIdx.x * cuda.blockDim.x + tc
-    h, k = m.shape
-    w = n.shape[1]
-    p = np.float32(0.0)
-    for ph in range(math.ceil(k / TW)):
-        idx = ph * TW
-        ms[tr, tc] = m[r, tc + idx] if r < h and idx + tc < k else 0.0
-        ns[tr, tc] = n[tr + idx, c] if c < w and idx + tr < k else 0.0
-        cuda.syncthreads()
-        for i in range(TW):
-            p += ms[tr, i] * ns[i, tc]
-        cuda.syncthreads()
-    if r < h and c < w:
-        out[r, c] = p
-
+# lecture.matmul_static, lecture.matmul_dynamic (tw a Constant[int]) and, here, the dynamic one
+# with tw an ordinary runtime argument
 
 @cuda.jit
 def matmul_dynamic(m, n, out, tw):
-    sh = cuda.shared.array(0, np.float32)
-    ms = sh[:tw * tw]
-    ns = sh[tw * tw:2 * tw * tw]
-    tr, tc = cuda.threadIdx.y, cuda.threadIdx.x
-    r = cuda.blockIdx.y * cuda.blockDim.y + tr
-    c = cuda.blockIdx.x * cuda.blockDim.x + tc
-    h, k = m.shape
-    w = n.shape[1]
-    p = np.float32(0.0)
-    for ph in range(math.ceil(k / tw)):
-        idx = ph * tw
-        ms[tr * tw + tc] = m[r, tc + idx] if r < h and idx + tc < k else 0.0
-        ns[tr * tw + tc] = n[tr + idx, c] if c < w and idx + tr < k else 0.0
-        cuda.syncthreads()
-        for i in range(tw):
-            p += ms[tr * tw + i] * ns[i * tw + tc]
-        cuda.syncthreads()
-    if r < h and c < w:
-        out[r, c] = p
-
-
-@cuda.jit
-def matmul_dynamic_const(m, n, out, tw: Constant[int]):
     sh = cuda.shared.array(0, np.float32)
     ms = sh[:tw * tw]
     ns = sh[tw * tw:2 * tw * tw]
@@ -102,19 +59,19 @@ def test_tiled_matmuls(h, k, w):
     grid = (cdiv(w, TW), cdiv(h, TW))
     with simulate():
         out = np.full((h, w), np.nan, np.float32)
-        matmul_static[grid, (TW, TW)](m, n, out)
+        lecture.matmul_static[grid, (TW, TW)](m, n, out)
         _check_matmul(out, m, n)
         out = np.full((h, w), np.nan, np.float32)
         matmul_dynamic[grid, (TW, TW), 0, 2 * TW * TW * 4](m, n, out, TW)
         _check_matmul(out, m, n)
         out = np.full((h, w), np.nan, np.float32)
-        matmul_dynamic_const[grid, (TW, TW), 0, 2 * TW * TW * 4](m, n, out, TW)
+        lecture.matmul_dynamic[grid, (TW, TW), 0, 2 * TW * TW * 4](m, n, out, TW)
         _check_matmul(out, m, n)
     # a strided (transposed) operand
     out = np.full((h, w), np.nan, np.float32)
     mt = np.ascontiguousarray(m.T).T
     with simulate():
-        matmul_static[grid, (TW, TW)](mt, n, out)
+        lecture.matmul_static[grid, (TW, TW)](mt, n, out)
     _check_matmul(out, m, n)
 
 

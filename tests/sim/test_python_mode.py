@@ -1,14 +1,13 @@
 """``simulate(mode="python")``: the kernel's own Python function, once per thread."""
 
-import math
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from kernels import lecture
 
 import threadtile as cuda
-from threadtile import Constant
 from threadtile.backends.sim import simulate
 from threadtile.errors import BarrierDivergenceError, OutOfBoundsError
 
@@ -59,36 +58,13 @@ def test_shared_memory_barriers_device_functions_print(capsys, monkeypatch):
     assert capsys.readouterr().out == "sh[:2] = 28 16 True\n"
 
 
-@cuda.jit
-def lecture_matmul(m, n, out, tw: Constant[int]):
-    sh = cuda.shared.array(0, np.float32)
-    ms = sh[:tw * tw]
-    ns = sh[tw * tw:2 * tw * tw]
-    tr, tc = cuda.threadIdx.y, cuda.threadIdx.x
-    r = cuda.blockIdx.y * cuda.blockDim.y + tr
-    c = cuda.blockIdx.x * cuda.blockDim.x + tc
-    h, k = m.shape
-    w = n.shape[1]
-    p = np.float32(0.0)
-    for ph in range(math.ceil(k / tw)):
-        idx = ph * tw
-        ms[tr * tw + tc] = m[r, tc + idx] if r < h and idx + tc < k else 0.0
-        ns[tr * tw + tc] = n[tr + idx, c] if c < w and idx + tr < k else 0.0
-        cuda.syncthreads()
-        for i in range(tw):
-            p += ms[tr * tw + i] * ns[i * tw + tc]
-        cuda.syncthreads()
-    if r < h and c < w:
-        out[r, c] = p
-
-
 def test_lecture_matmul_with_constant_tile_width():
     rng = np.random.default_rng(0)
     m = rng.standard_normal((10, 12)).astype(np.float32)
     n = rng.standard_normal((12, 9)).astype(np.float32)
     out = np.zeros((10, 9), np.float32)
     with simulate(mode="python"):
-        lecture_matmul[(3, 3), (4, 4), 0, 2 * 4 * 4 * 4](m, n, out, 4)
+        lecture.matmul_dynamic[(3, 3), (4, 4), 0, 2 * 4 * 4 * 4](m, n, out, 4)
     np.testing.assert_allclose(out, m.astype(np.float64) @ n, rtol=1e-5, atol=1e-5)
 
 
