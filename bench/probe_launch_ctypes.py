@@ -31,8 +31,9 @@ def main():
 
     dev = Device()
     dev.set_current()
-    src = r'''extern "C" __global__ void add(const float* a, const float* b, float* c, long long n)
-    { long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; if (i < n) c[i] = a[i] + b[i]; }'''
+    src = ('extern "C" __global__ void add(const float* a, const float* b, float* c, long long n)'
+           "\n    { long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; "
+           "if (i < n) c[i] = a[i] + b[i]; }")
     arch = "sm_" + "".join(map(str, dev.compute_capability))
     kern = Program(src, "c++", ProgramOptions(arch=arch)).compile("cubin").get_kernel("add")
     a, b, c = (torch.randn(32, device="cuda") for _ in range(3))
@@ -44,12 +45,14 @@ def main():
     fn = driver.CUfunction(h)
     stream = int(torch.cuda.current_stream().cuda_stream)
     st = driver.CUstream(stream)
-    print(f"cuda.bindings cuLaunchKernel  {per_us(lambda: driver.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, st, addr, 0)):6.2f} us")
+    us = per_us(lambda: driver.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, st, addr, 0))
+    print(f"cuda.bindings cuLaunchKernel  {us:6.2f} us")
     lib = ctypes.CDLL("libcuda.so.1")
     f = lib.cuLaunchKernel
     f.restype = ctypes.c_int
     f.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
-    print(f"ctypes cuLaunchKernel         {per_us(lambda: f(h, 1, 1, 1, 32, 1, 1, 0, stream, addr, None)):6.2f} us")
+    us = per_us(lambda: f(h, 1, 1, 1, 32, 1, 1, 0, stream, addr, None))
+    print(f"ctypes cuLaunchKernel         {us:6.2f} us")
     torch.cuda.synchronize()
     assert torch.allclose(c, a + b)
     x = np.zeros(1)
