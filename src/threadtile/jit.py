@@ -12,6 +12,7 @@ import functools
 import inspect
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +58,7 @@ class Specialization:
         self.arch: str | None = None
         self.cubin: bytes | None = None
         self.compiled = None  # rt_launcher.CompiledKernel once built
+        self.scratch = 0  # dynamic shared memory the tile operations need (see build())
         self._module: ir.Module | None = None
         self._source: str | None = None
         self._deps: list = []
@@ -66,7 +68,8 @@ class Specialization:
     def module(self) -> ir.Module:
         if self._module is None:
             self._deps = []
-            self._module = specialize(self.kernel.py_func, self.ir_params, self._deps)
+            self._module = specialize(self.kernel.py_func, self.ir_params, self._deps,
+                                      self.kernel.block_threads)
             self.entry = self._module.kernel.name
         return self._module
 
@@ -89,7 +92,8 @@ class Specialization:
             key = rt_cache.make_key(
                 "cuda-source", _compiler_fingerprint(), fn.__module__, fn.__qualname__,
                 fn.__code__.co_filename, str(fn.__code__.co_firstlineno), text,
-                repr([_param_token(p) for p in self.ir_params]))
+                repr([_param_token(p) for p in self.ir_params]),
+                *self.kernel._key_extra)
             hit = rt_cache.get(key)
             if hit is not None:
                 try:
@@ -167,10 +171,22 @@ class Kernel:
     _threadtile_kernel = True
 
     def __init__(self, py_func, device: bool = False, lineinfo: bool = True,
-                 fastmath: bool = False, max_registers: int | None = None):
+                 fastmath: bool = False, max_registers: int | None = None,
+                 num_warps: int | None = None, tile: bool = False):
         functools.update_wrapper(self, py_func)
         self.py_func = py_func
         self.device = device
+        # A fixed block of 32 * num_warps threads, known when compiling: what tile operations
+        # need. A tile kernel (threadtile.tile.kernel) always has one and is launched with a
+        # grid alone; a thread-level kernel that calls tile operations declares it.
+        if num_warps is not None and (not isinstance(num_warps, int) or num_warps not in (
+                1, 2, 4, 8, 16, 32)):
+            raise ValueError(f"num_warps must be 1, 2, 4, 8, 16 or 32, got {num_warps!r}")
+        self.tile = tile
+        self.num_warps = num_warps
+        self.block_threads = 32 * num_warps if num_warps else None
+        self._key_extra = (f"tile={tile} threads={self.block_threads}",) if (
+            tile or num_warps) else ()
         self.options = tuple(["-lineinfo"] if lineinfo else []) + (
             ("--use_fast_math",) if fastmath else ()) + (
             (f"--maxrregcount={max_registers}",) if max_registers else ())
@@ -196,10 +212,17 @@ class Kernel:
     def __getitem__(self, config) -> _Launch:
         if self.device:
             raise TypeError(f"{self.__name__} is a device function: call it from a kernel")
-        launch = self._configs.get(config) if isinstance(config, tuple) else None
+        launch = self._configs.get(config) if isinstance(config, (tuple, int)) else None
         if launch is None:
-            launch = _Launch(self, config)
-            if isinstance(config, tuple) and len(self._configs) < 256:
+            # a tile kernel picks its own block: kernel[grid](...), as cuTile's launch
+            if self.tile and isinstance(config, tuple) and any(
+                    not isinstance(c, int) for c in config):
+                raise TypeError(f"{self.__name__} is a tile kernel: launch it with its grid "
+                                f"alone, {self.__name__}[grid](...), or ct.launch(stream, "
+                                f"grid, kernel, args); its block is {self.block_threads} "
+                                "threads (num_warps)")
+            launch = _Launch(self, (config, self.block_threads) if self.tile else config)
+            if isinstance(config, (tuple, int)) and len(self._configs) < 256:
                 try:
                     self._configs[config] = launch
                 except TypeError:  # unhashable config, e.g. a list
@@ -259,7 +282,10 @@ class Kernel:
                                     f"got {type(v).__name__}")
                 params.append(ir.Param(name, scalar_of(type(v)), v, True))
             else:
-                params.append(ir.Param(name, next(it)))
+                t = next(it)
+                # cuTile's rule: a scalar argument of a tile kernel is loosely typed, so that
+                # `x * eps` with a float32 tile and a Python float stays float32
+                params.append(ir.Param(name, t, weak=self.tile and isinstance(t, Scalar)))
         spec = Specialization(self, params)
         self._dispatch[key] = spec
         return spec
@@ -293,6 +319,7 @@ class Kernel:
 
 
 _MISSING = object()
+_SCRATCH_RE = re.compile(r"^#define TT_SCRATCH_BYTES (\d+)$", re.M)
 
 
 def build(spec: Specialization, arch: str, options: tuple = ()) -> None:
@@ -315,6 +342,8 @@ def build(spec: Specialization, arch: str, options: tuple = ()) -> None:
     from .runtime import launcher as rt_launcher  # noqa: PLC0415
 
     spec.arch, spec.cubin = arch, cubin
+    m = _SCRATCH_RE.search(source)
+    spec.scratch = int(m.group(1)) if m else 0
     spec.compiled = rt_launcher.CompiledKernel(cubin, spec.entry, spec.params)
 
 
@@ -358,6 +387,11 @@ class _Launch:
         self.direct = None  # CompiledKernel.direct's launcher, once a launch has succeeded
         if self.shared_bytes < 0:
             raise ValueError(f"shared_bytes must be >= 0, got {self.shared_bytes}")
+        nt = kernel.block_threads
+        if nt is not None and self.block[0] * self.block[1] * self.block[2] != nt:
+            raise errors.LaunchError(
+                f"{kernel.__name__} is compiled for blocks of {nt} threads (num_warps="
+                f"{kernel.num_warps}); launched with block {tuple(self.block)}")
 
     def __call__(self, *args, **kwargs):
         k = self.kernel
@@ -381,10 +415,11 @@ class _Launch:
         spec = k._dispatch.get(key)
         if spec is None:
             spec = self._prepare(key, infos, consts or {})
-        spec.compiled.launch(self.grid, self.block, self.stream, self.shared_bytes, infos)
+        shared = self.shared_bytes + spec.scratch  # the tile operations' scratch comes first
+        spec.compiled.launch(self.grid, self.block, self.stream, shared, infos)
         if d is None and not kwargs and not consts:
             self.direct = spec.compiled.direct(self.grid, self.block, self.stream,
-                                               self.shared_bytes, args, infos) or _never
+                                               shared, args, infos) or _never
 
     def _prepare(self, key, infos, consts) -> Specialization:
         from .runtime import driver  # noqa: PLC0415
@@ -412,7 +447,9 @@ def jit(func=None, *, device: bool = False, **options):
     """Make ``func`` a kernel (``@jit``) or a device function (``@jit(device=True)``).
 
     Options: ``lineinfo`` (default True: profilers map instructions to Python lines),
-    ``fastmath`` (approximate division, sqrt and transcendentals), ``max_registers``.
+    ``fastmath`` (approximate division, sqrt and transcendentals), ``max_registers``,
+    ``num_warps`` (a fixed block of ``32 * num_warps`` threads, which a kernel that calls tile
+    operations needs; docs/tiles.md).
     """
     if func is None:
         return lambda f: Kernel(f, device=device, **options)

@@ -106,8 +106,16 @@ def lower_call(lw: Lowerer, node: ast.Call):
         raise lw.error(node.func, f"{_what_called(f)} is not callable")
     obj = f.obj
     name = getattr(obj, "_threadtile_intrinsic", None)
+    if name is not None and name.startswith("tile."):
+        from . import tile_calls  # noqa: PLC0415
+
+        return tile_calls.lower_call(lw, name, node, obj)
     if name is not None:
         return _intrinsic(lw, name, node)
+    if type(obj).__name__ == "TileMethod":
+        from . import tiles  # noqa: PLC0415
+
+        return tiles.call_method(lw, obj, node)
     if obj is builtins.print:
         return _print(lw, node)
     if obj is builtins.range:

@@ -15,9 +15,10 @@ import numpy as np
 from ..errors import KernelCompileError
 from ..ir import nodes as ir
 from ..lang.thread import _LaneReg
-from ..lang.types import ArrayType, Scalar, Type, bool_, int32, int64, scalar_of, void
+from ..lang.types import ArrayType, Scalar, TileType, Type, bool_, int32, int64, scalar_of, void
 from . import typing as ty
 from .deps import dotted
+from .hints import HINTS, describe_node
 from .source import MISSING, SourceInfo, get_source, resolve_name
 
 
@@ -47,7 +48,7 @@ class DeclRequest:
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
            ast.Mod: "%", ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
-           ast.LShift: "<<", ast.RShift: ">>"}
+           ast.LShift: "<<", ast.RShift: ">>", ast.MatMult: "@"}
 _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 _FOLD = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
          "//": lambda a, b: a // b, "%": lambda a, b: a % b, "&": lambda a, b: a & b,
@@ -76,6 +77,9 @@ class Lowerer(ast.NodeVisitor):
         self.callees: list[ir.Function] = []
         self.uses_dynamic_shared = False
         self.loop_depth = 0
+        self.depth = 0  # nesting of statement blocks (1: the function's own body)
+        self.tile_names: dict[str, str] = {}  # tile variable -> its current version
+        self.statics: dict[str, Py] = {}  # names bound to dtypes and enum members
         self.local_names = _assigned_names(src.tree)
         self.consts = {p.name: p.constant for p in params if p.is_constant}
         self.runtime_params = {p.name: p.type for p in params if not p.is_constant}
@@ -99,18 +103,19 @@ class Lowerer(ast.NodeVisitor):
 
     def generic_visit(self, node: ast.AST):
         what = type(node).__name__
-        hint = _HINTS.get(what)
-        raise self.unsupported(node, _describe_node(node), hint)
+        raise self.unsupported(node, describe_node(node), HINTS.get(what))
 
     # -- statements ----------------------------------------------------------------------------
 
     def lower_body(self, stmts: list[ast.stmt]) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
+        self.depth += 1
         for s in stmts:
             r = self.visit(s)
             if r is None:
                 continue
             out.extend(r if isinstance(r, list) else [r])
+        self.depth -= 1
         return out
 
     def visit_Pass(self, node):
@@ -221,9 +226,10 @@ class Lowerer(ast.NodeVisitor):
                 out += self.assign_name(node, pn, it)
             self.tuples[name] = parts
             return out
-        if isinstance(value, Py):
-            raise self.error(node, f"cannot assign {_pyname(value.obj)} to a kernel variable",
-                             "only numbers, arrays and tuples of them are kernel values")
+        if isinstance(value, Py):  # a dtype or enum member: a compile-time name (cuTile's)
+            return tiles.assign_static(self, node, name, value)
+        if isinstance(value.type, TileType):
+            return tiles.assign(self, node, name, value)
         if name in self.arrays:
             raise self.error(node, f"'{name}' names a shared/local array and cannot be rebound")
         if isinstance(value.type, ArrayType) or isinstance(value.type, Scalar):
@@ -338,7 +344,11 @@ class Lowerer(ast.NodeVisitor):
             raise self.error(node, "a kernel cannot return a value",
                              "write results into an output array; only device functions "
                              "(@jit(device=True)) return values")
-        v = self.scalar(self.expr(node.value), node.value)
+        v = self.expr(node.value)
+        if tiles.is_tile(v):
+            self.return_types.append((v.type, False))
+            return ir.Return(self.loc(node), v)
+        v = self.scalar(v, node.value)
         self.return_types.append((v.type, ty.is_weak(v)))
         return ir.Return(self.loc(node), v)
 
@@ -360,6 +370,8 @@ class Lowerer(ast.NodeVisitor):
     def scalar(self, v, node) -> ir.Expr:
         if isinstance(v, Py):
             v = self.py_to_value(v.obj, node)
+        if isinstance(v, ir.Expr) and isinstance(v.type, TileType):
+            return tiles.item(self, v, node)
         if not isinstance(v, ir.Expr) or not isinstance(v.type, Scalar) or v.type == void:
             raise self.error(node, f"expected a number here, got {_what(v)}")
         return v
@@ -384,6 +396,9 @@ class Lowerer(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name):
         name = node.id
+        if name in self.statics:
+            return self.statics[name]
+        name = self.tile_names.get(name, name)
         if name in self.consts:
             return self.py_to_value(self.consts[name], node)
         if name in self.tuples:
@@ -446,6 +461,8 @@ class Lowerer(ast.NodeVisitor):
             return self.py_to_value(obj, node, wrap=True)
         if isinstance(base, ir.Expr) and isinstance(base.type, ArrayType):
             return self.array_attr(base, attr, node)
+        if isinstance(base, ir.Expr) and isinstance(base.type, TileType):
+            return tiles.tile_attr(self, base, attr, node)
         if isinstance(base, ir.Expr) and isinstance(base.type, Scalar):
             if attr in ("real",):
                 return base
@@ -497,6 +514,8 @@ class Lowerer(ast.NodeVisitor):
             if sub is not None:
                 return sub
             raise self.unsupported(node, f"indexing {_pyname(base.obj)}")
+        if isinstance(base, ir.Expr) and isinstance(base.type, TileType):
+            return tiles.subscript(self, base, node)
         arr, idx = self.subscript_parts(node, base)
         return self.index(arr, idx, node)
 
@@ -587,6 +606,11 @@ class Lowerer(ast.NodeVisitor):
         return self.binop(op, self.expr(node.left), self.expr(node.right), node)
 
     def binop(self, op: str, a, b, node) -> ir.Expr:
+        if tiles.is_tile(a) or tiles.is_tile(b):
+            return tiles.binop(self, op, a, b, node)
+        if op == "@":
+            raise self.error(node, "the @ operator multiplies tiles (threadtile.tile), not "
+                                   "numbers")
         a, b = self.scalar(a, node), self.scalar(b, node)
         loc = self.loc(node)
         aw, bw = ty.is_weak(a), ty.is_weak(b)
@@ -617,7 +641,11 @@ class Lowerer(ast.NodeVisitor):
         return ty.mark_weak(res, aw and bw)
 
     def visit_UnaryOp(self, node: ast.UnaryOp):
-        v = self.scalar(self.expr(node.operand), node.operand)
+        v = self.expr(node.operand)
+        if tiles.is_tile(v):
+            op = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~", ast.Not: "not"}[type(node.op)]
+            return tiles.unary(self, op, v, node)
+        v = self.scalar(v, node.operand)
         loc = self.loc(node)
         if isinstance(node.op, ast.Not):
             c = self.truth(v, node)
@@ -661,6 +689,10 @@ class Lowerer(ast.NodeVisitor):
         return res
 
     def compare(self, op, a, b, node) -> ir.Expr:
+        if tiles.is_tile(a) or tiles.is_tile(b):
+            return tiles.compare(self, op, a, b, node)
+        if isinstance(a, Py) and isinstance(b, Py) and op in ("==", "!="):
+            return tiles.static_compare(self, op, a, b, node)  # `x.dtype == ct.float32`
         a, b = self.scalar(a, node), self.scalar(b, node)
         t, _ = ty.unify(a.type, ty.is_weak(a), b.type, ty.is_weak(b))
         if isinstance(a, ir.Const) and isinstance(b, ir.Const):
@@ -669,8 +701,12 @@ class Lowerer(ast.NodeVisitor):
 
     def visit_IfExp(self, node: ast.IfExp):
         cond = self.truth(self.expr(node.test), node.test)
-        a = self.scalar(self.expr(node.body), node.body)
-        b = self.scalar(self.expr(node.orelse), node.orelse)
+        a, b = self.expr(node.body), self.expr(node.orelse)
+        if isinstance(cond, ir.Const) and any(isinstance(v, Py) and tiles.static_value(v.obj)
+                                              for v in (a, b)):
+            return a if cond.value else b  # `ct.tfloat32 if x.dtype == ct.float32 else ...`
+        tiles.no_tiles(self, (a, b), node, "a conditional expression")
+        a, b = self.scalar(a, node.body), self.scalar(b, node.orelse)
         if isinstance(cond, ir.Const):
             return a if cond.value else b
         t, w = ty.unify(a.type, ty.is_weak(a), b.type, ty.is_weak(b))
@@ -761,31 +797,4 @@ def _what(v) -> str:
     return type(v).__name__
 
 
-def _describe_node(node: ast.AST) -> str:
-    names = {"List": "a list", "Dict": "a dict", "Set": "a set", "ListComp": "a list "
-             "comprehension", "DictComp": "a dict comprehension", "SetComp": "a set "
-             "comprehension", "GeneratorExp": "a generator expression", "Lambda": "a lambda",
-             "With": "a with statement", "Try": "try/except", "Raise": "raise",
-             "Global": "global", "Nonlocal": "nonlocal", "FunctionDef": "a nested def",
-             "ClassDef": "a class definition", "Yield": "yield", "Await": "await",
-             "Assert": "assert", "Delete": "del", "Import": "import", "ImportFrom": "import",
-             "JoinedStr": "an f-string", "Starred": "*unpacking", "NamedExpr": "the walrus "
-             "operator", "Match": "match", "AsyncFor": "async for"}
-    return names.get(type(node).__name__, type(node).__name__)
-
-
-_HINTS = {
-    "List": "use local.array(shape, dtype) for a per-thread array, or a tuple for a few values",
-    "ListComp": "write a for-loop over range() that fills a local.array",
-    "Dict": "kernels work on numbers and arrays only",
-    "Lambda": "define a device function with @threadtile.jit(device=True)",
-    "FunctionDef": "define it at module level with @threadtile.jit(device=True)",
-    "Try": "kernels cannot raise or catch exceptions; check conditions and return early",
-    "Raise": "kernels cannot raise; check conditions and return early, or write an error flag "
-             "into an array",
-    "Assert": "check the condition and write an error flag into an array, or run the kernel "
-              "under threadtile.simulate() to catch out-of-bounds indices",
-    "JoinedStr": "print(...) with several arguments: print('x =', x)",
-    "With": None,
-    "Global": "globals are read as compile-time constants; write results into arrays",
-}
+from . import tiles  # noqa: E402  (tiles builds on the Lowerer defined above)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import KernelCompileError
 from ..ir import nodes as ir
+from ..ir import passes
 from ..lang.types import ArrayType, Scalar, Type, scalar_of
 from . import typing as ty
 from .deps import dotted, fingerprint
@@ -52,8 +53,9 @@ def constant_params(fn) -> set[str]:
 class Specializer:
     """Lowers a kernel and every device function it calls, for one set of argument types."""
 
-    def __init__(self):
+    def __init__(self, threads: int | None = None):
         self.final = False
+        self.threads = threads  # threads per block when fixed at compile time (tile ops)
         self._names: dict[str, int] = {}
         self._func_names: dict[str, int] = {}
         self._device: dict[tuple, ir.Function] = {}
@@ -149,13 +151,17 @@ class Specializer:
         return ir.Var(decl.type, lw.loc(node), decl.name)
 
 
-def specialize(fn, params: list[ir.Param], deps: list | None = None) -> ir.Module:
+def specialize(fn, params: list[ir.Param], deps: list | None = None,
+               threads: int | None = None) -> ir.Module:
     """Lower kernel ``fn`` for ``params`` (each with its type or constant value). When
     ``deps`` is a list, the globals the lowering read are appended to it as
-    ``[owner, path, fingerprint]`` (see frontend/deps.py)."""
+    ``[owner, path, fingerprint]`` (see frontend/deps.py). ``threads`` is the block size when
+    the kernel fixes it (tile kernels, ``jit(num_warps=...)``): tile operations need it."""
     try:
-        sp = Specializer()
+        sp = Specializer(threads)
         module = sp.kernel(fn, params)
+        module.threads = threads
+        passes.run(module)
         if deps is not None:
             deps.extend([owner, path, fp] for (owner, path), fp in sp.deps.items())
         return module

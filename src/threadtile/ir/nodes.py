@@ -149,6 +149,19 @@ class Call(Expr):
 
 
 @dataclass(eq=False)
+class TileOp(Expr):
+    """A block-collective tile operation (docs/tiles.md): every thread of the block executes it
+    together. ``op`` keys the backends' tile tables (``backends/cuda/tiles.py``,
+    ``backends/sim/tiles.py``); ``args`` are tiles or uniform scalars; ``attrs`` holds the
+    compile-time parameters (axes, shapes, padding mode...). The type is a ``TileType``, a
+    scalar (``item``) or void (``store``, ``printf``)."""
+
+    op: str
+    args: list[Expr]
+    attrs: dict = field(default_factory=dict)
+
+
+@dataclass(eq=False)
 class CallFunc(Expr):
     """A call of another jitted (device) function, specialized for these argument types."""
 
@@ -302,6 +315,7 @@ class Module:
 
     kernel: Function
     const_arrays: list[ArrayDecl]
+    threads: int | None = None  # threads per block, when fixed at compile time (tile ops)
 
 
 def walk_stmts(body: list[Stmt]):

@@ -33,6 +33,9 @@ def format_expr(e: ir.Expr) -> str:
         return f"{format_expr(e.array)}[{', '.join(parts)}]"
     if isinstance(e, ir.Call):
         return f"{e.name}({', '.join(map(format_expr, e.args))}):{e.type}"
+    if isinstance(e, ir.TileOp):
+        attrs = "".join(f", {k}={v!r}" for k, v in e.attrs.items())
+        return f"tile.{e.op}({', '.join(map(format_expr, e.args))}{attrs}):{e.type}"
     if isinstance(e, ir.CallFunc):
         return f"{e.func.name}({', '.join(map(format_expr, e.args))}):{e.type}"
     return repr(e)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
-    "Type", "Scalar", "ArrayType", "TupleType", "NoneType",
+    "Type", "Scalar", "ArrayType", "TupleType", "TileType", "NoneType", "tfloat32",
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "void", "SCALARS", "scalar_of", "promote",
 ]
@@ -87,6 +87,9 @@ bfloat16 = Scalar("bfloat16", "__nv_bfloat16", "f", 16)
 float32 = Scalar("float32", "float", "f", 32)
 float64 = Scalar("float64", "double", "f", 64)
 void = Scalar("void", "void", "v", 0)
+# TensorFloat-32: a float32 rounded to 10 mantissa bits, what tensor cores read for float32
+# inputs. Only tiles have it (``x.astype(tfloat32)`` before ``mma``); no array holds it.
+tfloat32 = Scalar("tfloat32", "tt::tile::tf32", "f", 32)
 
 SCALARS: dict[str, Scalar] = {
     t.name: t for t in (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
@@ -160,6 +163,29 @@ class ArrayType(Type):
 
     def __repr__(self) -> str:
         return f"{self.space} {self.dtype}[{', '.join(':' * self.ndim)}]{self.layout}"
+
+
+@dataclass(frozen=True)
+class TileType(Type):
+    """A tile: a block-collective value of ``dtype`` with a compile-time ``shape`` (each axis a
+    power of two; ``()`` for a 0-d tile). See docs/tiles.md for how tiles map to threads."""
+
+    dtype: Scalar
+    shape: tuple[int, ...]
+
+    def __repr__(self) -> str:
+        return f"tile<{self.dtype}, ({', '.join(map(str, self.shape))})>"
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
 
 
 @dataclass(frozen=True)

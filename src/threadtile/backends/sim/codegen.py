@@ -27,8 +27,8 @@ import numpy as np
 
 from ...ir import nodes as ir
 from ...ir.printer import format_expr
-from ...lang.types import ArrayType, Scalar, bfloat16, bool_, void
-from . import memory, ops
+from ...lang.types import ArrayType, Scalar, TileType, bfloat16, bool_, void
+from . import memory, ops, tiles
 from .checks import Site
 
 _SPECIAL = {"threadIdx": "tid", "blockIdx": "ctaid", "blockDim": "ntid", "gridDim": "nctaid"}
@@ -120,8 +120,9 @@ class _Translator:
             "_bf16": ops.bf16, "_ipow": ops.ipow, "_shl": ops.shl, "_shr": ops.shr,
             "_floordiv_f": ops.floordiv_f, "_pymod_f": ops.pymod_f, "_pymin": ops.pymin,
             "_pymax": ops.pymax, "_popc": ops.popc, "_clz": ops.clz, "_ffs": ops.ffs,
-            "_brev": ops.brev,
+            "_brev": ops.brev, "_tile": tiles.run_op, "_tasg": tiles.assign,
         }
+        self.tile_ops: list = []  # (TileOp, site) by index: what `_tile(B, m, k, ...)` runs
         for name, f in ops.MATH.items():
             self.ns["_M_" + name] = f
         self.consts: dict[tuple, str] = {}
@@ -144,8 +145,10 @@ class _Translator:
         code = compile(text, f"<threadtile-sim {self.module.kernel.pyname}>", "exec")
         exec(code, self.ns)  # noqa: S102  (our own generated source)
         kernel = self.ns[fname(self.module.kernel)]
-        return Program(kernel, text, self.sites, self.decls, self.warp_sync,
+        prog = Program(kernel, text, self.sites, self.decls, self.warp_sync,
                        self.module.kernel.params, self.fences)
+        prog.tile_ops = self.tile_ops
+        return prog
 
     def const(self, value, t: Scalar) -> str:
         key = (type(value).__name__, repr(value), t.name)
@@ -268,7 +271,8 @@ class _FunctionGen:
                 self.line(f"{_vname(name)} = None")
         if not f.is_kernel:
             rt = f.return_type
-            self.line(f"_rv = {self.tr.const(0, rt) if rt != void else 'None'}")
+            zero = self.tr.const(0, rt) if rt != void and isinstance(rt, Scalar) else "None"
+            self.line(f"_rv = {zero}")
         self.block(f.body, "_m", None)
         if not f.is_kernel:
             self.line("return _rv")
@@ -305,7 +309,8 @@ class _FunctionGen:
 
     def s_Return(self, s: ir.Return, m: str) -> None:
         if s.value is not None:
-            self.line(f"_rv = _asg({m}, {self.x(s.value, m)}, _rv)")
+            asg = "_tasg(B, " if isinstance(s.value.type, TileType) else "_asg("
+            self.line(f"_rv = {asg}{m}, {self.x(s.value, m)}, _rv)")
         self.line(f"_live = _andnot(_live, {m})")
         if self.f.is_kernel:
             self.line("B.live = _live")
@@ -315,6 +320,8 @@ class _FunctionGen:
         name = _vname(s.name)
         if isinstance(s.value.type, ArrayType):
             self.line(f"{name} = _asga({m}, {v}, {name})")
+        elif isinstance(s.value.type, TileType):
+            self.line(f"{name} = _tasg(B, {m}, {v}, {name})")
         else:
             self.line(f"{name} = _asg({m}, {v}, {name})")
 
@@ -525,6 +532,15 @@ class _FunctionGen:
         site = self.tr.site(e.loc, _array_text(e.array), "view")
         return (f"_view(B, {self.x(e.array, m)}, ({''.join(p + ', ' for p in parts)}), {m}, "
                 f"{site})")
+
+    def x_TileOp(self, e: ir.TileOp, m: str) -> str:
+        kind = {"load": "read", "store": "write", "atomic": "atomic"}.get(e.op, "tile")
+        array = _array_text(e.args[0]) if kind != "tile" else ""
+        site = self.tr.site(e.loc, array, kind)
+        k = len(self.tr.tile_ops)
+        self.tr.tile_ops.append((e, site))
+        args = "".join(", " + self.x(a, m) for a in e.args)
+        return f"_tile(B, {m}, {k}{args})"
 
     def x_CallFunc(self, e: ir.CallFunc, m: str) -> str:
         args = "".join(", " + self.x(a, m) for a in e.args)

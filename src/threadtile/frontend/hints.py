@@ -1,0 +1,36 @@
+"""Wording of the errors for Python constructs that kernels do not have (see lower.py)."""
+
+from __future__ import annotations
+
+import ast
+
+
+def describe_node(node: ast.AST) -> str:
+    names = {"List": "a list", "Dict": "a dict", "Set": "a set", "ListComp": "a list "
+             "comprehension", "DictComp": "a dict comprehension", "SetComp": "a set "
+             "comprehension", "GeneratorExp": "a generator expression", "Lambda": "a lambda",
+             "With": "a with statement", "Try": "try/except", "Raise": "raise",
+             "Global": "global", "Nonlocal": "nonlocal", "FunctionDef": "a nested def",
+             "ClassDef": "a class definition", "Yield": "yield", "Await": "await",
+             "Assert": "assert", "Delete": "del", "Import": "import", "ImportFrom": "import",
+             "JoinedStr": "an f-string", "Starred": "*unpacking", "NamedExpr": "the walrus "
+             "operator", "Match": "match", "AsyncFor": "async for"}
+    return names.get(type(node).__name__, type(node).__name__)
+
+
+HINTS = {
+    "List": "use local.array(shape, dtype) for a per-thread array, or a tuple for a few values",
+    "ListComp": "write a for-loop over range() that fills a local.array",
+    "Dict": "kernels work on numbers and arrays only",
+    "Lambda": "define a device function with @threadtile.jit(device=True)",
+    "FunctionDef": "define it at module level with @threadtile.jit(device=True)",
+    "Try": "kernels cannot raise or catch exceptions; check conditions and return early",
+    "Raise": "kernels cannot raise; check conditions and return early, or write an error flag "
+             "into an array",
+    "Assert": "check the condition and write an error flag into an array, or run the kernel "
+              "under threadtile.simulate() to catch out-of-bounds indices",
+    "JoinedStr": "print(...) with several arguments: print('x =', x)",
+    "With": None,
+    "Global": "globals are read as compile-time constants; write results into arrays",
+}
+

@@ -1,0 +1,595 @@
+"""Lowering of tile operations (``threadtile.tile``, cuTile's names) to ``ir.TileOp`` nodes.
+
+The Lowerer hands over here whenever a tile is involved: calls of ``threadtile.tile``
+functions, operators with a tile operand, methods and attributes of tiles. What comes out is
+typed: every ``TileOp`` has its result ``TileType``, operands already converted to the result
+dtype and broadcast to the result shape (scalars stay scalars: the backends broadcast them), so
+the backends do no type reasoning of their own.
+
+Promotion follows cuTile (and NumPy 2 for weak scalars): a Python literal or a scalar kernel
+argument of a tile kernel adopts the tile's dtype; a float literal with an integer tile gives
+float32; two tiles promote as two scalars do (docs/language.md).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import enum
+
+import numpy as np
+
+from ..ir import nodes as ir
+from ..lang.types import (
+    Scalar,
+    TileType,
+    bool_,
+    float32,
+    int32,
+    int64,
+    promote,
+    scalar_of,
+    tfloat32,
+)
+from . import typing as ty
+from .lower import Lowerer, Py, Tup, _pyname, _what
+
+MAX_SLOTS = 1024  # elements per thread: beyond this the unrolled C++ is unreasonable
+
+
+def is_tile(v) -> bool:
+    return isinstance(v, ir.Expr) and isinstance(v.type, TileType)
+
+
+def static_value(obj) -> bool:
+    """Compile-time objects a kernel may bind to a name: dtypes and tile-language enums."""
+    if isinstance(obj, Scalar):
+        return True
+    if isinstance(obj, enum.Enum):
+        return True
+    return isinstance(obj, type) and issubclass(obj, np.generic)
+
+
+def same_static(a, b) -> bool:
+    sa = scalar_of(a) if not isinstance(a, (str, int, float)) else None
+    sb = scalar_of(b) if not isinstance(b, (str, int, float)) else None
+    if sa is not None and sb is not None:
+        return sa == sb
+    return a is b or a == b
+
+
+def assign_static(lw: Lowerer, node, name: str, value: Py) -> list:
+    """``dtype = ct.tfloat32 if a.dtype == ct.float32 else a.dtype``: a name bound at compile
+    time to a dtype or an enum member (cuTile code does this; the name has no runtime value)."""
+    if not static_value(value.obj) or name in lw.observed:
+        raise lw.error(node, f"cannot assign {_pyname(value.obj)} to a kernel variable",
+                       "only numbers, arrays and tuples of them are kernel values")
+    prev = lw.statics.get(name)
+    if prev is not None and prev.obj is not value.obj:
+        raise lw.error(node, f"'{name}' is bound to {_pyname(prev.obj)} and to "
+                             f"{_pyname(value.obj)}", "use two names")
+    lw.statics[name] = value
+    return []
+
+
+def static_compare(lw: Lowerer, op: str, a: Py, b: Py, node) -> ir.Expr:
+    if not (static_value(a.obj) or static_value(b.obj)):
+        return lw.scalar(a, node)  # raises the usual "expected a number"
+    same = same_static(a.obj, b.obj)
+    return ir.Const(bool_, lw.loc(node), same if op == "==" else not same)
+
+
+def no_tiles(lw: Lowerer, vals, node, what: str) -> None:
+    if any(is_tile(v) for v in vals):
+        raise lw.error(node, f"{what} with tiles",
+                       "use ct.where(cond, x, y), which selects elementwise")
+
+
+class TileMethod:
+    """``x.astype`` and friends before the call: the tile and the method's name."""
+
+    def __init__(self, base: ir.Expr, name: str):
+        self.base = base
+        self.name = name
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------------
+
+def _need_block(lw: Lowerer, node, what: str) -> None:
+    if lw.spec.threads is None:
+        raise lw.error(node, f"{what} needs the block size at compile time",
+                       "declare the kernel with @threadtile.tile.kernel, or give a thread-level "
+                       "kernel that uses tile operations a fixed block: @threadtile.jit("
+                       "num_warps=4), launched with 128 threads per block")
+
+
+def _op(lw: Lowerer, node, t, tileop: str, args: list, **attrs) -> ir.TileOp:
+    if isinstance(t, TileType):
+        _need_block(lw, node, f"the tile operation {tileop}")
+        slots = -(-t.size // lw.spec.threads)
+        if slots > MAX_SLOTS:
+            raise lw.error(node, f"a tile of {t.size} elements needs {slots} registers per "
+                                 f"thread in a block of {lw.spec.threads} threads",
+                           "use smaller tiles, or more warps (num_warps=...)")
+    elif tileop in ("store", "printf", "item"):
+        _need_block(lw, node, f"the tile operation {tileop}")
+    return ir.TileOp(t, lw.loc(node), tileop, args, attrs)
+
+
+def _bind(lw: Lowerer, node: ast.Call, fname: str, params: list[str], defaults: dict,
+          lowered_args: list | None = None) -> dict:
+    """The call's arguments by parameter name (cuTile's signatures), lowered. ``params`` lists
+    every parameter in order; those not in ``defaults`` are required."""
+    vals: dict = {}
+    args = lowered_args if lowered_args is not None else [lw.expr(a) for a in node.args]
+    if len(args) > len(params):
+        raise lw.error(node, f"{fname}() takes at most {len(params)} positional arguments, "
+                             f"got {len(args)}")
+    for p, a in zip(params, args):
+        vals[p] = a
+    for kw in node.keywords:
+        if kw.arg is None or kw.arg not in params:
+            raise lw.error(node, f"{fname}() got an unexpected keyword argument {kw.arg!r}")
+        if kw.arg in vals:
+            raise lw.error(node, f"{fname}() got multiple values for {kw.arg!r}")
+        vals[kw.arg] = lw.expr(kw.value)
+    for p in params:
+        if p not in vals:
+            if p not in defaults:
+                raise lw.error(node, f"{fname}() missing required argument {p!r}")
+            vals[p] = defaults[p]
+    return vals
+
+
+def _static_int(lw: Lowerer, v, node, what: str) -> int:
+    if isinstance(v, Py) and isinstance(v.obj, (int, np.integer)) and not isinstance(v.obj, bool):
+        return int(v.obj)
+    if isinstance(v, ir.Const) and isinstance(v.value, int) and not isinstance(v.value, bool):
+        return v.value
+    raise lw.error(node, f"{what} must be a compile-time integer",
+                   "use a literal, a global or a Constant[int] parameter")
+
+
+def _pow2(n: int) -> bool:
+    return n >= 1 and n & (n - 1) == 0
+
+
+def _shape(lw: Lowerer, v, node, what: str = "a tile shape", allow_neg: bool = False) -> tuple:
+    items = v.items if isinstance(v, Tup) else [v]
+    out = tuple(_static_int(lw, x, node, what) for x in items)
+    for d in out:
+        if allow_neg and d == -1:
+            continue
+        if not _pow2(d):
+            raise lw.error(node, f"{what} {out}: every dimension must be a power of two",
+                           "pad the data to a power of two and use padding_mode / masks")
+    return out
+
+
+def _axes(lw: Lowerer, v, ndim: int, node) -> tuple[int, ...]:
+    """Normalized axes of ``v`` (None: all)."""
+    if v is None or isinstance(v, Py) and v.obj is None:
+        return tuple(range(ndim))
+    items = v.items if isinstance(v, Tup) else [v]
+    out = []
+    for x in items:
+        a = _static_int(lw, x, node, "an axis")
+        if not -ndim <= a < ndim:
+            raise lw.error(node, f"axis {a} is out of range for a {ndim}-d tile")
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise lw.error(node, f"repeated axis in {tuple(out)}")
+    return tuple(sorted(out))
+
+
+def _static_bool(lw: Lowerer, v, node, what: str) -> bool:
+    if isinstance(v, ir.Const) and isinstance(v.value, bool):
+        return v.value
+    if isinstance(v, Py) and isinstance(v.obj, bool):
+        return v.obj
+    if isinstance(v, ir.Const) and isinstance(v.value, int):
+        return bool(v.value)
+    raise lw.error(node, f"{what} must be a compile-time True or False")
+
+
+def dtype_of(lw: Lowerer, v, node) -> Scalar:
+    obj = v.obj if isinstance(v, Py) else v
+    st = None if isinstance(obj, ir.Expr) else scalar_of(obj)
+    if st is None:
+        raise lw.error(node, f"{_what(v)} is not a dtype", "use e.g. ct.float32 or x.dtype")
+    return st
+
+
+def _enum(lw: Lowerer, v, cls, node, what: str):
+    if isinstance(v, Py) and isinstance(v.obj, cls):
+        return v.obj
+    if isinstance(v, Py) and isinstance(v.obj, enum.Enum) and type(v.obj).__name__ == \
+            cls.__name__:  # cuTile's own enum, when a ported kernel still imports it
+        return cls(v.obj.value)
+    raise lw.error(node, f"{what} must be a {cls.__name__} member, got {_what(v)}")
+
+
+def scalar_arg(lw: Lowerer, v, node) -> ir.Expr:
+    """A scalar operand of a tile operation (a number, a kernel value, a 1-element tile)."""
+    if is_tile(v):
+        return item(lw, v, node)
+    return lw.scalar(v, node)
+
+
+def _tile_or_scalar(lw: Lowerer, v, node):
+    if is_tile(v):
+        return v
+    return lw.scalar(v, node)
+
+
+def _dt(v) -> tuple[Scalar, bool]:
+    """(dtype, weak) of a tile or scalar operand."""
+    if is_tile(v):
+        return v.type.dtype, False
+    return v.type, ty.is_weak(v)
+
+
+def _weak_with(weak: Scalar, strong: Scalar) -> Scalar:
+    # cuTile: a loose float constant with an integer tile picks float32, not float64
+    if weak.is_float and not strong.is_float:
+        return float32
+    if weak.is_int and strong.kind == "b":
+        return int32
+    return strong
+
+
+def unify(a, b) -> Scalar:
+    at, aw = _dt(a)
+    bt, bw = _dt(b)
+    if aw and not bw:
+        return _weak_with(at, bt)
+    if bw and not aw:
+        return _weak_with(bt, at)
+    return promote(at, bt)
+
+
+def _shape_of(v) -> tuple:
+    return v.type.shape if is_tile(v) else ()
+
+
+def broadcast_shapes(lw: Lowerer, shapes: list[tuple], node) -> tuple:
+    nd = builtins.max(len(s) for s in shapes)
+    out = []
+    for k in range(nd):
+        dims = {s[len(s) - nd + k] for s in shapes if len(s) - nd + k >= 0}
+        dims.discard(1)
+        if len(dims) > 1:
+            raise lw.error(node, f"tile shapes {' and '.join(map(str, shapes))} do not "
+                                 "broadcast together")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def cast(lw: Lowerer, v, t: Scalar, node):
+    """``v`` (tile or scalar) converted to dtype ``t``."""
+    if is_tile(v):
+        if v.type.dtype == t:
+            return v
+        if v.type.dtype == tfloat32 and t != float32:
+            v = cast(lw, v, float32, node)
+        return _op(lw, node, TileType(t, v.type.shape), "cast", [v])
+    return ty.convert(v, t)
+
+
+def broadcast(lw: Lowerer, v, shape: tuple, node):
+    """A tile broadcast to ``shape`` (scalars are left as they are)."""
+    if not is_tile(v) or v.type.shape == shape:
+        return v
+    return _op(lw, node, TileType(v.type.dtype, shape), "broadcast", [v])
+
+
+def item(lw: Lowerer, v: ir.Expr, node) -> ir.Expr:
+    """The value of a one-element tile, as a scalar."""
+    if v.type.size != 1:
+        raise lw.error(node, f"a {v.type} is used where a number is needed",
+                       "reduce it first (ct.sum, ct.max, ...) to one element")
+    return _op(lw, node, v.type.dtype, "item", [v])
+
+
+def _no_tf32(lw: Lowerer, v, node, what: str) -> None:
+    if is_tile(v) and v.type.dtype == tfloat32:
+        raise lw.error(node, f"{what} of a tfloat32 tile",
+                       "tfloat32 tiles are operands of mma/matmul only; convert back with "
+                       ".astype(ct.float32)")
+
+
+# ---------------------------------------------------------------------------------------------
+# operators
+# ---------------------------------------------------------------------------------------------
+
+_ARITH = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv", "%": "mod",
+          "**": "pow", "&": "and", "|": "or", "^": "xor", "<<": "shl", ">>": "shr",
+          "max": "max", "min": "min"}
+_CMP = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+
+
+def binop(lw: Lowerer, op: str, a, b, node) -> ir.Expr:
+    """``a op b`` where at least one side is a tile."""
+    if op == "@":
+        return matmul(lw, a, b, node)
+    a, b = _tile_or_scalar(lw, a, node), _tile_or_scalar(lw, b, node)
+    for v in (a, b):
+        _no_tf32(lw, v, node, f"operator {op}")
+    if op == "**" and isinstance(b, ir.Const) and isinstance(b.value, int) and \
+            b.value in (1, 2, 3) and is_tile(a):
+        r = a
+        for _ in range(b.value - 1):
+            r = binop(lw, "*", r, a, node)
+        return r
+    t = unify(a, b)
+    if op in ("&", "|", "^", "<<", ">>") and t.is_float:
+        raise lw.error(node, f"operator {op} needs integer or bool tiles, got {t}")
+    if op in ("+", "-", "*", "//", "%", "**") and t == bool_:
+        t = int32
+    if op == "/" and not t.is_float:
+        t = float32  # cuTile divides integer tiles to float32, keeping tiles off float64
+    shape = broadcast_shapes(lw, [_shape_of(a), _shape_of(b)], node)
+    args = [broadcast(lw, cast(lw, v, t, node), shape, node) for v in (a, b)]
+    return _op(lw, node, TileType(t, shape), "binop", args, op=_ARITH[op])
+
+
+def compare(lw: Lowerer, op: str, a, b, node) -> ir.Expr:
+    a, b = _tile_or_scalar(lw, a, node), _tile_or_scalar(lw, b, node)
+    t = unify(a, b)
+    shape = broadcast_shapes(lw, [_shape_of(a), _shape_of(b)], node)
+    args = [broadcast(lw, cast(lw, v, t, node), shape, node) for v in (a, b)]
+    return _op(lw, node, TileType(bool_, shape), "binop", args, op=_CMP[op])
+
+
+def unary(lw: Lowerer, op: str, v: ir.Expr, node) -> ir.Expr:
+    if op == "+":
+        return v
+    _no_tf32(lw, v, node, f"operator {op}")
+    t = v.type.dtype
+    if op == "not":
+        raise lw.error(node, "`not` of a tile", "use ~mask for an elementwise not of a bool tile")
+    if op == "~" and t.is_float:
+        raise lw.error(node, "operator ~ needs an integer or bool tile")
+    if op == "-" and t == bool_:
+        v, t = cast(lw, v, int32, node), int32
+    return _op(lw, node, v.type, "unary", [v], op={"-": "neg", "~": "invert"}[op])
+
+
+def where(lw: Lowerer, c, x, y, node) -> ir.Expr:
+    c = _tile_or_scalar(lw, c, node)
+    x, y = _tile_or_scalar(lw, x, node), _tile_or_scalar(lw, y, node)
+    if not is_tile(c) and not is_tile(x) and not is_tile(y):
+        raise lw.error(node, "ct.where() needs at least one tile", "use `x if c else y`")
+    if is_tile(c) and c.type.dtype != bool_:
+        c = compare(lw, "!=", c, ir.Const(int64, lw.loc(node), 0, weak=True), node)
+    elif not is_tile(c):
+        c = lw.truth(c, node)
+    t = unify(x, y) if (is_tile(x) or is_tile(y)) else ty.unify(x.type, ty.is_weak(x),
+                                                                y.type, ty.is_weak(y))[0]
+    shape = broadcast_shapes(lw, [_shape_of(c), _shape_of(x), _shape_of(y)], node)
+    args = [broadcast(lw, c, shape, node)] + [broadcast(lw, cast(lw, v, t, node), shape, node)
+                                              for v in (x, y)]
+    return _op(lw, node, TileType(t, shape), "where", args)
+
+
+_MATH = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "tan", "sinh",
+         "cosh", "floor", "ceil")
+
+
+def math(lw: Lowerer, name: str, v, node) -> ir.Expr:
+    _no_tf32(lw, v, node, name)
+    t = v.type.dtype
+    if name == "abs":
+        if t.kind in "ub":
+            return v
+        return _op(lw, node, v.type, "math", [v], fn="abs")
+    if name == "isnan":
+        if not t.is_float:
+            return full_like(lw, v.type.shape, False, bool_, node)
+        return _op(lw, node, TileType(bool_, v.type.shape), "math", [v], fn="isnan")
+    if not t.is_float:
+        v, t = cast(lw, v, float32, node), float32
+    return _op(lw, node, v.type, "math", [v], fn=name)
+
+
+def full_like(lw: Lowerer, shape: tuple, value, t: Scalar, node) -> ir.Expr:
+    c = ir.Const(t, lw.loc(node), ty.py_value(value, t))
+    return _op(lw, node, TileType(t, shape), "full", [c])
+
+
+# ---------------------------------------------------------------------------------------------
+# assignment, attributes, methods, subscripts (the Lowerer's hooks)
+# ---------------------------------------------------------------------------------------------
+
+def assign(lw: Lowerer, node, name: str, value: ir.Expr) -> list[ir.Stmt]:
+    """``name = tile``. A variable keeps one type, but cuTile code often rebinds a name to a
+    tile of another shape (``mean = ct.sum(mean, axis=1) / n``): at the top level of the
+    function that starts a new version of the variable (``mean_1``); inside a branch or loop
+    it would depend on the path taken, so it is refused."""
+    cur = lw.tile_names.get(name, name)
+    seen = lw.observed.get(cur)
+    if seen is not None and seen[0] != value.type:
+        if lw.depth > 1:
+            raise lw.error(node, f"'{name}' holds a {seen[0]} before and a {value.type} here, "
+                                 "inside a branch or loop",
+                           "assign the new tile to a new variable")
+        k = 1
+        while f"{name}_{k}" in lw.local_names or f"{name}_{k}" in lw.observed:
+            k += 1
+        cur = f"{name}_{k}"
+        lw.tile_names[name] = cur
+        lw.local_names.add(cur)
+    if cur in lw.runtime_params:
+        raise lw.error(node, f"parameter '{name}' cannot be assigned a tile",
+                       "assign it to a new variable")
+    lw.observe(cur, value.type, False, node)
+    return [ir.Assign(lw.loc(node), cur, value)]
+
+
+_METHODS = ("astype", "reshape", "permute", "transpose", "item", "extract", "insert")
+
+
+def tile_attr(lw: Lowerer, base: ir.Expr, attr: str, node):
+    t: TileType = base.type
+    loc = lw.loc(node)
+    if attr == "shape":
+        return Tup([ir.Const(int64, loc, d, weak=True) for d in t.shape])
+    if attr == "dtype":
+        return Py(t.dtype)
+    if attr == "ndim":
+        return ir.Const(int64, loc, t.ndim, weak=True)
+    if attr in _METHODS:
+        return Py(TileMethod(base, attr))
+    if attr == "T" and t.ndim == 2:
+        return permute(lw, base, (1, 0), node)
+    raise lw.unsupported(node, f"tile attribute '{attr}'",
+                         "tiles have .shape, .dtype, .ndim, .astype(), .reshape(), "
+                         ".permute(), .transpose() and .item()")
+
+
+def call_method(lw: Lowerer, m: TileMethod, node: ast.Call):
+    name = m.name
+    x = m.base
+    if name == "astype":
+        v = _bind(lw, node, "astype", ["dtype", "rounding_mode"], {"rounding_mode": None})
+        return cast(lw, x, dtype_of(lw, v["dtype"], node), node)
+    if name == "reshape":
+        args = [lw.expr(a) for a in node.args]
+        shape = args[0] if len(args) == 1 else Tup(args)
+        if node.keywords:
+            shape = _bind(lw, node, "reshape", ["shape"], {})["shape"]
+        return reshape(lw, x, shape, node)
+    if name == "permute":
+        args = [lw.expr(a) for a in node.args]
+        axes = args[0] if len(args) == 1 else Tup(args)
+        if node.keywords:
+            axes = _bind(lw, node, "permute", ["axes"], {})["axes"]
+        return permute(lw, x, _perm(lw, axes, x.type.ndim, node), node)
+    if name == "transpose":
+        v = _bind(lw, node, "transpose", ["axis0", "axis1"], {"axis0": None, "axis1": None})
+        return transpose(lw, x, v["axis0"], v["axis1"], node)
+    if name == "item":
+        _bind(lw, node, "item", [], {})
+        return item(lw, x, node)
+    raise lw.unsupported(node, f"the tile method {name}()", "see docs/tiles.md")
+
+
+def subscript(lw: Lowerer, base: ir.Expr, node: ast.Subscript):
+    """``x[:, None]``: only new axes (cuTile's extract is not supported yet)."""
+    sl = node.slice
+    parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+    shape, k = [], 0
+    for p in parts:
+        if isinstance(p, ast.Constant) and p.value is None:
+            shape.append(1)
+        elif isinstance(p, ast.Slice) and p.lower is None and p.upper is None and p.step is None:
+            if k >= base.type.ndim:
+                raise lw.error(node, "too many axes in the tile subscript")
+            shape.append(base.type.shape[k])
+            k += 1
+        else:
+            raise lw.unsupported(node, "indexing a tile",
+                                 "tiles can only gain axes with x[:, None]; use ct.where or "
+                                 "a reduction to pick elements")
+    shape += base.type.shape[k:]
+    return _op(lw, node, TileType(base.type.dtype, tuple(shape)), "reshape", [base])
+
+
+# ---------------------------------------------------------------------------------------------
+# shapes
+# ---------------------------------------------------------------------------------------------
+
+def reshape(lw: Lowerer, x, shape_v, node) -> ir.Expr:
+    shape = list(_shape(lw, shape_v, node, "a reshape", allow_neg=True))
+    n = x.type.size
+    if shape.count(-1) > 1:
+        raise lw.error(node, "only one axis of a reshape may be -1")
+    if -1 in shape:
+        rest = int(np.prod([d for d in shape if d != -1]))
+        shape[shape.index(-1)] = n // rest if rest else 0
+    if int(np.prod(shape)) != n:
+        raise lw.error(node, f"cannot reshape a {x.type} to {tuple(shape)}")
+    return _op(lw, node, TileType(x.type.dtype, tuple(shape)), "reshape", [x])
+
+
+def _perm(lw: Lowerer, v, ndim: int, node) -> tuple:
+    items = v.items if isinstance(v, Tup) else [v]
+    perm = tuple(_static_int(lw, a, node, "an axis") % ndim if ndim else 0 for a in items)
+    if sorted(perm) != list(range(ndim)):
+        raise lw.error(node, f"{perm} is not a permutation of the {ndim} axes")
+    return perm
+
+
+def permute(lw: Lowerer, x, perm: tuple, node) -> ir.Expr:
+    if perm == tuple(range(len(perm))):
+        return x
+    shape = tuple(x.type.shape[p] for p in perm)
+    return _op(lw, node, TileType(x.type.dtype, shape), "permute", [x], perm=perm)
+
+
+def transpose(lw: Lowerer, x, a0, a1, node) -> ir.Expr:
+    nd = x.type.ndim
+    none0 = a0 is None or isinstance(a0, Py) and a0.obj is None
+    none1 = a1 is None or isinstance(a1, Py) and a1.obj is None
+    if none0 and none1:
+        if nd < 2:
+            raise lw.error(node, "transpose() of a tile with fewer than two axes")
+        i, j = nd - 2, nd - 1
+    else:
+        i = _static_int(lw, a0, node, "axis0") % nd
+        j = _static_int(lw, a1, node, "axis1") % nd
+    perm = list(range(nd))
+    perm[i], perm[j] = perm[j], perm[i]
+    return permute(lw, x, tuple(perm), node)
+
+
+# ---------------------------------------------------------------------------------------------
+# matrix multiply
+# ---------------------------------------------------------------------------------------------
+
+_MMA_ACC = {"float16": ("float16", "float32"), "bfloat16": ("float32",),
+            "tfloat32": ("float32",), "float32": ("float32",), "float64": ("float64",),
+            "int8": ("int32",), "uint8": ("int32",)}
+
+
+def mma(lw: Lowerer, x, y, acc, node) -> ir.Expr:
+    for v, what in ((x, "x"), (y, "y"), (acc, "acc")):
+        if not is_tile(v):
+            raise lw.error(node, f"mma(): {what} must be a tile")
+        if v.type.ndim != 2:
+            raise lw.unsupported(node, f"mma() of {v.type.ndim}-d tiles",
+                                 "batched (3-d) mma is not supported yet; loop over the batch")
+    (m, k), (k2, n) = x.type.shape, y.type.shape
+    if k != k2 or acc.type.shape != (m, n):
+        raise lw.error(node, f"mma(): shapes {x.type.shape} @ {y.type.shape} + "
+                             f"{acc.type.shape} do not match")
+    if x.type.dtype != y.type.dtype:
+        raise lw.error(node, f"mma(): x is {x.type.dtype} but y is {y.type.dtype}",
+                       "convert one with .astype(); mma does not promote")
+    ok = _MMA_ACC.get(x.type.dtype.name, ())
+    if acc.type.dtype.name not in ok:
+        raise lw.error(node, f"mma() of {x.type.dtype} inputs into a {acc.type.dtype} "
+                             "accumulator is not supported",
+                       f"supported accumulators for {x.type.dtype}: {', '.join(ok) or 'none'}")
+    return _op(lw, node, acc.type, "mma", [x, y, acc])
+
+
+def matmul(lw: Lowerer, x, y, node) -> ir.Expr:
+    if not (is_tile(x) and is_tile(y)):
+        raise lw.error(node, "@ multiplies two tiles")
+    if x.type.ndim != 2 or y.type.ndim != 2:
+        raise lw.unsupported(node, f"@ of {x.type.ndim}-d and {y.type.ndim}-d tiles",
+                             "1-d and batched matmul are not supported yet; reshape to 2-d")
+    t = x.type.dtype if x.type.dtype == y.type.dtype else promote(x.type.dtype, y.type.dtype)
+    x, y = cast(lw, x, t, node), cast(lw, y, t, node)
+    acc_t = {"float16": float32, "bfloat16": float32, "tfloat32": float32, "int8": int32,
+             "uint8": int32}.get(t.name, t)
+    if t.name not in _MMA_ACC:
+        raise lw.error(node, f"matmul of {t} tiles is not supported")
+    shape = (x.type.shape[0], y.type.shape[1])
+    acc = full_like(lw, shape, 0, acc_t, node)
+    r = mma(lw, x, y, acc, node)
+    out_t = float32 if t == tfloat32 else t
+    return cast(lw, r, out_t, node)

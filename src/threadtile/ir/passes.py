@@ -1,0 +1,125 @@
+"""Passes over a lowered module, run by ``frontend.specialize`` in the order of :func:`run`.
+
+Both backends consume the result, so a pass here changes what the CUDA C++ says and what the
+simulator executes alike.
+"""
+
+from __future__ import annotations
+
+from ..errors import KernelCompileError
+from ..lang.types import void
+from . import nodes as ir
+
+
+def run(module: ir.Module) -> None:
+    """The pipeline, top to bottom."""
+    for f in module.kernel.all_functions():
+        # Tile operations become statements of their own (`auto t = tt::tile::op(...)`: one
+        # line of C++ per tile op), which also fixes their order: every thread of the block must
+        # execute the same sequence of collective operations, and C++ leaves the order of
+        # evaluation of a call's arguments unspecified.
+        hoist_tile_ops(f)
+
+
+def hoist_tile_ops(f: ir.Function) -> None:
+    """Bind every tile operation nested inside another expression to a temporary first."""
+    if not any(isinstance(x, ir.TileOp) for s in ir.walk_stmts(f.body) for e in _exprs(s)
+               for x in _walk(e)):
+        return
+    taken = set(f.locals) | {p.name for p in f.params}
+    counter = [0]
+
+    def fresh() -> str:
+        while f"_t{counter[0]}" in taken:
+            counter[0] += 1
+        name = f"_t{counter[0]}"
+        taken.add(name)
+        return name
+
+    def expr(e: ir.Expr, pre: list, top: bool) -> ir.Expr:
+        if isinstance(e, (ir.Logical, ir.Select)):
+            lazy = [e.right] if isinstance(e, ir.Logical) else [e.if_true, e.if_false]
+            for side in lazy:
+                if any(isinstance(x, ir.TileOp) for x in _walk(side)):
+                    raise KernelCompileError(
+                        "a tile operation inside `and`/`or` or a conditional expression",
+                        loc=side.loc, hint="tile operations are executed by every thread of "
+                        "the block; compute the value first, then test it")
+        for k, v in vars(e).items():
+            if k in ("type", "loc", "func", "attrs"):
+                continue
+            if isinstance(v, ir.Expr):
+                setattr(e, k, expr(v, pre, False))
+            elif isinstance(v, list):
+                v[:] = [expr(x, pre, False) if isinstance(x, ir.Expr) else
+                        tuple(expr(y, pre, False) for y in x) if isinstance(x, tuple) else x
+                        for x in v]
+        if isinstance(e, ir.TileOp) and not top and e.type != void:
+            name = fresh()
+            f.locals[name] = e.type
+            pre.append(ir.Assign(e.loc, name, e))
+            return ir.Var(e.type, e.loc, name)
+        return e
+
+    def block(stmts: list[ir.Stmt]) -> list[ir.Stmt]:
+        out: list[ir.Stmt] = []
+        for s in stmts:
+            pre: list[ir.Stmt] = []
+            if isinstance(s, ir.Assign):
+                s.value = expr(s.value, pre, True)
+            elif isinstance(s, ir.ExprStmt):
+                s.value = expr(s.value, pre, True)
+            elif isinstance(s, ir.Return) and s.value is not None:
+                s.value = expr(s.value, pre, True)
+            elif isinstance(s, ir.Store):
+                s.indices = [expr(i, pre, False) for i in s.indices]
+                s.value = expr(s.value, pre, False)
+            elif isinstance(s, ir.If):
+                s.cond = expr(s.cond, pre, False)
+                s.then, s.orelse = block(s.then), block(s.orelse)
+            elif isinstance(s, ir.For):
+                s.start = expr(s.start, pre, False)
+                s.stop = expr(s.stop, pre, False)
+                s.step = expr(s.step, pre, False)
+                s.body = block(s.body)
+            elif isinstance(s, ir.While):
+                if any(isinstance(x, ir.TileOp) for x in _walk(s.cond)):
+                    raise KernelCompileError(
+                        "a tile operation in a while condition", loc=s.cond.loc,
+                        hint="compute it into a variable before the loop and again at the end "
+                             "of the body")
+                s.body = block(s.body)
+            elif isinstance(s, ir.Print):
+                s.items = [expr(i, pre, False) if isinstance(i, ir.Expr) else i
+                           for i in s.items]
+            out += pre
+            out.append(s)
+        return out
+
+    f.body = block(f.body)
+
+
+def _exprs(s: ir.Stmt):
+    for k, v in vars(s).items():
+        if k in ("body", "then", "orelse", "loc", "type", "init"):
+            continue
+        if isinstance(v, ir.Expr):
+            yield v
+        elif isinstance(v, list):
+            yield from (x for x in v if isinstance(x, ir.Expr))
+
+
+def _walk(e: ir.Expr):
+    yield e
+    for k, v in vars(e).items():
+        if k in ("type", "loc", "func", "attrs"):
+            continue
+        if isinstance(v, ir.Expr):
+            yield from _walk(v)
+        elif isinstance(v, list):
+            for x in v:
+                if isinstance(x, ir.Expr):
+                    yield from _walk(x)
+                elif isinstance(x, tuple):
+                    for y in x:
+                        yield from _walk(y)

@@ -1,0 +1,275 @@
+"""The tile-level kernel language: cuTile's names (``import threadtile.tile as ct``).
+
+A tile is an immutable N-d value of one dtype whose shape is known at compile time (every axis
+a power of two). Tile operations are *block-collective*: every thread of the block executes
+each of them together, the way it executes ``syncthreads()``; the compiler spreads the tile's
+elements over the threads (docs/tiles.md). So a tile operation may not sit in a branch that
+some threads of a block take and others do not, and its scalar arguments (indices, fill
+values) must be the same in every thread. The simulator checks both.
+
+Every object here is recognised by identity by the frontend (``frontend/tiles.py``) and does
+nothing on the host, except ``cdiv``, which also computes on the host.
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = [
+    "PaddingMode", "MemoryOrder", "MemoryScope", "RoundingMode",
+    "bid", "num_blocks", "num_tiles", "cdiv",
+    "load", "store", "full", "zeros", "ones", "arange", "astype",
+    "where", "maximum", "minimum", "add", "sub", "mul", "truediv", "floordiv", "mod", "pow",
+    "negative", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "tan", "sinh", "cosh",
+    "abs", "floor", "ceil", "isnan",
+    "sum", "max", "min", "prod", "argmax", "argmin", "cumsum", "cumprod",
+    "reshape", "transpose", "permute", "expand_dims", "broadcast_to",
+    "mma", "matmul",
+    "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
+    "atomic_xchg", "atomic_cas", "printf", "assume_divisible_by",
+    "UNSUPPORTED",
+]
+
+
+class PaddingMode(enum.Enum):
+    """What ``load`` puts in the elements of a tile that lie outside the array.
+
+    ``UNDETERMINED`` (the default) promises that no element does: the simulator reports an
+    element outside the array as an ``OutOfBoundsError`` (the GPU code fills it with zeros and
+    never reads outside the array)."""
+
+    UNDETERMINED = "undetermined"
+    ZERO = "zero"
+    NEG_ZERO = "neg_zero"
+    NAN = "nan"
+    POS_INF = "pos_inf"
+    NEG_INF = "neg_inf"
+
+
+class MemoryOrder(enum.Enum):
+    """Memory ordering of an atomic (``atomic_*(..., memory_order=...)``)."""
+
+    WEAK = "weak"
+    RELAXED = "relaxed"
+    ACQUIRE = "acquire"
+    RELEASE = "release"
+    ACQ_REL = "acq_rel"
+
+
+class MemoryScope(enum.Enum):
+    """The threads a memory order applies to."""
+
+    NONE = "none"
+    BLOCK = "block"
+    CLUSTER = "cluster"
+    DEVICE = "device"
+    SYS = "sys"
+
+
+class RoundingMode(enum.Enum):
+    """Accepted for porting; only round-to-nearest-even (``RN``) is implemented."""
+
+    RN = "nearest_even"
+    RZ = "zero"
+    RM = "negative_inf"
+    RP = "positive_inf"
+    FULL = "full"
+    APPROX = "approx"
+
+
+def _stub(name: str, doc: str):
+    def f(*args, **kwargs):
+        from .thread import _context  # noqa: PLC0415
+
+        if _context.current is not None:
+            raise RuntimeError(f"threadtile.tile.{name}() does not run in simulate(mode="
+                               "'python'); tile kernels run in the default lockstep mode")
+        raise RuntimeError(f"threadtile.tile.{name}() can only be used inside a kernel: "
+                           "decorate the function with @threadtile.tile.kernel")
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc
+    f._threadtile_intrinsic = "tile." + name
+    return f
+
+
+# ---- blocks and tile spaces ---------------------------------------------------------------------
+
+bid = _stub("bid", """bid(axis) -> the index of this block along ``axis`` (0, 1 or 2), int32
+(``blockIdx.x/y/z``).""")
+num_blocks = _stub("num_blocks", """num_blocks(axis) -> the number of blocks of the grid along
+``axis``, int32 (``gridDim``).""")
+num_tiles = _stub("num_tiles", """num_tiles(array, axis, shape, order="C") -> how many tiles of
+``shape`` cover ``array`` along ``axis`` of its tile space: ``cdiv(array.shape[axis],
+shape[axis])`` (int64).""")
+
+
+def cdiv(a, b):
+    """cdiv(a, b) -> ``a // b`` rounded up, for non-negative integers. Works on the host and in
+    kernels (on scalars and integer tiles)."""
+    return -(-a // b)
+
+
+cdiv._threadtile_intrinsic = "tile.cdiv"
+
+assume_divisible_by = _stub("assume_divisible_by", """assume_divisible_by(x, divisor) -> ``x``
+(a hint in cuTile; accepted and ignored).""")
+
+# ---- memory -------------------------------------------------------------------------------------
+
+load = _stub("load", """load(array, index, shape, *, order="C", padding_mode=...) -> the
+tile of ``shape`` at ``index`` of the array's tile space: element ``r`` of the tile is
+``array[index[d] * shape[d] + r[d] for each axis d]``.
+
+``array`` is a kernel argument, a view of one, or a ``shared.array`` (a load from shared memory
+synchronizes the block before and after, so thread code may write the array and then load it).
+``index`` is a tuple of integers (one per axis; an int for a 1-d array), the same in every
+thread. ``shape`` is a tuple of compile-time powers of two. ``order`` permutes the array's axes
+first ("F" reverses them; a tuple names the array axis of each tile axis). Elements outside the
+array get ``padding_mode``'s value; with the default, none may be outside (the simulator checks).
+``check_bounds``, ``latency`` and ``allow_tma`` are accepted and ignored.""")
+store = _stub("store", """store(array, index, tile, *, order="C") -> None: write ``tile`` to the
+array at ``index`` of the tile space of ``tile.shape`` (the inverse of ``load``). Elements
+outside the array are skipped (cuTile's rule); the tile is converted to the array's dtype; a
+scalar is stored as a tile of ones. A store to a ``shared.array`` synchronizes the block before
+and after, so every thread may read the array right after it.""")
+
+# ---- making tiles -------------------------------------------------------------------------------
+
+full = _stub("full", """full(shape, fill_value, dtype) -> a tile of ``shape`` filled with
+``fill_value`` (a uniform scalar).""")
+zeros = _stub("zeros", "zeros(shape, dtype) -> a tile of zeros.")
+ones = _stub("ones", "ones(shape, dtype) -> a tile of ones.")
+arange = _stub("arange", """arange(size, *, dtype, start=0, step=1) -> the 1-d tile ``start,
+start + step, ..., start + (size - 1) * step`` (``size`` a compile-time power of two).""")
+astype = _stub("astype", """astype(x, dtype) -> ``x`` converted to ``dtype`` (also the method
+``x.astype(dtype)``). Float to int truncates; to ``tfloat32`` rounds to 10 mantissa bits
+(nearest, ties away), which is what ``mma`` on tensor cores reads for float32 data.""")
+
+# ---- elementwise --------------------------------------------------------------------------------
+
+_EW = """{name}(x, y) -> elementwise ``{sym}`` with NumPy broadcasting (also the operator).
+Operands are tiles or scalars; Python literals adopt the tile's dtype, a float literal with an
+integer tile gives float32."""
+where = _stub("where", """where(cond, x, y) -> ``x`` where ``cond`` is true, else ``y``,
+elementwise with broadcasting (tiles or scalars).""")
+maximum = _stub("maximum", "maximum(x, y) -> the elementwise maximum (Python's max rule).")
+minimum = _stub("minimum", "minimum(x, y) -> the elementwise minimum (Python's min rule).")
+add = _stub("add", _EW.format(name="add", sym="x + y"))
+sub = _stub("sub", _EW.format(name="sub", sym="x - y"))
+mul = _stub("mul", _EW.format(name="mul", sym="x * y"))
+truediv = _stub("truediv", _EW.format(name="truediv", sym="x / y") + " Integer tiles divide "
+                "to float32.")
+floordiv = _stub("floordiv", _EW.format(name="floordiv", sym="x // y") + " (Python's rounding)")
+mod = _stub("mod", _EW.format(name="mod", sym="x % y") + " (Python's sign rule)")
+pow = _stub("pow", _EW.format(name="pow", sym="x ** y"))
+negative = _stub("negative", "negative(x) -> ``-x``.")
+equal = _stub("equal", _EW.format(name="equal", sym="x == y"))
+not_equal = _stub("not_equal", _EW.format(name="not_equal", sym="x != y"))
+less = _stub("less", _EW.format(name="less", sym="x < y"))
+less_equal = _stub("less_equal", _EW.format(name="less_equal", sym="x <= y"))
+greater = _stub("greater", _EW.format(name="greater", sym="x > y"))
+greater_equal = _stub("greater_equal", _EW.format(name="greater_equal", sym="x >= y"))
+
+_MATH_DOC = """{name}(x) -> elementwise {name} of a float tile (float16 and bfloat16 computed in
+float32 and rounded once; integer tiles are converted to float32). On a scalar it is the
+scalar function."""
+exp = _stub("exp", _MATH_DOC.format(name="exp"))
+exp2 = _stub("exp2", _MATH_DOC.format(name="exp2"))
+log = _stub("log", _MATH_DOC.format(name="log"))
+log2 = _stub("log2", _MATH_DOC.format(name="log2"))
+sqrt = _stub("sqrt", _MATH_DOC.format(name="sqrt"))
+rsqrt = _stub("rsqrt", _MATH_DOC.format(name="rsqrt") + " (``1 / sqrt(x)``)")
+tanh = _stub("tanh", _MATH_DOC.format(name="tanh"))
+sin = _stub("sin", _MATH_DOC.format(name="sin"))
+cos = _stub("cos", _MATH_DOC.format(name="cos"))
+tan = _stub("tan", _MATH_DOC.format(name="tan"))
+sinh = _stub("sinh", _MATH_DOC.format(name="sinh"))
+cosh = _stub("cosh", _MATH_DOC.format(name="cosh"))
+floor = _stub("floor", _MATH_DOC.format(name="floor") + " (a float, as NumPy's)")
+ceil = _stub("ceil", _MATH_DOC.format(name="ceil") + " (a float, as NumPy's)")
+abs = _stub("abs", "abs(x) -> the elementwise absolute value (any numeric dtype).")
+isnan = _stub("isnan", "isnan(x) -> a bool tile, true where ``x`` is NaN.")
+
+# ---- reductions and scans -----------------------------------------------------------------------
+
+_RED = """{name}(x, axis=None, *, keepdims=False) -> {what} over ``axis`` (an int, a tuple of
+ints, or None for all axes); ``keepdims`` keeps the reduced axes as size 1. {extra}"""
+sum = _stub("sum", _RED.format(name="sum", what="the sum", extra="float16/bfloat16 tiles "
+                               "accumulate in float32; the order of additions is unspecified."))
+max = _stub("max", _RED.format(name="max", what="the maximum", extra=""))
+min = _stub("min", _RED.format(name="min", what="the minimum", extra=""))
+prod = _stub("prod", _RED.format(name="prod", what="the product", extra=""))
+argmax = _stub("argmax", """argmax(x, axis=None, *, keepdims=False) -> int32 index of the first
+maximum along one ``axis`` (None: of the flattened tile).""")
+argmin = _stub("argmin", """argmin(x, axis=None, *, keepdims=False) -> int32 index of the first
+minimum along one ``axis`` (None: of the flattened tile).""")
+cumsum = _stub("cumsum", """cumsum(x, axis=0, *, reverse=False) -> the inclusive prefix sum along
+``axis`` (from the end with ``reverse``).""")
+cumprod = _stub("cumprod", "cumprod(x, axis=0, *, reverse=False) -> the inclusive prefix product.")
+
+# ---- shapes -------------------------------------------------------------------------------------
+
+reshape = _stub("reshape", """reshape(x, shape) -> the same elements in row-major order with
+``shape`` (one axis may be -1). Also ``x.reshape(shape)``.""")
+transpose = _stub("transpose", """transpose(x, axis0=None, axis1=None) -> ``x`` with two axes
+swapped (the two of a 2-d tile by default). Also ``x.transpose()``.""")
+permute = _stub("permute", """permute(x, axes) -> ``x`` with its axes reordered: axis ``d`` of the
+result is axis ``axes[d]`` of ``x``. Also ``x.permute(axes)``.""")
+expand_dims = _stub("expand_dims", """expand_dims(x, axis) -> ``x`` with a new axis of size 1 at
+``axis`` (also ``x[:, None]``).""")
+broadcast_to = _stub("broadcast_to", "broadcast_to(x, shape) -> ``x`` broadcast to ``shape`` "
+                     "(NumPy's rules).")
+
+# ---- matrix multiply ----------------------------------------------------------------------------
+
+mma = _stub("mma", """mma(x, y, acc) -> ``x @ y + acc`` for 2-d tiles (M, K), (K, N), (M, N),
+keeping ``acc``'s dtype. float16 (acc float16 or float32), bfloat16 and tfloat32 (acc float32)
+run on tensor cores (``mma.sync``); float32, float64 and int8 (acc int32) multiply with FMAs.""")
+matmul = _stub("matmul", """matmul(x, y) -> ``x @ y`` of 2-d tiles (also the ``@`` operator);
+the dtype is the inputs' common dtype, accumulated in float32 for float16/bfloat16 (on tensor
+cores) and in float32 for tfloat32 (whose result is float32).""")
+
+# ---- atomics and printing -----------------------------------------------------------------------
+
+_ATOM = """{name}(array, indices, update, *, memory_order=MemoryOrder.ACQ_REL,
+memory_scope=MemoryScope.DEVICE, check_bounds=True) -> a tile of the old values. ``indices``
+is a tuple (one entry per axis) of integer tiles or scalars, broadcast together with
+``update``; each element is one atomic {what} (in no particular order). Out-of-bounds indices
+are skipped (their result is 0)."""
+atomic_add = _stub("atomic_add", _ATOM.format(name="atomic_add", what="addition"))
+atomic_max = _stub("atomic_max", _ATOM.format(name="atomic_max", what="maximum"))
+atomic_min = _stub("atomic_min", _ATOM.format(name="atomic_min", what="minimum"))
+atomic_and = _stub("atomic_and", _ATOM.format(name="atomic_and", what="bitwise and"))
+atomic_or = _stub("atomic_or", _ATOM.format(name="atomic_or", what="bitwise or"))
+atomic_xor = _stub("atomic_xor", _ATOM.format(name="atomic_xor", what="bitwise xor"))
+atomic_xchg = _stub("atomic_xchg", _ATOM.format(name="atomic_xchg", what="exchange"))
+atomic_cas = _stub("atomic_cas", """atomic_cas(array, indices, expected, desired, *,
+memory_order=..., memory_scope=...) -> the old values; each element is replaced by ``desired``
+where it equals ``expected``. Out-of-bounds indices are skipped (their result is
+``expected``).""")
+printf = _stub("printf", """printf(format, *args) -> None: C's printf, once per block (by its
+first thread). ``args`` are scalars or single-element tiles; ``%d``/``%i``/``%u``/``%x`` take
+integers, ``%f``/``%e``/``%g`` floats.""")
+
+# cuTile names threadtile does not implement yet: using one in a kernel is a compile error
+# that names it (rather than an AttributeError deep inside the frontend)
+UNSUPPORTED = (
+    "gather", "scatter", "cat", "extract", "insert", "reduce", "scan", "bitcast",
+    "pack_to_bytes", "unpack_from_bytes", "mma_scaled", "load_advanced_indexing",
+    "store_advanced_indexing", "static_eval", "static_assert", "static_iter", "static_exception",
+    "ensure_constant", "assert_", "print", "atan2", "divmod", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "bitwise_not", "bitwise_lshift", "bitwise_rshift", "astile",
+    "grid_dependency_control_wait", "grid_dependency_control_launch_dependents", "ByTarget",
+)
+
+
+def _unsupported(name: str):
+    f = _stub(name, f"{name}: a cuTile operation threadtile does not support yet.")
+    f._threadtile_intrinsic = "tile.unsupported"
+    f._tile_unsupported = name
+    return f
+
+
+_UNSUPPORTED_STUBS = {n: _unsupported(n) for n in UNSUPPORTED}

@@ -1,0 +1,98 @@
+"""Tile-level kernels with cuTile's names: ``import threadtile.tile as ct``.
+
+A kernel that was written for ``import cuda.tile as ct`` ports by changing that import::
+
+    import threadtile.tile as ct
+
+    @ct.kernel
+    def vector_add(a, b, c, tile: ct.Constant[int]):
+        pid = ct.bid(0)
+        ta = ct.load(a, index=(pid,), shape=(tile,))
+        tb = ct.load(b, index=(pid,), shape=(tile,))
+        ct.store(c, index=(pid,), tile=ta + tb)
+
+    vector_add[ct.cdiv(n, 256)](a, b, c, 256)        # or ct.launch(stream, grid, kernel, args)
+
+Tile operations are block-collective; a tile kernel may also use every thread-level name
+(``threadtile.threadIdx``, ``shared.array``, ``shfl_down_sync``...), and a thread-level
+``@threadtile.jit(num_warps=...)`` kernel may call tile operations. See docs/tiles.md.
+"""
+
+from __future__ import annotations
+
+from ..frontend.specialize import Constant, ConstantAnnotation
+from ..jit import Kernel, _Launch
+from ..lang.tile import *  # noqa: F403  (the kernel language is this package's surface)
+from ..lang.tile import _UNSUPPORTED_STUBS, UNSUPPORTED
+from ..lang.types import (
+    bfloat16,
+    bool_,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    tfloat32,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+
+DType = type(float32)
+
+
+def kernel(func=None, *, num_warps: int = 4, occupancy=None, num_ctas=None, **options):
+    """Make ``func`` a tile kernel: ``@ct.kernel`` or ``@ct.kernel(num_warps=8)``.
+
+    The block has ``32 * num_warps`` threads (default 4 warps); launch with the grid alone,
+    ``kernel[grid](args)``, or ``ct.launch(stream, grid, kernel, args)``. Scalar arguments are
+    loosely typed (a Python float times a float32 tile is float32). ``occupancy`` is accepted
+    and ignored; ``num_ctas`` (thread-block clusters) must be 1. Other options are
+    ``threadtile.jit``'s (``lineinfo``, ``fastmath``, ``max_registers``).
+    """
+    if num_ctas not in (None, 1):
+        raise NotImplementedError(
+            f"ct.kernel(num_ctas={num_ctas!r}): thread-block clusters are not supported yet; "
+            "leave num_ctas out")
+
+    def make(f):
+        return Kernel(f, tile=True, num_warps=num_warps, **options)
+
+    if func is None:
+        return make
+    if not callable(func):
+        raise TypeError("use @ct.kernel or @ct.kernel(num_warps=...)")
+    return make(func)
+
+
+def function(func=None, **options):
+    """A device function callable from tile kernels (cuTile's ``ct.function``); the same as
+    ``threadtile.jit(device=True)``. Its parameters and result may be tiles."""
+    if func is None:
+        return lambda f: Kernel(f, device=True, **options)
+    return Kernel(func, device=True, **options)
+
+
+def launch(stream, grid, kernel, args) -> None:
+    """cuTile's launch: ``kernel[grid]`` on ``stream`` (a torch/CuPy stream, a handle, or None
+    for the current stream) with the tuple ``args``."""
+    if not getattr(kernel, "tile", False):
+        raise TypeError("ct.launch() launches a @ct.kernel; launch thread-level kernels with "
+                        "kernel[grid, block, stream](...)")
+    if not isinstance(args, (tuple, list)):
+        raise TypeError("ct.launch(stream, grid, kernel, args): args must be a tuple")
+    _Launch(kernel, (grid, kernel.block_threads, stream))(*args)
+
+
+def __getattr__(name: str):
+    if name in UNSUPPORTED:
+        return _UNSUPPORTED_STUBS[name]
+    raise AttributeError(f"threadtile.tile has no attribute {name!r}; docs/tiles.md lists the "
+                         "supported cuTile names")
+
+
+__all__ = [n for n in dir() if not n.startswith("_") and n not in ("annotations",)]
+_ = (Constant, ConstantAnnotation)
