@@ -197,7 +197,7 @@ def printf(lw: Lowerer, node: ast.Call) -> ir.Expr:
     specs = _format_specs(fmt.obj)
     if specs is None:
         raise lw.error(node, f"printf(): unsupported format {fmt.obj!r}",
-                       "use %d %i %u %x %X %o %c %f %F %e %E %g %G (with flags, width, "
+                       "use %d %i %u %x %X %o %f %F %e %E %g %G (with flags, width, "
                        "precision)")
     args = [scalar_arg(lw, lw.expr(a), a) for a in node.args[1:]]
     if len(args) != len(specs):
@@ -224,7 +224,7 @@ def _format_specs(fmt: str):
             continue
         while j < len(fmt) and fmt[j] in "-+ #0123456789.lhLzjt":
             j += 1
-        if j >= len(fmt) or fmt[j] not in "diuxXocfFeEgG":
+        if j >= len(fmt) or fmt[j] not in "diuxXofFeEgG":
             return None
         out.append((fmt[k:j + 1], "f" if fmt[j] in "fFeEgG" else "i"))
         k = j + 1

@@ -9,7 +9,8 @@ from the simulator by data, not by branches through the code.
 from __future__ import annotations
 
 from ...ir import nodes as ir
-from ...lang.types import ArrayType, Scalar, Type, float32, float64, int64, uint32
+from ...lang.types import ArrayType, Scalar, TileType, Type, float32, float64, int64, uint32
+from . import tiles
 
 HEADER = "threadtile.h"
 
@@ -63,12 +64,14 @@ def ctype(t: Type) -> str:
         return t.cname
     if isinstance(t, ArrayType):
         return f"tt::{'CArray' if t.layout == 'C' else 'Array'}<{t.dtype.cname}, {t.ndim}>"
+    if isinstance(t, TileType):
+        return tiles.alias(t)
     raise TypeError(f"no C++ type for {t}")
 
 
 def _uses_half(module: ir.Module) -> bool:
     def half(t) -> bool:
-        if isinstance(t, ArrayType):
+        if isinstance(t, (ArrayType, TileType)):
             t = t.dtype
         return isinstance(t, Scalar) and t.bits == 16 and t.is_float
 
@@ -91,6 +94,9 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> str:
     if _uses_half(module):
         out += ["#include <cuda_fp16.h>", "#include <cuda_bf16.h>", "#define TT_HALF 1"]
     out.append(f'#include "{HEADER}"')
+    has_tiles = tiles.uses_tiles(module)
+    if has_tiles:
+        out += tiles.prelude(module)
     out.append("")
     if any(s.dynamic for f in module.kernel.all_functions() for s in ir.walk_stmts(f.body)
            if isinstance(s, ir.ArrayDecl)):
@@ -102,7 +108,9 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> str:
     statics = {d.name: d for d in module.const_arrays}
     for f in module.kernel.all_functions():
         out.append("")
-        out.append(FunctionEmitter(f, statics, line_directives).emit())
+        fe = FunctionEmitter(f, statics, line_directives)
+        fe.threads, fe.has_tiles = module.threads, has_tiles
+        out.append(fe.emit())
     return "\n".join(out) + "\n"
 
 
@@ -163,6 +171,9 @@ def _stmt_exprs(s: ir.Stmt):
 
 
 class FunctionEmitter:
+    threads: int | None = None  # threads per block, when fixed (tile operations)
+    has_tiles = False  # the module uses tile operations (and their dynamic shared scratch)
+
     def __init__(self, f: ir.Function, statics: dict[str, ir.ArrayDecl], lines: bool):
         self.f = f
         self.lines = lines
@@ -307,6 +318,11 @@ class FunctionEmitter:
     def s_ArrayDecl(self, s: ir.ArrayDecl) -> None:
         name = self.n(s.name)
         t = s.type.dtype.cname
+        if s.dynamic and self.has_tiles:  # after the tile operations' scratch
+            self.line(f"{ctype(s.type)} {name} = {{({t}*)(tt_dynamic_smem + TT_SCRATCH_BYTES), "
+                      f"{{int64_t((tt::dynamic_smem_size() - TT_SCRATCH_BYTES) / sizeof({t}))}}"
+                      ", {1}};", s.loc)
+            return
         if s.dynamic:
             self.line(f"{ctype(s.type)} {name} = {{({t}*)tt_dynamic_smem, "
                       f"{{int64_t(tt::dynamic_smem_size() / sizeof({t}))}}, {{1}}}};", s.loc)
@@ -562,6 +578,9 @@ class FunctionEmitter:
         if t == float64:
             return f"{db}({', '.join(args)})"
         raise NotImplementedError(f"{name} on {t}")
+
+    def x_TileOp(self, x: ir.TileOp):
+        return tiles.emit_op(self, x), _PREC["atom"]
 
     def x_CallFunc(self, x: ir.CallFunc):
         args = []

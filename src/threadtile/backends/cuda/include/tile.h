@@ -1,0 +1,860 @@
+// tile.h: the block-collective tiles behind threadtile's tile operations (docs/tiles.md).
+//
+// A Tile<T, NT, S...> is a tile of shape S... spread over the NT threads of a block, one
+// function call per tile operation, executed by every thread of the block together:
+//
+//   layout: element e (row-major) of a tile with E elements lives in thread e % NT, register
+//           slot e / NT. A tile smaller than the block (E < NT) is replicated: thread t holds
+//           element t % E. Consecutive threads hold consecutive elements, so loads and stores
+//           of a row are coalesced, elementwise operations are loops over registers, and a
+//           one-element tile is in every thread.
+//   free:   elementwise operations, reshapes (the row-major order does not change), broadcasts
+//           that add leading axes or expand a one-element tile, loads and stores.
+//   shared: operations that move elements between threads (reductions, transposes, other
+//           broadcasts, mma) stage through the scratch at the start of dynamic shared memory
+//           (TT_SCRATCH_BYTES, sized by the code generator for the largest user); each starts
+//           with __syncthreads() so that the previous user has finished reading it.
+//
+// The generated code defines TT_SCRATCH_BYTES before including this header.
+#pragma once
+
+#ifndef TT_SCRATCH_BYTES
+#define TT_SCRATCH_BYTES 0
+#endif
+
+extern __shared__ __align__(16) unsigned char tt_dynamic_smem[];
+
+namespace tt {
+namespace tile {
+
+// TensorFloat-32: float bits rounded to 10 mantissa bits (what the tensor cores read)
+struct tf32 {
+  float x;
+};
+
+template <typename T, int NT, int... S>
+struct Tile {
+  static constexpr int E = (1 * ... * S);           // elements
+  static constexpr int N = E >= NT ? E / NT : 1;    // register slots per thread
+  T v[N];
+};
+
+// ---- small metaprogramming (NVRTC has no <type_traits>) -------------------------------------
+template <bool C, class A, class B> struct cond { typedef A type; };
+template <class A, class B> struct cond<false, A, B> { typedef B type; };
+template <class A, class B> struct same { static constexpr bool value = false; };
+template <class A> struct same<A, A> { static constexpr bool value = true; };
+
+template <class X> struct traits {
+  static constexpr bool tile = false;
+  typedef X elem;
+};
+template <class T, int NT_, int... S>
+struct traits<Tile<T, NT_, S...>> {
+  static constexpr bool tile = true;
+  static constexpr int NT = NT_;
+  static constexpr int rank = sizeof...(S);
+  static constexpr int E = Tile<T, NT_, S...>::E;
+  static constexpr int N = Tile<T, NT_, S...>::N;
+  typedef T elem;
+  template <class U> using with = Tile<U, NT_, S...>;
+  __host__ __device__ static constexpr int dim(int d) {
+    constexpr int s[] = {S..., 1};
+    return s[d];
+  }
+};
+// the tile type among the operands of an elementwise operation (scalars broadcast)
+template <class A, class B> using carrier = typename cond<traits<A>::tile, A, B>::type;
+template <int I, int... S> struct pack_at;
+template <int I, int H, int... S> struct pack_at<I, H, S...> {
+  static constexpr int value = pack_at<I - 1, S...>::value;
+};
+template <int H, int... S> struct pack_at<0, H, S...> { static constexpr int value = H; };
+
+__device__ __forceinline__ int tid() {
+  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+// the element thread t holds in slot k
+template <class TL>
+__device__ __forceinline__ int elem(int t, int k) {
+  return traits<TL>::E >= traits<TL>::NT ? t + k * traits<TL>::NT : t % traits<TL>::E;
+}
+// whether thread t is the one (of the replicas) that writes element elem(t, k)
+template <class TL>
+__device__ __forceinline__ bool owner(int t) {
+  return traits<TL>::E >= traits<TL>::NT || t < traits<TL>::E;
+}
+// row-major coordinates of element e
+template <class TL>
+__device__ __forceinline__ void coords(int e, int* c) {
+#pragma unroll
+  for (int d = traits<TL>::rank - 1; d >= 0; --d) {
+    c[d] = e % traits<TL>::dim(d);
+    e /= traits<TL>::dim(d);
+  }
+}
+template <class TL>
+__device__ __forceinline__ int flat(const int* c) {
+  int e = 0;
+#pragma unroll
+  for (int d = 0; d < traits<TL>::rank; ++d) e = e * traits<TL>::dim(d) + c[d];
+  return e;
+}
+template <class T>
+__device__ __forceinline__ T* scratch() {
+  return reinterpret_cast<T*>(tt_dynamic_smem);
+}
+
+// ---- scalar helpers: 16-bit floats compute in float and round once ------------------------
+template <class T> __device__ __forceinline__ T wide(T x) { return x; }
+#ifdef TT_HALF
+__device__ __forceinline__ float wide(__half x) { return __half2float(x); }
+__device__ __forceinline__ float wide(__nv_bfloat16 x) { return __bfloat162float(x); }
+#endif
+__device__ __forceinline__ float wide(tf32 x) { return x.x; }
+
+template <class U, class X> struct conv {
+  __device__ static __forceinline__ U f(X x) { return U(wide(x)); }
+};
+template <class X> struct conv<bool, X> {
+  __device__ static __forceinline__ bool f(X x) { return wide(x) != 0; }
+};
+template <> struct conv<bool, bool> {
+  __device__ static __forceinline__ bool f(bool x) { return x; }
+};
+#ifdef TT_HALF
+template <class X> struct conv<__half, X> {
+  __device__ static __forceinline__ __half f(X x) { return __float2half_rn(float(wide(x))); }
+};
+template <> struct conv<__half, double> {
+  __device__ static __forceinline__ __half f(double x) { return __double2half(x); }
+};
+template <class X> struct conv<__nv_bfloat16, X> {
+  __device__ static __forceinline__ __nv_bfloat16 f(X x) {
+    return __float2bfloat16_rn(float(wide(x)));
+  }
+};
+template <> struct conv<__nv_bfloat16, double> {
+  __device__ static __forceinline__ __nv_bfloat16 f(double x) { return __double2bfloat16(x); }
+};
+#endif
+template <class X> struct conv<tf32, X> {
+  __device__ static __forceinline__ tf32 f(X x) {
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(float(wide(x))));
+    return tf32{__uint_as_float(r)};
+  }
+};
+template <class U, class X> __device__ __forceinline__ U to(X x) { return conv<U, X>::f(x); }
+
+template <class T, int NT, int... S>
+__device__ __forceinline__ T at(const Tile<T, NT, S...>& x, int k) { return x.v[k]; }
+template <class T> __device__ __forceinline__ T at(const T& x, int) { return x; }
+
+// ---- making tiles ----------------------------------------------------------------------------
+template <class TL>
+__device__ __forceinline__ TL full(typename traits<TL>::elem value) {
+  TL r;
+#pragma unroll
+  for (int k = 0; k < TL::N; ++k) r.v[k] = value;
+  return r;
+}
+
+template <class TL>
+__device__ __forceinline__ TL arange(typename traits<TL>::elem start,
+                                     typename traits<TL>::elem step) {
+  typedef typename traits<TL>::elem T;
+  TL r;
+  const int t = tid();
+#pragma unroll
+  for (int k = 0; k < TL::N; ++k)
+    r.v[k] = to<T>(wide(start) + wide(to<T>(elem<TL>(t, k))) * wide(step));
+  return r;
+}
+
+template <class U, class T, int NT, int... S>
+__device__ __forceinline__ Tile<U, NT, S...> astype(const Tile<T, NT, S...>& x) {
+  Tile<U, NT, S...> r;
+#pragma unroll
+  for (int k = 0; k < Tile<T, NT, S...>::N; ++k) r.v[k] = to<U>(x.v[k]);
+  return r;
+}
+
+template <class T, int NT, int... S>
+__device__ __forceinline__ T item(const Tile<T, NT, S...>& x) {
+  static_assert(Tile<T, NT, S...>::E == 1, "item() of a one-element tile");
+  return x.v[0];
+}
+
+// ---- elementwise -----------------------------------------------------------------------------
+// Operands are tiles of one shape and dtype, or scalars of that dtype (the frontend converted
+// and broadcast them); the scalar semantics are threadtile.h's (Python's // and %, min, max).
+#define TT_TILE_BINARY(NAME, R, EXPR)                                                   \
+  template <class A, class B>                                                           \
+  __device__ __forceinline__ auto NAME(const A& a, const B& b) {                        \
+    typedef carrier<A, B> C;                                                            \
+    typedef typename traits<C>::elem T;                                                 \
+    typedef typename cond<same<R, void>::value, T, R>::type RT;                         \
+    typename traits<C>::template with<RT> r;                                            \
+    _Pragma("unroll") for (int k = 0; k < traits<C>::N; ++k) {                          \
+      auto x = wide(at(a, k));                                                          \
+      auto y = wide(at(b, k));                                                          \
+      r.v[k] = to<RT>(EXPR);                                                            \
+    }                                                                                   \
+    return r;                                                                           \
+  }
+TT_TILE_BINARY(add, void, x + y)
+TT_TILE_BINARY(sub, void, x - y)
+TT_TILE_BINARY(mul, void, x * y)
+TT_TILE_BINARY(div, void, x / y)
+TT_TILE_BINARY(floordiv, void, ::tt::floordiv(x, y))
+TT_TILE_BINARY(mod, void, ::tt::pymod(x, y))
+TT_TILE_BINARY(bit_and, void, x & y)
+TT_TILE_BINARY(bit_or, void, x | y)
+TT_TILE_BINARY(bit_xor, void, x ^ y)
+TT_TILE_BINARY(shl, void, x << y)
+TT_TILE_BINARY(shr, void, x >> y)
+TT_TILE_BINARY(maximum, void, ::tt::max(x, y))
+TT_TILE_BINARY(minimum, void, ::tt::min(x, y))
+TT_TILE_BINARY(lt, bool, x < y)
+TT_TILE_BINARY(le, bool, x <= y)
+TT_TILE_BINARY(gt, bool, x > y)
+TT_TILE_BINARY(ge, bool, x >= y)
+TT_TILE_BINARY(eq, bool, x == y)
+TT_TILE_BINARY(ne, bool, x != y)
+#undef TT_TILE_BINARY
+
+__device__ __forceinline__ float pow_(float x, float y) { return powf(x, y); }
+__device__ __forceinline__ double pow_(double x, double y) { return ::pow(x, y); }
+template <class T> __device__ __forceinline__ T pow_(T x, T y) { return ::tt::ipow(x, y); }
+template <class A, class B>
+__device__ __forceinline__ auto pow(const A& a, const B& b) {
+  typedef carrier<A, B> C;
+  typedef typename traits<C>::elem T;
+  C r;
+#pragma unroll
+  for (int k = 0; k < traits<C>::N; ++k) r.v[k] = to<T>(pow_(wide(at(a, k)), wide(at(b, k))));
+  return r;
+}
+
+template <class T, int NT, int... S>
+__device__ __forceinline__ Tile<T, NT, S...> neg(const Tile<T, NT, S...>& x) {
+  Tile<T, NT, S...> r;
+#pragma unroll
+  for (int k = 0; k < Tile<T, NT, S...>::N; ++k) r.v[k] = to<T>(-wide(x.v[k]));
+  return r;
+}
+__device__ __forceinline__ bool invert_(bool x) { return !x; }
+template <class T> __device__ __forceinline__ T invert_(T x) { return ~x; }
+template <class T, int NT, int... S>
+__device__ __forceinline__ Tile<T, NT, S...> invert(const Tile<T, NT, S...>& x) {
+  Tile<T, NT, S...> r;
+#pragma unroll
+  for (int k = 0; k < Tile<T, NT, S...>::N; ++k) r.v[k] = invert_(x.v[k]);
+  return r;
+}
+
+template <class C, class X, class Y>
+__device__ __forceinline__ auto where(const C& c, const X& x, const Y& y) {
+  typedef carrier<X, Y> XY;
+  typedef typename traits<XY>::elem T;
+  typedef typename cond<traits<XY>::tile, XY,
+                        typename traits<C>::template with<T>>::type R;
+  R r;
+#pragma unroll
+  for (int k = 0; k < traits<R>::N; ++k) r.v[k] = at(c, k) ? at(x, k) : at(y, k);
+  return r;
+}
+
+// unary math: float and double natively, 16-bit floats through float
+#define TT_TILE_MATH(NAME, FF, FD)                                                       \
+  __device__ __forceinline__ float NAME##_(float x) { return FF(x); }                    \
+  __device__ __forceinline__ double NAME##_(double x) { return FD(x); }                  \
+  template <class T, int NT, int... S>                                                   \
+  __device__ __forceinline__ Tile<T, NT, S...> NAME(const Tile<T, NT, S...>& x) {        \
+    Tile<T, NT, S...> r;                                                                 \
+    _Pragma("unroll") for (int k = 0; k < Tile<T, NT, S...>::N; ++k)                     \
+      r.v[k] = to<T>(NAME##_(wide(x.v[k])));                                             \
+    return r;                                                                            \
+  }
+TT_TILE_MATH(exp, expf, ::exp)
+TT_TILE_MATH(exp2, exp2f, ::exp2)
+TT_TILE_MATH(log, logf, ::log)
+TT_TILE_MATH(log2, log2f, ::log2)
+TT_TILE_MATH(sqrt, sqrtf, ::sqrt)
+TT_TILE_MATH(rsqrt, rsqrtf, ::rsqrt)
+TT_TILE_MATH(tanh, tanhf, ::tanh)
+TT_TILE_MATH(sin, sinf, ::sin)
+TT_TILE_MATH(cos, cosf, ::cos)
+TT_TILE_MATH(tan, tanf, ::tan)
+TT_TILE_MATH(sinh, sinhf, ::sinh)
+TT_TILE_MATH(cosh, coshf, ::cosh)
+TT_TILE_MATH(floor, floorf, ::floor)
+TT_TILE_MATH(ceil, ceilf, ::ceil)
+#undef TT_TILE_MATH
+__device__ __forceinline__ float abs_(float x) { return fabsf(x); }
+__device__ __forceinline__ double abs_(double x) { return ::fabs(x); }
+template <class T> __device__ __forceinline__ T abs_(T x) { return x < 0 ? T(-x) : x; }
+template <class T, int NT, int... S>
+__device__ __forceinline__ Tile<T, NT, S...> abs(const Tile<T, NT, S...>& x) {
+  Tile<T, NT, S...> r;
+#pragma unroll
+  for (int k = 0; k < Tile<T, NT, S...>::N; ++k) r.v[k] = to<T>(abs_(wide(x.v[k])));
+  return r;
+}
+template <class T, int NT, int... S>
+__device__ __forceinline__ Tile<bool, NT, S...> isnan(const Tile<T, NT, S...>& x) {
+  Tile<bool, NT, S...> r;
+#pragma unroll
+  for (int k = 0; k < Tile<T, NT, S...>::N; ++k) r.v[k] = ::isnan(wide(x.v[k]));
+  return r;
+}
+
+// ---- shapes ----------------------------------------------------------------------------------
+// reshape: same elements in the same row-major order, hence the same registers
+template <int... O, class T, int NT, int... S>
+__device__ __forceinline__ Tile<T, NT, O...> reshape(const Tile<T, NT, S...>& x) {
+  static_assert(Tile<T, NT, O...>::E == Tile<T, NT, S...>::E, "reshape keeps the size");
+  Tile<T, NT, O...> r;
+#pragma unroll
+  for (int k = 0; k < Tile<T, NT, S...>::N; ++k) r.v[k] = x.v[k];
+  return r;
+}
+
+// broadcast that adds leading axes or expands a one-element tile: element e of the result is
+// element e % E_src of the source, which the same thread holds (slot k % N_src)
+template <int... O, class T, int NT, int... S>
+__device__ __forceinline__ Tile<T, NT, O...> broadcast(const Tile<T, NT, S...>& x) {
+  Tile<T, NT, O...> r;
+#pragma unroll
+  for (int k = 0; k < Tile<T, NT, O...>::N; ++k) r.v[k] = x.v[k % Tile<T, NT, S...>::N];
+  return r;
+}
+
+// stage a tile in the scratch: each element written once (replicas skip)
+template <class TL>
+__device__ __forceinline__ void to_scratch(const TL& x, typename traits<TL>::elem* buf) {
+  const int t = tid();
+  __syncthreads();  // the scratch's previous user has finished reading it
+  if (owner<TL>(t)) {
+#pragma unroll
+    for (int k = 0; k < TL::N; ++k) buf[elem<TL>(t, k)] = x.v[k];
+  }
+  __syncthreads();
+}
+
+// any other broadcast (NumPy's rules, source axes right-aligned)
+template <int... O, class T, int NT, int... S>
+__device__ __forceinline__ Tile<T, NT, O...> broadcast_smem(const Tile<T, NT, S...>& x) {
+  typedef Tile<T, NT, S...> X;
+  typedef Tile<T, NT, O...> R;
+  static_assert(X::E * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  T* buf = scratch<T>();
+  to_scratch(x, buf);
+  R r;
+  const int t = tid();
+  constexpr int off = traits<R>::rank - traits<X>::rank;
+#pragma unroll
+  for (int k = 0; k < R::N; ++k) {
+    int c[traits<R>::rank + 1], s[traits<X>::rank + 1];
+    coords<R>(elem<R>(t, k), c);
+#pragma unroll
+    for (int d = 0; d < traits<X>::rank; ++d) s[d] = traits<X>::dim(d) == 1 ? 0 : c[d + off];
+    r.v[k] = buf[flat<X>(s)];
+  }
+  return r;
+}
+
+// axis d of the result is axis P[d] of x
+template <int... P, class T, int NT, int... S>
+__device__ __forceinline__ Tile<T, NT, pack_at<P, S...>::value...> permute(
+    const Tile<T, NT, S...>& x) {
+  typedef Tile<T, NT, S...> X;
+  typedef Tile<T, NT, pack_at<P, S...>::value...> R;
+  static_assert(X::E * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  constexpr int perm[] = {P..., 0};
+  T* buf = scratch<T>();
+  to_scratch(x, buf);
+  R r;
+  const int t = tid();
+#pragma unroll
+  for (int k = 0; k < R::N; ++k) {
+    int c[traits<R>::rank + 1], s[traits<X>::rank + 1];
+    coords<R>(elem<R>(t, k), c);
+#pragma unroll
+    for (int d = 0; d < traits<R>::rank; ++d) s[perm[d]] = c[d];
+    r.v[k] = buf[flat<X>(s)];
+  }
+  return r;
+}
+
+// ---- reductions and scans --------------------------------------------------------------------
+enum Op { SUM, PROD, MAX, MIN, ARGMAX, ARGMIN };
+
+template <class T> struct acc_of { typedef T type; };
+#ifdef TT_HALF
+template <> struct acc_of<__half> { typedef float type; };
+template <> struct acc_of<__nv_bfloat16> { typedef float type; };
+#endif
+
+template <> struct acc_of<int8_t> { typedef int32_t type; };
+template <> struct acc_of<int16_t> { typedef int32_t type; };
+template <> struct acc_of<uint8_t> { typedef uint32_t type; };
+template <> struct acc_of<uint16_t> { typedef uint32_t type; };
+
+// max/min ignore NaNs (as fmax), sum/prod of 16-bit floats accumulate in float
+template <int K, class A> __device__ __forceinline__ A combine(A a, A b) {
+  if (K == SUM) return a + b;
+  if (K == PROD) return a * b;
+  if (K == MAX) return a != a ? b : ::tt::max(a, b);
+  return a != a ? b : ::tt::min(a, b);
+}
+// argmax/argmin: the better value, the lower index on ties
+template <int K, class A>
+__device__ __forceinline__ void combine_arg(A& a, int& ia, A b, int ib) {
+  bool take = K == ARGMAX ? (b > a || (b == a && ib < ia)) : (b < a || (b == a && ib < ia));
+  if (take) {
+    a = b;
+    ia = ib;
+  }
+}
+
+// generic: through the scratch, each result element combining its inputs in order
+template <int K, int Mask, int... O, class T, int NT, int... S>
+__device__ __forceinline__ auto reduce(const Tile<T, NT, S...>& x) {
+  typedef Tile<T, NT, S...> X;
+  typedef typename cond<(K == ARGMAX || K == ARGMIN), int32_t, T>::type RT;
+  typedef Tile<RT, NT, O...> R;
+  typedef typename acc_of<T>::type A;
+  static_assert(X::E * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  T* buf = scratch<T>();
+  to_scratch(x, buf);
+  constexpr int rank = traits<X>::rank;
+  int count = 1;  // elements combined into each result
+#pragma unroll
+  for (int d = 0; d < rank; ++d)
+    if (Mask >> d & 1) count *= traits<X>::dim(d);
+  R r;
+  const int t = tid();
+#pragma unroll
+  for (int k = 0; k < R::N; ++k) {
+    // the result element's coordinates over the kept axes (reduced axes at 0)
+    int e = elem<R>(t, k), c[rank + 1];
+#pragma unroll
+    for (int d = rank - 1; d >= 0; --d) {
+      if (Mask >> d & 1) {
+        c[d] = 0;
+      } else {
+        c[d] = e % traits<X>::dim(d);
+        e /= traits<X>::dim(d);
+      }
+    }
+    A acc = A(wide(buf[flat<X>(c)]));
+    int best = 0;
+    for (int i = 1; i < count; ++i) {
+      int j = i;
+#pragma unroll
+      for (int d = rank - 1; d >= 0; --d) {
+        if (Mask >> d & 1) {
+          c[d] = j % traits<X>::dim(d);
+          j /= traits<X>::dim(d);
+        }
+      }
+      A v = A(wide(buf[flat<X>(c)]));
+      if (K == ARGMAX || K == ARGMIN) combine_arg<K>(acc, best, v, i);
+      else acc = combine<K>(acc, v);
+    }
+    if (K == ARGMAX || K == ARGMIN) r.v[k] = RT(best);
+    else r.v[k] = to<RT>(acc);
+  }
+  return r;
+}
+
+template <int K, class A>
+__device__ __forceinline__ void warp_combine(A& a, int& ia) {
+#pragma unroll
+  for (int s = 16; s > 0; s >>= 1) {
+    A b = __shfl_xor_sync(0xffffffffu, a, s);
+    if (K == ARGMAX || K == ARGMIN) {
+      int ib = __shfl_xor_sync(0xffffffffu, ia, s);
+      combine_arg<K>(a, ia, b, ib);
+    } else {
+      a = combine<K>(a, b);
+    }
+  }
+}
+
+// reducing the trailing axes, R = E / E_out elements per result with R a multiple of NT: each
+// thread combines its own registers (a result's inputs are slots [o*R/NT, (o+1)*R/NT) of
+// every thread), then the warp through shuffles, then the warps through the scratch
+template <int K, int... O, class T, int NT, int... S>
+__device__ __forceinline__ auto reduce_rows(const Tile<T, NT, S...>& x) {
+  typedef Tile<T, NT, S...> X;
+  typedef typename cond<(K == ARGMAX || K == ARGMIN), int32_t, T>::type RT;
+  typedef Tile<RT, NT, O...> R;
+  typedef typename acc_of<T>::type A;
+  constexpr int EO = R::E, RS = X::N / EO, NW = NT / 32;
+  static_assert(X::E % (EO * NT) == 0, "reduce_rows: rows of a multiple of NT elements");
+  static_assert(EO * NW * (sizeof(A) + 4) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  const int t = tid(), lane = t % 32, w = t / 32;
+  A* part = scratch<A>();
+  int* ipart = reinterpret_cast<int*>(part + EO * NW);
+  __syncthreads();
+#pragma unroll
+  for (int o = 0; o < EO; ++o) {
+    A acc = A(wide(x.v[o * RS]));
+    int best = t;  // the index within the row of slot o * RS
+#pragma unroll
+    for (int j = 1; j < RS; ++j) {
+      A v = A(wide(x.v[o * RS + j]));
+      if (K == ARGMAX || K == ARGMIN) combine_arg<K>(acc, best, v, t + j * NT);
+      else acc = combine<K>(acc, v);
+    }
+    warp_combine<K>(acc, best);
+    if (lane == 0) {
+      part[o * NW + w] = acc;
+      ipart[o * NW + w] = best;
+    }
+  }
+  __syncthreads();
+  R r;
+#pragma unroll
+  for (int k = 0; k < R::N; ++k) {
+    int o = elem<R>(t, k);
+    A acc = part[o * NW];
+    int best = ipart[o * NW];
+    for (int i = 1; i < NW; ++i) {
+      if (K == ARGMAX || K == ARGMIN) combine_arg<K>(acc, best, part[o * NW + i],
+                                                     ipart[o * NW + i]);
+      else acc = combine<K>(acc, part[o * NW + i]);
+    }
+    if (K == ARGMAX || K == ARGMIN) r.v[k] = RT(best);
+    else r.v[k] = to<RT>(acc);
+  }
+  return r;
+}
+
+// inclusive scan along one axis (from the end with Rev), through the scratch
+template <int K, int Axis, bool Rev, class T, int NT, int... S>
+__device__ __forceinline__ Tile<T, NT, S...> scan(const Tile<T, NT, S...>& x) {
+  typedef Tile<T, NT, S...> X;
+  typedef typename acc_of<T>::type A;
+  static_assert(X::E * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  T* buf = scratch<T>();
+  to_scratch(x, buf);
+  X r;
+  const int t = tid();
+  constexpr int n = traits<X>::dim(Axis);
+#pragma unroll
+  for (int k = 0; k < X::N; ++k) {
+    int c[traits<X>::rank + 1];
+    coords<X>(elem<X>(t, k), c);
+    const int last = c[Axis];
+    c[Axis] = Rev ? n - 1 : 0;
+    A acc = A(wide(buf[flat<X>(c)]));
+    for (int i = 1; i <= (Rev ? n - 1 - last : last); ++i) {
+      c[Axis] = Rev ? n - 1 - i : i;
+      acc = combine<K>(acc, A(wide(buf[flat<X>(c)])));
+    }
+    r.v[k] = to<T>(acc);
+  }
+  return r;
+}
+
+// ---- memory ----------------------------------------------------------------------------------
+template <class T, int R>
+__device__ __forceinline__ int64_t offset(const ::tt::Array<T, R>& a, const int64_t* ix) {
+  int64_t off = 0;
+#pragma unroll
+  for (int d = 0; d < R; ++d) off += ix[d] * a.strides[d];
+  return off;
+}
+template <class T, int R>
+__device__ __forceinline__ int64_t offset(const ::tt::CArray<T, R>& a, const int64_t* ix) {
+  int64_t off = ix[0];
+#pragma unroll
+  for (int d = 1; d < R; ++d) off = off * a.shape[d] + ix[d];
+  return off;
+}
+
+// the array index of element e of the tile at tile index ix (array axis Ord[d] is tile axis d)
+template <class TL, int R, int... Ord>
+__device__ __forceinline__ bool locate(int e, const int64_t* ix, const int64_t* shape,
+                                       int64_t* g) {
+  constexpr int ord[] = {Ord..., 0};
+  int c[R + 1];
+  coords<TL>(e, c);
+  bool in = true;
+#pragma unroll
+  for (int d = 0; d < R; ++d) {
+    const int a = sizeof...(Ord) ? ord[d] : d;
+    g[a] = ix[d] * traits<TL>::dim(d) + c[d];
+    in = in && g[a] >= 0 && g[a] < shape[a];
+  }
+  return in;
+}
+
+// a tile from an array: elements outside it get `pad` and are never read
+template <class TL, int... Ord, class Arr, class... I>
+__device__ __forceinline__ TL load(const Arr& a, typename traits<TL>::elem pad, I... idx) {
+  constexpr int R = sizeof...(I);
+  const int64_t ix[R] = {int64_t(idx)...};
+  const int t = tid();
+  TL r;
+#pragma unroll
+  for (int k = 0; k < TL::N; ++k) {
+    int64_t g[R];
+    bool in = locate<TL, R, Ord...>(elem<TL>(t, k), ix, a.shape, g);
+    r.v[k] = in ? a.data[offset(a, g)] : pad;
+  }
+  return r;
+}
+// from shared memory: the block synchronizes before (thread code wrote it) and after
+template <class TL, int... Ord, class Arr, class... I>
+__device__ __forceinline__ TL load_shared(const Arr& a, typename traits<TL>::elem pad,
+                                          I... idx) {
+  __syncthreads();
+  TL r = load<TL, Ord...>(a, pad, idx...);
+  __syncthreads();
+  return r;
+}
+
+// a tile into an array: elements outside it are skipped
+template <int... Ord, class Arr, class TL, class... I>
+__device__ __forceinline__ void store(const Arr& a, const TL& x, I... idx) {
+  constexpr int R = sizeof...(I);
+  const int64_t ix[R] = {int64_t(idx)...};
+  const int t = tid();
+  if (!owner<TL>(t)) return;
+#pragma unroll
+  for (int k = 0; k < TL::N; ++k) {
+    int64_t g[R];
+    if (locate<TL, R, Ord...>(elem<TL>(t, k), ix, a.shape, g)) a.data[offset(a, g)] = x.v[k];
+  }
+}
+template <int... Ord, class Arr, class TL, class... I>
+__device__ __forceinline__ void store_shared(const Arr& a, const TL& x, I... idx) {
+  __syncthreads();
+  store<Ord...>(a, x, idx...);
+  __syncthreads();
+}
+
+// ---- atomics ---------------------------------------------------------------------------------
+enum MemOrder { RELAXED, ACQUIRE, RELEASE, ACQ_REL };
+enum MemScope { BLOCK, DEVICE, SYSTEM };
+template <int Scope> __device__ __forceinline__ void fence() {
+  if (Scope == BLOCK) __threadfence_block();
+  else if (Scope == SYSTEM) __threadfence_system();
+  else __threadfence();
+}
+
+enum AtomOp { A_ADD, A_MAX, A_MIN, A_AND, A_OR, A_XOR, A_XCHG };
+template <int Op, class T> __device__ __forceinline__ T rmw(T* p, T v) {
+  if constexpr (Op == A_ADD) return ::tt::atomic_add(p, v);
+  else if constexpr (Op == A_MAX) return ::tt::atomic_max(p, v);
+  else if constexpr (Op == A_MIN) return ::tt::atomic_min(p, v);
+  else if constexpr (Op == A_AND) return ::tt::atomic_and(p, v);
+  else if constexpr (Op == A_OR) return ::tt::atomic_or(p, v);
+  else if constexpr (Op == A_XOR) return ::tt::atomic_xor(p, v);
+  else return ::tt::atomic_exch(p, v);
+}
+
+// a tile smaller than the block: the replicas take the owner's value of each element
+template <class TL>
+__device__ __forceinline__ void from_owners(TL& r) {
+  if constexpr (TL::E < traits<TL>::NT) {
+    typedef typename traits<TL>::elem T;
+    static_assert(TL::E * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+    T* buf = scratch<T>();
+    const int t = tid();
+    __syncthreads();
+    if (owner<TL>(t)) buf[t] = r.v[0];
+    __syncthreads();
+    r.v[0] = buf[t % TL::E];
+  }
+}
+
+// one atomic per element (by one of its replicas); the old values come back as a tile, 0 where
+// the index is outside the array. Orders are fences around relaxed atomics, at least as strong
+// as asked.
+template <class TL, int Op, int Order, int Scope, class Arr, class U, class... I>
+__device__ __forceinline__ TL atomic(const Arr& a, const U& upd, const I&... idx) {
+  typedef typename traits<TL>::elem T;
+  constexpr int R = sizeof...(I);
+  const int t = tid();
+  TL r;
+  if (Order == RELEASE || Order == ACQ_REL) fence<Scope>();
+#pragma unroll
+  for (int k = 0; k < TL::N; ++k) {
+    const int64_t g[R] = {int64_t(at(idx, k))...};
+    bool in = true;
+#pragma unroll
+    for (int d = 0; d < R; ++d) in = in && g[d] >= 0 && g[d] < a.shape[d];
+    T old = to<T>(0);
+    if (in && owner<TL>(t)) old = rmw<Op>(&a.data[offset(a, g)], T(at(upd, k)));
+    r.v[k] = old;
+  }
+  if (Order == ACQUIRE || Order == ACQ_REL) fence<Scope>();
+  from_owners(r);
+  return r;
+}
+template <class TL, int Order, int Scope, class Arr, class U, class V, class... I>
+__device__ __forceinline__ TL atomic_cas(const Arr& a, const U& expected, const V& desired,
+                                         const I&... idx) {
+  typedef typename traits<TL>::elem T;
+  constexpr int R = sizeof...(I);
+  const int t = tid();
+  TL r;
+  if (Order == RELEASE || Order == ACQ_REL) fence<Scope>();
+#pragma unroll
+  for (int k = 0; k < TL::N; ++k) {
+    const int64_t g[R] = {int64_t(at(idx, k))...};
+    bool in = true;
+#pragma unroll
+    for (int d = 0; d < R; ++d) in = in && g[d] >= 0 && g[d] < a.shape[d];
+    T old = T(at(expected, k));
+    if (in && owner<TL>(t))
+      old = ::tt::atomic_cas(&a.data[offset(a, g)], T(at(expected, k)), T(at(desired, k)));
+    r.v[k] = old;
+  }
+  if (Order == ACQUIRE || Order == ACQ_REL) fence<Scope>();
+  from_owners(r);
+  return r;
+}
+
+// ---- matrix multiply -------------------------------------------------------------------------
+// float16, bfloat16 and tfloat32 run on tensor cores (mma.sync, float32 accumulators); other
+// dtypes, and shapes the instruction does not tile, multiply with FMAs. Both stage the operands
+// in the scratch (A row-major, B transposed so that a thread's pair of k values is one 32-bit
+// word), each warp computes 16x8 blocks of the result, and the result goes back to the tile's
+// layout through the scratch.
+template <class T> struct mma_kind { static constexpr int value = 0; };
+#ifdef TT_HALF
+template <> struct mma_kind<__half> { static constexpr int value = 1; };
+template <> struct mma_kind<__nv_bfloat16> { static constexpr int value = 2; };
+#endif
+template <> struct mma_kind<tf32> { static constexpr int value = 3; };
+
+template <class TA, int M, int N, int K>
+struct mma_plan {
+  static constexpr int kind = mma_kind<TA>::value;
+  static constexpr int KS = kind == 3 ? 8 : 16;  // k per instruction
+  static constexpr bool tc = kind != 0 && M % 16 == 0 && N % 8 == 0 && K % KS == 0;
+  static constexpr int PAD = tc ? 16 / int(sizeof(TA)) : 0;  // rows apart by 16 more bytes
+  static constexpr int LD = K + PAD;
+  static constexpr int bytes = tc ? (M + N) * LD * int(sizeof(TA)) + M * N * 4
+                                  : (M * K + K * N) * int(sizeof(TA));
+};
+
+__device__ __forceinline__ uint32_t word(const void* p) {
+  return *reinterpret_cast<const uint32_t*>(p);
+}
+template <int Kind>
+__device__ __forceinline__ void mma_sync(float* d, const uint32_t* a, const uint32_t* b) {
+  if constexpr (Kind == 1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else if constexpr (Kind == 2) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+}
+
+template <class TA, class TC, int NT, int M, int N, int K>
+__device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
+                                                  const Tile<TA, NT, K, N>& b,
+                                                  const Tile<TC, NT, M, N>& c) {
+  typedef mma_plan<TA, M, N, K> P;
+  typedef Tile<TA, NT, M, K> XA;
+  typedef Tile<TA, NT, K, N> XB;
+  typedef Tile<TC, NT, M, N> XC;
+  static_assert(P::bytes <= TT_SCRATCH_BYTES, "tile scratch too small");
+  const int t = tid();
+  TA* As = scratch<TA>();
+  if constexpr (P::tc) {
+    constexpr int LD = P::LD;
+    TA* Bs = As + M * LD;
+    float* Cs = reinterpret_cast<float*>(Bs + N * LD);
+    __syncthreads();
+    if (owner<XA>(t)) {
+#pragma unroll
+      for (int k = 0; k < XA::N; ++k) {
+        const int e = elem<XA>(t, k);
+        As[(e / K) * LD + e % K] = a.v[k];
+      }
+    }
+    if (owner<XB>(t)) {
+#pragma unroll
+      for (int k = 0; k < XB::N; ++k) {
+        const int e = elem<XB>(t, k);
+        Bs[(e % N) * LD + e / N] = b.v[k];
+      }
+    }
+    if (owner<XC>(t)) {
+#pragma unroll
+      for (int k = 0; k < XC::N; ++k) Cs[elem<XC>(t, k)] = float(wide(c.v[k]));
+    }
+    __syncthreads();
+    const int lane = t % 32, g = lane >> 2, q = lane & 3;
+    for (int blk = t / 32; blk < (M / 16) * (N / 8); blk += NT / 32) {
+      const int i0 = (blk / (N / 8)) * 16, j0 = (blk % (N / 8)) * 8;
+      float* c0 = Cs + (i0 + g) * N + j0 + 2 * q;
+      float* c1 = c0 + 8 * N;
+      float d[4] = {c0[0], c0[1], c1[0], c1[1]};
+      for (int k0 = 0; k0 < K; k0 += P::KS) {
+        uint32_t ra[4], rb[2];
+        const TA* a0 = As + (i0 + g) * LD + k0;
+        const TA* a1 = a0 + 8 * LD;
+        const TA* b0 = Bs + (j0 + g) * LD + k0;
+        if constexpr (P::kind == 3) {  // one tf32 per register
+          ra[0] = word(a0 + q), ra[1] = word(a1 + q), ra[2] = word(a0 + q + 4),
+          ra[3] = word(a1 + q + 4);
+          rb[0] = word(b0 + q), rb[1] = word(b0 + q + 4);
+        } else {  // two 16-bit values per register: k = 2q, 2q + 1 (and 8 more)
+          ra[0] = word(a0 + 2 * q), ra[1] = word(a1 + 2 * q), ra[2] = word(a0 + 2 * q + 8),
+          ra[3] = word(a1 + 2 * q + 8);
+          rb[0] = word(b0 + 2 * q), rb[1] = word(b0 + 2 * q + 8);
+        }
+        mma_sync<P::kind>(d, ra, rb);
+      }
+      c0[0] = d[0], c0[1] = d[1], c1[0] = d[2], c1[1] = d[3];
+    }
+    __syncthreads();
+    XC r;
+#pragma unroll
+    for (int k = 0; k < XC::N; ++k) r.v[k] = to<TC>(Cs[elem<XC>(t, k)]);
+    return r;
+  } else {
+    TA* Bs = As + M * K;
+    to_scratch(a, As);  // (its barriers also cover the second copy)
+    if (owner<XB>(t)) {
+#pragma unroll
+      for (int k = 0; k < XB::N; ++k) Bs[elem<XB>(t, k)] = b.v[k];
+    }
+    __syncthreads();
+    XC r;
+#pragma unroll
+    for (int k = 0; k < XC::N; ++k) {
+      const int e = elem<XC>(t, k), i = e / N, j = e % N;
+      auto acc = wide(c.v[k]);
+      for (int kk = 0; kk < K; ++kk) acc += wide(As[i * K + kk]) * wide(Bs[kk * N + j]);
+      r.v[k] = to<TC>(acc);
+    }
+    return r;
+  }
+}
+
+}  // namespace tile
+}  // namespace tt

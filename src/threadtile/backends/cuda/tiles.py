@@ -1,0 +1,258 @@
+"""Tile operations -> CUDA C++: one call of a ``tt::tile`` template (include/tile.h) per op.
+
+The table here spells each ``ir.TileOp``; it also decides what ``tile.h`` cannot decide by
+itself cheaply (whether a broadcast stays in registers, whether a reduction takes the fast
+row path) and how much shared-memory scratch each operation needs. The module's largest need
+becomes ``TT_SCRATCH_BYTES``: the scratch sits at the start of dynamic shared memory, and the
+launch adds it to the bytes the user asked for (``jit._Launch``).
+"""
+
+from __future__ import annotations
+
+from ...ir import nodes as ir
+from ...lang.types import Scalar, TileType, bfloat16, float16, tfloat32
+
+TILE_HEADER = "tile.h"
+
+_SHORT = {"bool": "b8", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+          "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "float16": "f16",
+          "bfloat16": "bf16", "float32": "f32", "tfloat32": "tf32", "float64": "f64"}
+
+_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "floordiv": "floordiv",
+           "mod": "mod", "pow": "pow", "and": "bit_and", "or": "bit_or", "xor": "bit_xor",
+           "shl": "shl", "shr": "shr", "max": "maximum", "min": "minimum", "lt": "lt",
+           "le": "le", "gt": "gt", "ge": "ge", "eq": "eq", "ne": "ne"}
+_REDUCE = {"sum": "SUM", "prod": "PROD", "max": "MAX", "min": "MIN", "argmax": "ARGMAX",
+           "argmin": "ARGMIN"}
+_ATOMIC = {"add": "A_ADD", "max": "A_MAX", "min": "A_MIN", "and_": "A_AND", "or_": "A_OR",
+           "xor": "A_XOR", "exch": "A_XCHG"}
+_ORDER = {"weak": "RELAXED", "relaxed": "RELAXED", "acquire": "ACQUIRE", "release": "RELEASE",
+          "acq_rel": "ACQ_REL"}
+_SCOPE = {"none": "DEVICE", "block": "BLOCK", "cluster": "DEVICE", "device": "DEVICE",
+          "sys": "SYSTEM"}
+
+
+def alias(t: TileType) -> str:
+    """The name generated code gives a tile type (``using tile_f32_64x32 = ...``)."""
+    dims = "x".join(map(str, t.shape)) or "scalar"
+    return f"tile_{_SHORT[t.dtype.name]}_{dims}"
+
+
+def spelled(t: TileType, threads: int) -> str:
+    dims = "".join(f", {d}" for d in t.shape)
+    return f"tt::tile::Tile<{t.dtype.cname}, {threads}{dims}>"
+
+
+def uses_tiles(module: ir.Module) -> bool:
+    return any(True for _ in tile_ops(module))
+
+
+def tile_ops(module: ir.Module):
+    from .emit import _stmt_exprs, _walk_expr  # noqa: PLC0415  (emit imports this module)
+
+    for f in module.kernel.all_functions():
+        for s in ir.walk_stmts(f.body):
+            for e in _stmt_exprs(s):
+                for x in _walk_expr(e):
+                    if isinstance(x, ir.TileOp):
+                        yield x
+
+
+def tile_types(module: ir.Module) -> list[TileType]:
+    """Every tile type the module mentions, in first-use order (for the aliases)."""
+    seen: dict[TileType, None] = {}
+    for f in module.kernel.all_functions():
+        for t in list(f.locals.values()) + [p.type for p in f.params] + [f.return_type]:
+            if isinstance(t, TileType):
+                seen.setdefault(t)
+    for op in tile_ops(module):
+        for x in [op] + op.args:
+            if isinstance(x.type, TileType):
+                seen.setdefault(x.type)
+    return list(seen)
+
+
+def prelude(module: ir.Module) -> list[str]:
+    """The lines after threadtile.h: the scratch size, tile.h, the tile type aliases."""
+    nt = module.threads
+    out = [f"#define TT_SCRATCH_BYTES {scratch_bytes(module)}", f'#include "{TILE_HEADER}"', ""]
+    out += [f"using {alias(t)} = {spelled(t, nt)};" for t in tile_types(module)]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# shared-memory scratch (the formulas mirror the static_asserts of tile.h)
+# ---------------------------------------------------------------------------------------------
+
+def _isz(t: Scalar) -> int:
+    return 1 if t.kind == "b" else t.itemsize
+
+
+def _acc_size(t: Scalar) -> int:
+    return 4 if t.bits < 32 else t.itemsize
+
+
+def scratch_bytes(module: ir.Module) -> int:
+    nt = module.threads or 0
+    need = max((op_scratch(op, nt) for op in tile_ops(module)), default=0)
+    return -(-need // 16) * 16
+
+
+def op_scratch(op: ir.TileOp, nt: int) -> int:
+    k = op.op
+    if k == "broadcast" and not register_broadcast(op.args[0].type.shape, op.type.shape):
+        src = op.args[0].type
+        return src.size * _isz(src.dtype)
+    if k in ("permute", "scan"):
+        x = op.args[0].type
+        return x.size * _isz(x.dtype)
+    if k == "reduce":
+        x = op.args[0].type
+        if rows_reduction(op, nt):
+            return op.type.size * (nt // 32) * (_acc_size(x.dtype) + 4)
+        return x.size * _isz(x.dtype)
+    if k == "mma":
+        return mma_bytes(op.args[0].type, op.args[1].type)
+    if k == "atomic" and op.type.size < nt:
+        return op.type.size * _isz(op.type.dtype)
+    return 0
+
+
+def mma_bytes(a: TileType, b: TileType) -> int:
+    (m, k), (_, n) = a.shape, b.shape
+    t = a.dtype
+    ks = 8 if t == tfloat32 else 16
+    isz = _isz(t)
+    if t in (float16, bfloat16, tfloat32) and m % 16 == 0 and n % 8 == 0 and k % ks == 0:
+        return (m + n) * (k + 16 // isz) * isz + m * n * 4
+    return (m * k + k * n) * isz
+
+
+def register_broadcast(src: tuple, dst: tuple) -> bool:
+    """Whether result element e is source element e % E_src (the source's axes, padded with
+    ones on the left, are ones and then the result's trailing axes): then every thread already
+    holds what it needs (tile.h, broadcast)."""
+    padded = (1,) * (len(dst) - len(src)) + tuple(src)
+    j = len(padded)
+    while j > 0 and padded[j - 1] == dst[j - 1]:
+        j -= 1
+    return all(d == 1 for d in padded[:j])
+
+
+def rows_reduction(op: ir.TileOp, nt: int) -> bool:
+    """Whether a reduction takes tile.h's reduce_rows: trailing axes, each result combining a
+    multiple of NT elements."""
+    x: TileType = op.args[0].type
+    axes = op.attrs["axes"]
+    if not axes or tuple(axes) != tuple(range(x.ndim - len(axes), x.ndim)):
+        return False
+    per = x.size // max(op.type.size, 1)
+    return per % nt == 0 and x.size % (op.type.size * nt) == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# spelling
+# ---------------------------------------------------------------------------------------------
+
+def _dims(shape) -> str:
+    return ", ".join(map(str, shape))
+
+
+def _targs(*parts) -> str:
+    items = [p for p in parts if p != ""]
+    return f"<{', '.join(items)}>" if items else ""
+
+
+def emit_op(em, x: ir.TileOp) -> str:
+    """The C++ expression for tile operation ``x``; ``em`` is the FunctionEmitter."""
+    from .emit import _literal  # noqa: PLC0415
+
+    k = x.op
+    args = [em.view(a) if k in ("load", "store", "atomic") and i == 0 else em.e(a)
+            for i, a in enumerate(x.args)]
+    t = x.type
+    if k == "full":
+        return f"tt::tile::full<{alias(t)}>({args[0]})"
+    if k == "arange":
+        return f"tt::tile::arange<{alias(t)}>({args[0]}, {args[1]})"
+    if k == "binop":
+        return f"tt::tile::{_BINARY[x.attrs['op']]}({args[0]}, {args[1]})"
+    if k == "unary":
+        return f"tt::tile::{x.attrs['op']}({args[0]})"
+    if k == "cast":
+        return f"tt::tile::astype<{t.dtype.cname}>({args[0]})"
+    if k == "math":
+        return f"tt::tile::{x.attrs['fn']}({args[0]})"
+    if k == "where":
+        return f"tt::tile::where({', '.join(args)})"
+    if k == "broadcast":
+        fn = "broadcast" if register_broadcast(x.args[0].type.shape, t.shape) else \
+            "broadcast_smem"
+        return f"tt::tile::{fn}{_targs(_dims(t.shape))}({args[0]})"
+    if k == "reshape":
+        return f"tt::tile::reshape{_targs(_dims(t.shape))}({args[0]})"
+    if k == "permute":
+        return f"tt::tile::permute<{_dims(x.attrs['perm'])}>({args[0]})"
+    if k == "reduce":
+        kind = "tt::tile::" + _REDUCE[x.attrs["kind"]]
+        if rows_reduction(x, em.threads):
+            return f"tt::tile::reduce_rows{_targs(kind, _dims(t.shape))}({args[0]})"
+        mask = sum(1 << a for a in x.attrs["axes"])
+        return f"tt::tile::reduce{_targs(kind, bin(mask), _dims(t.shape))}({args[0]})"
+    if k == "scan":
+        kind = "tt::tile::" + _REDUCE[x.attrs["kind"]]
+        rev = "true" if x.attrs["reverse"] else "false"
+        return f"tt::tile::scan<{kind}, {x.attrs['axis']}, {rev}>({args[0]})"
+    if k == "mma":
+        return f"tt::tile::mma({', '.join(args)})"
+    if k == "item":
+        return f"tt::tile::item({args[0]})"
+    if k in ("load", "store"):
+        order = x.attrs["order"]
+        ords = "" if order == tuple(range(len(order))) else _dims(order)
+        shared = "_shared" if x.args[0].type.space == "shared" else ""
+        if k == "load":
+            pad = _PAD.get(x.attrs["padding"], 0.0)
+            dt = t.dtype
+            padv = _literal(pad if dt.is_float else 0, dt) if dt.kind != "b" else "false"
+            idx = "".join(", " + a for a in args[1:])
+            return f"tt::tile::load{shared}{_targs(alias(t), ords)}({args[0]}, {padv}{idx})"
+        return f"tt::tile::store{shared}{_targs(ords)}({', '.join(args)})"
+    if k == "atomic":
+        op = x.attrs["op"]
+        order = "tt::tile::" + _ORDER[x.attrs["order"]]
+        scope = "tt::tile::" + _SCOPE[x.attrs["scope"]]
+        nidx = x.args[0].type.ndim
+        arr, idx, vals = args[0], args[1:1 + nidx], args[1 + nidx:]
+        rest = ", ".join([arr] + vals + idx)
+        if op == "cas":
+            return f"tt::tile::atomic_cas<{alias(t)}, {order}, {scope}>({rest})"
+        return (f"tt::tile::atomic<{alias(t)}, tt::tile::{_ATOMIC[op]}, {order}, {scope}>"
+                f"({rest})")
+    if k == "printf":
+        return _printf(x, args)
+    raise NotImplementedError(f"no CUDA spelling for the tile operation {k}")
+
+
+_PAD = {"zero": 0.0, "neg_zero": -0.0, "nan": float("nan"), "pos_inf": float("inf"),
+        "neg_inf": float("-inf")}
+
+
+def _printf(x: ir.TileOp, args: list[str]) -> str:
+    """C's printf by the block's first thread; integers are passed as long long (%lld) and
+    floats as double, whatever their kernel type."""
+    import re  # noqa: PLC0415
+
+    fmt = re.sub(r"(%[-+ #0-9.]*)(?:hh|h|ll|l|L|z|j|t)?([diouxXc])", r"\1ll\2", x.attrs["fmt"])
+    fmt = re.sub(r"(%[-+ #0-9.]*)(?:L|l)?([fFeEgG])", r"\1\2", fmt)
+    text = fmt.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    casts = [f"(long long)({a})" if kind == "i" else f"(double)({_float(a, e)})"
+             for a, e, kind in zip(args, x.args, x.attrs["kinds"])]
+    tail = "".join(", " + c for c in casts)
+    return f'if (tt::tile::tid() == 0) printf("{text}"{tail})'
+
+
+def _float(text: str, e: ir.Expr) -> str:
+    if isinstance(e.type, Scalar) and e.type.bits == 16:
+        return f"tt::tile::wide({text})"
+    return text
