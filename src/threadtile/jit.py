@@ -156,13 +156,11 @@ def arg_type(value) -> Type:
 
 
 def _c_contiguous(a) -> bool:
+    """torch's is_contiguous(), else NumPy's and CuPy's flags; an example array that says
+    neither is taken as C-contiguous."""
     if hasattr(a, "is_contiguous"):
         return bool(a.is_contiguous())
-    flags = getattr(a, "flags", None)
-    if flags is not None:
-        return bool(flags["C_CONTIGUOUS"] if isinstance(flags, np.ndarray) is False and hasattr(
-            flags, "__getitem__") else flags.c_contiguous)
-    return True
+    return bool(getattr(getattr(a, "flags", None), "c_contiguous", True))
 
 
 class Kernel:
