@@ -5,7 +5,8 @@ args are NumPy arrays, scalars or ``ArrayType``s (only dtype, rank and layout ma
 codegen test compiles each of them for every supported arch and fails for a kernel without one.
 """
 
-MODULES = ("lecture", "numba_docs", "language", "atomics", "warp", "mathfuncs", "dtypes")
+MODULES = ("lecture", "numba_docs", "language", "atomics", "warp", "mathfuncs", "dtypes",
+           "tiles")
 
 
 def example(*args, **constants):

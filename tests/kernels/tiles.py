@@ -1,0 +1,218 @@
+"""Tile-level kernels (threadtile.tile, cuTile's names), and one that mixes levels.
+
+The first five are written as cuTile's samples write them, so that porting is only the import.
+"""
+
+import numpy as np
+
+import threadtile as cuda
+import threadtile.tile as ct
+from threadtile import bfloat16, float16, float32
+from threadtile.lang.types import ArrayType
+
+from . import example
+
+ConstInt = ct.Constant[int]
+PAD_ZERO = ct.PaddingMode.ZERO
+
+
+@ct.kernel
+def vector_add(a, b, c, tile: ConstInt):
+    pid = ct.bid(0)
+    ta = ct.load(a, index=(pid,), shape=(tile,), padding_mode=PAD_ZERO)
+    tb = ct.load(b, index=(pid,), shape=(tile,), padding_mode=PAD_ZERO)
+    ct.store(c, index=(pid,), tile=ta + tb)
+
+
+@ct.kernel
+def matmul(A, B, C, tm: ConstInt, tn: ConstInt, tk: ConstInt):
+    """C = A @ B, one (tm, tn) tile of C per block; float32 inputs go through tfloat32 (tensor
+    cores), as in cuTile's MatMul sample."""
+    bidx = ct.bid(0)
+    bidy = ct.bid(1)
+    num_tiles_k = ct.num_tiles(A, axis=1, shape=(tm, tk))
+    accumulator = ct.full((tm, tn), 0, dtype=ct.float32)
+    dtype = ct.tfloat32 if A.dtype == ct.float32 else A.dtype
+    for k in range(num_tiles_k):
+        a = ct.load(A, index=(bidx, k), shape=(tm, tk), padding_mode=PAD_ZERO).astype(dtype)
+        b = ct.load(B, index=(k, bidy), shape=(tk, tn), padding_mode=PAD_ZERO).astype(dtype)
+        accumulator = ct.mma(a, b, accumulator)
+    accumulator = ct.astype(accumulator, C.dtype)
+    ct.store(C, index=(bidx, bidy), tile=accumulator)
+
+
+@ct.kernel
+def matmul_fp32(A, B, C, tm: ConstInt, tn: ConstInt, tk: ConstInt):
+    """Plain float32 (no tfloat32): `@` on float32 tiles multiplies with FMAs."""
+    bidx, bidy = ct.bid(0), ct.bid(1)
+    acc = ct.zeros((tm, tn), dtype=ct.float32)
+    for k in range(ct.num_tiles(A, axis=1, shape=(tm, tk))):
+        a = ct.load(A, index=(bidx, k), shape=(tm, tk), padding_mode=PAD_ZERO)
+        b = ct.load(B, index=(k, bidy), shape=(tk, tn), padding_mode=PAD_ZERO)
+        acc += a @ b
+    ct.store(C, index=(bidx, bidy), tile=acc)
+
+
+@ct.kernel
+def softmax(input, output, B: ConstInt, N: ConstInt):
+    """cuTile's softmax test kernel: B rows of N per block."""
+    rows = ct.load(input, index=(ct.bid(0), 0), shape=(B, N))
+    numerator = ct.exp(rows - ct.max(rows, axis=1, keepdims=True))
+    denominator = ct.sum(numerator, axis=1, keepdims=True)
+    ct.store(output, index=(ct.bid(0), 0), tile=numerator / denominator)
+
+
+@ct.kernel(num_warps=8)
+def softmax_rows(x, y, N: ConstInt):
+    """One row per block, any row length up to N (padded with -inf), computed in float32."""
+    row = ct.load(x, index=(ct.bid(0), 0), shape=(1, N),
+                  padding_mode=ct.PaddingMode.NEG_INF).astype(ct.float32)
+    e = ct.exp(row - ct.max(row))
+    ct.store(y, index=(ct.bid(0), 0), tile=(e / ct.sum(e)).astype(y.dtype))
+
+
+@ct.kernel
+def layer_norm_fwd(X, W, B, Y, Mean, Rstd, eps, TILE_N: ConstInt):
+    """cuTile's LayerNorm sample, forward pass."""
+    bid_m = ct.bid(0)
+    num_tiles = ct.num_tiles(X, axis=1, shape=(1, TILE_N))
+    N = X.shape[1]
+
+    mean = ct.full((1, TILE_N), 0, dtype=ct.float32)
+    for j in range(num_tiles):
+        tx = ct.load(X, index=(bid_m, j), shape=(1, TILE_N), padding_mode=PAD_ZERO)
+        mean += tx
+    mean = ct.sum(mean, axis=1) / N
+    ct.store(Mean, index=(bid_m,), tile=mean)
+
+    var = ct.full((1, TILE_N), 0, dtype=ct.float32)
+    for j in range(num_tiles):
+        tx = ct.load(X, index=(bid_m, j), shape=(1, TILE_N), padding_mode=PAD_ZERO)
+        mask = (j * TILE_N + ct.arange(TILE_N, dtype=ct.int32)) < N
+        centered_tx = ct.where(mask, tx - mean, 0)
+        var += centered_tx ** 2
+    var = ct.sum(var, axis=1) / N
+    rstd = 1 / ct.sqrt(var + eps)
+    ct.store(Rstd, index=(bid_m,), tile=rstd)
+
+    for j in range(num_tiles):
+        tx = ct.load(X, index=(bid_m, j), shape=(1, TILE_N), padding_mode=PAD_ZERO)
+        tw = ct.load(W, index=(j,), shape=(TILE_N,), padding_mode=PAD_ZERO)
+        tb = ct.load(B, index=(j,), shape=(TILE_N,), padding_mode=PAD_ZERO)
+        ty = (tx - mean) * rstd
+        ty = ty * tw + tb
+        ct.store(Y, index=(bid_m, j), tile=ty.astype(Y.dtype))
+
+
+@ct.kernel
+def transpose(x, y, tm: ConstInt, tn: ConstInt):
+    """cuTile's Transpose sample: y = x.T tile by tile."""
+    bidx = ct.bid(0)
+    bidy = ct.bid(1)
+    input_tile = ct.load(x, index=(bidx, bidy), shape=(tm, tn), padding_mode=PAD_ZERO)
+    transposed_tile = ct.transpose(input_tile)
+    ct.store(y, index=(bidy, bidx), tile=transposed_tile)
+
+
+@cuda.jit(num_warps=4)
+def matmul_rowsum(A, B, C, rowsum, TM: ConstInt, TN: ConstInt, TK: ConstInt):
+    """A thread-level kernel around a tile matmul (what neither Triton nor cuTile can write):
+    the tile product goes to C and, through shared memory, to an epilogue in which each warp
+    sums rows of the tile with shuffles and one lane per row adds the sum to ``rowsum`` with
+    an atomic (several blocks contribute to each row)."""
+    bx = ct.bid(0)
+    by = ct.bid(1)
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    for k in range(ct.num_tiles(A, axis=1, shape=(TM, TK))):
+        a = ct.load(A, index=(bx, k), shape=(TM, TK), padding_mode=PAD_ZERO)
+        b = ct.load(B, index=(k, by), shape=(TK, TN), padding_mode=PAD_ZERO)
+        acc = ct.mma(a, b, acc)
+    ct.store(C, index=(bx, by), tile=acc.astype(C.dtype))
+    sh = cuda.shared.array((TM, TN), np.float32)
+    ct.store(sh, index=(0, 0), tile=acc)  # a store to shared memory synchronizes the block
+    lane = cuda.laneid
+    warp = cuda.threadIdx.x // 32
+    for r in range(warp, TM, 4):
+        s = np.float32(0)
+        for c in range(lane, TN, 32):
+            s += sh[r, c]
+        off = 16
+        while off > 0:
+            s += cuda.shfl_down_sync(0xFFFFFFFF, s, off)
+            off //= 2
+        row = bx * TM + r
+        if lane == 0 and row < rowsum.shape[0]:
+            cuda.atomic.add(rowsum, row, s)
+
+
+@ct.kernel
+def reductions(x, sums, maxs, mins, prods, amax, amin, total, R: ConstInt, C: ConstInt):
+    """Every reduction, along each axis and over all (one (R, C) tile per block)."""
+    t = ct.load(x, index=(ct.bid(0), 0), shape=(R, C))
+    ct.store(sums, index=(ct.bid(0), 0), tile=ct.sum(t, axis=1, keepdims=True))
+    ct.store(maxs, index=(ct.bid(0),), tile=ct.max(t, axis=1))
+    ct.store(mins, index=(ct.bid(0), 0), tile=ct.min(t, axis=0, keepdims=True))
+    ct.store(prods, index=(ct.bid(0),), tile=ct.prod(t, 1))
+    ct.store(amax, index=(ct.bid(0),), tile=ct.argmax(t, axis=1))
+    ct.store(amin, index=(ct.bid(0), 0), tile=ct.argmin(t, axis=0, keepdims=True))
+    ct.store(total, index=(ct.bid(0),), tile=ct.sum(t) + ct.zeros((1,), ct.float32))
+
+
+@ct.kernel
+def elementwise(x, y, out, N: ConstInt):
+    """Math, comparisons, where, min/max, casts, powers, scans and shape changes on one tile."""
+    tx = ct.load(x, index=(ct.bid(0),), shape=(N,), padding_mode=PAD_ZERO)
+    ty = ct.load(y, index=(ct.bid(0),), shape=(N,), padding_mode=PAD_ZERO)
+    r0 = ct.where(tx > ty, ct.exp(tx) - ct.log(ct.abs(ty) + 1), ct.sqrt(ct.abs(tx)) * 2)
+    r1 = ct.maximum(tx, 0.5) + ct.minimum(ty, -0.5) + ct.tanh(tx) * ct.sin(ty) - ct.cos(tx)
+    r2 = ct.floor(tx * 4) / 4 + ct.ceil(ty) + ct.exp2(ty) - ct.log2(ct.abs(tx) + 2)
+    r3 = (tx ** 2 + ty ** 3 - ct.rsqrt(ty * ty + 1)).astype(ct.float16).astype(ct.float32)
+    idx = ct.arange(N, dtype=ct.int32)
+    r4 = ct.cumsum(tx) + (idx % 3 - idx // 5).astype(ct.float32)
+    grid = ct.reshape(tx, (N // 8, 8))
+    back = ct.permute(ct.expand_dims(ct.transpose(grid), 0), (1, 0, 2)).reshape((N,))
+    r5 = back + ct.broadcast_to(ct.full((1,), 3.0, ct.float32), (N,))
+    res = ct.reshape(ct.where(idx < N // 2, r0 + r1, r2 + r3) + r4 + r5, (N,))
+    ct.store(out, index=(ct.bid(0),), tile=res)
+
+
+@ct.kernel
+def histogram(x, bins, NB: ConstInt, N: ConstInt):
+    """atomic_add of a tile of ones at tile-valued indices (several blocks share the bins);
+    indices outside ``bins`` are skipped."""
+    v = ct.load(x, index=(ct.bid(0),), shape=(N,), padding_mode=PAD_ZERO)
+    inside = ct.bid(0) * N + ct.arange(N, dtype=ct.int32) < x.shape[0]
+    b = ct.floor(v).astype(ct.int32)
+    ct.atomic_add(bins, ct.where(inside, b, NB + 7), ct.ones((N,), ct.int32))
+
+
+@ct.kernel(num_warps=1)
+def printf_sum(x, N: ConstInt):
+    s = ct.sum(ct.load(x, index=(0,), shape=(N,)))
+    ct.printf("sum %d of %d: %.2f\n", ct.bid(0), N, s)
+
+
+_f32 = np.zeros((64, 64), np.float32)
+_f16 = ArrayType(float16, 2, "C")
+_bf16 = ArrayType(bfloat16, 2, "C")
+_v = np.zeros(100, np.float32)
+_vi = np.zeros(100, np.int32)
+
+EXAMPLES = {
+    "vector_add": [example(_v, _v, _v, tile=64), example(_v, _v, _v, tile=1024)],
+    "matmul": [example(_f16, _f16, _f16, tm=64, tn=64, tk=32),
+               example(_bf16, _bf16, _bf16, tm=64, tn=32, tk=16),
+               example(_f32, _f32, _f32, tm=32, tn=32, tk=16)],
+    "matmul_fp32": [example(_f32, _f32, _f32, tm=32, tn=32, tk=8)],
+    "softmax": [example(_f32, _f32, B=2, N=64)],
+    "softmax_rows": [example(_f32, _f32, N=1024), example(_f16, _f16, N=256)],
+    "layer_norm_fwd": [example(_f32, _v, _v, _f32, _v, _v, 1e-5, TILE_N=256)],
+    "transpose": [example(_f32, _f32, tm=32, tn=64)],
+    "matmul_rowsum": [example(_f16, _f16, _f32, _v, TM=32, TN=64, TK=32)],
+    "reductions": [example(_f32, _f32, _v, _f32, _v, _vi, _vi.reshape(1, -1), _v, R=16,
+                           C=8)],
+    "elementwise": [example(_v, _v, _v, N=256)],
+    "histogram": [example(_v, _vi, NB=16, N=128)],
+    "printf_sum": [example(_v, N=64)],
+}
+_ = float32

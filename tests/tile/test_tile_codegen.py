@@ -1,0 +1,73 @@
+"""The CUDA C++ generated for tile kernels: one line per tile operation, the tile.h call chosen
+for each, the shared-memory scratch, and the IR the frontend makes of cuTile idioms.
+(Every kernel of tests/kernels/tiles.py also compiles to a cubin in tests/codegen.)"""
+
+import numpy as np
+from kernels import tiles
+
+from threadtile.backends.cuda.tiles import register_broadcast
+from threadtile.lang.types import ArrayType, bfloat16, float16
+
+F16 = ArrayType(float16, 2, "C")
+BF16 = ArrayType(bfloat16, 2, "C")
+
+
+def _body(src: str) -> list[str]:
+    return [s.strip() for s in src.splitlines() if s.startswith("  ") and "#line" not in s]
+
+
+def test_matmul_source_reads_like_the_kernel():
+    src = tiles.matmul.cuda_source(F16, F16, F16, tm=64, tn=64, tk=32)
+    assert '#include "tile.h"' in src
+    assert "using tile_f16_64x32 = tt::tile::Tile<__half, 128, 64, 32>;" in src
+    body = _body(src)
+    assert "accumulator = tt::tile::mma(a, b, accumulator);" in body
+    assert any(s.startswith("tile_f16_64x32 a = tt::tile::load<tile_f16_64x32>(A, ")
+               for s in body)
+    # mma stages A and B (padded rows) and C in the scratch: (64+64)*(32+8)*2 + 64*64*4
+    assert "#define TT_SCRATCH_BYTES 26624" in src
+
+
+def test_float32_matmul_goes_through_tfloat32():
+    f32 = np.zeros((64, 64), np.float32)
+    src = tiles.matmul.cuda_source(f32, f32, f32, tm=32, tn=32, tk=16)
+    assert "tt::tile::astype<tt::tile::tf32>(" in src
+    assert "tt::tile::astype<tt::tile::tf32>" in src
+
+
+def test_reductions_pick_their_path():
+    f32 = np.zeros((8, 1024), np.float32)
+    rows = tiles.softmax_rows.cuda_source(f32, f32, N=1024)
+    assert "tt::tile::reduce_rows<tt::tile::MAX>(" in rows  # 1024 elements over 256 threads
+    assert "tt::tile::broadcast<1, 1024>(" in rows  # a one-element tile is in every thread
+    small = tiles.softmax.cuda_source(f32, f32, B=2, N=64)
+    assert "tt::tile::reduce<tt::tile::MAX, 0b10, 2, 1>(rows)" in small
+    assert "tt::tile::broadcast_smem<2, 64>(" in small
+
+
+def test_register_broadcasts():
+    assert register_broadcast((64,), (16, 64))
+    assert register_broadcast((1, 64), (16, 64))
+    assert register_broadcast((), (16, 64))
+    assert register_broadcast((1, 1), (16, 64))
+    assert not register_broadcast((16, 1), (16, 64))
+    assert not register_broadcast((16, 1, 8), (16, 4, 8))
+
+
+def test_mixed_kernel_source():
+    f32 = np.zeros((64, 64), np.float32)
+    v = np.zeros(64, np.float32)
+    src = tiles.matmul_rowsum.cuda_source(F16, F16, f32, v, TM=32, TN=64, TK=32)
+    assert "__shared__ float sh[32][64];" in src
+    assert "tt::tile::store_shared(tt::CArray<float, 2>{&sh[0][0]" in src
+    assert "__shfl_down_sync(" in src and "tt::atomic_add(" in src
+
+
+def test_layer_norm_rebinds_mean_as_a_new_version():
+    f32 = np.zeros((8, 64), np.float32)
+    v = np.zeros(64, np.float32)
+    ir = tiles.layer_norm_fwd.ir(f32, v, v, f32, v, v, 1e-5, TILE_N=64)
+    assert "mean: tile<float32, (1, 64)>" in ir
+    assert "mean_1: tile<float32, (1)>" in ir
+    # eps (a Python float argument) is loosely typed: the arithmetic stays float32
+    assert "tile.binop(var_1, float32(eps), op='add'):tile<float32, (1)>" in ir
