@@ -1,0 +1,192 @@
+"""Tile kernels (tests/kernels/tiles.py) on a GPU, on torch tensors, against torch in float64
+and against the simulator (the two backends must agree).
+
+Every test is marked ``gpu`` and skipped without a GPU or torch. Inputs are fresh random
+tensors (the seed is printed); outputs are poisoned with NaN before the launch.
+"""
+
+import numpy as np
+import pytest
+from conftest import HAVE_GPU, HAVE_TORCH, U32, cdiv
+from kernels import tiles
+
+import threadtile as tt
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not (HAVE_GPU and HAVE_TORCH), reason="needs a GPU and torch")]
+
+if HAVE_TORCH:
+    import torch
+
+
+@pytest.fixture
+def gen(rng):
+    g = torch.Generator(device="cuda")
+    g.manual_seed(int(rng.integers(1 << 62)))
+    return g
+
+
+def randn(gen, *shape, dtype=None, scale=1.0):
+    t = torch.randn(*shape, generator=gen, device="cuda", dtype=torch.float32) * scale
+    return t.to(dtype or torch.float32)
+
+
+def nans(*shape, dtype=None):
+    return torch.full(shape, float("nan"), device="cuda", dtype=dtype or torch.float32)
+
+
+def launch(kernel, grid, *args):
+    kernel[grid](*args)
+    torch.cuda.synchronize()
+
+
+def close(got, ref, rtol, atol):
+    got = got.double().cpu()
+    ref = ref.double().cpu()
+    assert not torch.isnan(got).any(), "unwritten (NaN) elements"
+    torch.testing.assert_close(got, ref, rtol=rtol, atol=atol)
+
+
+def dot_close(got, a, b, u_in=0.0, u_out=U32):
+    """|got - a@b| within the float32-accumulation bound plus input and output roundings."""
+    a64, b64 = a.double(), b.double()
+    ref = a64 @ b64
+    mag = a64.abs() @ b64.abs()
+    k = a.shape[1]
+    bound = (k + 2) * U32 * mag + 2 * u_in * mag + u_out * ref.abs() + 1e-30
+    err = (got.double() - ref).abs()
+    assert not torch.isnan(got).any(), "unwritten (NaN) elements"
+    bad = err > bound
+    assert not bad.any(), f"{int(bad.sum())} elements off; worst {float((err - bound).max())}"
+
+
+def test_vector_add(gen):
+    for n, tile in ((1000, 256), (100_000, 1024), (50, 64)):  # 64: a tile smaller than a block
+        a, b = randn(gen, n), randn(gen, n)
+        c = nans(n)
+        launch(tiles.vector_add, tt.cdiv(n, tile), a, b, c, tile)
+        close(c, a.double() + b.double(), 0, 0)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize(("shape", "tiles_mnk"), [((200, 96, 136), (32, 32, 16)),
+                                                  ((512, 512, 512), (64, 64, 32))])
+def test_matmul_tensor_cores(gen, dtype, shape, tiles_mnk):
+    m, k, n = shape
+    dt = getattr(torch, dtype)
+    a, b = randn(gen, m, k, dtype=dt), randn(gen, k, n, dtype=dt)
+    c = nans(m, n, dtype=dt)
+    tm, tn, tk = tiles_mnk
+    launch(tiles.matmul, (cdiv(m, tm), cdiv(n, tn)), a, b, c, tm, tn, tk)
+    u_out = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": U32}[dtype]
+    dot_close(c, a, b, u_in=2.0 ** -11 if dtype == "float32" else 0.0, u_out=u_out)
+
+
+def test_matmul_fp32_fma(gen):
+    m, k, n = 130, 70, 100
+    a, b = randn(gen, m, k), randn(gen, k, n)
+    c = nans(m, n)
+    launch(tiles.matmul_fp32, (cdiv(m, 32), cdiv(n, 32)), a, b, c, 32, 32, 8)
+    dot_close(c, a, b)
+
+
+def test_softmax(gen):
+    x = randn(gen, 64, 64, scale=4.0)
+    y = nans(64, 64)
+    launch(tiles.softmax, 32, x, y, 2, 64)
+    close(y, torch.softmax(x.double(), dim=1), 1e-5, 1e-7)
+
+
+@pytest.mark.parametrize(("n", "dtype"), [(1000, "float32"), (4096, "float32"),
+                                          (300, "float16"), (777, "bfloat16")])
+def test_softmax_rows(gen, n, dtype):
+    dt = getattr(torch, dtype)
+    x = randn(gen, 33, n, dtype=dt, scale=3.0)
+    y = nans(33, n, dtype=dt)
+    launch(tiles.softmax_rows, 33, x, y, 1 << (n - 1).bit_length())
+    tol = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1.6e-2}[dtype]
+    close(y, torch.softmax(x.double(), dim=1), tol, tol * 1e-2)
+
+
+def test_layer_norm(gen):
+    m, n = 37, 1000
+    x = randn(gen, m, n, scale=2.0) + 1
+    w, b = randn(gen, n), randn(gen, n)
+    y, mean, rstd = nans(m, n), nans(m), nans(m)
+    launch(tiles.layer_norm_fwd, m, x, w, b, y, mean, rstd, 1e-5, 256)
+    x64 = x.double()
+    ref = torch.nn.functional.layer_norm(x64, (n,), w.double(), b.double(), eps=1e-5)
+    close(y, ref, 1e-4, 1e-5)
+    close(mean, x64.mean(dim=1), 1e-5, 1e-6)
+    close(rstd, 1 / torch.sqrt(x64.var(dim=1, unbiased=False) + 1e-5), 1e-4, 1e-6)
+
+
+def test_transpose(gen):
+    x = randn(gen, 300, 170)
+    y = nans(170, 300)
+    launch(tiles.transpose, (cdiv(300, 32), cdiv(170, 64)), x, y, 32, 64)
+    close(y, x.t(), 0, 0)
+
+
+def test_mixed_matmul_rowsum(gen):
+    m, k, n = 200, 64, 300
+    a = randn(gen, m, k, dtype=torch.float16)
+    b = randn(gen, k, n, dtype=torch.float16)
+    c = nans(m, n)
+    rowsum = torch.zeros(m, device="cuda")
+    tiles.matmul_rowsum[(cdiv(m, 32), cdiv(n, 64)), 128](a, b, c, rowsum, 32, 64, 32)
+    torch.cuda.synchronize()
+    dot_close(c, a, b)
+    a64, b64 = a.double(), b.double()
+    ref = (a64 @ b64).sum(dim=1)
+    bound = (k + n + 2) * U32 * (a64.abs() @ b64.abs()).sum(dim=1)
+    assert ((rowsum.double() - ref).abs() <= bound).all()
+
+
+def _both(kernel, grid, host_args, constants):
+    """Run on the GPU (torch copies of the NumPy arguments) and in the simulator; return the
+    GPU's and the simulator's arguments after the launch, as NumPy arrays."""
+    dev = [torch.from_numpy(a.copy()).cuda() for a in host_args]
+    launch(kernel, grid, *dev, *constants)
+    sim = [a.copy() for a in host_args]
+    with tt.simulate():
+        kernel[grid](*sim, *constants)
+    return [d.cpu().numpy() for d in dev], sim
+
+
+def test_reductions_match_the_simulator(rng):
+    R, C, nb = 16, 8, 5
+    x = rng.standard_normal((nb * R, C)).astype(np.float32)
+    outs = [np.full((nb * R, 1), np.nan, np.float32), np.full(nb * R, np.nan, np.float32),
+            np.full((nb, C), np.nan, np.float32), np.full(nb * R, np.nan, np.float32),
+            np.full(nb * R, -1, np.int32), np.full((nb, C), -1, np.int32),
+            np.full(nb, np.nan, np.float32)]
+    gpu, sim = _both(tiles.reductions, nb, [x] + outs, (R, C))
+    for g, s in zip(gpu[1:], sim[1:]):
+        np.testing.assert_allclose(g, s, rtol=1e-6, atol=1e-6)
+
+
+def test_elementwise_matches_the_simulator(rng):
+    n = 256
+    x = rng.uniform(-2, 2, n).astype(np.float32)
+    y = rng.uniform(-2, 2, n).astype(np.float32)
+    gpu, sim = _both(tiles.elementwise, 1, [x, y, np.full(n, np.nan, np.float32)], (n,))
+    np.testing.assert_allclose(gpu[2], sim[2], rtol=1e-3, atol=1e-3)
+
+
+def test_histogram_atomics(rng):
+    n, nbins = 100_000, 16
+    x = rng.uniform(-2, 18, n).astype(np.float32)
+    gpu, sim = _both(tiles.histogram, tt.cdiv(n, 128), [x, np.zeros(nbins, np.int32)],
+                     (nbins, 128))
+    f = np.floor(x).astype(np.int64)
+    ref = np.bincount(f[(f >= 0) & (f < nbins)], minlength=nbins)
+    assert (gpu[1] == ref).all() and (sim[1] == ref).all()
+
+
+def test_printf(capfd):
+    x = torch.arange(64, device="cuda", dtype=torch.float32)
+    capfd.readouterr()
+    launch(tiles.printf_sum, 2, x, 64)
+    out = capfd.readouterr().out
+    assert sorted(out.splitlines()) == ["sum 0 of 64: 2016.00", "sum 1 of 64: 2016.00"]
