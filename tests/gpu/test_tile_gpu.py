@@ -184,6 +184,44 @@ def test_histogram_atomics(rng):
     assert (gpu[1] == ref).all() and (sim[1] == ref).all()
 
 
+def test_atomic_cas_xchg_max():
+    T, nb = 16, 7
+    lock = torch.zeros(T + 2, dtype=torch.int32, device="cuda")
+    owner = torch.full((nb * T,), -1, dtype=torch.int32, device="cuda")
+    vals = torch.zeros(nb * T, device="cuda")
+    launch(tiles.claim, nb, lock, owner, vals, T)
+    lock, owner = lock.cpu().numpy(), owner.cpu().numpy().reshape(nb, T)
+    # each slot went to one block, which saw 0; every other block saw that block's number
+    first = lock[:T]
+    assert ((first >= 1) & (first <= nb)).all() and (lock[T:] == 10 * (nb - 1)).all()
+    for j in range(T):
+        col = owner[:, j]
+        assert (col[first[j] - 1] == 0) and (np.delete(col, first[j] - 1) == first[j]).all()
+    assert (vals == 5).all()
+
+
+def test_device_functions_with_tiles(gen):
+    x = randn(gen, 64, 16)
+    y = nans(64, 16)
+    launch(tiles.with_functions, 4, x, y, 16)
+    x64 = x.double()
+    close(y, x64 * 2 + x64.sum(dim=1, keepdim=True), 1e-6, 1e-6)
+
+
+def test_launch_on_a_torch_stream(gen):
+    n = 5000
+    a, b = randn(gen, n), randn(gen, n)
+    c = nans(n)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        import threadtile.tile as ct
+
+        ct.launch(s, (ct.cdiv(n, 256), 1, 1), tiles.vector_add, (a, b, c, 256))
+    s.synchronize()
+    close(c, (a.double() + b.double()).float(), 0, 0)
+
+
 def test_printf(capfd):
     x = torch.arange(64, device="cuda", dtype=torch.float32)
     capfd.readouterr()

@@ -186,6 +186,37 @@ def histogram(x, bins, NB: ConstInt, N: ConstInt):
     ct.atomic_add(bins, ct.where(inside, b, NB + 7), ct.ones((N,), ct.int32))
 
 
+@ct.kernel
+def claim(lock, owner, vals, T: ConstInt):
+    """atomic_cas with an acquire order (the first block to come takes each slot),
+    atomic_xchg, and atomic_max with a relaxed order at block scope; ``owner`` gets the values
+    the compare-and-swaps saw."""
+    i = ct.arange(T, dtype=ct.int32)
+    seen = ct.atomic_cas(lock, (i,), 0, ct.bid(0) + 1, memory_order=ct.MemoryOrder.ACQUIRE)
+    ct.store(owner, index=(ct.bid(0),), tile=seen)
+    ct.atomic_xchg(vals, i.astype(ct.int64) + T * ct.bid(0), ct.full((T,), 5.0, ct.float32))
+    ct.atomic_max(lock, (i % 2 + T,), ct.bid(0) * 10, memory_order=ct.MemoryOrder.RELAXED,
+                  memory_scope=ct.MemoryScope.BLOCK)
+
+
+@ct.function
+def row_scaled(t, s):
+    """A device function (cuTile's ct.function) taking and returning tiles."""
+    return t * s + ct.sum(t, axis=1, keepdims=True)
+
+
+@ct.function
+def wrap(i, n):
+    return i % n
+
+
+@ct.kernel
+def with_functions(x, y, T: ConstInt):
+    b = wrap(ct.bid(0), 4)
+    t = ct.load(x, index=(b, 0), shape=(T, T))
+    ct.store(y, index=(b, 0), tile=row_scaled(t, 2.0))
+
+
 @ct.kernel(num_warps=1)
 def printf_sum(x, N: ConstInt):
     s = ct.sum(ct.load(x, index=(0,), shape=(N,)))
@@ -214,5 +245,7 @@ EXAMPLES = {
     "elementwise": [example(_v, _v, _v, N=256)],
     "histogram": [example(_v, _vi, NB=16, N=128)],
     "printf_sum": [example(_v, N=64)],
+    "claim": [example(_vi, _vi, _v, T=16)],
+    "with_functions": [example(_f32, _f32, T=16)],
 }
 _ = float32

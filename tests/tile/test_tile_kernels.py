@@ -180,3 +180,32 @@ def test_printf(capfd):
     sim(tiles.printf_sum, 2, x, 64)
     out = capfd.readouterr().out
     assert out == "sum 0 of 64: 2016.00\nsum 1 of 64: 2016.00\n"
+
+
+def test_atomic_cas_xchg_max():
+    T, nb = 16, 3
+    lock = np.zeros(T + 2, np.int32)
+    owner = np.full(nb * T, -1, np.int32)
+    vals = np.zeros(nb * T, np.float32)
+    sim(tiles.claim, nb, lock, owner, vals, T)
+    # atomics are serialized in block order here (any order is legal on a GPU)
+    assert (lock[:T] == 1).all() and (lock[T:] == 10 * (nb - 1)).all()
+    assert (owner[:T] == 0).all() and (owner[T:] == 1).all()
+    assert (vals == 5).all()
+
+
+def test_device_functions_with_tiles(rng):
+    x = rng.standard_normal((64, 16)).astype(np.float32)
+    y = poison(x.shape, np.float32)
+    sim(tiles.with_functions, 4, x, y, 16)
+    x64 = x.astype(np.float64)
+    assert_close(y, x64 * 2 + x64.sum(axis=1, keepdims=True), ulps=16)
+
+
+def test_launch_with_a_stream_as_cutile_does(rng):
+    n = 300
+    a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    c = poison(n, np.float32)
+    with tt.simulate():
+        ct.launch(None, (ct.cdiv(n, 128), 1, 1), tiles.vector_add, (a, b, c, 128))
+    assert_close(c, a.astype(np.float64) + b)
