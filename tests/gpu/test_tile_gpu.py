@@ -184,6 +184,26 @@ def test_histogram_atomics(rng):
     assert (gpu[1] == ref).all() and (sim[1] == ref).all()
 
 
+def test_odds_and_ends_match_the_simulator(rng):
+    """Early returns, uniform branches, a 0-d tile as a number, Fortran-order and strided
+    loads, Python's // and % on negative integers, float16 arithmetic."""
+    T = 8
+    x = rng.standard_normal((4 * T, T)).astype(np.float32)
+    ints = rng.integers(-1000, 1000, 4 * T * T).astype(np.int32)
+    h = rng.standard_normal(4 * T).astype(np.float16)
+    outs = [np.full((4 * T, T), np.nan, np.float32), np.full(4 * T * T, 12345, np.int32),
+            np.full(4 * T, np.nan, np.float32)]
+    dev = [torch.from_numpy(a.copy()).cuda() for a in [x, ints, h] + outs]
+    xt = torch.from_numpy(np.ascontiguousarray(x.T)).cuda().t()  # a strided view
+    launch(tiles.odds_and_ends, 4, dev[0], xt, *dev[1:], T)
+    sim = [a.copy() for a in outs]
+    with tt.simulate():
+        tiles.odds_and_ends[4](x, np.ascontiguousarray(x.T).T, ints, h, *sim, T)
+    got = [d.cpu().numpy() for d in dev[3:]]
+    np.testing.assert_allclose(got[0], sim[0], rtol=1e-6)
+    assert (got[1] == sim[1]).all() and (got[2] == sim[2]).all()
+
+
 def test_atomic_cas_xchg_max():
     T, nb = 16, 7
     lock = torch.zeros(T + 2, dtype=torch.int32, device="cuda")

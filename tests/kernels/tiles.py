@@ -217,6 +217,32 @@ def with_functions(x, y, T: ConstInt):
     ct.store(y, index=(b, 0), tile=row_scaled(t, 2.0))
 
 
+@ct.kernel(num_warps=2)
+def odds_and_ends(x, xt, ints, h, out, iout, hout, T: ConstInt):
+    """Corners: blocks that return early, branches on block-uniform values, a 0-d tile used
+    as a number, loads in Fortran order and from a transposed (strided) view, Python's // and %
+    on negative integers, bfloat16/float16 arithmetic, argmax over every axis, reversed
+    cumprod."""
+    b = ct.bid(0)
+    if b >= 2:
+        return
+    t = ct.load(x, index=(0, b), shape=(T, T), order="F")  # t[i, j] = x[b*T + j, i]
+    u = ct.load(xt, index=(b, 0), shape=(T, T))  # xt = x.T, a strided view
+    total = ct.sum(t - ct.transpose(u))  # exactly 0 when both loads are right
+    if total == 0.0:
+        r = t * 2.0
+    else:
+        r = t
+    if b == 1:
+        r = r + ct.argmax(r).astype(ct.float32)
+    ct.store(out, index=(b, 0), tile=r + ct.cumprod(ct.full((T, T), 1.0001, ct.float32),
+                                                    axis=1, reverse=True))
+    n = ct.load(ints, index=(b,), shape=(T * T,))
+    ct.store(iout, index=(b,), tile=n // 7 * 100 + n % 7 - ct.where(n < 0, 1, 0))
+    hh = ct.load(h, index=(b,), shape=(T,))
+    ct.store(hout, index=(b,), tile=(hh * hh - hh / 3).astype(hout.dtype))
+
+
 @ct.kernel(num_warps=1)
 def printf_sum(x, N: ConstInt):
     s = ct.sum(ct.load(x, index=(0,), shape=(N,)))
@@ -245,6 +271,8 @@ EXAMPLES = {
     "elementwise": [example(_v, _v, _v, N=256)],
     "histogram": [example(_v, _vi, NB=16, N=128)],
     "printf_sum": [example(_v, N=64)],
+    "odds_and_ends": [example(_f32, _f32.T, _vi, ArrayType(bfloat16, 1, "C"), _f32, _vi,
+                              ArrayType(float32, 1, "C"), T=8)],
     "claim": [example(_vi, _vi, _v, T=16)],
     "with_functions": [example(_f32, _f32, T=16)],
 }

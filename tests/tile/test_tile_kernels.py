@@ -209,3 +209,40 @@ def test_launch_with_a_stream_as_cutile_does(rng):
     with tt.simulate():
         ct.launch(None, (ct.cdiv(n, 128), 1, 1), tiles.vector_add, (a, b, c, 128))
     assert_close(c, a.astype(np.float64) + b)
+
+
+def _odds_ref(x, ints, h, T):
+    x64 = x.astype(np.float64)
+    out = np.full((2 * T, T), np.nan)
+    cp = np.cumprod(np.full((T, T), np.float32(1.0001), np.float64)[:, ::-1], axis=1)[:, ::-1]
+    for b in range(2):
+        t = x64[b * T:(b + 1) * T, :T].T
+        r = t * 2
+        if b == 1:
+            r = r + np.argmax(r)
+        out[b * T:(b + 1) * T] = r + cp
+    n = ints[:2 * T * T].astype(np.int64)
+    iout = n // 7 * 100 + n % 7 - (n < 0)
+    return out, iout
+
+
+@pytest.mark.parametrize("half", ["bfloat16", "float16"])
+def test_odds_and_ends(rng, half):
+    if half == "bfloat16":
+        pytest.importorskip("ml_dtypes")
+    T = 8
+    x = rng.standard_normal((4 * T, T)).astype(np.float32)
+    ints = rng.integers(-1000, 1000, 4 * T * T).astype(np.int32)
+    h = rng.standard_normal(4 * T).astype(np_dtype(half))
+    out = poison((4 * T, T), np.float32)
+    iout = np.full(4 * T * T, 12345, np.int32)
+    hout = poison(4 * T, np.float32)
+    sim(tiles.odds_and_ends, 4, x, np.ascontiguousarray(x.T).T, ints, h, out, iout, hout, T)
+    ref, iref = _odds_ref(x, ints, h, T)
+    assert_close(out[:2 * T], ref[:2 * T], ulps=16)
+    assert np.isnan(out[2 * T:]).all()  # blocks 2 and 3 returned first
+    assert_close(iout[:2 * T * T], iref)
+    assert (iout[2 * T * T:] == 12345).all()
+    h64 = quantize(h, half)[:2 * T]
+    hh = quantize(h64 * h64, half)
+    assert_close(hout[:2 * T], quantize(hh - quantize(h64 / 3, half), half), ulps=0)
