@@ -24,8 +24,24 @@ def test_matmul_source_reads_like_the_kernel():
     assert "accumulator = tt::tile::mma(a, b, accumulator);" in body
     assert any(s.startswith("tile_f16_64x32 a = tt::tile::load<tile_f16_64x32>(A, ")
                for s in body)
-    # mma stages A and B (padded rows) and C in the scratch: (64+64)*(32+8)*2 + 64*64*4
-    assert "#define TT_SCRATCH_BYTES 26624" in src
+    # the accumulator stays in tensor-core fragments through the k loop (ir/passes.py) and
+    # goes to the blocked layout once, after it
+    assert "using tile_f32_64x64_mma = tt::tile::MmaTile<float, 128, 64, 64>;" in src
+    assert "tile_f32_64x64_mma accumulator = tt::tile::full<tile_f32_64x64_mma>(0.0f);" in body
+    assert "tile_f32_64x64 _t0 = tt::tile::to_blocked(accumulator);" in body
+    # scratch: A and B with padded rows, (64+64)*(32+8)*2, or the conversion, 64*64*4
+    assert "#define TT_SCRATCH_BYTES 16384" in src
+
+
+def test_accumulator_layout_only_where_every_use_allows_it():
+    f32 = np.zeros((64, 64), np.float32)
+    # float32 @ float32 multiplies with FMAs: its accumulator stays blocked
+    src = tiles.matmul_fp32.cuda_source(f32, f32, f32, tm=32, tn=32, tk=8)
+    assert "MmaTile" not in src
+    # 32x16 blocks of 16x8 are 4, shared by 4 warps: fragments; the IR says so too
+    ir = tiles.matmul.ir(F16, F16, F16, tm=32, tn=16, tk=16)
+    assert "accumulator: tile<float32, (32, 16), mma>" in ir
+    assert "tile.layout(accumulator):tile<float32, (32, 16)>" in ir
 
 
 def test_float32_matmul_goes_through_tfloat32():

@@ -7,7 +7,7 @@ simulator executes alike.
 from __future__ import annotations
 
 from ..errors import KernelCompileError
-from ..lang.types import void
+from ..lang.types import TileType, bfloat16, float16, float32, tfloat32, void
 from . import nodes as ir
 
 
@@ -19,6 +19,10 @@ def run(module: ir.Module) -> None:
         # execute the same sequence of collective operations, and C++ leaves the order of
         # evaluation of a call's arguments unspecified.
         hoist_tile_ops(f)
+        # Layouts are chosen on the flat form (every tile op the value of an assignment), and
+        # the conversions they insert are hoisted in turn.
+        if module.threads and assign_layouts(f, module.threads):
+            hoist_tile_ops(f)
 
 
 def hoist_tile_ops(f: ir.Function) -> None:
@@ -97,6 +101,90 @@ def hoist_tile_ops(f: ir.Function) -> None:
         return out
 
     f.body = block(f.body)
+
+
+def mma_fragments_ok(op: ir.TileOp, threads: int) -> bool:
+    """Whether an mma's accumulator can live in tensor-core fragments (tile.h's MmaTile):
+    float32 accumulation of float16/bfloat16/tfloat32 on shapes the instructions tile, with the
+    16x8 blocks of the result shared evenly by the warps."""
+    a, b, acc = (x.type for x in op.args)
+    (m, k), (_, n) = a.shape, b.shape
+    ks = 8 if a.dtype == tfloat32 else 16
+    return (a.dtype in (float16, bfloat16, tfloat32) and acc.dtype == float32 and
+            m % 16 == 0 and n % 8 == 0 and k % ks == 0 and
+            (m // 16) * (n // 8) % (threads // 32) == 0)
+
+
+def assign_layouts(f: ir.Function, threads: int) -> bool:
+    """Keep matrix-multiply accumulators in registers, in the tensor cores' fragment layout.
+
+    A variable assigned only ``full(...)`` and ``mma(..., acc)`` results (the accumulator of a
+    k loop) gets the "mma" layout: its ``full`` fills fragments, its ``mma``s accumulate in
+    place, and every other read of it converts to the blocked layout (``layout`` ops, through
+    shared memory once, after the loop). Without this each ``mma`` would move the whole
+    accumulator through shared memory. Returns whether anything changed."""
+    assigns: dict[str, list[ir.Assign]] = {}
+    for s in ir.walk_stmts(f.body):
+        if isinstance(s, ir.Assign) and isinstance(s.value.type, TileType):
+            assigns.setdefault(s.name, []).append(s)
+    params = {p.name for p in f.params}
+    cands: dict[str, TileType] = {}
+    for name, ss in assigns.items():
+        vals = [s.value for s in ss]
+        if name in params or not all(isinstance(v, ir.TileOp) and v.op in ("mma", "full")
+                                     for v in vals):
+            continue
+        mmas = [v for v in vals if v.op == "mma"]
+        if mmas and all(mma_fragments_ok(v, threads) for v in mmas):
+            t = f.locals[name]
+            cands[name] = TileType(t.dtype, t.shape, "mma")
+    if not cands:
+        return False
+    for name, t in cands.items():
+        f.locals[name] = t
+        for s in assigns[name]:
+            s.value.type = t
+
+    def fix(e: ir.Expr, keep: bool) -> ir.Expr:
+        if isinstance(e, ir.Var) and e.name in cands:
+            e.type = cands[e.name]
+            if keep:
+                return e
+            blocked = TileType(e.type.dtype, e.type.shape)
+            return ir.TileOp(blocked, e.loc, "layout", [e], {})
+        if isinstance(e, ir.TileOp) and e.op == "mma" and isinstance(e.type, TileType) and \
+                e.type.layout == "mma":
+            e.args[0] = fix(e.args[0], False)
+            e.args[1] = fix(e.args[1], False)
+            acc = e.args[2]
+            if isinstance(acc, ir.Var) and acc.name in cands:
+                acc.type = cands[acc.name]
+            else:  # a blocked accumulator from elsewhere: converted in
+                acc = ir.TileOp(e.type, acc.loc, "layout", [fix(acc, False)], {})
+            e.args[2] = acc
+            return e
+        for k, v in vars(e).items():
+            if k in ("type", "loc", "func", "attrs"):
+                continue
+            if isinstance(v, ir.Expr):
+                setattr(e, k, fix(v, False))
+            elif isinstance(v, list):
+                v[:] = [fix(x, False) if isinstance(x, ir.Expr) else
+                        tuple(fix(y, False) for y in x) if isinstance(x, tuple) else x
+                        for x in v]
+        return e
+
+    for s in ir.walk_stmts(f.body):
+        for k, v in vars(s).items():
+            if k in ("body", "then", "orelse", "loc", "type", "init"):
+                continue
+            if isinstance(v, ir.Expr):
+                # `acc = full(...)` / `acc = mma(...)` keep the layout; `x = acc` converts
+                setattr(s, k, fix(v, False) if not (isinstance(s, ir.Assign) and s.name in cands)
+                        else fix(v, True))
+            elif isinstance(v, list):
+                v[:] = [fix(x, False) if isinstance(x, ir.Expr) else x for x in v]
+    return True
 
 
 def _exprs(s: ir.Stmt):

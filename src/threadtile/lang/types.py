@@ -172,9 +172,14 @@ class TileType(Type):
 
     dtype: Scalar
     shape: tuple[int, ...]
+    # how the CUDA backend spreads the tile over threads; chosen by ir/passes.py after lowering
+    # ("blocked": tile.h's Tile; "mma": tensor-core accumulator fragments, tile.h's MmaTile).
+    # The semantics do not depend on it: the simulator ignores it.
+    layout: str = "blocked"
 
     def __repr__(self) -> str:
-        return f"tile<{self.dtype}, ({', '.join(map(str, self.shape))})>"
+        lay = "" if self.layout == "blocked" else f", {self.layout}"
+        return f"tile<{self.dtype}, ({', '.join(map(str, self.shape))}){lay}>"
 
     @property
     def ndim(self) -> int:

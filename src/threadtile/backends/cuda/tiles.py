@@ -35,12 +35,14 @@ _SCOPE = {"none": "DEVICE", "block": "BLOCK", "cluster": "DEVICE", "device": "DE
 def alias(t: TileType) -> str:
     """The name generated code gives a tile type (``using tile_f32_64x32 = ...``)."""
     dims = "x".join(map(str, t.shape)) or "scalar"
-    return f"tile_{_SHORT[t.dtype.name]}_{dims}"
+    lay = "" if t.layout == "blocked" else "_" + t.layout
+    return f"tile_{_SHORT[t.dtype.name]}_{dims}{lay}"
 
 
 def spelled(t: TileType, threads: int) -> str:
     dims = "".join(f", {d}" for d in t.shape)
-    return f"tt::tile::Tile<{t.dtype.cname}, {threads}{dims}>"
+    kind = "MmaTile" if t.layout == "mma" else "Tile"
+    return f"tt::tile::{kind}<{t.dtype.cname}, {threads}{dims}>"
 
 
 def uses_tiles(module: ir.Module) -> bool:
@@ -112,19 +114,22 @@ def op_scratch(op: ir.TileOp, nt: int) -> int:
             return op.type.size * (nt // 32) * (_acc_size(x.dtype) + 4)
         return x.size * _isz(x.dtype)
     if k == "mma":
-        return mma_bytes(op.args[0].type, op.args[1].type)
+        return mma_bytes(op.args[0].type, op.args[1].type, op.type.layout == "mma")
+    if k == "layout":
+        return op.type.size * _isz(op.type.dtype)
     if k == "atomic" and op.type.size < nt:
         return op.type.size * _isz(op.type.dtype)
     return 0
 
 
-def mma_bytes(a: TileType, b: TileType) -> int:
+def mma_bytes(a: TileType, b: TileType, fragments: bool = False) -> int:
+    """A and B staged with padded rows, and the accumulator unless it stays in fragments."""
     (m, k), (_, n) = a.shape, b.shape
     t = a.dtype
     ks = 8 if t == tfloat32 else 16
     isz = _isz(t)
     if t in (float16, bfloat16, tfloat32) and m % 16 == 0 and n % 8 == 0 and k % ks == 0:
-        return (m + n) * (k + 16 // isz) * isz + m * n * 4
+        return (m + n) * (k + 16 // isz) * isz + (0 if fragments else m * n * 4)
     return (m * k + k * n) * isz
 
 
@@ -231,6 +236,8 @@ def emit_op(em, x: ir.TileOp) -> str:
                 f"({rest})")
     if k == "printf":
         return _printf(x, args)
+    if k == "layout":
+        return f"tt::tile::to_{'mma' if t.layout == 'mma' else 'blocked'}({args[0]})"
     raise NotImplementedError(f"no CUDA spelling for the tile operation {k}")
 
 

@@ -534,9 +534,13 @@ def _printf(B, op, site, blocks, args):
         st.seq += 1
 
 
+def _layout(B, op, site, blocks, args):
+    return args[0]  # layouts are the CUDA backend's business (ir/passes.py)
+
+
 _OPS = {
-    "full": _full, "arange": _arange, "binop": _binop, "unary": _unary, "cast": _cast,
-    "math": _math, "where": _where, "broadcast": _broadcast, "reshape": _reshape,
+    "layout": _layout, "full": _full, "arange": _arange, "binop": _binop, "unary": _unary,
+    "cast": _cast, "math": _math, "where": _where, "broadcast": _broadcast, "reshape": _reshape,
     "permute": _permute, "reduce": _reduce, "scan": _scan, "mma": _mma, "item": _item,
     "load": _load, "store": _store, "atomic": _atomic, "printf": _printf,
 }

@@ -735,15 +735,16 @@ template <> struct mma_kind<__nv_bfloat16> { static constexpr int value = 2; };
 #endif
 template <> struct mma_kind<tf32> { static constexpr int value = 3; };
 
-template <class TA, int M, int N, int K>
+template <class TA, int M, int N, int K_>
 struct mma_plan {
   static constexpr int kind = mma_kind<TA>::value;
+  static constexpr int K = K_;
   static constexpr int KS = kind == 3 ? 8 : 16;  // k per instruction
-  static constexpr bool tc = kind != 0 && M % 16 == 0 && N % 8 == 0 && K % KS == 0;
+  static constexpr bool tc = kind != 0 && M % 16 == 0 && N % 8 == 0 && K_ % KS == 0;
   static constexpr int PAD = tc ? 16 / int(sizeof(TA)) : 0;  // rows apart by 16 more bytes
-  static constexpr int LD = K + PAD;
+  static constexpr int LD = K_ + PAD;
   static constexpr int bytes = tc ? (M + N) * LD * int(sizeof(TA)) + M * N * 4
-                                  : (M * K + K * N) * int(sizeof(TA));
+                                  : (M * K_ + K_ * N) * int(sizeof(TA));
 };
 
 __device__ __forceinline__ uint32_t word(const void* p) {
@@ -772,6 +773,138 @@ __device__ __forceinline__ void mma_sync(float* d, const uint32_t* a, const uint
   }
 }
 
+// stage A (row-major) and B (transposed) of an mma in the scratch, rows LD apart
+template <int LD, class TA, int NT, int M, int N, int K>
+__device__ __forceinline__ void stage_operands(const Tile<TA, NT, M, K>& a,
+                                               const Tile<TA, NT, K, N>& b, TA* As, TA* Bs) {
+  typedef Tile<TA, NT, M, K> XA;
+  typedef Tile<TA, NT, K, N> XB;
+  const int t = tid();
+  if (owner<XA>(t)) {
+#pragma unroll
+    for (int k = 0; k < XA::N; ++k) {
+      const int e = elem<XA>(t, k);
+      As[(e / K) * LD + e % K] = a.v[k];
+    }
+  }
+  if (owner<XB>(t)) {
+#pragma unroll
+    for (int k = 0; k < XB::N; ++k) {
+      const int e = elem<XB>(t, k);
+      Bs[(e % N) * LD + e / N] = b.v[k];
+    }
+  }
+}
+
+// d += A[i0:i0+16, :] @ B[:, j0:j0+8] for this lane's fragment d of the 16x8 block at (i0, j0)
+template <class P, class TA>
+__device__ __forceinline__ void mma_block(float* d, const TA* As, const TA* Bs, int i0, int j0,
+                                          int lane) {
+  constexpr int LD = P::LD;
+  const int g = lane >> 2, q = lane & 3;
+  for (int k0 = 0; k0 < P::K; k0 += P::KS) {
+    uint32_t ra[4], rb[2];
+    const TA* a0 = As + (i0 + g) * LD + k0;
+    const TA* a1 = a0 + 8 * LD;
+    const TA* b0 = Bs + (j0 + g) * LD + k0;
+    if constexpr (P::kind == 3) {  // one tf32 per register
+      ra[0] = word(a0 + q), ra[1] = word(a1 + q), ra[2] = word(a0 + q + 4),
+      ra[3] = word(a1 + q + 4);
+      rb[0] = word(b0 + q), rb[1] = word(b0 + q + 4);
+    } else {  // two 16-bit values per register: k = 2q, 2q + 1 (and 8 more)
+      ra[0] = word(a0 + 2 * q), ra[1] = word(a1 + 2 * q), ra[2] = word(a0 + 2 * q + 8),
+      ra[3] = word(a1 + 2 * q + 8);
+      rb[0] = word(b0 + 2 * q), rb[1] = word(b0 + 2 * q + 8);
+    }
+    mma_sync<P::kind>(d, ra, rb);
+  }
+}
+
+// An accumulator kept in the tensor cores' fragment layout (the "mma" layout of ir/passes.py):
+// warp w owns the 16x8 blocks w, w + NW, ... of the (M, N) result (row-major block order), and
+// lane l holds v[4i..4i+3] of its i-th block: rows l/4 and l/4 + 8, columns 2(l%4) and + 1.
+template <typename T, int NT, int Rows, int Cols>
+struct MmaTile {
+  static constexpr int BLOCKS = (Rows / 16) * (Cols / 8) / (NT / 32);  // per warp
+  static constexpr int E = Rows * Cols;
+  static constexpr int N = BLOCKS * 4;  // registers per thread
+  static_assert((Rows / 16) * (Cols / 8) % (NT / 32) == 0, "blocks shared evenly by warps");
+  T v[N];
+};
+template <typename T, int NT_, int M, int N_>
+struct traits<MmaTile<T, NT_, M, N_>> {
+  static constexpr bool tile = true;
+  static constexpr int NT = NT_;
+  typedef T elem;
+};
+// the (row, column) of value j of this lane's i-th block
+template <int NT, int N>
+__device__ __forceinline__ int frag_index(int t, int i, int j) {
+  const int blk = t / 32 + i * (NT / 32), lane = t % 32;
+  const int row = (blk / (N / 8)) * 16 + (lane >> 2) + (j >> 1) * 8;
+  const int col = (blk % (N / 8)) * 8 + 2 * (lane & 3) + (j & 1);
+  return row * N + col;
+}
+
+template <class T, int NT, int M, int N>
+__device__ __forceinline__ Tile<T, NT, M, N> to_blocked(const MmaTile<T, NT, M, N>& x) {
+  typedef MmaTile<T, NT, M, N> X;
+  typedef Tile<T, NT, M, N> R;
+  static_assert(M * N * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  T* buf = scratch<T>();
+  const int t = tid();
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < X::BLOCKS; ++i) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) buf[frag_index<NT, N>(t, i, j)] = x.v[i * 4 + j];
+  }
+  __syncthreads();
+  R r;
+#pragma unroll
+  for (int k = 0; k < R::N; ++k) r.v[k] = buf[elem<R>(t, k)];
+  return r;
+}
+
+template <class T, int NT, int M, int N>
+__device__ __forceinline__ MmaTile<T, NT, M, N> to_mma(const Tile<T, NT, M, N>& x) {
+  typedef MmaTile<T, NT, M, N> R;
+  static_assert(M * N * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  T* buf = scratch<T>();
+  to_scratch(x, buf);
+  R r;
+  const int t = tid();
+#pragma unroll
+  for (int i = 0; i < R::BLOCKS; ++i) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) r.v[i * 4 + j] = buf[frag_index<NT, N>(t, i, j)];
+  }
+  return r;
+}
+
+// mma into an accumulator in fragments: only A and B go through the scratch
+template <class TA, int NT, int M, int N, int K>
+__device__ __forceinline__ MmaTile<float, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
+                                                        const Tile<TA, NT, K, N>& b,
+                                                        const MmaTile<float, NT, M, N>& c) {
+  typedef mma_plan<TA, M, N, K> P;
+  static_assert(P::tc, "fragment accumulators need tensor-core operands and shapes");
+  static_assert((M + N) * P::LD * sizeof(TA) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  TA* As = scratch<TA>();
+  TA* Bs = As + M * P::LD;
+  __syncthreads();
+  stage_operands<P::LD>(a, b, As, Bs);
+  __syncthreads();
+  MmaTile<float, NT, M, N> r = c;
+  const int t = tid(), lane = t % 32;
+#pragma unroll
+  for (int i = 0; i < MmaTile<float, NT, M, N>::BLOCKS; ++i) {
+    const int blk = t / 32 + i * (NT / 32);
+    mma_block<P>(r.v + 4 * i, As, Bs, (blk / (N / 8)) * 16, (blk % (N / 8)) * 8, lane);
+  }
+  return r;
+}
+
 template <class TA, class TC, int NT, int M, int N, int K>
 __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
                                                   const Tile<TA, NT, K, N>& b,
@@ -788,20 +921,7 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
     TA* Bs = As + M * LD;
     float* Cs = reinterpret_cast<float*>(Bs + N * LD);
     __syncthreads();
-    if (owner<XA>(t)) {
-#pragma unroll
-      for (int k = 0; k < XA::N; ++k) {
-        const int e = elem<XA>(t, k);
-        As[(e / K) * LD + e % K] = a.v[k];
-      }
-    }
-    if (owner<XB>(t)) {
-#pragma unroll
-      for (int k = 0; k < XB::N; ++k) {
-        const int e = elem<XB>(t, k);
-        Bs[(e % N) * LD + e / N] = b.v[k];
-      }
-    }
+    stage_operands<LD>(a, b, As, Bs);
     if (owner<XC>(t)) {
 #pragma unroll
       for (int k = 0; k < XC::N; ++k) Cs[elem<XC>(t, k)] = float(wide(c.v[k]));
@@ -813,22 +933,7 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
       float* c0 = Cs + (i0 + g) * N + j0 + 2 * q;
       float* c1 = c0 + 8 * N;
       float d[4] = {c0[0], c0[1], c1[0], c1[1]};
-      for (int k0 = 0; k0 < K; k0 += P::KS) {
-        uint32_t ra[4], rb[2];
-        const TA* a0 = As + (i0 + g) * LD + k0;
-        const TA* a1 = a0 + 8 * LD;
-        const TA* b0 = Bs + (j0 + g) * LD + k0;
-        if constexpr (P::kind == 3) {  // one tf32 per register
-          ra[0] = word(a0 + q), ra[1] = word(a1 + q), ra[2] = word(a0 + q + 4),
-          ra[3] = word(a1 + q + 4);
-          rb[0] = word(b0 + q), rb[1] = word(b0 + q + 4);
-        } else {  // two 16-bit values per register: k = 2q, 2q + 1 (and 8 more)
-          ra[0] = word(a0 + 2 * q), ra[1] = word(a1 + 2 * q), ra[2] = word(a0 + 2 * q + 8),
-          ra[3] = word(a1 + 2 * q + 8);
-          rb[0] = word(b0 + 2 * q), rb[1] = word(b0 + 2 * q + 8);
-        }
-        mma_sync<P::kind>(d, ra, rb);
-      }
+      mma_block<P>(d, As, Bs, i0, j0, lane);
       c0[0] = d[0], c0[1] = d[1], c1[0] = d[2], c1[1] = d[3];
     }
     __syncthreads();
