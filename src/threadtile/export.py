@@ -101,9 +101,12 @@ def main(argv: list[str] | None = None) -> int:
     name = spec.entry or kernel.__name__
     cu = out / f"{kernel.__name__}.cu"
     cu.write_text(source)
-    header = Path(__file__).parent / "backends" / "cuda" / "include" / "threadtile.h"
-    shutil.copy(header, out / header.name)
-    print(f"wrote {cu} and {out / header.name}")
+    include = Path(__file__).parent / "backends" / "cuda" / "include"
+    headers = [h for h in sorted(include.glob("*.h")) if f'"{h.name}"' in source or
+               h.name == "threadtile.h"]  # tile.h, when the kernel uses tiles, includes it
+    for h in headers:
+        shutil.copy(h, out / h.name)
+    print(f"wrote {cu} and {', '.join(str(out / h.name) for h in headers)}")
     if args.cubin:
         from .jit import build  # noqa: PLC0415
 

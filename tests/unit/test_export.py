@@ -38,3 +38,27 @@ def test_export_asks_for_missing_constants(tmp_path):
     with pytest.raises(SystemExit, match="tw"):
         main(["export", f"{ROOT / 'examples' / 'tiled_matmul.py'}:matmul_tiled",
               "float32[:, ::1]", "float32[:, ::1]", "float32[:, ::1]", "-o", str(tmp_path)])
+
+
+TILE_KERNEL = """
+import threadtile.tile as ct
+
+@ct.kernel
+def vector_add(a, b, c, tile: ct.Constant[int]):
+    bid = ct.bid(0)
+    ta = ct.load(a, index=(bid,), shape=(tile,))
+    tb = ct.load(b, index=(bid,), shape=(tile,))
+    ct.store(c, index=(bid,), tile=ta + tb)
+"""
+
+
+def test_export_of_a_tile_kernel_ships_tile_h(tmp_path):
+    src = tmp_path / "tile_kernels.py"
+    src.write_text(TILE_KERNEL)
+    rc = main(["export", f"{src}:vector_add",
+               "float32[::1]", "float32[::1]", "float32[::1]", "tile=256",
+               "-o", str(tmp_path), "--cubin", "sm_90"])
+    assert rc == 0
+    assert '#include "tile.h"' in (tmp_path / "vector_add.cu").read_text()
+    assert (tmp_path / "tile.h").exists() and (tmp_path / "threadtile.h").exists()
+    assert (tmp_path / "vector_add.sm_90.cubin").read_bytes()[:4] == b"\x7fELF"
