@@ -1,0 +1,163 @@
+# ruff: noqa: B023  (every lambda here is timed at once, inside its loop iteration)
+"""Tile kernels on the GPU against torch (cuBLAS) and Triton, in one run (issue 4's list).
+
+- matmul fp16 and bf16 at 4096^3 and 8192^3, float32 inputs through tf32, plain float32:
+  TFLOP/s and the ratio to cuBLAS (torch.matmul), Triton's matmul alongside;
+- softmax and layer norm forward over 4096 rows of 4096 and 32768 (float32, bfloat16): GB/s
+  against a device-to-device copy of the same bytes and against torch;
+- compile time of the matmul kernel, cold (empty cache) and warm (in-process cache miss on a
+  fresh Kernel, disk cache hit).
+
+Each case that fails (compile error, launch limit) is recorded with its error instead of a
+time. Writes bench/results/tile_bench.json. Kernels: tests/kernels/tiles.py.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import cuda_time_ms, write
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # tests.kernels: bench/kernels.py would shadow a bare `kernels`
+
+
+def triton_matmul():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def mm(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        pm, pn = tl.program_id(0), tl.program_id(1)
+        rm = pm * BM + tl.arange(0, BM)
+        rn = pn * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k0 in range(0, K, BK):
+            x = tl.load(a + rm[:, None] * K + (k0 + rk)[None, :])
+            y = tl.load(b + (k0 + rk)[:, None] * N + rn[None, :])
+            acc += tl.dot(x, y)
+        tl.store(c + rm[:, None] * N + rn[None, :], acc.to(c.dtype.element_ty))
+
+    def run(a, b, c):
+        n = a.shape[0]
+        mm[(n // 128, n // 128)](a, b, c, n, n, n, BM=128, BN=128, BK=64, num_warps=8,
+                                 num_stages=3)
+
+    return run
+
+
+def main() -> None:
+    import torch
+
+    import threadtile.tile as ct
+    from tests.kernels import tiles
+
+    res: dict = {"matmul": {}, "softmax": {}, "layer_norm": {}, "compile": {}}
+    tri = triton_matmul()
+    for n in (4096, 8192):
+        for name, dt in (("fp16", torch.float16), ("bf16", torch.bfloat16),
+                         ("fp32_tf32", torch.float32)):
+            a = torch.randn(n, n, device="cuda").to(dt)
+            b = torch.randn(n, n, device="cuda").to(dt)
+            c = torch.empty(n, n, device="cuda", dtype=dt)
+            flop = 2 * n ** 3
+            row: dict = {}
+            try:
+                tm, tn, tk = 64, 64, 32
+                run = lambda: ct.launch(0, (n // tm, n // tn), tiles.matmul,  # noqa: E731
+                                        (a, b, c, tm, tn, tk))
+                c.fill_(float("nan"))
+                run()
+                ref = a.double() @ b.double() if n == 4096 else None
+                if ref is not None:
+                    row["rel_err"] = ((c.double() - ref).norm() / ref.norm()).item()
+                row["threadtile_tflops"] = flop / cuda_time_ms(run, 2, 10) / 1e9
+            except Exception as e:  # noqa: BLE001  (recorded, the run goes on)
+                row["threadtile_error"] = f"{type(e).__name__}: {e}"[:300]
+            if dt == torch.float32:
+                torch.backends.cuda.matmul.allow_tf32 = True
+            row["cublas_tflops"] = flop / cuda_time_ms(lambda: torch.matmul(a, b, out=c), 2,
+                                                       10) / 1e9
+            torch.backends.cuda.matmul.allow_tf32 = False
+            try:
+                row["triton_tflops"] = flop / cuda_time_ms(lambda: tri(a, b, c), 2, 10) / 1e9
+            except Exception as e:  # noqa: BLE001
+                row["triton_error"] = f"{type(e).__name__}: {e}"[:300]
+            if "threadtile_tflops" in row:
+                row["ratio_to_cublas"] = row["threadtile_tflops"] / row["cublas_tflops"]
+            res["matmul"][f"{name}_{n}"] = row
+            print(f"matmul {name} {n}^3: {row}", flush=True)
+        if n == 4096:  # plain float32 (FMA) once
+            a = torch.randn(n, n, device="cuda")
+            b = torch.randn(n, n, device="cuda")
+            c = torch.empty(n, n, device="cuda")
+            row = {}
+            try:
+                run = lambda: ct.launch(0, (n // 64, n // 64), tiles.matmul_fp32,  # noqa: E731
+                                        (a, b, c, 64, 64, 16))
+                row["threadtile_tflops"] = 2 * n ** 3 / cuda_time_ms(run, 2, 5) / 1e9
+            except Exception as e:  # noqa: BLE001
+                row["threadtile_error"] = f"{type(e).__name__}: {e}"[:300]
+            row["cublas_fp32_tflops"] = 2 * n ** 3 / cuda_time_ms(
+                lambda: torch.matmul(a, b, out=c), 2, 10) / 1e9
+            res["matmul"][f"fp32_{n}"] = row
+            print(f"matmul fp32 {n}^3: {row}", flush=True)
+
+    for n in (4096, 32768):
+        for name, dt in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
+            x = torch.randn(4096, n, device="cuda").to(dt)
+            y = torch.empty_like(x)
+            gb = 2 * x.numel() * x.element_size() / 1e9
+            copy = gb / cuda_time_ms(lambda: y.copy_(x)) * 1e3
+            row = {"copy_gbs": copy}
+            try:
+                ms = cuda_time_ms(lambda: ct.launch(0, (4096,), tiles.softmax_rows, (x, y, n)))
+                err = (y.double() - torch.softmax(x.double(), 1)).abs().max().item()
+                row.update(threadtile_gbs=gb / ms * 1e3, max_err=err)
+                row["fraction_of_copy"] = row["threadtile_gbs"] / copy
+            except Exception as e:  # noqa: BLE001
+                row["threadtile_error"] = f"{type(e).__name__}: {e}"[:300]
+            row["torch_gbs"] = gb / cuda_time_ms(lambda: torch.softmax(x, dim=1)) * 1e3
+            res["softmax"][f"{name}_4096x{n}"] = row
+            print(f"softmax {name} 4096x{n}: {row}", flush=True)
+            if dt == torch.float32:
+                w = torch.randn(n, device="cuda")
+                b = torch.randn(n, device="cuda")
+                mean = torch.empty(4096, device="cuda")
+                rstd = torch.empty(4096, device="cuda")
+                row = {"copy_gbs": copy}
+                try:
+                    ms = cuda_time_ms(lambda: ct.launch(0, (4096,), tiles.layer_norm_fwd, (
+                        x, w, b, y, mean, rstd, 1e-5, 1024)))
+                    row["threadtile_gbs"] = gb / ms * 1e3
+                    row["fraction_of_copy"] = row["threadtile_gbs"] / copy
+                except Exception as e:  # noqa: BLE001
+                    row["threadtile_error"] = f"{type(e).__name__}: {e}"[:300]
+                row["torch_gbs"] = gb / cuda_time_ms(lambda: torch.nn.functional.layer_norm(
+                    x, (n,), w, b)) * 1e3
+                res["layer_norm"][f"fp32_4096x{n}"] = row
+                print(f"layer_norm fp32 4096x{n}: {row}", flush=True)
+
+    from threadtile.jit import Kernel
+
+    a = torch.randn(256, 256, device="cuda").half()
+    with tempfile.TemporaryDirectory() as d:
+        os.environ["THREADTILE_CACHE_DIR"] = d
+        for kind in ("cold", "warm"):  # a fresh Kernel each time: no in-memory cache
+            k = Kernel(tiles.matmul.py_func, tile=True, num_warps=tiles.matmul.num_warps)
+            t0 = time.perf_counter()
+            k.compile(a, a, a, arch="sm_90", tm=64, tn=64, tk=32)
+            res["compile"][f"{kind}_s"] = time.perf_counter() - t0
+        print(f"compile: {res['compile']}", flush=True)
+    write("tile_bench", res, notes="CUDA-event medians; matmul tiles 64x64x32, 4 warps; "
+          "softmax one row per block (8 warps); layer norm TILE_N=1024; Triton matmul "
+          "128x128x64, 8 warps, 3 stages, no autotuning; compile: NVRTC already loaded")
+
+
+if __name__ == "__main__":
+    main()
