@@ -18,7 +18,6 @@ from ..lang import thread as lt
 from ..lang.types import (
     ArrayType,
     Scalar,
-    TupleType,
     bool_,
     float32,
     float64,
@@ -406,5 +405,3 @@ def _device_call(lw: Lowerer, kernel, node: ast.Call):
     return ty.mark_weak(ir.CallFunc(fn.return_type, lw.loc(node), fn, call_args),
                         fn.return_weak)
 
-
-_ = TupleType

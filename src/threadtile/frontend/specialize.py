@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import itertools
 
 import numpy as np
 
@@ -170,5 +169,3 @@ def specialize(fn, params: list[ir.Param], deps: list | None = None,
     except RecursionError:
         raise KernelCompileError(f"{fn.__name__}: expression nesting too deep") from None
 
-
-_ = itertools

@@ -9,7 +9,7 @@ from the simulator by data, not by branches through the code.
 from __future__ import annotations
 
 from ...ir import nodes as ir
-from ...lang.types import ArrayType, Scalar, TileType, Type, float32, float64, int64, uint32
+from ...lang.types import ArrayType, Scalar, TileType, Type, float32, float64, int64
 from . import tiles
 
 HEADER = "threadtile.h"
@@ -731,5 +731,3 @@ def _placement(f: ir.Function) -> tuple[list[str], set[int], set[int]]:
             top.append(name)
     return top, inline, by_for
 
-
-_ = uint32

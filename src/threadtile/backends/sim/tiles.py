@@ -20,7 +20,7 @@ import re
 import numpy as np
 
 from ... import errors
-from ...lang.types import Scalar, TileType, bfloat16, float32, tfloat32
+from ...lang.types import Scalar, TileType, bfloat16, tfloat32
 from . import checks, memory, ops
 
 _F32 = np.dtype(np.float32)
@@ -544,5 +544,3 @@ _OPS = {
     "permute": _permute, "reduce": _reduce, "scan": _scan, "mma": _mma, "item": _item,
     "load": _load, "store": _store, "atomic": _atomic, "printf": _printf,
 }
-
-_ = float32
