@@ -35,10 +35,10 @@ def main():
     L = k[1, 32]
     L(a, b, c)
     torch.cuda.synchronize()
-    spec = next(iter(k._dispatch.values()))
+    compiled = next(iter(k._launches.values()))[0]
     names = k._runtime_names
     infos = arrays.describe_all((a, b, c), names)
-    ck = spec.compiled
+    ck = compiled
     g, bl = L.grid, L.block
     print(f"full launch          {per_us(lambda: L(a, b, c)):6.2f} us")
     print(f"describe_all         {per_us(lambda: arrays.describe_all((a, b, c), names)):6.2f} us")

@@ -198,7 +198,10 @@ class Kernel:
         self.constants = constant_params(py_func)
         self._const_pos = tuple(i for i, n in enumerate(self.param_names) if n in self.constants)
         self._runtime_names = [n for n in self.param_names if n not in self.constants]
-        self._dispatch: dict[tuple, Specialization] = {}
+        self._dispatch: dict[tuple, Specialization] = {}  # by argument types and constants
+        # by the launch path's argument keys: what was built for the current device. Kept
+        # apart from the Specialization, which compile(arch=...) may rebuild for another arch.
+        self._launches: dict[tuple, tuple] = {}
         self._configs: dict[tuple, _Launch] = {}
 
     def __repr__(self) -> str:
@@ -410,24 +413,24 @@ class _Launch:
         key = tuple([i.key for i in infos])
         if consts:
             key += tuple(sorted(consts.items()))
-        spec = k._dispatch.get(key)
-        if spec is None:
-            spec = self._prepare(key, infos, consts or {})
-        shared = self.shared_bytes + spec.scratch  # the tile operations' scratch comes first
-        spec.compiled.launch(self.grid, self.block, self.stream, shared, infos)
+        hit = k._launches.get(key)
+        if hit is None:
+            hit = self._prepare(key, infos, consts or {})
+        compiled, scratch = hit
+        shared = self.shared_bytes + scratch  # the tile operations' scratch comes first
+        compiled.launch(self.grid, self.block, self.stream, shared, infos)
         if d is None and not kwargs and not consts:
-            self.direct = spec.compiled.direct(self.grid, self.block, self.stream,
-                                               shared, args, infos) or _never
+            self.direct = compiled.direct(self.grid, self.block, self.stream, shared, args,
+                                          infos) or _never
 
-    def _prepare(self, key, infos, consts) -> Specialization:
+    def _prepare(self, key, infos, consts) -> tuple:
         from .runtime import driver  # noqa: PLC0415
 
         k = self.kernel
-        types = [i.type for i in infos]
-        spec = k.specialize(types, consts)
+        spec = k.specialize([i.type for i in infos], consts)
         build(spec, driver.current_device().arch, k.options)
-        k._dispatch[key] = spec
-        return spec
+        hit = k._launches[key] = (spec.compiled, spec.scratch)
+        return hit
 
 
 def _never(args) -> bool:

@@ -66,3 +66,14 @@ def test_direct_path_follows_the_current_stream(torch):
             out.fill_(float("nan"))
     s.synchronize()
     assert torch.allclose(z, a * 2 + b + 1.0)
+
+
+def test_compile_for_another_arch_leaves_launches_alone(torch):
+    """compile(arch=...) rebuilds a specialization for that arch; launches keep the build for
+    the device they run on (an sm_80 cubin does not load on sm_90)."""
+    a, b = torch.randn(40, 50, device="cuda"), torch.randn(40, 50, device="cuda")
+    run(torch, a, b, 2)
+    other = "sm_80" if cuda.runtime.driver.current_device().arch != "sm_80" else "sm_90"
+    assert scale_add.compile(a, b, a, 2, arch=other).arch == other
+    scale_add._configs.clear()  # a new launch configuration: through the general path
+    run(torch, a, b, 3)
