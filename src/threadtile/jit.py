@@ -321,6 +321,7 @@ class Kernel:
 
 _MISSING = object()
 _SCRATCH_RE = re.compile(r"^#define TT_SCRATCH_BYTES (\d+)$", re.M)
+_SCRATCH_SM90A_RE = re.compile(r"^#define TT_SCRATCH_SM90A (\d+)$", re.M)
 
 
 def build(spec: Specialization, arch: str, options: tuple = ()) -> None:
@@ -341,11 +342,14 @@ def build(spec: Specialization, arch: str, options: tuple = ()) -> None:
             raise _map_nvrtc_error(e, spec) from None
         rt_cache.put(key, cubin)
     from .runtime import launcher as rt_launcher  # noqa: PLC0415
+    from .runtime import tensormaps as rt_tensormaps  # noqa: PLC0415
 
     spec.arch, spec.cubin = arch, cubin
     m = _SCRATCH_RE.search(source)
-    spec.scratch = int(m.group(1)) if m else 0
-    spec.compiled = rt_launcher.CompiledKernel(cubin, spec.entry, spec.params)
+    hopper = _SCRATCH_SM90A_RE.search(source) if arch == "sm_90a" else None
+    spec.scratch = int((hopper or m).group(1)) if (hopper or m) else 0
+    spec.compiled = rt_launcher.CompiledKernel(cubin, spec.entry, spec.params,
+                                               rt_tensormaps.parse(source))
 
 
 def _map_nvrtc_error(e: errors.NvrtcError, spec: Specialization) -> errors.KernelCompileError:

@@ -82,6 +82,38 @@ def test_matmul_tensor_cores(gen, dtype, shape, tiles_mnk):
     dot_close(c, a, b, u_in=2.0 ** -11 if dtype == "float32" else 0.0, u_out=u_out)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize(("shape", "tiles_mnk"), [
+    ((512, 256, 768), (128, 256, 64)),    # Hopper main loop (TMA + wgmma) on sm_90a
+    ((1000, 520, 1030), (128, 256, 64)),  # edge tiles: TMA fills zeros, the store skips
+    ((384, 1024, 256), (128, 128, 64)),
+    ((512, 1001, 512), (128, 256, 64)),   # rows of 1001 halves: no TMA, the portable loop
+])
+def test_matmul_k_loop_paths(gen, dtype, shape, tiles_mnk):
+    m, k, n = shape
+    dt = getattr(torch, dtype)
+    a, b = randn(gen, m, k, dtype=dt), randn(gen, k, n, dtype=dt)
+    c = nans(m, n, dtype=dt)
+    tm, tn, tk = tiles_mnk
+    launch(tiles.matmul_8warps, (cdiv(m, tm), cdiv(n, tn)), a, b, c, tm, tn, tk)
+    dot_close(c, a, b, u_out={"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8}[dtype])
+    if torch.cuda.get_device_capability() == (9, 0):  # the launch encoded A's tensor map iff
+        from threadtile.runtime import tensormaps  # its rows are whole 16-byte units
+        maps = [v for key, v in tensormaps._CACHE.items() if key[2] == a.data_ptr()]
+        assert maps and all((v != tensormaps.ZERO) == (k % 8 == 0) for v in maps)
+
+
+def test_matmul_strided_operand(gen):
+    """A transposed view of B cannot be copied by TMA (last axis not contiguous): the kernel,
+    compiled for strided arrays, takes the portable loop and still multiplies right."""
+    m, k, n = 256, 128, 256
+    a = randn(gen, m, k, dtype=torch.float16)
+    bt = randn(gen, n, k, dtype=torch.float16)
+    c = nans(m, n, dtype=torch.float16)
+    launch(tiles.matmul_8warps, (cdiv(m, 128), cdiv(n, 128)), a, bt.T, c, 128, 128, 64)
+    dot_close(c, a, bt.T, u_out=2.0 ** -11)
+
+
 def test_matmul_fp32_fma(gen):
     m, k, n = 130, 70, 100
     a, b = randn(gen, m, k), randn(gen, k, n)

@@ -41,6 +41,11 @@ def matmul(A, B, C, tm: ConstInt, tn: ConstInt, tk: ConstInt):
     ct.store(C, index=(bidx, bidy), tile=accumulator)
 
 
+# the same kernel on 8 warps: 128-row tiles, two warpgroups (the Hopper path's best shape,
+# docs/tiles.md)
+matmul_8warps = ct.kernel(num_warps=8)(matmul.py_func)
+
+
 @ct.kernel
 def matmul_fp32(A, B, C, tm: ConstInt, tn: ConstInt, tk: ConstInt):
     """Plain float32 (no tfloat32): `@` on float32 tiles multiplies with FMAs."""
@@ -260,6 +265,8 @@ EXAMPLES = {
     "matmul": [example(_f16, _f16, _f16, tm=64, tn=64, tk=32),
                example(_bf16, _bf16, _bf16, tm=64, tn=32, tk=16),
                example(_f32, _f32, _f32, tm=32, tn=32, tk=16)],
+    "matmul_8warps": [example(_f16, _f16, _f16, tm=128, tn=256, tk=64),
+                      example(_bf16, _bf16, _bf16, tm=128, tn=128, tk=64)],
     "matmul_fp32": [example(_f32, _f32, _f32, tm=32, tn=32, tk=8)],
     "softmax": [example(_f32, _f32, B=2, N=64)],
     "softmax_rows": [example(_f32, _f32, N=1024), example(_f16, _f16, N=256)],

@@ -42,7 +42,7 @@ from typing import NamedTuple
 
 from ..errors import LaunchError, ThreadtileError
 from ..lang.types import ArrayType, Scalar
-from . import arrays, driver
+from . import arrays, driver, tensormaps
 from .arrays import HOST, type_key
 from .driver import _tls
 
@@ -164,6 +164,8 @@ def _param_shape(p) -> tuple[str, int, int]:
     """(format, size, alignment) of one parameter."""
     if isinstance(p, ArrayType):
         return "Q" + "q" * (2 * p.ndim), 8 + 16 * p.ndim, 8
+    if isinstance(p, tensormaps.TensorMapParam):
+        return f"{tensormaps.SIZE}s", tensormaps.SIZE, tensormaps.ALIGN
     if isinstance(p, Scalar):
         c = struct_code(p)
         n = struct.calcsize("<" + c)
@@ -171,12 +173,17 @@ def _param_shape(p) -> tuple[str, int, int]:
     raise TypeError(f"kernel parameters are ArrayType or Scalar, got {p!r}")
 
 
-def make_param_struct(params) -> ParamLayout:
-    """The :class:`ParamLayout` of a kernel taking ``params`` (``ArrayType``/``Scalar``)."""
+def make_param_struct(params, at: list | None = None) -> ParamLayout:
+    """The :class:`ParamLayout` of a kernel taking ``params`` (``ArrayType``/``Scalar``/
+    ``TensorMapParam``); ``at`` gives the offsets the driver reports, where they are known
+    to differ from the natural ones (tensor maps: 64-byte alignment of the parameter's address
+    in the constant bank, which starts at an architecture-defined offset)."""
     fmt, offsets, sizes, off = ["<"], [], [], 0
-    for p in params:
+    for i, p in enumerate(params):
         f, size, align = _param_shape(p)
-        pad = -off % align
+        pad = -off % align if at is None else at[i] - off
+        if pad < 0:
+            raise ThreadtileError(f"parameter {i} overlaps the one before it at offset {off}")
         if pad:
             fmt.append(f"{pad}x")
             off += pad
@@ -214,16 +221,19 @@ class CompiledKernel:
     :func:`threadtile.runtime.arrays.describe`.
     """
 
-    def __init__(self, cubin: bytes, entry: str, params: list):
+    def __init__(self, cubin: bytes, entry: str, params: list, maps: list = ()):
         self.cubin = bytes(cubin)
         self.entry = entry
         self.params = list(params)
-        self.layout = make_param_struct(self.params)
+        # hidden parameters after the arguments: tensor maps of array arguments (tensormaps.py)
+        self.tensormaps = list(maps)
+        self.layout = make_param_struct(self.params + self.tensormaps)
         self._n = len(self.params)
+        self._nall = self._n + len(self.tensormaps)
         self._keys = tuple(type_key(p) for p in self.params)
         self._pack = self.layout.struct.pack_into
         self._buf, self._argv = self._new_buffers()
-        self._argv_addr = ctypes.addressof(self._argv) if self._n else 0
+        self._argv_addr = ctypes.addressof(self._argv) if self._nall else 0
         self._lock = threading.Lock()
         self._func = None  # driver.LoadedKernel
         self._handle = None
@@ -241,7 +251,7 @@ class CompiledKernel:
     def _new_buffers(self):
         buf = ctypes.create_string_buffer(max(self.layout.nbytes, 1))
         base = ctypes.addressof(buf)
-        argv = (ctypes.c_void_p * max(self._n, 1))(*[base + o for o in self.layout.offsets])
+        argv = (ctypes.c_void_p * max(self._nall, 1))(*[base + o for o in self.layout.offsets])
         return buf, argv
 
     # -- loading -------------------------------------------------------------------------------
@@ -251,6 +261,16 @@ class CompiledKernel:
         info = driver.param_info(func)
         if info is not None:
             mine = list(zip(self.layout.offsets, self.layout.sizes))
+            if info != mine and self.tensormaps and len(info) == self._nall and \
+                    info[:self._n] == mine[:self._n] and \
+                    [n for _o, n in info] == list(self.layout.sizes):
+                # the tensor maps sit where the compiler put them: pack them there
+                self.layout = make_param_struct(self.params + self.tensormaps,
+                                                [o for o, _n in info])
+                self._pack = self.layout.struct.pack_into
+                self._buf, self._argv = self._new_buffers()
+                self._argv_addr = ctypes.addressof(self._argv)
+                mine = info
             if info != mine:
                 raise ThreadtileError(
                     f"kernel {self.entry!r}: the driver's parameter layout {info} (offset, "
@@ -292,6 +312,8 @@ class CompiledKernel:
             if r is None:
                 return self._launch_host(grid, block, stream, shared_bytes, infos)
         vals, dev, first = r
+        if self.tensormaps:
+            vals = (*vals, *tensormaps.values(self.tensormaps, infos))
         if dev < 0:
             dev = driver.current_index()
         elif _tls.device != dev:
@@ -327,7 +349,7 @@ class CompiledKernel:
                 raise self._pack_error(infos, e) from None
             err = self._cu_launch(self._handle, grid[0], grid[1], grid[2], block[0], block[1],
                                   block[2], shared_bytes, st[1],
-                                  ctypes.addressof(argv) if self._n else 0, 0)[0]
+                                  ctypes.addressof(argv) if self._nall else 0, 0)[0]
         if err:
             driver.check((err,), f"launching {self.entry!r} with grid {tuple(grid)}, block "
                                  f"{tuple(block)}, {shared_bytes} bytes of dynamic shared memory")
@@ -342,7 +364,8 @@ class CompiledKernel:
         first, and returns False, launching nothing, for anything else. It reads each tensor
         once into the packed buffer, which is what the general path does after building its
         ArgInfo records; those records were most of a launch's Python time."""
-        if stream is not None and type(stream) is not int or self._handle is None:
+        if stream is not None and type(stream) is not int or self._handle is None or \
+                self.tensormaps:
             return None
         if len(args) != self._n or not args:
             return None

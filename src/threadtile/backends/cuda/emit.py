@@ -95,8 +95,10 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> str:
         out += ["#include <cuda_fp16.h>", "#include <cuda_bf16.h>", "#define TT_HALF 1"]
     out.append(f'#include "{HEADER}"')
     has_tiles = tiles.uses_tiles(module)
+    loops = tiles.mma_loops(module.kernel, module.threads) if has_tiles else []
+    out += tiles.tensormap_directives(loops)
     if has_tiles:
-        out += tiles.prelude(module)
+        out += tiles.prelude(module, loops)
     out.append("")
     if any(s.dynamic for f in module.kernel.all_functions() for s in ir.walk_stmts(f.body)
            if isinstance(s, ir.ArrayDecl)):
@@ -110,6 +112,8 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> str:
         out.append("")
         fe = FunctionEmitter(f, statics, line_directives)
         fe.threads, fe.has_tiles = module.threads, has_tiles
+        if f is module.kernel:
+            fe.mma_loops = {id(ml.loop): ml for ml in loops}
         out.append(fe.emit())
     return "\n".join(out) + "\n"
 
@@ -173,6 +177,7 @@ def _stmt_exprs(s: ir.Stmt):
 class FunctionEmitter:
     threads: int | None = None  # threads per block, when fixed (tile operations)
     has_tiles = False  # the module uses tile operations (and their dynamic shared scratch)
+    mma_loops: dict = {}  # id(ir.For) -> tiles.MmaLoop: k loops emitted as one operation
 
     def __init__(self, f: ir.Function, statics: dict[str, ir.ArrayDecl], lines: bool):
         self.f = f
@@ -194,8 +199,10 @@ class FunctionEmitter:
 
     def emit(self) -> str:
         f = self.f
-        params = ", ".join(f"{ctype(p.type)} {self.n(p.name)}" for p in f.params
-                           if not p.is_constant)
+        params = ", ".join([f"{ctype(p.type)} {self.n(p.name)}" for p in f.params
+                            if not p.is_constant] +
+                           [f"const __grid_constant__ tt::tile::sm90::TensorMap {m}"
+                            for ml in self.mma_loops.values() for m in ml.maps])
         if f.is_kernel:
             head = f'extern "C" __global__ void {f.name}({params})'
         else:
@@ -259,6 +266,10 @@ class FunctionEmitter:
         self.line("}")
 
     def s_For(self, s: ir.For) -> None:
+        ml = self.mma_loops.get(id(s))
+        if ml is not None:
+            self.line(tiles.emit_mma_loop(self, ml), s.loc)
+            return
         t = ctype(self.f.locals[s.var])
         var = self.n(s.var)
         assigned = {x.name for x in ir.walk_stmts(s.body) if isinstance(x, ir.Assign)}

@@ -9,6 +9,8 @@ launch adds it to the bytes the user asked for (``jit._Launch``).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ...ir import nodes as ir
 from ...lang.types import Scalar, TileType, bfloat16, float16, tfloat32
 
@@ -74,10 +76,26 @@ def tile_types(module: ir.Module) -> list[TileType]:
     return list(seen)
 
 
-def prelude(module: ir.Module) -> list[str]:
-    """The lines after threadtile.h: the scratch size, tile.h, the tile type aliases."""
+def prelude(module: ir.Module, loops: list[MmaLoop] = ()) -> list[str]:
+    """The lines after threadtile.h: the scratch size, tile.h, the tile type aliases.
+
+    Where a k loop's Hopper main loop needs more scratch than the rest, sm_90a builds get
+    their own size (``TT_SCRATCH_SM90A``, which jit.build reads for that target), so that
+    other targets do not ask for shared memory they will not use."""
     nt = module.threads
-    out = [f"#define TT_SCRATCH_BYTES {scratch_bytes(module)}", f'#include "{TILE_HEADER}"', ""]
+    size = scratch_bytes(module)
+    hopper = max((sm90_bytes(ml.a.type, ml.b.type, nt) for ml in loops), default=0)
+    hopper = -(-hopper // 16) * 16
+    if hopper > size:
+        out = [f"#define TT_SCRATCH_SM90A {hopper}",
+               "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)",
+               "#define TT_SCRATCH_BYTES TT_SCRATCH_SM90A",
+               "#else",
+               f"#define TT_SCRATCH_BYTES {size}",
+               "#endif"]
+    else:
+        out = [f"#define TT_SCRATCH_BYTES {size}"]
+    out += [f'#include "{TILE_HEADER}"', ""]
     out += [f"using {alias(t)} = {spelled(t, nt)};" for t in tile_types(module)]
     return out
 
@@ -263,3 +281,144 @@ def _float(text: str, e: ir.Expr) -> str:
     if isinstance(e.type, Scalar) and e.type.bits == 16:
         return f"tt::tile::wide({text})"
     return text
+
+
+# ---------------------------------------------------------------------------------------------
+# the k loop of a matrix multiply, as one operation (tile.h mma_loop, tile_sm90.h)
+# ---------------------------------------------------------------------------------------------
+
+class MmaLoop(NamedTuple):
+    """A recognised ``for k in range(lo, hi): acc = mma(load(A, (i, k)), load(B, (k, j)), acc)``
+    of the kernel, with the C++ parameter indices of A and B and the names of the tensor-map
+    parameters the launcher adds for them (``runtime/tensormaps.py``)."""
+
+    loop: ir.For
+    a: ir.TileOp
+    b: ir.TileOp
+    acc: str
+    params: tuple[int, int]
+    maps: tuple[str, str]
+
+
+def mma_loops(f: ir.Function, threads: int | None) -> list[MmaLoop]:
+    """The k loops of ``f`` that the CUDA backend runs as ``tt::tile::mma_loop``: a loop of
+    step 1 whose body is exactly two loads of 2-d global kernel parameters, indexed by the loop
+    variable where the multiply needs it and elsewhere by values the loop does not change,
+    feeding an ``mma`` into an accumulator kept in fragments ("mma" layout); the loop variable
+    and the two tiles are not used outside the loop. Only the kernel itself qualifies (the
+    tensor maps are kernel parameters)."""
+    if not f.is_kernel or not threads:
+        return []
+    cxx = [p.name for p in f.params if not p.is_constant]
+    found = []
+    for s in ir.walk_stmts(f.body):
+        if not isinstance(s, ir.For) or not (isinstance(s.step, ir.Const) and s.step.value == 1):
+            continue
+        got = _match_mma_loop(s, cxx)
+        if got is None:
+            continue
+        a, b, acc = got
+        names = {s.var, a[0], b[0]}
+        if _used_outside(f.body, s, names):
+            continue
+        n = 2 * len(found)
+        found.append(MmaLoop(s, a[1], b[1], acc, (cxx.index(a[1].args[0].name),
+                                                  cxx.index(b[1].args[0].name)),
+                             (f"tt_tma{n}", f"tt_tma{n + 1}")))
+    return found
+
+
+def _match_mma_loop(s: ir.For, cxx: list[str]):
+    body = s.body
+    if len(body) != 3 or not all(isinstance(x, ir.Assign) and isinstance(x.value, ir.TileOp)
+                                 for x in body):
+        return None
+    loads = {x.name: x.value for x in body[:2] if x.value.op == "load"}
+    last = body[2]
+    m = last.value
+    if len(loads) != 2 or m.op != "mma" or not isinstance(m.type, TileType) or \
+            m.type.layout != "mma":
+        return None
+    va, vb, vacc = m.args
+    if not all(isinstance(v, ir.Var) for v in (va, vb, vacc)) or vacc.name != last.name or \
+            va.name not in loads or vb.name not in loads or va.name == vb.name:
+        return None
+    la, lb = loads[va.name], loads[vb.name]
+    for ld in (la, lb):
+        arr = ld.args[0]
+        at = arr.type
+        if not (isinstance(arr, ir.Var) and arr.name in cxx and at.space == "global" and
+                at.ndim == 2 and ld.attrs.get("order") == (0, 1) and
+                ld.attrs.get("padding") in (None, "zero")):
+            return None
+    if la.type.dtype not in (float16, bfloat16) or lb.type.dtype != la.type.dtype:
+        return None
+    k = s.var
+    ka, kb = la.args[2], lb.args[1]
+    if not (isinstance(ka, ir.Var) and ka.name == k and isinstance(kb, ir.Var) and kb.name == k):
+        return None
+    changing = {k} | {x.name for x in body}
+    for e in (la.args[1], lb.args[2]):
+        if any(isinstance(x, ir.Var) and x.name in changing or isinstance(x, ir.TileOp)
+               for x in _walk(e)):
+            return None
+    return (va.name, la), (vb.name, lb), last.name
+
+
+def _walk(e: ir.Expr):
+    from .emit import _walk_expr  # noqa: PLC0415
+
+    return _walk_expr(e)
+
+
+def _used_outside(body: list[ir.Stmt], loop: ir.For, names: set[str]) -> bool:
+    from .emit import _stmt_exprs  # noqa: PLC0415
+
+    for s in body:
+        if s is loop:
+            continue
+        if isinstance(s, (ir.Assign, ir.For)) and (getattr(s, "name", None) in names or
+                                                   getattr(s, "var", None) in names):
+            return True
+        for e in _stmt_exprs(s):
+            if any(isinstance(x, ir.Var) and x.name in names for x in _walk(e)):
+                return True
+        for sub in ("then", "orelse", "body"):
+            if _used_outside(getattr(s, sub, []) or [], loop, names):
+                return True
+    return False
+
+
+def sm90_bytes(a: TileType, b: TileType, threads: int) -> int:
+    """Shared memory of tile_sm90.h's main loop (its Plan::bytes), 0 where it does not apply."""
+    (m, k), (_, n) = a.shape, b.shape
+    isz = a.dtype.itemsize
+    stage = (m * k + k * n) * isz
+    stages = min(4, 200 * 1024 // stage)
+    ok = (a.dtype in (float16, bfloat16) and k * isz == 128 and threads % 128 == 0 and
+          m == 16 * (threads // 32) and n % 64 == 0 and n <= 256 and stages >= 2)
+    return 1024 + stages * stage + 16 * stages if ok else 0
+
+
+def emit_mma_loop(em, ml: MmaLoop) -> str:
+    """The C++ statement running loop ``ml``."""
+    from .emit import _literal  # noqa: PLC0415
+
+    s, a, b = ml.loop, ml.a, ml.b
+    pad = _literal(0.0, a.type.dtype)
+    args = [em.view(a.args[0]), em.view(b.args[0]), pad, em.e(a.args[1]), em.e(b.args[2]),
+            em.e(s.start), em.e(s.stop), em.n(ml.acc), *ml.maps]
+    return (f"{em.n(ml.acc)} = tt::tile::mma_loop<{alias(a.type)}, {alias(b.type)}>"
+            f"({', '.join(args)});")
+
+
+def tensormap_directives(loops: list[MmaLoop]) -> list[str]:
+    """The comment lines that tell the launcher which tensor maps to add (jit.build reads them):
+    one per map, in parameter order, with the array's parameter index and the box (innermost
+    extent first) in elements."""
+    out = []
+    for ml in loops:
+        (m, k), (_, n) = ml.a.type.shape, ml.b.type.shape
+        out.append(f"// threadtile-tensormap: arg={ml.params[0]} box={k}x{m}")
+        out.append(f"// threadtile-tensormap: arg={ml.params[1]} box={min(n, 64)}x{k}")
+    return out

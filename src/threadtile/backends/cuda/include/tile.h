@@ -821,8 +821,10 @@ __device__ __forceinline__ void mma_block(float* d, const TA* As, const TA* Bs, 
 }
 
 // An accumulator kept in the tensor cores' fragment layout (the "mma" layout of ir/passes.py):
-// warp w owns the 16x8 blocks w, w + NW, ... of the (M, N) result (row-major block order), and
-// lane l holds v[4i..4i+3] of its i-th block: rows l/4 and l/4 + 8, columns 2(l%4) and + 1.
+// warp w owns the 16x8 blocks w, w + NW, ... of the (M, N) result, numbered down the columns
+// (block b is rows 16(b % (M/16)), columns 8(b / (M/16))), and lane l holds v[4i..4i+3] of its
+// i-th block: rows l/4 and l/4 + 8, columns 2(l%4) and + 1. When M = 16 NW, warp w thus holds
+// rows 16w..16w+15 entirely, which is wgmma's accumulator layout (tile_sm90.h).
 template <typename T, int NT, int Rows, int Cols>
 struct MmaTile {
   static constexpr int BLOCKS = (Rows / 16) * (Cols / 8) / (NT / 32);  // per warp
@@ -838,11 +840,11 @@ struct traits<MmaTile<T, NT_, M, N_>> {
   typedef T elem;
 };
 // the (row, column) of value j of this lane's i-th block
-template <int NT, int N>
+template <int NT, int M, int N>
 __device__ __forceinline__ int frag_index(int t, int i, int j) {
   const int blk = t / 32 + i * (NT / 32), lane = t % 32;
-  const int row = (blk / (N / 8)) * 16 + (lane >> 2) + (j >> 1) * 8;
-  const int col = (blk % (N / 8)) * 8 + 2 * (lane & 3) + (j & 1);
+  const int row = (blk % (M / 16)) * 16 + (lane >> 2) + (j >> 1) * 8;
+  const int col = (blk / (M / 16)) * 8 + 2 * (lane & 3) + (j & 1);
   return row * N + col;
 }
 
@@ -857,7 +859,7 @@ __device__ __forceinline__ Tile<T, NT, M, N> to_blocked(const MmaTile<T, NT, M, 
 #pragma unroll
   for (int i = 0; i < X::BLOCKS; ++i) {
 #pragma unroll
-    for (int j = 0; j < 4; ++j) buf[frag_index<NT, N>(t, i, j)] = x.v[i * 4 + j];
+    for (int j = 0; j < 4; ++j) buf[frag_index<NT, M, N>(t, i, j)] = x.v[i * 4 + j];
   }
   __syncthreads();
   R r;
@@ -877,7 +879,7 @@ __device__ __forceinline__ MmaTile<T, NT, M, N> to_mma(const Tile<T, NT, M, N>& 
 #pragma unroll
   for (int i = 0; i < R::BLOCKS; ++i) {
 #pragma unroll
-    for (int j = 0; j < 4; ++j) r.v[i * 4 + j] = buf[frag_index<NT, N>(t, i, j)];
+    for (int j = 0; j < 4; ++j) r.v[i * 4 + j] = buf[frag_index<NT, M, N>(t, i, j)];
   }
   return r;
 }
@@ -900,7 +902,7 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(const Tile<TA, NT, M, K>
 #pragma unroll
   for (int i = 0; i < MmaTile<float, NT, M, N>::BLOCKS; ++i) {
     const int blk = t / 32 + i * (NT / 32);
-    mma_block<P>(r.v + 4 * i, As, Bs, (blk / (N / 8)) * 16, (blk % (N / 8)) * 8, lane);
+    mma_block<P>(r.v + 4 * i, As, Bs, (blk % (M / 16)) * 16, (blk / (M / 16)) * 8, lane);
   }
   return r;
 }
@@ -959,6 +961,43 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
     }
     return r;
   }
+}
+
+}  // namespace tile
+}  // namespace tt
+
+#include "tile_sm90.h"
+
+namespace tt {
+namespace tile {
+
+// ---- the k loop of a matrix multiply ---------------------------------------------------------
+// for (k = lo; k < hi; ++k) acc = mma(load<TLA>(A, pad, bi, k), load<TLB>(B, pad, k, bj), acc),
+// recognised by the code generator (backends/cuda/tiles.py, mma_loop_of) and run here as one
+// operation: on sm_90a with TMA-ready operands by the pipelined main loop of tile_sm90.h, else
+// as written.
+template <class TLA, class TLB, class TC, int NT, int M, int N, class ArrA, class ArrB>
+__device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
+    const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t bi, int64_t bj,
+    int64_t lo, int64_t hi, const MmaTile<TC, NT, M, N>& acc, const sm90::TensorMap& ma,
+    const sm90::TensorMap& mb) {
+  typedef typename traits<TLA>::elem TA;
+  constexpr int K = traits<TLA>::dim(1);
+  MmaTile<TC, NT, M, N> r = acc;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if constexpr (sm90::Plan<TA, NT, M, N, K>::ok && same<TC, float>::value) {
+    if (sm90::present(ma) && sm90::present(mb)) {
+      sm90::mainloop<TA, NT, M, N, K>(ma, mb, bi, bj, lo, hi, r.v);
+      return r;
+    }
+  }
+#endif
+  for (int64_t k = lo; k < hi; ++k) {
+    TLA a = load<TLA>(A, pad, bi, k);
+    TLB b = load<TLB>(B, pad, k, bj);
+    r = mma(a, b, r);
+  }
+  return r;
 }
 
 }  // namespace tile

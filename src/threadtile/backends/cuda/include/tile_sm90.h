@@ -1,0 +1,196 @@
+// tile_sm90.h: the Hopper main loop of a tile matrix multiply (sm_90a), used by tile.h's
+// mma_loop when the kernel is compiled for sm_90a and the operands allow it.
+//
+//   acc += sum over k in [lo, hi) of A[bi*M : +M, k*K : +K] @ B[k*K : +K, bj*N : +N]
+//
+// The bulk tensor copy engine (TMA) brings A and B tiles into shared memory, S stages deep, each
+// stage completing on an mbarrier ("full"); both operands land with the 128-byte swizzle, A
+// K-major (rows of K = 64 16-bit values, 128 bytes), B N-major in chunks of 64 columns. Each
+// warpgroup (4 warps) multiplies its 64 rows of the block's M with wgmma, reading both operands
+// from shared memory, into float32 accumulators that stay in registers. When a warp's wgmmas of
+// a stage have finished it arrives on that stage's "empty" mbarrier; thread 0 waits for all the
+// warps there before it refills the stage, S - 1 stages ahead of the multiplies.
+//
+// The accumulators are those of tile.h's MmaTile: warp w holds the 16 rows 16w..16w+15 and all
+// N columns, value 4i + j of a lane being row lane/4 + 8(j/2), column 8i + 2(lane%4) + j%2 -
+// exactly wgmma's m64nNk16 fragment, so the loop hands its result back without moving it.
+#pragma once
+
+#include "tile_wgmma.h"
+
+namespace tt {
+namespace tile {
+namespace sm90 {
+
+// A CUtensorMap (cuda.h), passed by value as a __grid_constant__ kernel parameter. The host
+// (runtime/tensormaps.py) fills it with zeros when the array cannot be copied by TMA (alignment,
+// strides), and the kernel then takes the portable path.
+struct alignas(64) TensorMap {
+  unsigned long long v[16];
+};
+
+__device__ __forceinline__ bool present(const TensorMap& m) {
+  unsigned long long x = 0;
+#pragma unroll
+  for (int i = 0; i < 16; ++i) x |= m.v[i];
+  return x != 0;
+}
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+__device__ __forceinline__ uint32_t saddr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// ---- mbarriers -------------------------------------------------------------------------------
+__device__ __forceinline__ void bar_init(uint64_t* b, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(saddr(b)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void bar_inval(uint64_t* b) {
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(saddr(b)) : "memory");
+}
+__device__ __forceinline__ void bar_expect(uint64_t* b, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(saddr(b)),
+               "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void bar_arrive(uint64_t* b) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(saddr(b)) : "memory");
+}
+__device__ __forceinline__ void bar_wait(uint64_t* b, uint32_t parity) {
+  uint32_t done;
+  do {
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p; }"
+        : "=r"(done)
+        : "r"(saddr(b)), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// ---- TMA -------------------------------------------------------------------------------------
+// the box at element coordinates (c0 innermost, c1) of the map's array into dst, completing on bar
+__device__ __forceinline__ void tma_load(void* dst, const TensorMap* m, int c0, int c1,
+                                         uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+      "[%0], [%1, {%2, %3}], [%4];" ::"r"(saddr(dst)),
+      "l"(reinterpret_cast<uint64_t>(m)), "r"(c0), "r"(c1), "r"(saddr(bar))
+      : "memory");
+}
+
+// ---- wgmma -----------------------------------------------------------------------------------
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void wg_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// keep the compiler from moving accumulator registers across wgmma's asynchronous use of them
+template <int R> __device__ __forceinline__ void pin(float* d) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// a shared-memory matrix descriptor with the 128-byte swizzle; offsets in bytes
+__device__ __forceinline__ uint64_t desc(const void* p, uint32_t lbo, uint32_t sbo) {
+  return uint64_t((saddr(p) & 0x3FFFF) >> 4) | (uint64_t(lbo >> 4) << 16) |
+         (uint64_t(sbo >> 4) << 32) | (1ull << 62);
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+template <class T> struct kind { static constexpr int value = 0; };
+#ifdef TT_HALF
+template <> struct kind<__half> { static constexpr int value = 1; };
+template <> struct kind<__nv_bfloat16> { static constexpr int value = 2; };
+#endif
+
+// The shared memory the loop needs (the formula of backends/cuda/tiles.py, mma_loop_bytes):
+// 1024 bytes of alignment slack, S stages of A and B, and 2 S mbarriers.
+template <class TA, int NT, int M, int N, int K>
+struct Plan {
+  static constexpr int A_BYTES = M * K * int(sizeof(TA));
+  static constexpr int B_BYTES = K * N * int(sizeof(TA));
+  static constexpr int STAGE = A_BYTES + B_BYTES;
+  static constexpr int S = (200 * 1024 / STAGE) < 4 ? (200 * 1024 / STAGE) : 4;
+  static constexpr bool ok = kind<TA>::value != 0 && K * int(sizeof(TA)) == 128 &&
+                             NT % 128 == 0 && M == 16 * (NT / 32) && N % 64 == 0 &&
+                             N <= 256 && S >= 2;
+  static constexpr int bytes = ok ? 1024 + S * STAGE + 2 * S * 8 : 0;
+};
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+template <class TA, int NT, int M, int N, int K>
+__device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& mb, int64_t bi,
+                                         int64_t bj, int64_t lo, int64_t hi, float* acc) {
+  typedef Plan<TA, NT, M, N, K> P;
+  constexpr int S = P::S;
+  static_assert(P::ok, "no Hopper main loop for these shapes");
+  static_assert(P::bytes <= TT_SCRATCH_BYTES, "tile scratch too small");
+  unsigned char* base = tt_dynamic_smem;
+  base += (1024 - (saddr(base) & 1023)) & 1023;  // swizzle atoms start at 1024-byte boundaries
+  TA* As = reinterpret_cast<TA*>(base);
+  TA* Bs = reinterpret_cast<TA*>(base + S * P::A_BYTES);
+  uint64_t* full = reinterpret_cast<uint64_t*>(base + S * P::STAGE);
+  uint64_t* empty = full + S;
+  const int t = tid(), lane = t & 31, wg = t >> 7;
+  const int64_t nk = hi > lo ? hi - lo : 0;
+
+  __syncthreads();  // the scratch's previous user is done with it
+  if (t == 0) {
+#pragma unroll
+    for (int s = 0; s < S; ++s) bar_init(&full[s], 1), bar_init(&empty[s], NT / 32);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  }
+  __syncthreads();
+
+  auto issue = [&](int64_t k, int s) {
+    bar_expect(&full[s], P::STAGE);
+    const int kc = int((lo + k) * K);
+    tma_load(As + s * (M * K), &ma, kc, int(bi * M), &full[s]);
+#pragma unroll
+    for (int c = 0; c < N / 64; ++c)
+      tma_load(Bs + s * (K * N) + c * (64 * K), &mb, int(bj * N + 64 * c), kc, &full[s]);
+  };
+  if (t == 0) {
+    for (int s = 0; s < S - 1 && s < nk; ++s) issue(s, s);
+  }
+  for (int64_t k = 0; k < nk; ++k) {
+    const int s = int(k % S);
+    bar_wait(&full[s], uint32_t((k / S) & 1));
+    pin<N / 2>(acc);
+    wg_fence();
+    const TA* a = As + s * (M * K) + wg * (64 * K);
+    const TA* b = Bs + s * (K * N);
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk)
+      wgmma<N, kind<TA>::value>(acc, desc(a + kk * 16, 16, 1024),
+                                desc(b + kk * 16 * 64, 64 * K * int(sizeof(TA)), 1024));
+    wg_commit();
+    wg_wait<1>();  // the previous stage's multiplies are done: release it
+    pin<N / 2>(acc);
+    if (k > 0 && lane == 0) bar_arrive(&empty[(k - 1) % S]);
+    if (t == 0 && k + S - 1 < nk) {
+      const int64_t kn = k + S - 1;
+      const int sn = int(kn % S);
+      if (kn >= S) bar_wait(&empty[sn], uint32_t((kn / S - 1) & 1));
+      issue(kn, sn);
+    }
+  }
+  wg_wait<0>();
+  pin<N / 2>(acc);
+  __syncthreads();
+  if (t == 0) {
+#pragma unroll
+    for (int s = 0; s < S; ++s) bar_inval(&full[s]), bar_inval(&empty[s]);
+  }
+}
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+}  // namespace sm90
+}  // namespace tile
+}  // namespace tt

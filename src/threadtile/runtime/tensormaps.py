@@ -1,0 +1,105 @@
+"""Tensor maps: the descriptors Hopper's bulk tensor copy engine (TMA) reads, passed to a
+kernel as hidden ``__grid_constant__`` parameters after the user's arguments.
+
+The CUDA backend asks for one per operand of a tile matrix multiply's k loop
+(``backends/cuda/tiles.py``, ``mma_loops``) and says so in the generated source with lines
+``// threadtile-tensormap: arg=I box=WxH`` (array parameter I, a box of H rows of W elements).
+At launch the launcher encodes each from the argument's address, shape and strides with
+``cuTensorMapEncodeTiled`` (128-byte swizzle, zero fill outside the array), cached per array
+geometry. An array TMA cannot copy (an address or row stride not a multiple of 16 bytes, a
+last axis that is not contiguous, a box over 256) gets 128 zero bytes instead, and the kernel
+takes its portable path (``sm90::present`` in tile_sm90.h).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import NamedTuple
+
+SIZE = 128  # bytes of a CUtensorMap
+ALIGN = 64
+ZERO = bytes(SIZE)
+_DIRECTIVE = re.compile(r"^// threadtile-tensormap: arg=(\d+) box=(\d+)x(\d+)$", re.M)
+
+
+class TensorMapParam(NamedTuple):
+    """A hidden kernel parameter: the tensor map of array parameter ``arg`` for boxes of
+    ``box`` elements (innermost extent first)."""
+
+    arg: int
+    box: tuple[int, int]
+
+
+def parse(source: str) -> list[TensorMapParam]:
+    """The tensor-map parameters a generated source declares, in parameter order."""
+    return [TensorMapParam(int(a), (int(w), int(h))) for a, w, h in _DIRECTIVE.findall(source)]
+
+
+_CACHE: dict = {}
+_LOCK = threading.Lock()
+_DTYPES = {"float16": "FLOAT16", "bfloat16": "BFLOAT16", "float32": "FLOAT32",
+           "int8": "UINT8", "uint8": "UINT8", "int32": "INT32", "uint32": "UINT32",
+           "float64": "FLOAT64", "int64": "INT64", "uint64": "UINT64", "uint16": "UINT16",
+           "int16": "UINT16"}
+
+
+def encode(p: TensorMapParam, dtype, ptr: int, shape: tuple, strides: tuple) -> bytes:
+    """The 128 bytes of the tensor map of a 2-d array (``strides`` in elements), or zeros when
+    TMA cannot copy it."""
+    key = (p.box, dtype.name, ptr, shape, strides)
+    hit = _CACHE.get(key)
+    if hit is None:
+        hit = _encode(p, dtype, ptr, shape, strides)
+        with _LOCK:
+            if len(_CACHE) > 4096:
+                _CACHE.clear()
+            _CACHE[key] = hit
+    return hit
+
+
+def usable(box: tuple[int, int], itemsize: int, ptr: int, shape: tuple, strides: tuple) -> bool:
+    """Whether TMA can copy ``box`` tiles of this 2-d array with the 128-byte swizzle."""
+    if len(shape) != 2 or ptr % 16 or min(shape) < 1:
+        return False
+    rows, cols = shape
+    if strides[1] != 1 and cols > 1:
+        return False
+    pitch = strides[0] * itemsize
+    if rows > 1 and (strides[0] < cols or pitch % 16 or pitch >= 1 << 40):
+        return False
+    w, h = box
+    return (0 < w <= 256 and 0 < h <= 256 and w * itemsize <= 128 and
+            max(rows, cols) <= 1 << 31)
+
+
+def _encode(p: TensorMapParam, dtype, ptr: int, shape: tuple, strides: tuple) -> bytes:
+    name = _DTYPES.get(dtype.name)
+    if name is None or not usable(p.box, dtype.itemsize, ptr, shape, strides):
+        return ZERO
+    from cuda.bindings import driver as cu  # noqa: PLC0415
+
+    rows, cols = shape
+    pitch = strides[0] * dtype.itemsize if rows > 1 else -(-cols * dtype.itemsize // 16) * 16
+    err, m = cu.cuTensorMapEncodeTiled(
+        getattr(cu.CUtensorMapDataType, "CU_TENSOR_MAP_DATA_TYPE_" + name), 2, ptr,
+        [cu.cuuint64_t(cols), cu.cuuint64_t(rows)], [cu.cuuint64_t(pitch)],
+        [cu.cuuint32_t(p.box[0]), cu.cuuint32_t(p.box[1])], [cu.cuuint32_t(1)] * 2,
+        cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+        cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
+        cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+        cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    if int(err) != 0:
+        return ZERO
+    import ctypes  # noqa: PLC0415
+
+    return ctypes.string_at(m.getPtr(), SIZE)
+
+
+def values(params: list[TensorMapParam], infos) -> list[bytes]:
+    """The packed values of the hidden parameters for these arguments' ``ArgInfo``s."""
+    out = []
+    for p in params:
+        info = infos[p.arg]
+        out.append(encode(p, info.dtype, info.ptr, tuple(info.shape), tuple(info.strides)))
+    return out

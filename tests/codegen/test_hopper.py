@@ -1,0 +1,102 @@
+"""The tile matmul's k loop as one operation (backends/cuda/tiles.py mma_loops) and its Hopper
+path (tile_sm90.h): which loops qualify, what the generated source declares, and that the
+sm_90a build really issues wgmma and TMA copies while other targets do not. No GPU needed."""
+
+import numpy as np
+import pytest
+from kernels import tiles
+
+import threadtile.tile as ct
+from threadtile import float16
+from threadtile.lang.types import ArrayType
+from threadtile.runtime import nvrtc, tensormaps
+
+F16 = ArrayType(float16, 2, "C")
+
+
+def _src(kernel, *args, **consts) -> str:
+    return kernel.cuda_source(*args, **consts)
+
+
+def test_k_loop_becomes_one_operation_with_tensor_maps():
+    src = _src(tiles.matmul_8warps, F16, F16, F16, tm=128, tn=256, tk=64)
+    assert "tt::tile::mma_loop<tile_f16_128x64, tile_f16_64x256>(A, B," in src
+    assert "for (" not in src.split("mma_loop")[0].rsplit("accumulator = tt::tile::full", 1)[1]
+    assert src.count("const __grid_constant__ tt::tile::sm90::TensorMap") == 2
+    assert tensormaps.parse(src) == [tensormaps.TensorMapParam(0, (64, 128)),
+                                     tensormaps.TensorMapParam(1, (64, 64))]
+    # sm_90a gets the pipeline's shared memory: 4 stages of 48 KiB, barriers, alignment slack
+    assert "#define TT_SCRATCH_SM90A 197696" in src
+
+
+def test_sm90a_issues_wgmma_and_tma_and_other_targets_do_not():
+    src = _src(tiles.matmul_8warps, F16, F16, F16, tm=128, tn=256, tk=64)
+    hopper = nvrtc.compile_ptx(src, "sm_90a")
+    hopper = hopper if isinstance(hopper, str) else hopper.code.decode()
+    assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16" in hopper
+    assert "cp.async.bulk.tensor.2d" in hopper and "mbarrier.try_wait" in hopper
+    plain = nvrtc.compile_ptx(src, "sm_90")
+    plain = plain if isinstance(plain, str) else plain.code.decode()
+    assert "wgmma" not in plain and "mma.sync.aligned.m16n8k16" in plain
+
+
+@pytest.mark.parametrize("name", ["matmul", "matmul_8warps", "matmul_rowsum", "softmax_rows",
+                                  "layer_norm_fwd"])
+def test_tile_kernels_compile_for_sm90a(name):
+    for args, consts in tiles.EXAMPLES[name]:
+        cubin = getattr(tiles, name).compile(*args, arch="sm_90a", **consts).cubin
+        assert cubin[:4] == b"\x7fELF"
+
+
+@ct.kernel(num_warps=8)
+def k_used_after(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.Constant[int]):
+    acc = ct.zeros((tm, tn), dtype=ct.float32)
+    k = 0
+    for k in range(ct.num_tiles(A, axis=1, shape=(tm, tk))):
+        a = ct.load(A, index=(ct.bid(0), k), shape=(tm, tk))
+        b = ct.load(B, index=(k, ct.bid(1)), shape=(tk, tn))
+        acc = ct.mma(a, b, acc)
+    ct.store(C, index=(ct.bid(0), k), tile=acc.astype(ct.float16))
+
+
+@ct.kernel(num_warps=8)
+def k_shifted(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.Constant[int]):
+    acc = ct.zeros((tm, tn), dtype=ct.float32)
+    for k in range(ct.num_tiles(A, axis=1, shape=(tm, tk)) - 1):
+        a = ct.load(A, index=(ct.bid(0), k + 1), shape=(tm, tk))
+        b = ct.load(B, index=(k + 1, ct.bid(1)), shape=(tk, tn))
+        acc = ct.mma(a, b, acc)
+    ct.store(C, index=(ct.bid(0), ct.bid(1)), tile=acc.astype(ct.float16))
+
+
+@ct.kernel(num_warps=8)
+def k_nan_padding(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.Constant[int]):
+    acc = ct.zeros((tm, tn), dtype=ct.float32)
+    for k in range(ct.num_tiles(A, axis=1, shape=(tm, tk))):
+        a = ct.load(A, index=(ct.bid(0), k), shape=(tm, tk), padding_mode=ct.PaddingMode.NAN)
+        b = ct.load(B, index=(k, ct.bid(1)), shape=(tk, tn))
+        acc = ct.mma(a, b, acc)
+    ct.store(C, index=(ct.bid(0), ct.bid(1)), tile=acc.astype(ct.float16))
+
+
+@pytest.mark.parametrize("kernel", [k_used_after, k_shifted, k_nan_padding])
+def test_loops_that_do_not_qualify_stay_loops(kernel):
+    src = _src(kernel, F16, F16, F16, tm=128, tn=128, tk=64)
+    assert "mma_loop" not in src and "TensorMap" not in src
+    assert "tt::tile::mma(" in src
+
+
+def test_tf32_and_float32_loops_stay_loops():
+    f32 = np.zeros((64, 64), np.float32)
+    src = _src(tiles.matmul_8warps, f32, f32, f32, tm=128, tn=128, tk=32)
+    assert "mma_loop" not in src
+
+
+def test_tensor_map_usable_rules():
+    ok = tensormaps.usable
+    assert ok((64, 128), 2, 1 << 20, (4096, 4096), (4096, 1))
+    assert not ok((64, 128), 2, (1 << 20) + 8, (4096, 4096), (4096, 1))  # address % 16
+    assert not ok((64, 128), 2, 1 << 20, (4096, 1001), (1001, 1))  # row pitch % 16
+    assert not ok((64, 128), 2, 1 << 20, (4096, 4096), (1, 4096))  # transposed view
+    assert not ok((128, 128), 2, 1 << 20, (4096, 4096), (4096, 1))  # 256-byte box rows
+    assert not ok((64, 512), 2, 1 << 20, (4096, 4096), (4096, 1))  # box over 256 rows
