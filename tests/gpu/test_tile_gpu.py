@@ -99,7 +99,8 @@ def test_matmul_k_loop_paths(gen, dtype, shape, tiles_mnk):
     dot_close(c, a, b, u_out={"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8}[dtype])
     if torch.cuda.get_device_capability() == (9, 0):  # the launch encoded A's tensor map iff
         from threadtile.runtime import tensormaps  # its rows are whole 16-byte units
-        maps = [v for key, v in tensormaps._CACHE.items() if key[2] == a.data_ptr()]
+        maps = [v for key, v in tensormaps._CACHE.items()
+                if key[2:4] == (a.data_ptr(), (m, k))]
         assert maps and all((v != tensormaps.ZERO) == (k % 8 == 0) for v in maps)
 
 

@@ -19,18 +19,25 @@ def _body(src: str) -> list[str]:
 def test_matmul_source_reads_like_the_kernel():
     src = tiles.matmul.cuda_source(F16, F16, F16, tm=64, tn=64, tk=32)
     assert '#include "tile.h"' in src
-    assert "using tile_f16_64x32 = tt::tile::Tile<__half, 128, 64, 32>;" in src
     body = _body(src)
-    assert "accumulator = tt::tile::mma(a, b, accumulator);" in body
-    assert any(s.startswith("tile_f16_64x32 a = tt::tile::load<tile_f16_64x32>(A, ")
-               for s in body)
-    # the accumulator stays in tensor-core fragments through the k loop (ir/passes.py) and
-    # goes to the blocked layout once, after it
+    # the k loop is one operation (backends/cuda/tiles.py mma_loops), the accumulator stays
+    # in tensor-core fragments (ir/passes.py), and so do its cast and its store
     assert "using tile_f32_64x64_mma = tt::tile::MmaTile<float, 128, 64, 64>;" in src
     assert "tile_f32_64x64_mma accumulator = tt::tile::full<tile_f32_64x64_mma>(0.0f);" in body
-    assert "tile_f32_64x64 _t0 = tt::tile::to_blocked(accumulator);" in body
-    # scratch: A and B with padded rows, (64+64)*(32+8)*2, or the conversion, 64*64*4
-    assert "#define TT_SCRATCH_BYTES 16384" in src
+    assert any(s.startswith("accumulator = tt::tile::mma_loop<tile_f16_64x32, tile_f16_32x64>"
+                            "(A, B, __half(0.0f), (int64_t)bidx, (int64_t)bidy, 0LL, "
+                            "num_tiles_k, accumulator, tt_tma0, tt_tma1);") for s in body)
+    assert "tile_f16_64x64_mma accumulator_1 = tt::tile::astype<__half>(accumulator);" in body
+    assert any(s.startswith("tt::tile::store_fragments(C, accumulator_1, ") for s in body)
+    # scratch: A and B with padded rows for the portable loop, (64+64)*(32+8)*2
+    assert "#define TT_SCRATCH_BYTES 10240" in src
+    # float32 through tfloat32: a loop of loads, casts and mma, accumulating in fragments
+    f32 = np.zeros((64, 64), np.float32)
+    body = _body(tiles.matmul.cuda_source(f32, f32, f32, tm=64, tn=64, tk=32))
+    assert "accumulator = tt::tile::mma(a, b, accumulator);" in body
+    assert any(s.startswith("tile_f32_64x32 _t0 = tt::tile::load<tile_f32_64x32>(A, ")
+               for s in body)
+    assert "tt::tile::store_fragments(C, accumulator, (int64_t)bidx, (int64_t)bidy);" in body
 
 
 def test_accumulator_layout_only_where_every_use_allows_it():
@@ -41,7 +48,13 @@ def test_accumulator_layout_only_where_every_use_allows_it():
     # 32x16 blocks of 16x8 are 4, shared by 4 warps: fragments; the IR says so too
     ir = tiles.matmul.ir(F16, F16, F16, tm=32, tn=16, tk=16)
     assert "accumulator: tile<float32, (32, 16), mma>" in ir
-    assert "tile.layout(accumulator):tile<float32, (32, 16)>" in ir
+    # its cast and its global store take fragments too; a store into shared memory (read by
+    # thread code) converts to the blocked layout first
+    assert "accumulator_1: tile<float16, (32, 16), mma>" in ir and "tile.layout" not in ir
+    v = np.zeros(100, np.float32)
+    ir = tiles.matmul_rowsum.ir(F16, F16, f32, v, TM=32, TN=64, TK=32)
+    assert "tile.layout(acc):tile<float32, (32, 64)>" in ir
+    assert ir.count("tile.layout(") == 1  # only there: the store to C takes fragments
 
 
 def test_float32_matmul_goes_through_tfloat32():

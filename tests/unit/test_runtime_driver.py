@@ -1,5 +1,7 @@
 """The driver layer on a machine that may have no GPU: nothing raises until a GPU is needed."""
 
+import dataclasses
+
 import pytest
 
 from threadtile.errors import CudaDriverError
@@ -33,4 +35,6 @@ def test_check_names_the_cuda_error():
 def test_device_info_arch():
     d = driver.DeviceInfo(0, "GPU", (9, 0), 1024, (1024, 1024, 64), (2**31 - 1, 65535, 65535),
                           48 * 1024, 227 * 1024, 132, 32, 80 << 30, (13, 0))
-    assert d.arch == "sm_90" and d.max_dynamic_shared == 227 * 1024
+    # Hopper builds for its arch-specific target (wgmma); others for the plain one
+    assert d.arch == "sm_90a" and d.max_dynamic_shared == 227 * 1024
+    assert dataclasses.replace(d, compute_capability=(8, 0)).arch == "sm_80"

@@ -130,7 +130,9 @@ def assign_layouts(f: ir.Function, threads: int) -> bool:
     params = {p.name for p in f.params}
     cands: dict[str, TileType] = {}
     for name, ss in assigns.items():
-        vals = [s.value for s in ss]
+        # (`acc = acc`, what `acc.astype(acc.dtype)` leaves, changes nothing)
+        vals = [s.value for s in ss if not (isinstance(s.value, ir.Var) and
+                                            s.value.name == name)]
         if name in params or not all(isinstance(v, ir.TileOp) and v.op in ("mma", "full")
                                      for v in vals):
             continue
@@ -144,14 +146,24 @@ def assign_layouts(f: ir.Function, threads: int) -> bool:
         f.locals[name] = t
         for s in assigns[name]:
             s.value.type = t
+    sinks = _fragment_epilogue(f, cands, assigns)
+    frag = {**cands, **sinks}
 
     def fix(e: ir.Expr, keep: bool) -> ir.Expr:
-        if isinstance(e, ir.Var) and e.name in cands:
-            e.type = cands[e.name]
+        if isinstance(e, ir.Var) and e.name in frag:
+            e.type = frag[e.name]
             if keep:
                 return e
             blocked = TileType(e.type.dtype, e.type.shape)
             return ir.TileOp(blocked, e.loc, "layout", [e], {})
+        if isinstance(e, ir.TileOp) and e.op == "store" and _fragment_store(e, frag):
+            e.args[1].type = frag[e.args[1].name]
+            e.args[:] = [e.args[0], e.args[1]] + [fix(x, False) for x in e.args[2:]]
+            return e
+        if isinstance(e, ir.TileOp) and e.op == "cast" and isinstance(e.type, TileType) and \
+                e.type.layout == "mma":
+            e.args[0].type = cands[e.args[0].name]
+            return e
         if isinstance(e, ir.TileOp) and e.op == "mma" and isinstance(e.type, TileType) and \
                 e.type.layout == "mma":
             e.args[0] = fix(e.args[0], False)
@@ -185,6 +197,44 @@ def assign_layouts(f: ir.Function, threads: int) -> bool:
             elif isinstance(v, list):
                 v[:] = [fix(x, False) if isinstance(x, ir.Expr) else x for x in v]
     return True
+
+
+def _fragment_store(op: ir.TileOp, frag: dict) -> bool:
+    """Whether a store can write a fragment-layout tile as it is (tile.h store_fragments): a
+    2-d tile into a 2-d global array, axes in order."""
+    arr, tile = op.args[0], op.args[1]
+    return (isinstance(tile, ir.Var) and tile.name in frag and arr.type.space == "global" and
+            arr.type.ndim == 2 and len(op.args) == 4 and
+            tuple(op.attrs.get("order", (0, 1))) == (0, 1))
+
+
+def _fragment_epilogue(f: ir.Function, cands: dict, assigns: dict) -> dict:
+    """The epilogue of a matrix multiply in fragments: a variable assigned once, a cast of an
+    accumulator, and read only by stores that take fragments gets the "mma" layout too (so
+    ``store(C, acc.astype(C.dtype))`` converts and writes registers, with no trip through
+    shared memory). Marks the casts; returns {name: type} of those variables."""
+    reads: dict[str, int] = {}
+    stored: dict[str, int] = {}
+    for st in ir.walk_stmts(f.body):
+        for e in _exprs(st):
+            for x in _walk(e):
+                if isinstance(x, ir.Var):
+                    reads[x.name] = reads.get(x.name, 0) + 1
+                if isinstance(x, ir.TileOp) and x.op == "store" and \
+                        isinstance(x.args[1], ir.Var):
+                    n = x.args[1].name
+                    ok = _fragment_store(x, {n: None})
+                    stored[n] = stored.get(n, 0) + (1 if ok else 10 ** 9)
+    sinks: dict[str, TileType] = {}
+    for name, ss in assigns.items():
+        if name in cands or len(ss) != 1:
+            continue
+        v = ss[0].value
+        if isinstance(v, ir.TileOp) and v.op == "cast" and isinstance(v.args[0], ir.Var) and \
+                v.args[0].name in cands and reads.get(name, 0) == stored.get(name, -1):
+            t = TileType(v.type.dtype, v.type.shape, "mma")
+            sinks[name] = f.locals[name] = v.type = t
+    return sinks
 
 
 def _exprs(s: ir.Stmt):

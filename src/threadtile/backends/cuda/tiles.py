@@ -240,6 +240,8 @@ def emit_op(em, x: ir.TileOp) -> str:
             padv = _literal(pad if dt.is_float else 0, dt) if dt.kind != "b" else "false"
             idx = "".join(", " + a for a in args[1:])
             return f"tt::tile::load{shared}{_targs(alias(t), ords)}({args[0]}, {padv}{idx})"
+        if x.args[1].type.layout == "mma":
+            return f"tt::tile::store_fragments({', '.join(args)})"
         return f"tt::tile::store{shared}{_targs(ords)}({', '.join(args)})"
     if k == "atomic":
         op = x.attrs["op"]

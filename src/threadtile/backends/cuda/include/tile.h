@@ -884,6 +884,65 @@ __device__ __forceinline__ MmaTile<T, NT, M, N> to_mma(const Tile<T, NT, M, N>& 
   return r;
 }
 
+// The epilogue straight from fragments (ir/passes.py lets a cast and a store of an accumulator
+// keep the "mma" layout): a cast converts each register, and a store writes each lane's pairs
+// of adjacent columns (store_fragments), as one 32-bit word where the array allows it (16-bit elements,
+// contiguous rows of even length, a 4-byte aligned base), with no trip through shared memory.
+template <class U, class T, int NT, int M, int N>
+__device__ __forceinline__ MmaTile<U, NT, M, N> astype(const MmaTile<T, NT, M, N>& x) {
+  MmaTile<U, NT, M, N> r;
+#pragma unroll
+  for (int k = 0; k < MmaTile<T, NT, M, N>::N; ++k) r.v[k] = to<U>(x.v[k]);
+  return r;
+}
+
+template <class T>
+__device__ __forceinline__ bool pairs_ok(const ::tt::CArray<T, 2>& a) {
+  return a.shape[1] % 2 == 0 && reinterpret_cast<unsigned long long>(a.data) % 4 == 0;
+}
+template <class T>
+__device__ __forceinline__ bool pairs_ok(const ::tt::Array<T, 2>& a) {
+  return a.strides[1] == 1 && a.strides[0] % 2 == 0 &&
+         reinterpret_cast<unsigned long long>(a.data) % 4 == 0;
+}
+template <class T> __device__ __forceinline__ uint32_t bits16(const T& x) {
+  uint16_t b;
+  memcpy(&b, &x, 2);
+  return b;
+}
+
+template <class Arr, class T, int NT, int M, int N, class I0, class I1>
+__device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, NT, M, N>& x,
+                                                I0 i0, I1 i1) {
+  typedef MmaTile<T, NT, M, N> X;
+  const int t = tid();
+  const int64_t r0 = int64_t(i0) * M, c0 = int64_t(i1) * N;
+  const bool pairs = sizeof(T) == 2 && pairs_ok(a);
+#pragma unroll
+  for (int i = 0; i < X::BLOCKS; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int e = frag_index<NT, M, N>(t, i, 2 * h);
+      int64_t g[2] = {r0 + e / N, c0 + e % N};
+      if (g[0] < 0 || g[1] < 0 || g[0] >= a.shape[0] || g[1] >= a.shape[1]) continue;
+      const T lo = x.v[4 * i + 2 * h], hi = x.v[4 * i + 2 * h + 1];
+      T* p = a.data + offset(a, g);
+      const bool two = g[1] + 1 < a.shape[1];
+      if constexpr (sizeof(T) == 2) {
+        if (pairs && two) {
+          *reinterpret_cast<uint32_t*>(p) = bits16(lo) | (bits16(hi) << 16);
+          continue;
+        }
+      }
+      *p = lo;
+      if (two) {
+        g[1] += 1;
+        a.data[offset(a, g)] = hi;
+      }
+    }
+  }
+}
+
 // mma into an accumulator in fragments: only A and B go through the scratch
 template <class TA, int NT, int M, int N, int K>
 __device__ __forceinline__ MmaTile<float, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
