@@ -141,6 +141,17 @@ def test_softmax_rows(gen, n, dtype):
     close(y, torch.softmax(x.double(), dim=1), tol, tol * 1e-2)
 
 
+@pytest.mark.parametrize(("n", "dtype"), [(32768, "float32"), (20000, "bfloat16")])
+def test_softmax_rows_wide(gen, n, dtype):
+    """32 warps, 32 values per thread; 32768 is the interior path (no bounds tests)."""
+    dt = getattr(torch, dtype)
+    x = randn(gen, 9, n, dtype=dt, scale=3.0)
+    y = nans(9, n, dtype=dt)
+    launch(tiles.softmax_rows_wide, 9, x, y, 32768)
+    tol = {"float32": 1e-5, "bfloat16": 1.6e-2}[dtype]
+    close(y, torch.softmax(x.double(), dim=1), tol, tol * 1e-2)
+
+
 def test_layer_norm(gen):
     m, n = 37, 1000
     x = randn(gen, m, n, scale=2.0) + 1

@@ -76,6 +76,10 @@ def softmax_rows(x, y, N: ConstInt):
     ct.store(y, index=(ct.bid(0), 0), tile=(e / ct.sum(e)).astype(y.dtype))
 
 
+# rows of 32768 on 32 warps: 32 values per thread stay in registers
+softmax_rows_wide = ct.kernel(num_warps=32)(softmax_rows.py_func)
+
+
 @ct.kernel
 def layer_norm_fwd(X, W, B, Y, Mean, Rstd, eps, TILE_N: ConstInt):
     """cuTile's LayerNorm sample, forward pass."""
@@ -270,6 +274,7 @@ EXAMPLES = {
     "matmul_fp32": [example(_f32, _f32, _f32, tm=32, tn=32, tk=8)],
     "softmax": [example(_f32, _f32, B=2, N=64)],
     "softmax_rows": [example(_f32, _f32, N=1024), example(_f16, _f16, N=256)],
+    "softmax_rows_wide": [example(_f32, _f32, N=32768), example(_bf16, _bf16, N=32768)],
     "layer_norm_fwd": [example(_f32, _v, _v, _f32, _v, _v, 1e-5, TILE_N=256)],
     "transpose": [example(_f32, _f32, tm=32, tn=64)],
     "matmul_rowsum": [example(_f16, _f16, _f32, _v, TM=32, TN=64, TK=32)],

@@ -594,6 +594,45 @@ __device__ __forceinline__ bool locate(int e, const int64_t* ix, const int64_t* 
   return in;
 }
 
+// The interior fast path of loads and stores: a tile of rank 1 or 2 whose rows span a
+// multiple of NT elements, axes in order, lying wholly inside the array (a block-uniform test).
+// Slot k of thread t is then row (k NT) / D, column t + (k NT) % D of the tile, so every
+// address is one base per thread plus compile-time multiples of the strides: no per-element
+// coordinates or bounds tests.
+template <class T, int R>
+__device__ __forceinline__ int64_t stride_of(const ::tt::Array<T, R>& a, int d) {
+  return a.strides[d];
+}
+template <class T, int R>
+__device__ __forceinline__ int64_t stride_of(const ::tt::CArray<T, R>& a, int d) {
+  return d == R - 1 ? 1 : (R == 2 ? a.shape[1] : 0);
+}
+template <class TL, int NO, int R>
+struct interior_ok {
+  static constexpr bool value = NO == 0 && traits<TL>::rank == R && (R == 1 || R == 2) &&
+                                traits<TL>::E >= traits<TL>::NT &&
+                                traits<TL>::dim(R - 1) % traits<TL>::NT == 0;
+};
+// the element offset of thread t's slot 0 of the tile at ix, or -1 when the tile is not
+// wholly inside the array
+template <class TL, class Arr, int R>
+__device__ __forceinline__ int64_t interior_base(const Arr& a, const int64_t* ix, int t) {
+  int64_t off = 0;
+#pragma unroll
+  for (int d = 0; d < R; ++d) {
+    const int64_t lo = ix[d] * traits<TL>::dim(d);
+    if (lo < 0 || lo + traits<TL>::dim(d) > a.shape[d]) return -1;
+    off += (d == R - 1 ? lo + t : lo) * stride_of(a, d);
+  }
+  return off;
+}
+template <class TL, class Arr, int R>
+__device__ __forceinline__ int64_t interior_slot(const Arr& a, int k) {
+  constexpr int NT = traits<TL>::NT, D = traits<TL>::dim(R - 1);
+  if constexpr (R == 1) return int64_t(k) * NT * stride_of(a, 0);
+  else return int64_t((k * NT) / D) * stride_of(a, 0) + int64_t((k * NT) % D) * stride_of(a, 1);
+}
+
 // a tile from an array: elements outside it get `pad` and are never read
 template <class TL, int... Ord, class Arr, class... I>
 __device__ __forceinline__ TL load(const Arr& a, typename traits<TL>::elem pad, I... idx) {
@@ -601,6 +640,15 @@ __device__ __forceinline__ TL load(const Arr& a, typename traits<TL>::elem pad, 
   const int64_t ix[R] = {int64_t(idx)...};
   const int t = tid();
   TL r;
+  if constexpr (interior_ok<TL, sizeof...(Ord), R>::value) {
+    const int64_t base = interior_base<TL, Arr, R>(a, ix, t);
+    if (base >= 0) {
+      const auto* p = a.data + base;
+#pragma unroll
+      for (int k = 0; k < TL::N; ++k) r.v[k] = p[interior_slot<TL, Arr, R>(a, k)];
+      return r;
+    }
+  }
 #pragma unroll
   for (int k = 0; k < TL::N; ++k) {
     int64_t g[R];
@@ -626,6 +674,15 @@ __device__ __forceinline__ void store(const Arr& a, const TL& x, I... idx) {
   const int64_t ix[R] = {int64_t(idx)...};
   const int t = tid();
   if (!owner<TL>(t)) return;
+  if constexpr (interior_ok<TL, sizeof...(Ord), R>::value) {
+    const int64_t base = interior_base<TL, Arr, R>(a, ix, t);
+    if (base >= 0) {
+      auto* p = a.data + base;
+#pragma unroll
+      for (int k = 0; k < TL::N; ++k) p[interior_slot<TL, Arr, R>(a, k)] = x.v[k];
+      return;
+    }
+  }
 #pragma unroll
   for (int k = 0; k < TL::N; ++k) {
     int64_t g[R];
