@@ -77,3 +77,29 @@ def test_compile_for_another_arch_leaves_launches_alone(torch):
     assert scale_add.compile(a, b, a, 2, arch=other).arch == other
     scale_add._configs.clear()  # a new launch configuration: through the general path
     run(torch, a, b, 3)
+
+
+@cuda.jit
+def copy_window(x, y, out, out1):
+    v = x[1:, 2:]  # a view: its row stride is x's
+    i, j = cuda.grid(2)
+    if i < out.shape[0] and j < out.shape[1]:
+        out[i, j] = v[i, j]
+    w = y[3:]
+    if i == 0 and j < out1.shape[0]:
+        out1[j] = w[j]
+
+
+def test_direct_path_packs_contiguous_strides(torch):
+    """The direct path derives a contiguous tensor's strides from its shape; views made in the
+    kernel (which read them) index as through the general path."""
+    launch = copy_window[(4, 4), (16, 16)]
+    for rows, cols in ((3, 7), (5, 64), (9, 33)):
+        x = torch.randn(rows, cols, device="cuda")
+        y = torch.randn(cols + 3, device="cuda")
+        out = torch.full((rows - 1, cols - 2), float("nan"), device="cuda")
+        out1 = torch.full((cols,), float("nan"), device="cuda")
+        launch(x, y, out, out1)
+        torch.cuda.synchronize()
+        assert torch.equal(out, x[1:, 2:]) and torch.equal(out1, y[3:])
+    assert launch.direct is not None

@@ -384,7 +384,7 @@ class CompiledKernel:
                 checks.append(f"type(a{i}) is not T{i} or a{i}.dtype is not D{i} or "
                               f"a{i}.get_device() != {dev} or len(s{i} := a{i}.shape) != "
                               f"{p.ndim} or {contiguous}a{i}.is_contiguous()")
-                packed.append(f"a{i}.data_ptr(), *s{i}, *a{i}.stride()")
+                packed.append(f"a{i}.data_ptr(), *s{i}, {_strides_expr(p, i)}")
             else:
                 py = {"int64": "int", "float64": "float", "bool": "bool"}.get(p.name)
                 if py is None or type(a).__name__ != py:
@@ -556,6 +556,17 @@ def _convert_scalar(info, p: Scalar, where: str):
     if p.kind == "b":
         return bool(v)
     return int(v)
+
+
+def _strides_expr(p: ArrayType, i: int) -> str:
+    """The packed strides of tensor ``a{i}`` in ``direct``'s generated code: a C-contiguous
+    parameter's strides follow from its shape (``s{i}``), which is cheaper to index than
+    ``Tensor.stride()`` is to call (and is what the layout means when size-1 axes carry odd
+    strides)."""
+    if p.layout != "C" or not 1 <= p.ndim <= 3:
+        return f"*a{i}.stride()"
+    s = f"s{i}"
+    return {1: "1", 2: f"{s}[1], 1", 3: f"{s}[1] * {s}[2], {s}[2], 1"}[p.ndim]
 
 
 def _make_fast_path(params, keys):
