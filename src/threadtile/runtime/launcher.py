@@ -264,7 +264,8 @@ class CompiledKernel:
             if info != mine and self.tensormaps and len(info) == self._nall and \
                     info[:self._n] == mine[:self._n] and \
                     [n for _o, n in info] == list(self.layout.sizes):
-                # the tensor maps sit where the compiler put them: pack them there
+                # the compiler aligns a tensor map's address in the constant bank (64 bytes
+                # from a bank base of its own), not its offset: adopt the driver's offsets
                 self.layout = make_param_struct(self.params + self.tensormaps,
                                                 [o for o, _n in info])
                 self._pack = self.layout.struct.pack_into
