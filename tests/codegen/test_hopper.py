@@ -86,6 +86,13 @@ def test_loops_that_do_not_qualify_stay_loops(kernel):
     assert "tt::tile::mma(" in src
 
 
+def test_shapes_without_a_hopper_loop_stay_loops():
+    # K = 32 (64-byte rows), and 64 rows on 8 warps: nothing to gain, no tensor maps to pay for
+    for tm, tk in ((128, 32), (64, 64)):
+        src = _src(tiles.matmul_8warps, F16, F16, F16, tm=tm, tn=128, tk=tk)
+        assert "mma_loop" not in src and "TensorMap" not in src
+
+
 def test_tf32_and_float32_loops_stay_loops():
     f32 = np.zeros((64, 64), np.float32)
     src = _src(tiles.matmul_8warps, f32, f32, f32, tm=128, tn=128, tk=32)

@@ -20,13 +20,15 @@ def test_matmul_source_reads_like_the_kernel():
     src = tiles.matmul.cuda_source(F16, F16, F16, tm=64, tn=64, tk=32)
     assert '#include "tile.h"' in src
     body = _body(src)
-    # the k loop is one operation (backends/cuda/tiles.py mma_loops), the accumulator stays
-    # in tensor-core fragments (ir/passes.py), and so do its cast and its store
+    # 64x64x32 tiles have no Hopper main loop: the k loop stays as written, with no tensor
+    # maps; the accumulator stays in tensor-core fragments (ir/passes.py), so do its cast and
+    # its store
     assert "using tile_f32_64x64_mma = tt::tile::MmaTile<float, 128, 64, 64>;" in src
     assert "tile_f32_64x64_mma accumulator = tt::tile::full<tile_f32_64x64_mma>(0.0f);" in body
-    assert any(s.startswith("accumulator = tt::tile::mma_loop<tile_f16_64x32, tile_f16_32x64>"
-                            "(A, B, __half(0.0f), (int64_t)bidx, (int64_t)bidy, 0LL, "
-                            "num_tiles_k, accumulator, tt_tma0, tt_tma1);") for s in body)
+    assert "accumulator = tt::tile::mma(a, b, accumulator);" in body
+    assert "mma_loop" not in src and "TensorMap" not in src
+    assert any(s.startswith("tile_f16_64x32 a = tt::tile::load<tile_f16_64x32>(A, ")
+               for s in body)
     assert "tile_f16_64x64_mma accumulator_1 = tt::tile::astype<__half>(accumulator);" in body
     assert any(s.startswith("tt::tile::store_fragments(C, accumulator_1, ") for s in body)
     # scratch: A and B with padded rows for the portable loop, (64+64)*(32+8)*2

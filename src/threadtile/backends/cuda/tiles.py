@@ -307,8 +307,9 @@ def mma_loops(f: ir.Function, threads: int | None) -> list[MmaLoop]:
     step 1 whose body is exactly two loads of 2-d global kernel parameters, indexed by the loop
     variable where the multiply needs it and elsewhere by values the loop does not change,
     feeding an ``mma`` into an accumulator kept in fragments ("mma" layout); the loop variable
-    and the two tiles are not used outside the loop. Only the kernel itself qualifies (the
-    tensor maps are kernel parameters)."""
+    and the two tiles are not used outside the loop; the shapes are those of tile_sm90.h's
+    main loop (others gain nothing, and would only pay for tensor maps at each launch). Only
+    the kernel itself qualifies (the tensor maps are kernel parameters)."""
     if not f.is_kernel or not threads:
         return []
     cxx = [p.name for p in f.params if not p.is_constant]
@@ -320,6 +321,8 @@ def mma_loops(f: ir.Function, threads: int | None) -> list[MmaLoop]:
         if got is None:
             continue
         a, b, acc = got
+        if not sm90_bytes(a[1].type, b[1].type, threads):
+            continue  # no faster path for these shapes: the loop as written, no tensor maps
         names = {s.var, a[0], b[0]}
         if _used_outside(f.body, s, names):
             continue
