@@ -152,6 +152,67 @@ def test_softmax_rows_wide(gen, n, dtype):
     close(y, torch.softmax(x.double(), dim=1), tol, tol * 1e-2)
 
 
+@pytest.mark.parametrize("view", ["contiguous", "aligned_view", "misaligned_view",
+                                  "strided_rows"])
+def test_vector_runs(rng, view):
+    """Runs of 4 consecutive elements per thread: 16-byte accesses on contiguous rows and on
+    an aligned strided view, element accesses where the rows are misaligned or the last axis
+    is strided, and the bounds-tested path for the block half outside."""
+    C, rows = 512, 10
+    x = rng.standard_normal((rows, C)).astype(np.float32)
+    w = rng.standard_normal(C).astype(np.float32)
+    hx = torch.randn(rows, C, device="cuda").to(torch.bfloat16)
+    nb = cdiv(rows, 4)
+
+    def placed(a):  # a (rows, C) tensor laid out as `view` asks, same values
+        if view == "contiguous":
+            return a.contiguous()
+        pad = {"aligned_view": 8, "misaligned_view": 1, "strided_rows": 0}[view]
+        if view == "strided_rows":
+            big = torch.zeros(rows, 2 * C, device="cuda", dtype=a.dtype)
+            big[:, ::2] = a
+            return big[:, ::2]
+        big = torch.zeros(rows, C + pad, device="cuda", dtype=a.dtype)
+        big[:, pad:] = a
+        return big[:, pad:]
+
+    xd = placed(torch.from_numpy(x).cuda())
+    hd = placed(hx)
+    outs = [placed(torch.full((rows, C), float("nan"), device="cuda")),
+            torch.full((rows,), -1, dtype=torch.int32, device="cuda"),
+            nans(nb, C), nans(nb * 8, C // 2),
+            placed(torch.full((rows, C), float("nan"), device="cuda", dtype=torch.bfloat16))]
+    launch(tiles.vector_runs, nb, xd, torch.from_numpy(w).cuda(), hd, *outs, C)
+    ref = tiles.vector_runs_reference(x, w, hx.double().cpu().numpy(), C)
+    close(outs[0], torch.from_numpy(ref[0]), 1e-6, 1e-6)
+    assert (outs[1].cpu().numpy() == ref[1]).all()
+    close(outs[2], torch.from_numpy(ref[2]), 1e-5, 1e-5)
+    close(outs[3], torch.from_numpy(ref[3]), 1e-4, 1e-4)
+    close(outs[4], torch.from_numpy(ref[4]), 8e-3, 0)
+
+
+@pytest.mark.parametrize("kernel, n", [("layer_norm_rows", 4096), ("layer_norm_rows", 1000),
+                                       ("layer_norm_rows_wide", 32768)])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_layer_norm_rows(gen, kernel, n, dtype):
+    dt = getattr(torch, dtype)
+    m = 6
+    x = (randn(gen, m, n) * 2 + 1).to(dt)
+    w, b = randn(gen, n).to(dt), randn(gen, n).to(dt)
+    y = nans(m, n, dtype=dt)
+    mean, rstd = nans(m), nans(m)
+    big = 4096 if n <= 4096 else 32768
+    launch(getattr(tiles, kernel), m, x, w, b, y, mean, rstd, 1e-5, big)
+    x64 = x.double()
+    mu = x64.mean(dim=1)
+    rs = 1 / torch.sqrt(x64.var(dim=1, unbiased=False) + 1e-5)
+    close(mean, mu, 1e-5, 1e-5)
+    close(rstd, rs, 1e-5, 1e-5)
+    ref = (x64 - mu[:, None]) * rs[:, None] * w.double() + b.double()
+    tol = {"float32": 1e-5, "bfloat16": 1.6e-2}[dtype]
+    close(y, ref, tol, tol)
+
+
 def test_layer_norm(gen):
     m, n = 37, 1000
     x = randn(gen, m, n, scale=2.0) + 1

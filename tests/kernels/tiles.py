@@ -252,6 +252,60 @@ def odds_and_ends(x, xt, ints, h, out, iout, hout, T: ConstInt):
     ct.store(hout, index=(b,), tile=(hh * hh - hh / 3).astype(hout.dtype))
 
 
+@ct.kernel(num_warps=4)
+def vector_runs(x, w, h, out, amax, colsum, scanned, hout, C: ConstInt):
+    """Tiles whose threads hold runs of consecutive elements (tile.h's vector width: 4 for
+    (4, 512) on 128 threads, 2 for (8, 256)): vector loads and stores, row reductions and
+    argmax over runs, a broadcast of a row, a reshape that changes the width, a column sum
+    and a scan through shared memory, and 8-byte runs of bfloat16."""
+    b = ct.bid(0)
+    t = ct.load(x, index=(b, 0), shape=(4, C), padding_mode=PAD_ZERO)
+    tw = ct.load(w, index=(0,), shape=(C,), padding_mode=PAD_ZERO)
+    ct.store(out, index=(b, 0), tile=t * tw - ct.max(t, axis=1, keepdims=True))
+    ct.store(amax, index=(b,), tile=ct.argmax(t, axis=1))
+    ct.store(colsum, index=(b, 0), tile=ct.sum(t, axis=0, keepdims=True))
+    halves = ct.reshape(t, (8, C // 2))
+    ct.store(scanned, index=(b, 0), tile=ct.cumsum(halves, axis=1))
+    th = ct.load(h, index=(b, 0), shape=(4, C), padding_mode=PAD_ZERO)
+    ct.store(hout, index=(b, 0), tile=(th * 2.0 + 1.0).astype(hout.dtype))
+
+
+def vector_runs_reference(x, w, h, C):
+    """What tiles.vector_runs computes, in float64 (h's result in float32 before rounding)."""
+    rows = x.shape[0]
+    nb = -(-rows // 4)
+    xp = np.zeros((nb * 4, C))
+    xp[:rows, :x.shape[1]] = x
+    wp = np.zeros(C)
+    wp[:len(w)] = w
+    out = (xp * wp - xp.max(axis=1, keepdims=True))[:rows, :x.shape[1]]
+    amax = xp.argmax(axis=1)[:rows]
+    colsum = xp.reshape(nb, 4, C).sum(axis=1)[:, :x.shape[1]]
+    scanned = np.cumsum(xp.reshape(nb * 8, C // 2), axis=1)
+    return out, amax, colsum, scanned, h.astype(np.float64) * 2 + 1
+
+
+@ct.kernel(num_warps=8)
+def layer_norm_rows(X, W, B, Y, Mean, Rstd, eps, N: ConstInt):
+    """Layer norm forward with one row per block held in registers: X is read once (the
+    cuTile sample, layer_norm_fwd, reads it three times). Rows up to N long, in float32."""
+    bid = ct.bid(0)
+    n = X.shape[1]
+    x = ct.load(X, index=(bid, 0), shape=(1, N), padding_mode=PAD_ZERO).astype(ct.float32)
+    mean = ct.sum(x) / n
+    inside = ct.arange(N, dtype=ct.int32) < n
+    centered = ct.where(inside, x - mean, 0.0)
+    rstd = 1.0 / ct.sqrt(ct.sum(centered * centered) / n + eps)
+    w = ct.load(W, index=(0,), shape=(N,), padding_mode=PAD_ZERO).astype(ct.float32)
+    b = ct.load(B, index=(0,), shape=(N,), padding_mode=PAD_ZERO).astype(ct.float32)
+    ct.store(Y, index=(bid, 0), tile=(centered * rstd * w + b).astype(Y.dtype))
+    ct.store(Mean, index=(bid,), tile=ct.reshape(mean, (1,)))
+    ct.store(Rstd, index=(bid,), tile=ct.reshape(rstd, (1,)))
+
+
+layer_norm_rows_wide = ct.kernel(num_warps=32)(layer_norm_rows.py_func)
+
+
 @ct.kernel(num_warps=1)
 def printf_sum(x, N: ConstInt):
     s = ct.sum(ct.load(x, index=(0,), shape=(N,)))
@@ -275,6 +329,14 @@ EXAMPLES = {
     "softmax": [example(_f32, _f32, B=2, N=64)],
     "softmax_rows": [example(_f32, _f32, N=1024), example(_f16, _f16, N=256)],
     "softmax_rows_wide": [example(_f32, _f32, N=32768), example(_bf16, _bf16, N=32768)],
+    "vector_runs": [example(_f32, _v, _bf16, _f32, _vi, _f32, _f32, _bf16, C=512)],
+    "layer_norm_rows": [example(_f32, _v, _v, _f32, _v, _v, 1e-5, N=4096),
+                        example(_bf16, ArrayType(bfloat16, 1, "C"), ArrayType(bfloat16, 1, "C"),
+                                _bf16, _v, _v, 1e-5, N=1024)],
+    "layer_norm_rows_wide": [example(_f32, _v, _v, _f32, _v, _v, 1e-5, N=32768),
+                             example(_bf16, ArrayType(bfloat16, 1, "C"),
+                                     ArrayType(bfloat16, 1, "C"), _bf16, _v, _v, 1e-5,
+                                     N=32768)],
     "layer_norm_fwd": [example(_f32, _v, _v, _f32, _v, _v, 1e-5, TILE_N=256)],
     "transpose": [example(_f32, _f32, tm=32, tn=64)],
     "matmul_rowsum": [example(_f16, _f16, _f32, _v, TM=32, TN=64, TK=32)],

@@ -77,12 +77,12 @@ def test_reductions_pick_their_path():
 
 
 def test_register_broadcasts():
-    assert register_broadcast((64,), (16, 64))
-    assert register_broadcast((1, 64), (16, 64))
-    assert register_broadcast((), (16, 64))
-    assert register_broadcast((1, 1), (16, 64))
-    assert not register_broadcast((16, 1), (16, 64))
-    assert not register_broadcast((16, 1, 8), (16, 4, 8))
+    assert register_broadcast((64,), (16, 64), 128)
+    assert register_broadcast((1, 64), (16, 64), 128)
+    assert register_broadcast((), (16, 64), 128)
+    assert register_broadcast((1, 1), (16, 64), 128)
+    assert not register_broadcast((16, 1), (16, 64), 128)
+    assert not register_broadcast((16, 1, 8), (16, 4, 8), 128)
 
 
 def test_mixed_kernel_source():

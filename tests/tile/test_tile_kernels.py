@@ -101,6 +101,41 @@ def test_layer_norm(rng):
     assert_close(y, (x64 - mu[:, None]) * rs[:, None] * w + b, ulps=64)
 
 
+@pytest.mark.parametrize("n", [300, 1024])
+def test_layer_norm_rows(rng, n):
+    """One row per block, in registers; 300 pads the row (masked out of the variance)."""
+    m = 5
+    x = (rng.standard_normal((m, n)) * 2 + 1).astype(np.float32)
+    w, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    y = poison((m, n), np.float32)
+    mean, rstd = poison(m, np.float32), poison(m, np.float32)
+    sim(tiles.layer_norm_rows, m, x, w, b, y, mean, rstd, 1e-5, 1024)
+    x64 = x.astype(np.float64)
+    mu = x64.mean(axis=1)
+    rs = 1 / np.sqrt(x64.var(axis=1) + 1e-5)
+    assert_close(mean, mu, ulps=64)
+    assert_close(rstd, rs, ulps=64)
+    assert_close(y, (x64 - mu[:, None]) * rs[:, None] * w + b, ulps=64)
+
+
+def test_vector_runs(rng):
+    C, rows = 512, 10  # three blocks, the last one half outside
+    x = rng.standard_normal((rows, C)).astype(np.float32)
+    w = rng.standard_normal(C).astype(np.float32)
+    h = rng.standard_normal((rows, C)).astype(np.float16)  # the simulator's 16-bit stand-in
+    nb = -(-rows // 4)
+    outs = [poison((rows, C), np.float32), np.full(rows, -1, np.int32),
+            poison((nb, C), np.float32), poison((nb * 8, C // 2), np.float32),
+            poison((rows, C), np.float16)]
+    sim(tiles.vector_runs, nb, x, w, h, *outs, C)
+    ref = tiles.vector_runs_reference(x, w, h, C)
+    assert_close(outs[0], ref[0], ulps=4)
+    assert (outs[1] == ref[1]).all()
+    np.testing.assert_allclose(outs[2], ref[2], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(outs[3][:rows * 2], ref[3][:rows * 2], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(outs[4], ref[4], rtol=1e-3, atol=1e-3)
+
+
 def test_transpose(rng):
     x = rng.standard_normal((100, 70)).astype(np.float32)
     y = poison((70, 100), np.float32)

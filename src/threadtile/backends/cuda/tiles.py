@@ -9,6 +9,7 @@ launch adds it to the bytes the user asked for (``jit._Launch``).
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 from ...ir import nodes as ir
@@ -120,7 +121,10 @@ def scratch_bytes(module: ir.Module) -> int:
 
 def op_scratch(op: ir.TileOp, nt: int) -> int:
     k = op.op
-    if k == "broadcast" and not register_broadcast(op.args[0].type.shape, op.type.shape):
+    if k == "broadcast" and not register_broadcast(op.args[0].type.shape, op.type.shape, nt):
+        src = op.args[0].type
+        return src.size * _isz(src.dtype)
+    if k == "reshape" and not register_reshape(op.args[0].type.shape, op.type.shape, nt):
         src = op.args[0].type
         return src.size * _isz(src.dtype)
     if k in ("permute", "scan"):
@@ -151,15 +155,37 @@ def mma_bytes(a: TileType, b: TileType, fragments: bool = False) -> int:
     return (m * k + k * n) * isz
 
 
-def register_broadcast(src: tuple, dst: tuple) -> bool:
+VEC = 4  # tile.h's TT_VEC: the longest run of consecutive elements a thread holds
+
+
+def vec_width(shape: tuple, nt: int) -> int:
+    """tile.h's vec_width: how many consecutive elements of a tile of ``shape`` each thread
+    holds in a run (the largest power of two up to VEC for which the last axis is a multiple
+    of V NT, else 1)."""
+    d = shape[-1] if shape else 1
+    v = VEC
+    while v > 1 and d % (v * nt):
+        v //= 2
+    return v
+
+
+def register_broadcast(src: tuple, dst: tuple, nt: int) -> bool:
     """Whether result element e is source element e % E_src (the source's axes, padded with
-    ones on the left, are ones and then the result's trailing axes): then every thread already
-    holds what it needs (tile.h, broadcast)."""
+    ones on the left, are ones and then the result's trailing axes) in the same thread (one
+    vector width, or a one-element source): then every thread already holds what it needs
+    (tile.h, broadcast)."""
     padded = (1,) * (len(dst) - len(src)) + tuple(src)
     j = len(padded)
     while j > 0 and padded[j - 1] == dst[j - 1]:
         j -= 1
-    return all(d == 1 for d in padded[:j])
+    if not all(d == 1 for d in padded[:j]):
+        return False
+    return math.prod(src) == 1 or vec_width(tuple(src), nt) == vec_width(tuple(dst), nt)
+
+
+def register_reshape(src: tuple, dst: tuple, nt: int) -> bool:
+    """Whether a reshape keeps every element in its register (tile.h, reshape)."""
+    return math.prod(src) < nt or vec_width(tuple(src), nt) == vec_width(tuple(dst), nt)
 
 
 def rows_reduction(op: ir.TileOp, nt: int) -> bool:
@@ -209,7 +235,7 @@ def emit_op(em, x: ir.TileOp) -> str:
     if k == "where":
         return f"tt::tile::where({', '.join(args)})"
     if k == "broadcast":
-        fn = "broadcast" if register_broadcast(x.args[0].type.shape, t.shape) else \
+        fn = "broadcast" if register_broadcast(x.args[0].type.shape, t.shape, em.threads) else \
             "broadcast_smem"
         return f"tt::tile::{fn}{_targs(_dims(t.shape))}({args[0]})"
     if k == "reshape":

@@ -3,13 +3,18 @@
 // A Tile<T, NT, S...> is a tile of shape S... spread over the NT threads of a block, one
 // function call per tile operation, executed by every thread of the block together:
 //
-//   layout: element e (row-major) of a tile with E elements lives in thread e % NT, register
-//           slot e / NT. A tile smaller than the block (E < NT) is replicated: thread t holds
-//           element t % E. Consecutive threads hold consecutive elements, so loads and stores
-//           of a row are coalesced, elementwise operations are loops over registers, and a
-//           one-element tile is in every thread.
-//   free:   elementwise operations, reshapes (the row-major order does not change), broadcasts
-//           that add leading axes or expand a one-element tile, loads and stores.
+//   layout: a tile with E elements spreads over the NT threads in runs of V consecutive
+//           row-major elements: element e lives in thread (e / V) % NT, register slot
+//           (e / (V NT)) V + e % V. V (vec_width) is the largest power of two up to TT_VEC
+//           for which the last axis is a multiple of V NT, else 1; it depends on the shape and
+//           NT only, never on the dtype, so tiles of one shape share a layout whatever their
+//           types. A thread's run of V elements is one vector access of memory (16 bytes for
+//           float32), and a warp's runs are consecutive, so loads and stores stay coalesced.
+//           A tile smaller than the block (E < NT) is replicated: thread t holds element
+//           t % E, and a one-element tile is in every thread.
+//   free:   elementwise operations, reshapes between shapes of one vector width (the row-major
+//           order does not change), broadcasts that add leading axes or expand a one-element
+//           tile, loads and stores.
 //   shared: operations that move elements between threads (reductions, transposes, other
 //           broadcasts, mma) stage through the scratch at the start of dynamic shared memory
 //           (TT_SCRATCH_BYTES, sized by the code generator for the largest user); each starts
@@ -32,10 +37,25 @@ struct tf32 {
   float x;
 };
 
+#ifndef TT_VEC
+#define TT_VEC 4
+#endif
+// the vector width of a tile whose last axis has d elements (backends/cuda/tiles.py, vec_width)
+__host__ __device__ constexpr int vec_width(int nt, int d) {
+  int v = TT_VEC;
+  while (v > 1 && d % (v * nt) != 0) v /= 2;
+  return v;
+}
+template <int... S> __host__ __device__ constexpr int last_dim() {
+  constexpr int s[] = {1, S...};
+  return s[sizeof...(S)];
+}
+
 template <typename T, int NT, int... S>
 struct Tile {
   static constexpr int E = (1 * ... * S);           // elements
   static constexpr int N = E >= NT ? E / NT : 1;    // register slots per thread
+  static constexpr int V = vec_width(NT, last_dim<S...>());  // consecutive elements per run
   T v[N];
 };
 
@@ -56,6 +76,7 @@ struct traits<Tile<T, NT_, S...>> {
   static constexpr int rank = sizeof...(S);
   static constexpr int E = Tile<T, NT_, S...>::E;
   static constexpr int N = Tile<T, NT_, S...>::N;
+  static constexpr int V = Tile<T, NT_, S...>::V;
   typedef T elem;
   template <class U> using with = Tile<U, NT_, S...>;
   __host__ __device__ static constexpr int dim(int d) {
@@ -77,7 +98,10 @@ __device__ __forceinline__ int tid() {
 // the element thread t holds in slot k
 template <class TL>
 __device__ __forceinline__ int elem(int t, int k) {
-  return traits<TL>::E >= traits<TL>::NT ? t + k * traits<TL>::NT : t % traits<TL>::E;
+  constexpr int NT = traits<TL>::NT, V = traits<TL>::V;
+  if constexpr (traits<TL>::E < NT) return t % traits<TL>::E;
+  else if constexpr (V == 1) return t + k * NT;
+  else return (k / V) * (V * NT) + t * V + k % V;
 }
 // whether thread t is the one (of the replicas) that writes element elem(t, k)
 template <class TL>
@@ -311,20 +335,13 @@ __device__ __forceinline__ Tile<bool, NT, S...> isnan(const Tile<T, NT, S...>& x
 }
 
 // ---- shapes ----------------------------------------------------------------------------------
-// reshape: same elements in the same row-major order, hence the same registers
-template <int... O, class T, int NT, int... S>
-__device__ __forceinline__ Tile<T, NT, O...> reshape(const Tile<T, NT, S...>& x) {
-  static_assert(Tile<T, NT, O...>::E == Tile<T, NT, S...>::E, "reshape keeps the size");
-  Tile<T, NT, O...> r;
-#pragma unroll
-  for (int k = 0; k < Tile<T, NT, S...>::N; ++k) r.v[k] = x.v[k];
-  return r;
-}
-
 // broadcast that adds leading axes or expands a one-element tile: element e of the result is
-// element e % E_src of the source, which the same thread holds (slot k % N_src)
+// element e % E_src of the source, which the same thread holds (slot k % N_src) when both
+// have one vector width (the code generator checks: tiles.py, register_broadcast)
 template <int... O, class T, int NT, int... S>
 __device__ __forceinline__ Tile<T, NT, O...> broadcast(const Tile<T, NT, S...>& x) {
+  static_assert(Tile<T, NT, S...>::E == 1 || Tile<T, NT, S...>::V == Tile<T, NT, O...>::V,
+                "register broadcast between tiles of one vector width");
   Tile<T, NT, O...> r;
 #pragma unroll
   for (int k = 0; k < Tile<T, NT, O...>::N; ++k) r.v[k] = x.v[k % Tile<T, NT, S...>::N];
@@ -341,6 +358,28 @@ __device__ __forceinline__ void to_scratch(const TL& x, typename traits<TL>::ele
     for (int k = 0; k < TL::N; ++k) buf[elem<TL>(t, k)] = x.v[k];
   }
   __syncthreads();
+}
+
+// reshape: same elements in the same row-major order, hence the same registers when the two
+// shapes have one vector width; else through the scratch
+template <int... O, class T, int NT, int... S>
+__device__ __forceinline__ Tile<T, NT, O...> reshape(const Tile<T, NT, S...>& x) {
+  typedef Tile<T, NT, S...> X;
+  typedef Tile<T, NT, O...> R;
+  static_assert(R::E == X::E, "reshape keeps the size");
+  R r;
+  if constexpr (R::V == X::V || X::E < NT) {
+#pragma unroll
+    for (int k = 0; k < X::N; ++k) r.v[k] = x.v[k];
+  } else {
+    static_assert(X::E * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+    T* buf = scratch<T>();
+    to_scratch(x, buf);
+    const int t = tid();
+#pragma unroll
+    for (int k = 0; k < R::N; ++k) r.v[k] = buf[elem<R>(t, k)];
+  }
+  return r;
 }
 
 // any other broadcast (NumPy's rules, source axes right-aligned)
@@ -494,7 +533,7 @@ __device__ __forceinline__ auto reduce_rows(const Tile<T, NT, S...>& x) {
   typedef Tile<RT, NT, O...> R;
   typedef typename acc_of<T>::type A;
   constexpr int EO = R::E, RS = X::N / EO, NW = NT / 32;
-  static_assert(X::E % (EO * NT) == 0, "reduce_rows: rows of a multiple of NT elements");
+  static_assert(X::E % (EO * NT * X::V) == 0, "reduce_rows: rows of a multiple of V NT elements");
   static_assert(EO * NW * (sizeof(A) + 4) <= TT_SCRATCH_BYTES, "tile scratch too small");
   const int t = tid(), lane = t % 32, w = t / 32;
   A* part = scratch<A>();
@@ -503,11 +542,11 @@ __device__ __forceinline__ auto reduce_rows(const Tile<T, NT, S...>& x) {
 #pragma unroll
   for (int o = 0; o < EO; ++o) {
     A acc = A(wide(x.v[o * RS]));
-    int best = t;  // the index within the row of slot o * RS
+    int best = elem<X>(t, o * RS) - o * (X::E / EO);  // the index within the row
 #pragma unroll
     for (int j = 1; j < RS; ++j) {
       A v = A(wide(x.v[o * RS + j]));
-      if (K == ARGMAX || K == ARGMIN) combine_arg<K>(acc, best, v, t + j * NT);
+      if (K == ARGMAX || K == ARGMIN) combine_arg<K>(acc, best, v, elem<X>(t, o * RS + j) - o * (X::E / EO));
       else acc = combine<K>(acc, v);
     }
     warp_combine<K>(acc, best);
@@ -595,10 +634,11 @@ __device__ __forceinline__ bool locate(int e, const int64_t* ix, const int64_t* 
 }
 
 // The interior fast path of loads and stores: a tile of rank 1 or 2 whose rows span a
-// multiple of NT elements, axes in order, lying wholly inside the array (a block-uniform test).
-// Slot k of thread t is then row (k NT) / D, column t + (k NT) % D of the tile, so every
-// address is one base per thread plus compile-time multiples of the strides: no per-element
-// coordinates or bounds tests.
+// multiple of V NT elements, axes in order, lying wholly inside the array (a block-uniform test).
+// Slot k of thread t is then row c / D, column c % D + t V + k % V of the tile, with
+// c = (k / V) V NT, so every address is one base per thread plus compile-time multiples of
+// the strides: no per-element coordinates or bounds tests. Each run of V slots is one vector
+// access when the rows are contiguous and the address is aligned to the run's size.
 template <class T, int R>
 __device__ __forceinline__ int64_t stride_of(const ::tt::Array<T, R>& a, int d) {
   return a.strides[d];
@@ -611,7 +651,7 @@ template <class TL, int NO, int R>
 struct interior_ok {
   static constexpr bool value = NO == 0 && traits<TL>::rank == R && (R == 1 || R == 2) &&
                                 traits<TL>::E >= traits<TL>::NT &&
-                                traits<TL>::dim(R - 1) % traits<TL>::NT == 0;
+                                traits<TL>::dim(R - 1) % (traits<TL>::NT * traits<TL>::V) == 0;
 };
 // the element offset of thread t's slot 0 of the tile at ix, or -1 when the tile is not
 // wholly inside the array
@@ -622,21 +662,54 @@ __device__ __forceinline__ int64_t interior_base(const Arr& a, const int64_t* ix
   for (int d = 0; d < R; ++d) {
     const int64_t lo = ix[d] * traits<TL>::dim(d);
     if (lo < 0 || lo + traits<TL>::dim(d) > a.shape[d]) return -1;
-    off += (d == R - 1 ? lo + t : lo) * stride_of(a, d);
+    off += (d == R - 1 ? lo + t * traits<TL>::V : lo) * stride_of(a, d);
   }
   return off;
 }
 template <class TL, class Arr, int R>
 __device__ __forceinline__ int64_t interior_slot(const Arr& a, int k) {
-  constexpr int NT = traits<TL>::NT, D = traits<TL>::dim(R - 1);
-  if constexpr (R == 1) return int64_t(k) * NT * stride_of(a, 0);
-  else return int64_t((k * NT) / D) * stride_of(a, 0) + int64_t((k * NT) % D) * stride_of(a, 1);
+  constexpr int NT = traits<TL>::NT, V = traits<TL>::V, D = traits<TL>::dim(R - 1);
+  const int c = (k / V) * (V * NT);
+  if constexpr (R == 1) return int64_t(c + k % V) * stride_of(a, 0);
+  else return int64_t(c / D) * stride_of(a, 0) + int64_t(c % D + k % V) * stride_of(a, 1);
+}
+// whether the runs of V elements from p are contiguous and aligned for vector accesses
+template <int V, class T, int R, template <class, int> class Arr>
+__device__ __forceinline__ bool runs_ok(const Arr<T, R>& a, const T* p) {
+  return stride_of(a, R - 1) == 1 && (R == 1 || stride_of(a, 0) % V == 0) &&
+         reinterpret_cast<unsigned long long>(p) % (V * sizeof(T)) == 0;
+}
+// moving V elements of T as machine words: 16-byte words for runs of 16 bytes or more
+template <int B> struct word_of { typedef uint4 type; };
+template <> struct word_of<2> { typedef unsigned short type; };
+template <> struct word_of<4> { typedef unsigned int type; };
+template <> struct word_of<8> { typedef uint2 type; };
+template <int V, class T>
+__device__ __forceinline__ void vload(const T* p, T* out) {
+  constexpr int B = V * int(sizeof(T)), W = B < 16 ? B : 16;
+  typedef typename word_of<W>::type Word;
+#pragma unroll
+  for (int i = 0; i < B / W; ++i) {
+    const Word w = reinterpret_cast<const Word*>(p)[i];
+    memcpy(reinterpret_cast<char*>(out) + i * W, &w, W);
+  }
+}
+template <int V, class T>
+__device__ __forceinline__ void vstore(T* p, const T* in) {
+  constexpr int B = V * int(sizeof(T)), W = B < 16 ? B : 16;
+  typedef typename word_of<W>::type Word;
+#pragma unroll
+  for (int i = 0; i < B / W; ++i) {
+    Word w;
+    memcpy(&w, reinterpret_cast<const char*>(in) + i * W, W);
+    reinterpret_cast<Word*>(p)[i] = w;
+  }
 }
 
 // a tile from an array: elements outside it get `pad` and are never read
 template <class TL, int... Ord, class Arr, class... I>
 __device__ __forceinline__ TL load(const Arr& a, typename traits<TL>::elem pad, I... idx) {
-  constexpr int R = sizeof...(I);
+  constexpr int R = sizeof...(I), V = traits<TL>::V;
   const int64_t ix[R] = {int64_t(idx)...};
   const int t = tid();
   TL r;
@@ -644,6 +717,13 @@ __device__ __forceinline__ TL load(const Arr& a, typename traits<TL>::elem pad, 
     const int64_t base = interior_base<TL, Arr, R>(a, ix, t);
     if (base >= 0) {
       const auto* p = a.data + base;
+      if constexpr (V > 1) {
+        if (runs_ok<V>(a, p)) {
+#pragma unroll
+          for (int k = 0; k < TL::N; k += V) vload<V>(p + interior_slot<TL, Arr, R>(a, k), r.v + k);
+          return r;
+        }
+      }
 #pragma unroll
       for (int k = 0; k < TL::N; ++k) r.v[k] = p[interior_slot<TL, Arr, R>(a, k)];
       return r;
@@ -678,6 +758,14 @@ __device__ __forceinline__ void store(const Arr& a, const TL& x, I... idx) {
     const int64_t base = interior_base<TL, Arr, R>(a, ix, t);
     if (base >= 0) {
       auto* p = a.data + base;
+      if constexpr (traits<TL>::V > 1) {
+        constexpr int V = traits<TL>::V;
+        if (runs_ok<V>(a, p)) {
+#pragma unroll
+          for (int k = 0; k < TL::N; k += V) vstore<V>(p + interior_slot<TL, Arr, R>(a, k), x.v + k);
+          return;
+        }
+      }
 #pragma unroll
       for (int k = 0; k < TL::N; ++k) p[interior_slot<TL, Arr, R>(a, k)] = x.v[k];
       return;
