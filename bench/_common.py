@@ -99,7 +99,12 @@ def write(name: str, results: dict, notes: str = "") -> Path:
 
 
 def cuda_time_ms(fn, warmup: int = 5, reps: int = 30) -> float:
-    """Median milliseconds of ``fn`` over ``reps`` runs, timed with CUDA events."""
+    """Median milliseconds of ``fn``'s device work over ``reps`` runs, timed with CUDA events.
+
+    Before each run the stream gets a short spin kernel (``torch.cuda._sleep``), so that the
+    GPU is still busy while the host records the start event and launches ``fn``: the events
+    then bracket the device work alone, not the host's launch time (which for a kernel of
+    tens of microseconds would be a large part; bench/launch_overhead.py measures that)."""
     import torch
 
     for _ in range(warmup):
@@ -108,9 +113,13 @@ def cuda_time_ms(fn, warmup: int = 5, reps: int = 30) -> float:
     times = []
     for _ in range(reps):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(SPIN_CYCLES)
         s.record()
         fn()
         e.record()
         e.synchronize()
         times.append(s.elapsed_time(e))
     return statistics.median(times)
+
+
+SPIN_CYCLES = 200_000  # about 100 us at H100 clocks: longer than a launch from Python

@@ -52,6 +52,11 @@ def triton_matmul():
     return run
 
 
+# warps per block for the one-row-per-block kernels, from bench/rows_probe.py on an H100
+WARPS = {("softmax", 4096): 4, ("softmax", 32768): 16, ("layer_norm", 4096): 4,
+         ("layer_norm", 32768): 8}
+
+
 def main() -> None:
     import torch
 
@@ -121,7 +126,7 @@ def main() -> None:
             copy = gb / cuda_time_ms(lambda: y.copy_(x)) * 1e3
             row = {"copy_gbs": copy}
             try:
-                kern = tiles.softmax_rows if n <= 4096 else tiles.softmax_rows_wide
+                kern = ct.kernel(num_warps=WARPS["softmax", n])(tiles.softmax_rows.py_func)
                 ms = cuda_time_ms(lambda: ct.launch(0, (4096,), kern, (x, y, n)))
                 err = (y.double() - torch.softmax(x.double(), 1)).abs().max().item()
                 row.update(threadtile_gbs=gb / ms * 1e3, max_err=err)
@@ -137,7 +142,8 @@ def main() -> None:
             rstd = torch.empty(4096, device="cuda")
             row = {"copy_gbs": copy}
             try:  # one row per block in registers: X read once
-                kern = tiles.layer_norm_rows if n <= 4096 else tiles.layer_norm_rows_wide
+                kern = ct.kernel(num_warps=WARPS["layer_norm", n])(
+                    tiles.layer_norm_rows.py_func)
                 ms = cuda_time_ms(lambda: ct.launch(0, (4096,), kern, (
                     x, w, b, y, mean, rstd, 1e-5, n)))
                 ref = torch.nn.functional.layer_norm(x.double(), (n,), w.double(), b.double())
@@ -171,10 +177,12 @@ def main() -> None:
         print(f"compile: {res['compile']}", flush=True)
     if len(parts) < 3:
         return  # a partial run (tile_bench.py matmul|rows|compile ...) writes no results
-    write("tile_bench", res, notes="CUDA-event medians; matmul float16/bfloat16 tiles "
-          "128x256x64 on 8 warps (sm_90a: TMA + wgmma main loop), float32 through tfloat32 "
-          "64x64x32 on 4 warps; softmax one row per block (8 warps; 32 warps for rows of "
-          "32768); layer norm one row per block in registers (8 warps; 32 for 32768), and "
+    write("tile_bench", res, notes="CUDA-event medians of device time (a spin "
+          "kernel ahead of each timed run keeps the host's launch out); matmul "
+          "float16/bfloat16 tiles 128x256x64 on 8 warps (sm_90a: TMA + wgmma main loop), "
+          "float32 through tfloat32 "
+          "64x64x32 on 4 warps; softmax and layer norm one row per block in registers (warps: "
+          f"{ {f'{k[0]} {k[1]}': v for k, v in WARPS.items()} }), and "
           "cuTile's three-pass sample (TILE_N=1024, float32) for comparison; Triton matmul "
           "128x128x64, 8 warps, 3 stages, no autotuning; compile: NVRTC already loaded")
 

@@ -70,6 +70,7 @@ class Specialization:
             self._deps = []
             self._module = specialize(self.kernel.py_func, self.ir_params, self._deps,
                                       self.kernel.block_threads)
+            self._module.occupancy = self.kernel.occupancy
             self.entry = self._module.kernel.name
         return self._module
 
@@ -120,6 +121,12 @@ def _param_token(p: ir.Param):
 
 
 @functools.cache
+def tiles_vec() -> int:
+    from .backends.cuda.tiles import VEC  # noqa: PLC0415
+
+    return VEC
+
+
 def _compiler_fingerprint() -> str:
     """Sizes and times of the files that turn Python into C++: a cached C++ source made by
     another version of the compiler must not be reused."""
@@ -130,6 +137,7 @@ def _compiler_fingerprint() -> str:
             if f.suffix in (".py", ".h"):
                 st = f.stat()
                 parts.append(f"{f.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}")
+    parts.append(f"tile vec {tiles_vec()}")
     return __import__("hashlib").sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -170,7 +178,8 @@ class Kernel:
 
     def __init__(self, py_func, device: bool = False, lineinfo: bool = True,
                  fastmath: bool = False, max_registers: int | None = None,
-                 num_warps: int | None = None, tile: bool = False):
+                 num_warps: int | None = None, tile: bool = False,
+                 occupancy: int | None = None):
         functools.update_wrapper(self, py_func)
         self.py_func = py_func
         self.device = device
@@ -180,11 +189,17 @@ class Kernel:
         if num_warps is not None and (not isinstance(num_warps, int) or num_warps not in (
                 1, 2, 4, 8, 16, 32)):
             raise ValueError(f"num_warps must be 1, 2, 4, 8, 16 or 32, got {num_warps!r}")
+        if occupancy is not None and (not num_warps or not isinstance(occupancy, int) or
+                                      not 1 <= occupancy <= 32 or occupancy * num_warps > 64):
+            raise ValueError(
+                f"occupancy={occupancy!r}: blocks per multiprocessor, an int from 1 to 32 with "
+                "at most 64 warps in all, for a kernel with a fixed block (num_warps=)")
         self.tile = tile
         self.num_warps = num_warps
+        self.occupancy = occupancy
         self.block_threads = 32 * num_warps if num_warps else None
-        self._key_extra = (f"tile={tile} threads={self.block_threads}",) if (
-            tile or num_warps) else ()
+        self._key_extra = (f"tile={tile} threads={self.block_threads} occupancy={occupancy}",
+                           ) if (tile or num_warps) else ()
         self.options = tuple(["-lineinfo"] if lineinfo else []) + (
             ("--use_fast_math",) if fastmath else ()) + (
             (f"--maxrregcount={max_registers}",) if max_registers else ())
@@ -454,7 +469,10 @@ def jit(func=None, *, device: bool = False, **options):
     Options: ``lineinfo`` (default True: profilers map instructions to Python lines),
     ``fastmath`` (approximate division, sqrt and transcendentals), ``max_registers``,
     ``num_warps`` (a fixed block of ``32 * num_warps`` threads, which a kernel that calls tile
-    operations needs; docs/tiles.md).
+    operations needs; docs/tiles.md; the kernel is then compiled with
+    ``__launch_bounds__(32 * num_warps)``), ``occupancy`` (with ``num_warps``: how many blocks
+    should fit on one multiprocessor, the second argument of ``__launch_bounds__``, which
+    caps the registers per thread; cuTile's hint of that name).
     """
     if func is None:
         return lambda f: Kernel(f, device=device, **options)

@@ -73,7 +73,7 @@ def softmax_rows(x, y, N: ConstInt):
     row = ct.load(x, index=(ct.bid(0), 0), shape=(1, N),
                   padding_mode=ct.PaddingMode.NEG_INF).astype(ct.float32)
     e = ct.exp(row - ct.max(row))
-    ct.store(y, index=(ct.bid(0), 0), tile=(e / ct.sum(e)).astype(y.dtype))
+    ct.store(y, index=(ct.bid(0), 0), tile=(e * (1.0 / ct.sum(e))).astype(y.dtype))
 
 
 # rows of 32768 on 32 warps: 32 values per thread stay in registers

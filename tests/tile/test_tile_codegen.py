@@ -3,9 +3,12 @@ for each, the shared-memory scratch, and the IR the frontend makes of cuTile idi
 (Every kernel of tests/kernels/tiles.py also compiles to a cubin in tests/codegen.)"""
 
 import numpy as np
+import pytest
 from kernels import tiles
 
-from threadtile.backends.cuda.tiles import register_broadcast
+import threadtile as tt
+import threadtile.tile as ct
+from threadtile.backends.cuda.tiles import register_broadcast, register_reshape, vec_width
 from threadtile.lang.types import ArrayType, bfloat16, float16
 
 F16 = ArrayType(float16, 2, "C")
@@ -102,3 +105,38 @@ def test_layer_norm_rebinds_mean_as_a_new_version():
     assert "mean_1: tile<float32, (1)>" in ir
     # eps (a Python float argument) is loosely typed: the arithmetic stays float32
     assert "tile.binop(var_1, float32(eps), op='add'):tile<float32, (1)>" in ir
+
+
+def test_launch_bounds_and_occupancy():
+    """A fixed block compiles with __launch_bounds__(threads[, occupancy]); occupancy needs
+    a fixed block and a sane count."""
+    x = np.zeros((4, 1024), np.float32)
+    plain = ct.kernel(num_warps=8)(tiles.softmax_rows.py_func).cuda_source(x, x, N=1024)
+    assert "__launch_bounds__(256) softmax_rows(" in plain
+    two = ct.kernel(num_warps=8, occupancy=2)(tiles.softmax_rows.py_func)
+    assert "__launch_bounds__(256, 2) softmax_rows(" in two.cuda_source(x, x, N=1024)
+    with pytest.raises(ValueError, match="occupancy"):
+        tt.jit(occupancy=2)(tiles.softmax_rows.py_func)
+    with pytest.raises(ValueError, match="occupancy"):
+        ct.kernel(num_warps=32, occupancy=4)(tiles.softmax_rows.py_func)
+
+
+def test_vector_width_mirrors_tile_h():
+    """tiles.vec_width follows tile.h: runs of up to 4 along a last axis that is a multiple
+    of V * NT; tiles smaller than the block and short rows get 1."""
+    assert vec_width((1, 4096), 256) == 4
+    assert vec_width((4, 512), 128) == 4
+    assert vec_width((8, 256), 128) == 2
+    assert vec_width((64, 64), 128) == 1
+    assert vec_width((64,), 128) == 1
+    assert vec_width((), 128) == 1
+    assert register_broadcast((512,), (4, 512), 128)
+    assert not register_reshape((4, 512), (8, 256), 128)
+    assert register_reshape((4, 512), (2048,), 128)
+    src = tiles.vector_runs.cuda_source(np.zeros((8, 512), np.float32), np.zeros(512, np.float32),
+                                        ArrayType(bfloat16, 2, "C"),
+                                        np.zeros((8, 512), np.float32), np.zeros(8, np.int32),
+                                        *[np.zeros((8, 512), np.float32)] * 2,
+                                        ArrayType(bfloat16, 2, "C"), C=512)
+    # the reshape to (8, 256) changes the width: it needs the scratch (4 * 512 floats)
+    assert "#define TT_SCRATCH_BYTES 8192" in src

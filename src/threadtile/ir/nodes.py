@@ -316,6 +316,7 @@ class Module:
     kernel: Function
     const_arrays: list[ArrayDecl]
     threads: int | None = None  # threads per block, when fixed at compile time (tile ops)
+    occupancy: int | None = None  # blocks per SM to fit registers for (with threads fixed)
 
 
 def walk_stmts(body: list[Stmt]):

@@ -49,9 +49,11 @@ def kernel(func=None, *, num_warps: int = 4, occupancy=None, num_ctas=None, **op
 
     The block has ``32 * num_warps`` threads (default 4 warps); launch with the grid alone,
     ``kernel[grid](args)``, or ``ct.launch(stream, grid, kernel, args)``. Scalar arguments are
-    loosely typed (a Python float times a float32 tile is float32). ``occupancy`` is accepted
-    and ignored; ``num_ctas`` (thread-block clusters) must be 1. Other options are
-    ``threadtile.jit``'s (``lineinfo``, ``fastmath``, ``max_registers``).
+    loosely typed (a Python float times a float32 tile is float32). ``occupancy`` is the
+    number of blocks that should fit on one multiprocessor at once (the compiler limits
+    registers per thread to make room: ``__launch_bounds__(threads, occupancy)``); without it
+    the only limit is the block's size. ``num_ctas`` (thread-block clusters) must be 1. Other
+    options are ``threadtile.jit``'s (``lineinfo``, ``fastmath``, ``max_registers``).
     """
     if num_ctas not in (None, 1):
         raise NotImplementedError(
@@ -59,7 +61,7 @@ def kernel(func=None, *, num_warps: int = 4, occupancy=None, num_ctas=None, **op
             "leave num_ctas out")
 
     def make(f):
-        return Kernel(f, tile=True, num_warps=num_warps, **options)
+        return Kernel(f, tile=True, num_warps=num_warps, occupancy=occupancy, **options)
 
     if func is None:
         return make

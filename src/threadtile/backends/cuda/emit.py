@@ -112,6 +112,7 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> str:
         out.append("")
         fe = FunctionEmitter(f, statics, line_directives)
         fe.threads, fe.has_tiles = module.threads, has_tiles
+        fe.occupancy = module.occupancy
         if f is module.kernel:
             fe.mma_loops = {id(ml.loop): ml for ml in loops}
         out.append(fe.emit())
@@ -178,6 +179,7 @@ class FunctionEmitter:
     threads: int | None = None  # threads per block, when fixed (tile operations)
     has_tiles = False  # the module uses tile operations (and their dynamic shared scratch)
     mma_loops: dict = {}  # id(ir.For) -> tiles.MmaLoop: k loops emitted as one operation
+    occupancy: int | None = None  # blocks per SM for __launch_bounds__ (with threads)
 
     def __init__(self, f: ir.Function, statics: dict[str, ir.ArrayDecl], lines: bool):
         self.f = f
@@ -204,7 +206,11 @@ class FunctionEmitter:
                            [f"const __grid_constant__ tt::tile::sm90::TensorMap {m}"
                             for ml in self.mma_loops.values() for m in ml.maps])
         if f.is_kernel:
-            head = f'extern "C" __global__ void {f.name}({params})'
+            bounds = ""
+            if self.threads:  # a fixed block: registers are allotted for exactly that
+                occ = f", {self.occupancy}" if self.occupancy else ""
+                bounds = f"__launch_bounds__({self.threads}{occ}) "
+            head = f'extern "C" __global__ void {bounds}{f.name}({params})'
         else:
             head = f"__device__ __forceinline__ {ctype(f.return_type)} {f.name}({params})"
         lines = []

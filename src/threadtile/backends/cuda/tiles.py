@@ -10,6 +10,7 @@ launch adds it to the bytes the user asked for (``jit._Launch``).
 from __future__ import annotations
 
 import math
+import os
 from typing import NamedTuple
 
 from ...ir import nodes as ir
@@ -96,6 +97,8 @@ def prelude(module: ir.Module, loops: list[MmaLoop] = ()) -> list[str]:
                "#endif"]
     else:
         out = [f"#define TT_SCRATCH_BYTES {size}"]
+    if VEC != 4:
+        out.append(f"#define TT_VEC {VEC}")
     out += [f'#include "{TILE_HEADER}"', ""]
     out += [f"using {alias(t)} = {spelled(t, nt)};" for t in tile_types(module)]
     return out
@@ -155,7 +158,10 @@ def mma_bytes(a: TileType, b: TileType, fragments: bool = False) -> int:
     return (m * k + k * n) * isz
 
 
-VEC = 4  # tile.h's TT_VEC: the longest run of consecutive elements a thread holds
+# tile.h's TT_VEC: the longest run of consecutive elements a thread holds (16 bytes of
+# float32). THREADTILE_TILE_VEC overrides it for experiments (bench/rows_probe.py); the
+# generated source then defines TT_VEC, so cached sources and cubins stay apart.
+VEC = int(os.environ.get("THREADTILE_TILE_VEC", "4"))
 
 
 def vec_width(shape: tuple, nt: int) -> int:
