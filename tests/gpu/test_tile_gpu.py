@@ -192,17 +192,18 @@ def test_vector_runs(rng, view):
 
 
 @pytest.mark.parametrize("kernel, n", [("layer_norm_rows", 4096), ("layer_norm_rows", 1000),
-                                       ("layer_norm_rows_wide", 32768)])
+                                       ("layer_norm_wide", 32768), ("layer_norm_wide", 20000)])
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_layer_norm_rows(gen, kernel, n, dtype):
+    """Rows in registers; 1000 and 20000 pad the row (and the last chunk)."""
     dt = getattr(torch, dtype)
     m = 6
     x = (randn(gen, m, n) * 2 + 1).to(dt)
     w, b = randn(gen, n).to(dt), randn(gen, n).to(dt)
     y = nans(m, n, dtype=dt)
     mean, rstd = nans(m), nans(m)
-    big = 4096 if n <= 4096 else 32768
-    launch(getattr(tiles, kernel), m, x, w, b, y, mean, rstd, 1e-5, big)
+    consts = (4096,) if kernel == "layer_norm_rows" else (32768, 4096)
+    launch(getattr(tiles, kernel), m, x, w, b, y, mean, rstd, 1e-5, *consts)
     x64 = x.double()
     mu = x64.mean(dim=1)
     rs = 1 / torch.sqrt(x64.var(dim=1, unbiased=False) + 1e-5)

@@ -101,15 +101,18 @@ def test_layer_norm(rng):
     assert_close(y, (x64 - mu[:, None]) * rs[:, None] * w + b, ulps=64)
 
 
-@pytest.mark.parametrize("n", [300, 1024])
-def test_layer_norm_rows(rng, n):
-    """One row per block, in registers; 300 pads the row (masked out of the variance)."""
+@pytest.mark.parametrize("kernel, n", [("layer_norm_rows", 300), ("layer_norm_rows", 1024),
+                                       ("layer_norm_wide", 700), ("layer_norm_wide", 1024)])
+def test_layer_norm_rows(rng, kernel, n):
+    """The row in registers; 300 and 700 pad it (masked out of the variance), and 700 pads
+    the last chunk of layer_norm_wide."""
     m = 5
     x = (rng.standard_normal((m, n)) * 2 + 1).astype(np.float32)
     w, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
     y = poison((m, n), np.float32)
     mean, rstd = poison(m, np.float32), poison(m, np.float32)
-    sim(tiles.layer_norm_rows, m, x, w, b, y, mean, rstd, 1e-5, 1024)
+    consts = (1024,) if kernel == "layer_norm_rows" else (1024, 256)
+    sim(getattr(tiles, kernel), m, x, w, b, y, mean, rstd, 1e-5, *consts)
     x64 = x.astype(np.float64)
     mu = x64.mean(axis=1)
     rs = 1 / np.sqrt(x64.var(axis=1) + 1e-5)
