@@ -33,9 +33,6 @@ def variants(n: int):
     for w in ((4, 8, 16) if n == 4096 else (16, 32)):
         yield f"layer_norm_rows w{w}", k(tiles.layer_norm_rows, w), (n,)
     if n > 4096:
-        for w in (8, 16, 32):
-            for chunk in (4096, 8192):
-                yield f"softmax_wide w{w} c{chunk}", k(tiles.softmax_wide, w), (chunk,)
         for w in (16, 32):
             for chunk in (8192, 16384):
                 yield f"layer_norm_wide w{w} c{chunk}", k(tiles.layer_norm_wide, w), (n, chunk)

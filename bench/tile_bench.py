@@ -52,9 +52,13 @@ def triton_matmul():
     return run
 
 
-# warps per block for the one-row-per-block kernels, from bench/rows_probe.py on an H100
-WARPS = {("softmax", 4096): 4, ("softmax", 32768): 16, ("layer_norm", 4096): 4,
-         ("layer_norm", 32768): 8}
+# warps per block of the one-row-per-block kernels, by row length and dtype, and the chunk of
+# layer_norm_wide: the best of bench/rows_probe.py on an H100
+WARPS = {("softmax", 4096, "fp32"): 4, ("softmax", 4096, "bf16"): 4,
+         ("softmax", 32768, "fp32"): 16, ("softmax", 32768, "bf16"): 16,
+         ("layer_norm", 4096, "fp32"): 8, ("layer_norm", 4096, "bf16"): 4,
+         ("layer_norm", 32768, "fp32"): 16, ("layer_norm", 32768, "bf16"): 16}
+WIDE_CHUNK = 8192
 
 
 def main() -> None:
@@ -126,7 +130,8 @@ def main() -> None:
             copy = gb / cuda_time_ms(lambda: y.copy_(x)) * 1e3
             row = {"copy_gbs": copy}
             try:
-                kern = ct.kernel(num_warps=WARPS["softmax", n])(tiles.softmax_rows.py_func)
+                kern = ct.kernel(num_warps=WARPS["softmax", n, name])(
+                    tiles.softmax_rows.py_func)
                 ms = cuda_time_ms(lambda: ct.launch(0, (4096,), kern, (x, y, n)))
                 err = (y.double() - torch.softmax(x.double(), 1)).abs().max().item()
                 row.update(threadtile_gbs=gb / ms * 1e3, max_err=err)
@@ -141,11 +146,15 @@ def main() -> None:
             mean = torch.empty(4096, device="cuda")
             rstd = torch.empty(4096, device="cuda")
             row = {"copy_gbs": copy}
-            try:  # one row per block in registers: X read once
-                kern = ct.kernel(num_warps=WARPS["layer_norm", n])(
-                    tiles.layer_norm_rows.py_func)
+            try:  # one row per block in registers: X read once from memory
+                warps = WARPS["layer_norm", n, name]
+                if n <= 4096:
+                    kern, consts = ct.kernel(num_warps=warps)(tiles.layer_norm_rows.py_func), (n,)
+                else:
+                    kern = ct.kernel(num_warps=warps)(tiles.layer_norm_wide.py_func)
+                    consts = (n, WIDE_CHUNK)
                 ms = cuda_time_ms(lambda: ct.launch(0, (4096,), kern, (
-                    x, w, b, y, mean, rstd, 1e-5, n)))
+                    x, w, b, y, mean, rstd, 1e-5, *consts)))
                 ref = torch.nn.functional.layer_norm(x.double(), (n,), w.double(), b.double())
                 row.update(threadtile_gbs=gb / ms * 1e3,
                            max_err=(y.double() - ref).abs().max().item())
@@ -181,8 +190,9 @@ def main() -> None:
           "kernel ahead of each timed run keeps the host's launch out); matmul "
           "float16/bfloat16 tiles 128x256x64 on 8 warps (sm_90a: TMA + wgmma main loop), "
           "float32 through tfloat32 "
-          "64x64x32 on 4 warps; softmax and layer norm one row per block in registers (warps: "
-          f"{ {f'{k[0]} {k[1]}': v for k, v in WARPS.items()} }), and "
+          "64x64x32 on 4 warps; softmax and layer norm one row per block in registers (layer "
+          f"norm of 32768: layer_norm_wide, output in chunks of {WIDE_CHUNK}; warps: "
+          f"{ {' '.join(map(str, k)): v for k, v in WARPS.items()} }), and "
           "cuTile's three-pass sample (TILE_N=1024, float32) for comparison; Triton matmul "
           "128x128x64, 8 warps, 3 stages, no autotuning; compile: NVRTC already loaded")
 

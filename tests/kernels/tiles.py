@@ -14,7 +14,6 @@ from . import example
 
 ConstInt = ct.Constant[int]
 PAD_ZERO = ct.PaddingMode.ZERO
-FLT_MAX = 3.4028234663852886e38
 
 
 @ct.kernel
@@ -79,31 +78,6 @@ def softmax_rows(x, y, N: ConstInt):
 
 # rows of 32768 on 32 warps: 32 values per thread stay in registers
 softmax_rows_wide = ct.kernel(num_warps=32)(softmax_rows.py_func)
-
-
-@ct.kernel(num_warps=16)
-def softmax_wide(x, y, CHUNK: ConstInt):
-    """Softmax of long rows in two passes over chunks: the first keeps a running maximum and
-    sum per position (rescaled as the maximum grows), the second re-reads each chunk (from
-    cache: this block has just read it) and writes exp(x - max) / sum. The registers hold a
-    few chunks, not the row, so more blocks fit on a multiprocessor."""
-    bid = ct.bid(0)
-    nch = ct.cdiv(x.shape[1], CHUNK)
-    # -FLT_MAX, not -inf: a position padded in every chunk then rescales by exp(0), not NaN
-    m = ct.full((1, CHUNK), -FLT_MAX, dtype=ct.float32)
-    s = ct.zeros((1, CHUNK), dtype=ct.float32)
-    for j in range(nch):
-        xj = ct.load(x, index=(bid, j), shape=(1, CHUNK),
-                     padding_mode=ct.PaddingMode.NEG_INF).astype(ct.float32)
-        m_new = ct.maximum(m, xj)
-        s = s * ct.exp(m - m_new) + ct.exp(xj - m_new)
-        m = m_new
-    top = ct.max(m)
-    scale = 1.0 / ct.sum(s * ct.exp(m - top))
-    for j in range(nch):
-        xj = ct.load(x, index=(bid, j), shape=(1, CHUNK),
-                     padding_mode=ct.PaddingMode.NEG_INF).astype(ct.float32)
-        ct.store(y, index=(bid, j), tile=(ct.exp(xj - top) * scale).astype(y.dtype))
 
 
 @ct.kernel
@@ -383,7 +357,6 @@ EXAMPLES = {
                         example(_bf16, ArrayType(bfloat16, 1, "C"),
                                 ArrayType(bfloat16, 1, "C"), _bf16, _v, _v, 1e-5, N=32768,
                                 CHUNK=4096)],
-    "softmax_wide": [example(_f32, _f32, CHUNK=4096), example(_bf16, _bf16, CHUNK=8192)],
     "layer_norm_fwd": [example(_f32, _v, _v, _f32, _v, _v, 1e-5, TILE_N=256)],
     "transpose": [example(_f32, _f32, tm=32, tn=64)],
     "matmul_rowsum": [example(_f16, _f16, _f32, _v, TM=32, TN=64, TK=32)],

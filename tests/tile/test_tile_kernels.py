@@ -86,18 +86,6 @@ def test_softmax_rows(rng, n, dtype):
     assert_close(y, _softmax(quantize(x, dtype)), dtype, ulps=8)
 
 
-@pytest.mark.parametrize("n, dtype", [(3000, np.float32), (1024, np.float32),
-                                      (700, np.float16)])
-def test_softmax_wide(rng, n, dtype):
-    """Two passes over chunks of 256 with running maxima and sums; 3000 pads the last chunk,
-    700 < 1024 leaves positions padded in every chunk."""
-    x = (rng.standard_normal((4, n)) * 3).astype(dtype)
-    x[1, 5] = 40.0  # a maximum that arrives late for its position
-    y = poison(x.shape, dtype)
-    sim(tiles.softmax_wide, 4, x, y, 256)
-    assert_close(y, _softmax(quantize(x, dtype)), dtype, ulps=16)
-
-
 def test_layer_norm(rng):
     m, n = 7, 300  # n not a multiple of the tile
     x = (rng.standard_normal((m, n)) * 2 + 1).astype(np.float32)
