@@ -153,19 +153,22 @@ def test_softmax_rows_wide(gen, n, dtype):
 
 
 @pytest.mark.parametrize("view", ["contiguous", "aligned_view", "misaligned_view",
-                                  "strided_rows"])
+                                  "strided_rows", "narrow"])
 def test_vector_runs(rng, view):
     """Runs of 4 consecutive elements per thread: 16-byte accesses on contiguous rows and on
     an aligned strided view, element accesses where the rows are misaligned or the last axis
-    is strided, and the bounds-tested path for the block half outside."""
+    is strided, and the bounds-tested path for the block half outside. "narrow" arrays are
+    509 wide: their tiles are edge tiles whose runs may straddle the end of a row or start
+    misaligned, each run taking a vector access or element accesses on its own."""
     C, rows = 512, 10
-    x = rng.standard_normal((rows, C)).astype(np.float32)
+    width = 509 if view == "narrow" else C
+    x = rng.standard_normal((rows, width)).astype(np.float32)
     w = rng.standard_normal(C).astype(np.float32)
-    hx = torch.randn(rows, C, device="cuda").to(torch.bfloat16)
+    hx = torch.randn(rows, width, device="cuda").to(torch.bfloat16)
     nb = cdiv(rows, 4)
 
-    def placed(a):  # a (rows, C) tensor laid out as `view` asks, same values
-        if view == "contiguous":
+    def placed(a):  # a (rows, width) tensor laid out as `view` asks, same values
+        if view in ("contiguous", "narrow"):
             return a.contiguous()
         pad = {"aligned_view": 8, "misaligned_view": 1, "strided_rows": 0}[view]
         if view == "strided_rows":
@@ -178,10 +181,10 @@ def test_vector_runs(rng, view):
 
     xd = placed(torch.from_numpy(x).cuda())
     hd = placed(hx)
-    outs = [placed(torch.full((rows, C), float("nan"), device="cuda")),
+    outs = [placed(torch.full((rows, width), float("nan"), device="cuda")),
             torch.full((rows,), -1, dtype=torch.int32, device="cuda"),
-            nans(nb, C), nans(nb * 8, C // 2),
-            placed(torch.full((rows, C), float("nan"), device="cuda", dtype=torch.bfloat16))]
+            nans(nb, width), nans(nb * 8, C // 2),
+            placed(torch.full((rows, width), float("nan"), device="cuda", dtype=torch.bfloat16))]
     launch(tiles.vector_runs, nb, xd, torch.from_numpy(w).cuda(), hd, *outs, C)
     ref = tiles.vector_runs_reference(x, w, hx.double().cpu().numpy(), C)
     close(outs[0], torch.from_numpy(ref[0]), 1e-6, 1e-6)

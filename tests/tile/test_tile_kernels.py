@@ -121,15 +121,16 @@ def test_layer_norm_rows(rng, kernel, n):
     assert_close(y, (x64 - mu[:, None]) * rs[:, None] * w + b, ulps=64)
 
 
-def test_vector_runs(rng):
-    C, rows = 512, 10  # three blocks, the last one half outside
-    x = rng.standard_normal((rows, C)).astype(np.float32)
+@pytest.mark.parametrize("width", [512, 509])
+def test_vector_runs(rng, width):
+    C, rows = 512, 10  # three blocks, the last one half outside; 509 wide: edge tiles
+    x = rng.standard_normal((rows, width)).astype(np.float32)
     w = rng.standard_normal(C).astype(np.float32)
-    h = rng.standard_normal((rows, C)).astype(np.float16)  # the simulator's 16-bit stand-in
+    h = rng.standard_normal((rows, width)).astype(np.float16)  # the 16-bit stand-in
     nb = -(-rows // 4)
-    outs = [poison((rows, C), np.float32), np.full(rows, -1, np.int32),
-            poison((nb, C), np.float32), poison((nb * 8, C // 2), np.float32),
-            poison((rows, C), np.float16)]
+    outs = [poison((rows, width), np.float32), np.full(rows, -1, np.int32),
+            poison((nb, width), np.float32), poison((nb * 8, C // 2), np.float32),
+            poison((rows, width), np.float16)]
     sim(tiles.vector_runs, nb, x, w, h, *outs, C)
     ref = tiles.vector_runs_reference(x, w, h, C)
     assert_close(outs[0], ref[0], ulps=4)

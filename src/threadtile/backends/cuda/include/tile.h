@@ -729,6 +729,27 @@ __device__ __forceinline__ TL load(const Arr& a, typename traits<TL>::elem pad, 
       return r;
     }
   }
+  if constexpr (V > 1 && sizeof...(Ord) == 0 && traits<TL>::rank == R) {
+    // an edge tile: a run wholly inside the array, contiguous and aligned, is still one
+    // vector access (a run never crosses a row: the last axis is a multiple of V)
+#pragma unroll
+    for (int k = 0; k < TL::N; k += V) {
+      int64_t g[R];
+      const bool in = locate<TL, R>(elem<TL>(t, k), ix, a.shape, g);
+      const auto* p = a.data + offset(a, g);
+      if (in && g[R - 1] + V <= a.shape[R - 1] && stride_of(a, R - 1) == 1 &&
+          reinterpret_cast<unsigned long long>(p) % (V * sizeof(*p)) == 0) {
+        vload<V>(p, r.v + k);
+      } else {
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+          const bool e_in = locate<TL, R>(elem<TL>(t, k + i), ix, a.shape, g);
+          r.v[k + i] = e_in ? a.data[offset(a, g)] : pad;
+        }
+      }
+    }
+    return r;
+  }
 #pragma unroll
   for (int k = 0; k < TL::N; ++k) {
     int64_t g[R];
@@ -770,6 +791,24 @@ __device__ __forceinline__ void store(const Arr& a, const TL& x, I... idx) {
       for (int k = 0; k < TL::N; ++k) p[interior_slot<TL, Arr, R>(a, k)] = x.v[k];
       return;
     }
+  }
+  if constexpr (traits<TL>::V > 1 && sizeof...(Ord) == 0 && traits<TL>::rank == R) {
+    constexpr int V = traits<TL>::V;  // as in load: whole runs of an edge tile as vectors
+#pragma unroll
+    for (int k = 0; k < TL::N; k += V) {
+      int64_t g[R];
+      const bool in = locate<TL, R>(elem<TL>(t, k), ix, a.shape, g);
+      auto* p = a.data + offset(a, g);
+      if (in && g[R - 1] + V <= a.shape[R - 1] && stride_of(a, R - 1) == 1 &&
+          reinterpret_cast<unsigned long long>(p) % (V * sizeof(*p)) == 0) {
+        vstore<V>(p, x.v + k);
+      } else {
+#pragma unroll
+        for (int i = 0; i < V; ++i)
+          if (locate<TL, R>(elem<TL>(t, k + i), ix, a.shape, g)) a.data[offset(a, g)] = x.v[k + i];
+      }
+    }
+    return;
   }
 #pragma unroll
   for (int k = 0; k < TL::N; ++k) {
