@@ -121,12 +121,6 @@ def _param_token(p: ir.Param):
 
 
 @functools.cache
-def tiles_vec() -> int:
-    from .backends.cuda.tiles import VEC  # noqa: PLC0415
-
-    return VEC
-
-
 def _compiler_fingerprint() -> str:
     """Sizes and times of the files that turn Python into C++: a cached C++ source made by
     another version of the compiler must not be reused."""
@@ -137,7 +131,9 @@ def _compiler_fingerprint() -> str:
             if f.suffix in (".py", ".h"):
                 st = f.stat()
                 parts.append(f"{f.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}")
-    parts.append(f"tile vec {tiles_vec()}")
+    from .backends.cuda.tiles import VEC  # noqa: PLC0415  (THREADTILE_TILE_VEC)
+
+    parts.append(f"tile vec {VEC}")
     return __import__("hashlib").sha256("\n".join(parts).encode()).hexdigest()
 
 

@@ -546,7 +546,8 @@ __device__ __forceinline__ auto reduce_rows(const Tile<T, NT, S...>& x) {
 #pragma unroll
     for (int j = 1; j < RS; ++j) {
       A v = A(wide(x.v[o * RS + j]));
-      if (K == ARGMAX || K == ARGMIN) combine_arg<K>(acc, best, v, elem<X>(t, o * RS + j) - o * (X::E / EO));
+      if (K == ARGMAX || K == ARGMIN)
+        combine_arg<K>(acc, best, v, elem<X>(t, o * RS + j) - o * (X::E / EO));
       else acc = combine<K>(acc, v);
     }
     warp_combine<K>(acc, best);
@@ -720,7 +721,8 @@ __device__ __forceinline__ TL load(const Arr& a, typename traits<TL>::elem pad, 
       if constexpr (V > 1) {
         if (runs_ok<V>(a, p)) {
 #pragma unroll
-          for (int k = 0; k < TL::N; k += V) vload<V>(p + interior_slot<TL, Arr, R>(a, k), r.v + k);
+          for (int k = 0; k < TL::N; k += V)
+            vload<V>(p + interior_slot<TL, Arr, R>(a, k), r.v + k);
           return r;
         }
       }
@@ -783,7 +785,8 @@ __device__ __forceinline__ void store(const Arr& a, const TL& x, I... idx) {
         constexpr int V = traits<TL>::V;
         if (runs_ok<V>(a, p)) {
 #pragma unroll
-          for (int k = 0; k < TL::N; k += V) vstore<V>(p + interior_slot<TL, Arr, R>(a, k), x.v + k);
+          for (int k = 0; k < TL::N; k += V)
+            vstore<V>(p + interior_slot<TL, Arr, R>(a, k), x.v + k);
           return;
         }
       }
