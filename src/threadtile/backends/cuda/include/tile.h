@@ -680,6 +680,13 @@ __device__ __forceinline__ bool runs_ok(const Arr<T, R>& a, const T* p) {
   return stride_of(a, R - 1) == 1 && (R == 1 || stride_of(a, 0) % V == 0) &&
          reinterpret_cast<unsigned long long>(p) % (V * sizeof(T)) == 0;
 }
+// whether the run of V elements at array index g (inside the array), address p, of an edge
+// tile lies wholly inside the array, contiguous and aligned: then it is one vector access
+template <int V, class T, int R, template <class, int> class Arr>
+__device__ __forceinline__ bool run_inside(const Arr<T, R>& a, const int64_t* g, const T* p) {
+  return g[R - 1] + V <= a.shape[R - 1] && stride_of(a, R - 1) == 1 &&
+         reinterpret_cast<unsigned long long>(p) % (V * sizeof(T)) == 0;
+}
 // moving V elements of T as machine words: 16-byte words for runs of 16 bytes or more
 template <int B> struct word_of { typedef uint4 type; };
 template <> struct word_of<2> { typedef unsigned short type; };
@@ -739,8 +746,7 @@ __device__ __forceinline__ TL load(const Arr& a, typename traits<TL>::elem pad, 
       int64_t g[R];
       const bool in = locate<TL, R>(elem<TL>(t, k), ix, a.shape, g);
       const auto* p = a.data + offset(a, g);
-      if (in && g[R - 1] + V <= a.shape[R - 1] && stride_of(a, R - 1) == 1 &&
-          reinterpret_cast<unsigned long long>(p) % (V * sizeof(*p)) == 0) {
+      if (in && run_inside<V>(a, g, p)) {
         vload<V>(p, r.v + k);
       } else {
 #pragma unroll
@@ -802,8 +808,7 @@ __device__ __forceinline__ void store(const Arr& a, const TL& x, I... idx) {
       int64_t g[R];
       const bool in = locate<TL, R>(elem<TL>(t, k), ix, a.shape, g);
       auto* p = a.data + offset(a, g);
-      if (in && g[R - 1] + V <= a.shape[R - 1] && stride_of(a, R - 1) == 1 &&
-          reinterpret_cast<unsigned long long>(p) % (V * sizeof(*p)) == 0) {
+      if (in && run_inside<V>(a, g, p)) {
         vstore<V>(p, x.v + k);
       } else {
 #pragma unroll
