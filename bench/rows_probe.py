@@ -18,6 +18,33 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "src"))
+
+import threadtile.tile as ct  # noqa: E402
+
+
+def softmax_rows_approx(x, y, N: ct.Constant[int]):
+    """softmax_rows with the fast exponential (RoundingMode.APPROX)."""
+    row = ct.load(x, index=(ct.bid(0), 0), shape=(1, N),
+                  padding_mode=ct.PaddingMode.NEG_INF).astype(ct.float32)
+    e = ct.exp(row - ct.max(row), rounding_mode=ct.RoundingMode.APPROX)
+    ct.store(y, index=(ct.bid(0), 0), tile=(e * (1.0 / ct.sum(e))).astype(y.dtype))
+
+
+def layer_norm_nowb(X, W, B, Y, Mean, Rstd, eps, N: ct.Constant[int], CHUNK: ct.Constant[int]):
+    """layer_norm_wide without W and B (a bound: what the L2 re-reads of W and B cost)."""
+    bid = ct.bid(0)
+    n = X.shape[1]
+    x = ct.load(X, index=(bid, 0), shape=(1, N), padding_mode=ct.PaddingMode.ZERO).astype(
+        ct.float32)
+    mean = ct.sum(x) / n
+    centered = x - mean
+    rstd = 1.0 / ct.sqrt((ct.sum(centered * centered) - (N - n) * mean * mean) / n + eps)
+    ct.store(Mean, index=(bid,), tile=ct.reshape(mean, (1,)))
+    ct.store(Rstd, index=(bid,), tile=ct.reshape(rstd, (1,)))
+    for j in range(ct.cdiv(n, CHUNK)):
+        xj = ct.load(X, index=(bid, j), shape=(1, CHUNK), padding_mode=ct.PaddingMode.ZERO)
+        ct.store(Y, index=(bid, j), tile=((xj.astype(ct.float32) - mean) * rstd).astype(Y.dtype))
 
 
 def variants(n: int):
@@ -28,14 +55,27 @@ def variants(n: int):
     def k(fn, w):
         return ct.kernel(num_warps=w)(fn.py_func)
 
-    for w in ((4, 8, 16) if n == 4096 else (8, 16, 32)):
-        yield f"softmax w{w}", k(tiles.softmax_rows, w), (n,)
-    for w in ((4, 8, 16) if n == 4096 else (16, 32)):
-        yield f"layer_norm_rows w{w}", k(tiles.layer_norm_rows, w), (n,)
-    if n > 4096:
-        for w in (16, 32):
-            for chunk in (8192, 16384):
-                yield f"layer_norm_wide w{w} c{chunk}", k(tiles.layer_norm_wide, w), (n, chunk)
+    only = os.environ.get("ROWS_PROBE_ONLY", "")
+    if not only or "rows" in only:
+        for w in ((4, 8, 16) if n == 4096 else (16, 32)):
+            yield f"softmax w{w}", k(tiles.softmax_rows, w), (n,)
+            yield (f"softmax_approx w{w}", ct.kernel(num_warps=w)(softmax_rows_approx), (n,))
+        for w in ((4, 8, 16) if n == 4096 else (16, 32)):
+            yield f"layer_norm_rows w{w}", k(tiles.layer_norm_rows, w), (n,)
+        if n > 4096:
+            for w in (16, 32):
+                yield f"layer_norm_wide w{w} c8192", k(tiles.layer_norm_wide, w), (n, 8192)
+            for w in (16, 32):
+                yield (f"layer_norm_nowb w{w}", ct.kernel(num_warps=w)(layer_norm_nowb),
+                       (n, 8192))
+    if not only or "chunked" in only:
+        for w in (4, 8, 16):
+            for chunk in (1024, 2048, 4096, 8192):
+                if 1 <= chunk // (32 * w) <= 16 and chunk <= n:
+                    yield (f"softmax_chunked w{w} c{chunk}", k(tiles.softmax_chunked, w),
+                           (chunk,))
+                    yield (f"layer_norm_chunked w{w} c{chunk}",
+                           k(tiles.layer_norm_chunked, w), (chunk,))
 
 
 def child() -> None:
@@ -44,7 +84,8 @@ def child() -> None:
 
     import threadtile.tile as ct
 
-    for n in (4096, 32768):
+    sizes = [int(v) for v in os.environ.get("ROWS_PROBE_N", "4096 32768").split()]
+    for n in sizes:
         for dt in (torch.float32, torch.bfloat16):
             x = torch.randn(4096, n, device="cuda").to(dt)
             y = torch.empty_like(x)
@@ -59,7 +100,17 @@ def child() -> None:
                 args = (x, y, *consts) if name.startswith("softmax") else (
                     x, w, b, y, mean, rstd, 1e-5, *consts)
                 try:
-                    ms = cuda_time_ms(functools.partial(ct.launch, 0, (4096,), kern, args))
+                    go = functools.partial(ct.launch, 0, (4096,), kern, args)
+                    y.fill_(float("nan"))
+                    go()
+                    if name.startswith("layer_norm") and "nowb" not in name:
+                        ref = torch.nn.functional.layer_norm(x.double(), (n,), w.double(),
+                                                             b.double())
+                        err = (y.double() - ref).abs().max().item()
+                        if not err < 0.1:
+                            row[name] = f"wrong: {err}"
+                            continue
+                    ms = cuda_time_ms(go)
                     row[name] = round(gb / ms * 1e3 / copy, 3)
                 except Exception as e:  # noqa: BLE001
                     row[name] = f"{type(e).__name__}: {e}"[:120]

@@ -152,6 +152,32 @@ def test_softmax_rows_wide(gen, n, dtype):
     close(y, torch.softmax(x.double(), dim=1), tol, tol * 1e-2)
 
 
+def test_exp_modes(gen):
+    """FULL is within 2 ulp of exp; APPROX within a few ulp near zero, its error growing with
+    |x| (2 + 1.16 |x| ulp is the hardware exponential's bound)."""
+    x = randn(gen, 4096, scale=8.0)
+    full, fast = nans(4096), nans(4096)
+    launch(tiles.exp_modes, 8, x, full, fast, 512)
+    ref = torch.exp(x.double())
+    ulp = torch.finfo(torch.float32).eps * ref.abs()
+    assert ((full.double() - ref).abs() <= 2 * ulp + 1e-45).all()
+    assert ((fast.double() - ref).abs() <= (3 + 1.2 * x.double().abs()) * ulp + 1e-38).all()
+    assert not torch.equal(full, fast)  # the two modes are different code
+
+
+@pytest.mark.parametrize(("n", "dtype"), [(32768, "float32"), (32768, "bfloat16"),
+                                          (20000, "bfloat16"), (3000, "float32")])
+def test_softmax_chunked(gen, n, dtype):
+    """Chunks of 2048 over 8 warps; 20000 and 3000 end in a padded chunk."""
+    dt = getattr(torch, dtype)
+    x = randn(gen, 9, n, dtype=dt, scale=3.0)
+    x[:, 0] = 30.0  # the running maximum jumps at the first element of every row
+    y = nans(9, n, dtype=dt)
+    launch(tiles.softmax_chunked, 9, x, y, 2048)
+    tol = {"float32": 1e-5, "bfloat16": 1.6e-2}[dtype]
+    close(y, torch.softmax(x.double(), dim=1), tol, tol * 1e-2)
+
+
 @pytest.mark.parametrize("view", ["contiguous", "aligned_view", "misaligned_view",
                                   "strided_rows", "narrow"])
 def test_vector_runs(rng, view):
@@ -195,17 +221,21 @@ def test_vector_runs(rng, view):
 
 
 @pytest.mark.parametrize("kernel, n", [("layer_norm_rows", 4096), ("layer_norm_rows", 1000),
-                                       ("layer_norm_wide", 32768), ("layer_norm_wide", 20000)])
+                                       ("layer_norm_wide", 32768), ("layer_norm_wide", 20000),
+                                       ("layer_norm_chunked", 32768),
+                                       ("layer_norm_chunked", 20000),
+                                       ("layer_norm_chunked", 1000)])
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_layer_norm_rows(gen, kernel, n, dtype):
-    """Rows in registers; 1000 and 20000 pad the row (and the last chunk)."""
+    """Rows in registers, or chunked; 1000 and 20000 pad the row (and the last chunk)."""
     dt = getattr(torch, dtype)
     m = 6
     x = (randn(gen, m, n) * 2 + 1).to(dt)
     w, b = randn(gen, n).to(dt), randn(gen, n).to(dt)
     y = nans(m, n, dtype=dt)
     mean, rstd = nans(m), nans(m)
-    consts = (4096,) if kernel == "layer_norm_rows" else (32768, 4096)
+    consts = {"layer_norm_rows": (4096,), "layer_norm_wide": (32768, 4096),
+              "layer_norm_chunked": (2048,)}[kernel]
     launch(getattr(tiles, kernel), m, x, w, b, y, mean, rstd, 1e-5, *consts)
     x64 = x.double()
     mu = x64.mean(dim=1)

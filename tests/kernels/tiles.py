@@ -326,6 +326,74 @@ def layer_norm_wide(X, W, B, Y, Mean, Rstd, eps, N: ConstInt, CHUNK: ConstInt):
         ct.store(Y, index=(bid, j), tile=yj.astype(Y.dtype))
 
 
+@ct.kernel(num_warps=8)
+def softmax_chunked(x, y, C: ConstInt):
+    """Softmax of rows of any length in chunks of C, in float32: a first pass keeps a running
+    maximum and sum for each of the C positions (one exponential per element, no reduction
+    inside the loop), then the block combines them, and a second pass re-reads the row's
+    chunks (just read by this block, so from cache) to write the output. Registers hold a
+    few chunks, not the row, so several blocks share a multiprocessor."""
+    bid = ct.bid(0)
+    nt = ct.cdiv(x.shape[1], C)
+    m = ct.full((1, C), -3.0e38, dtype=ct.float32)  # finite, so that padding adds no NaN
+    s = ct.zeros((1, C), dtype=ct.float32)
+    for j in range(nt):
+        t = ct.load(x, index=(bid, j), shape=(1, C),
+                    padding_mode=ct.PaddingMode.NEG_INF).astype(ct.float32)
+        d = t - m
+        e = ct.exp(-ct.abs(d))  # exp(t - m) below the maximum, exp(m - t) above it
+        s = ct.where(d > 0, s * e + 1.0, s + e)
+        m = ct.maximum(m, t)
+    top = ct.max(m)
+    scale = 1.0 / ct.sum(s * ct.exp(m - top))
+    for j in range(nt):
+        t = ct.load(x, index=(bid, j), shape=(1, C),
+                    padding_mode=ct.PaddingMode.NEG_INF).astype(ct.float32)
+        ct.store(y, index=(bid, j), tile=(ct.exp(t - top) * scale).astype(y.dtype))
+
+
+@ct.kernel(num_warps=8)
+def layer_norm_chunked(X, W, B, Y, Mean, Rstd, eps, C: ConstInt):
+    """Layer norm forward for rows of any length in chunks of C: a first pass keeps Welford's
+    running mean and sum of squared deviations for each of the C positions (no reduction
+    inside the loop), the block combines them (Chan's formula), and a second pass re-reads
+    the row's chunks from cache with W and B to write the output. Few registers per thread,
+    so several blocks share a multiprocessor."""
+    bid = ct.bid(0)
+    n = X.shape[1]
+    nt = ct.cdiv(n, C)
+    lane = ct.arange(C, dtype=ct.int32)
+    mean = ct.zeros((1, C), dtype=ct.float32)
+    m2 = ct.zeros((1, C), dtype=ct.float32)
+    for j in range(nt):
+        x = ct.load(X, index=(bid, j), shape=(1, C), padding_mode=PAD_ZERO).astype(ct.float32)
+        valid = j * C + lane < n
+        delta = x - mean
+        mean = mean + ct.where(valid, delta / (j + 1), 0.0)
+        m2 = m2 + ct.where(valid, delta * (x - mean), 0.0)
+    count = ct.where(lane < n - (nt - 1) * C, nt, nt - 1).astype(ct.float32)
+    mu = ct.sum(count * mean) / n
+    dev = mean - mu
+    rstd = 1.0 / ct.sqrt((ct.sum(m2) + ct.sum(count * dev * dev)) / n + eps)
+    ct.store(Mean, index=(bid,), tile=ct.reshape(mu, (1,)))
+    ct.store(Rstd, index=(bid,), tile=ct.reshape(rstd, (1,)))
+    for j in range(nt):
+        xj = ct.load(X, index=(bid, j), shape=(1, C), padding_mode=PAD_ZERO)
+        wj = ct.load(W, index=(j,), shape=(C,), padding_mode=PAD_ZERO)
+        bj = ct.load(B, index=(j,), shape=(C,), padding_mode=PAD_ZERO)
+        yj = (xj.astype(ct.float32) - mu) * rstd * wj.astype(ct.float32) + bj.astype(
+            ct.float32)
+        ct.store(Y, index=(bid, j), tile=yj.astype(Y.dtype))
+
+
+@ct.kernel(num_warps=4)
+def exp_modes(x, full, fast, T: ConstInt):
+    """ct.exp with RoundingMode.FULL (the default) and APPROX (the fast hardware exponential)."""
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,), padding_mode=PAD_ZERO)
+    ct.store(full, index=(ct.bid(0),), tile=ct.exp(t, rounding_mode=ct.RoundingMode.FULL))
+    ct.store(fast, index=(ct.bid(0),), tile=ct.exp(t, rounding_mode=ct.RoundingMode.APPROX))
+
+
 @ct.kernel(num_warps=1)
 def printf_sum(x, N: ConstInt):
     s = ct.sum(ct.load(x, index=(0,), shape=(N,)))
@@ -357,6 +425,12 @@ EXAMPLES = {
                         example(_bf16, ArrayType(bfloat16, 1, "C"),
                                 ArrayType(bfloat16, 1, "C"), _bf16, _v, _v, 1e-5, N=32768,
                                 CHUNK=4096)],
+    "softmax_chunked": [example(_f32, _f32, C=2048), example(_bf16, _bf16, C=2048)],
+    "layer_norm_chunked": [example(_f32, _v, _v, _f32, _v, _v, 1e-5, C=2048),
+                           example(_bf16, ArrayType(bfloat16, 1, "C"),
+                                   ArrayType(bfloat16, 1, "C"), _bf16, _v, _v, 1e-5, C=2048)],
+    "exp_modes": [example(_v, _v, _v, T=512),
+                  example(ArrayType(bfloat16, 1, "C"), _v, ArrayType(bfloat16, 1, "C"), T=512)],
     "layer_norm_fwd": [example(_f32, _v, _v, _f32, _v, _v, 1e-5, TILE_N=256)],
     "transpose": [example(_f32, _f32, tm=32, tn=64)],
     "matmul_rowsum": [example(_f16, _f16, _f32, _v, TM=32, TN=64, TK=32)],

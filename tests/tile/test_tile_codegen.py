@@ -140,3 +140,10 @@ def test_vector_width_mirrors_tile_h():
                                         ArrayType(bfloat16, 2, "C"), C=512)
     # the reshape to (8, 256) changes the width: it needs the scratch (4 * 512 floats)
     assert "#define TT_SCRATCH_BYTES 8192" in src
+
+
+def test_exp_rounding_modes_pick_the_exponential():
+    """FULL (the default) is expf, APPROX the fast hardware exponential."""
+    src = tiles.exp_modes.cuda_source(np.zeros(8, np.float32), np.zeros(8, np.float32),
+                                      np.zeros(8, np.float32), T=512)
+    assert "tt::tile::exp(" in src and "tt::tile::exp_approx(" in src

@@ -143,6 +143,18 @@ def thread_kernel_with_tiles(a):
     ct.store(a, index=(0,), tile=ct.zeros((16,), ct.float32))
 
 
+@ct.kernel
+def exp_approx_float64(a):
+    t = ct.load(a, index=(0,), shape=(16,))
+    ct.store(a, index=(0,), tile=ct.exp(t, rounding_mode=ct.RoundingMode.APPROX))
+
+
+@ct.kernel
+def exp_round_toward_zero(a):
+    t = ct.load(a, index=(0,), shape=(16,))
+    ct.store(a, index=(0,), tile=ct.exp(t, rounding_mode=ct.RoundingMode.RZ))
+
+
 @pytest.mark.parametrize(("kernel", "args", "message", "hint"), [
     (uses_gather, (np.zeros(16, np.float32),), "cuTile's gather() is not supported",
      "docs/tiles.md"),
@@ -155,7 +167,11 @@ def thread_kernel_with_tiles(a):
      "astype"),
     (thread_kernel_with_tiles, (np.zeros(16, np.float32),), "needs the block size",
      "num_warps"),
-], ids=["unsupported", "shape", "ternary", "retype", "mma", "no-block-size"])
+    (exp_approx_float64, (np.zeros(16, np.float64),), "not float64", "cast the tile"),
+    (exp_round_toward_zero, (np.zeros(16, np.float32),), "rounding_mode=RoundingMode.RZ",
+     "RoundingMode.APPROX"),
+], ids=["unsupported", "shape", "ternary", "retype", "mma", "no-block-size", "approx-f64",
+        "exp-rz"])
 def test_compile_errors(kernel, args, message, hint):
     with pytest.raises(KernelCompileError) as e:
         kernel.cuda_source(*args)

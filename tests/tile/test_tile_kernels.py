@@ -86,6 +86,30 @@ def test_softmax_rows(rng, n, dtype):
     assert_close(y, _softmax(quantize(x, dtype)), dtype, ulps=8)
 
 
+@pytest.mark.parametrize(("n", "dtype"), [(1000, "float32"), (256, "float32"),
+                                          (100, "float32"), (700, "bfloat16")])
+def test_softmax_chunked(rng, n, dtype):
+    """Chunks of 256: four, one whole, one padded (100: every position's maximum starts at
+    the finite floor and some stay there), and a padded last chunk in bfloat16; a large
+    first value and -inf entries exercise the running maximum's rescaling."""
+    x = (rng.standard_normal((4, n)) * 3).astype(np.float32)
+    x[:, 0] = 20.0
+    x[1, 5:9] = -np.inf
+    x = x.astype(np_dtype(dtype))
+    y = poison(x.shape, x.dtype)
+    sim(tiles.softmax_chunked, 4, x, y, 256)
+    assert_close(y, _softmax(quantize(x, dtype)), dtype, ulps=16)
+
+
+def test_exp_modes(rng):
+    """Both rounding modes simulate as NumPy's exponential (the GPU test bounds their error)."""
+    x = (rng.standard_normal(1000) * 5).astype(np.float32)
+    full, fast = poison(1000, np.float32), poison(1000, np.float32)
+    sim(tiles.exp_modes, 2, x, full, fast, 512)
+    assert_close(full, np.exp(x.astype(np.float64)), ulps=4)
+    assert_close(fast, np.exp(x.astype(np.float64)), ulps=4)
+
+
 def test_layer_norm(rng):
     m, n = 7, 300  # n not a multiple of the tile
     x = (rng.standard_normal((m, n)) * 2 + 1).astype(np.float32)
@@ -102,7 +126,10 @@ def test_layer_norm(rng):
 
 
 @pytest.mark.parametrize("kernel, n", [("layer_norm_rows", 300), ("layer_norm_rows", 1024),
-                                       ("layer_norm_wide", 700), ("layer_norm_wide", 1024)])
+                                       ("layer_norm_wide", 700), ("layer_norm_wide", 1024),
+                                       ("layer_norm_chunked", 700),
+                                       ("layer_norm_chunked", 1024),
+                                       ("layer_norm_chunked", 100)])
 def test_layer_norm_rows(rng, kernel, n):
     """The row in registers; 300 and 700 pad it (masked out of the variance), and 700 pads
     the last chunk of layer_norm_wide."""
@@ -111,7 +138,8 @@ def test_layer_norm_rows(rng, kernel, n):
     w, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
     y = poison((m, n), np.float32)
     mean, rstd = poison(m, np.float32), poison(m, np.float32)
-    consts = (1024,) if kernel == "layer_norm_rows" else (1024, 256)
+    consts = {"layer_norm_rows": (1024,), "layer_norm_wide": (1024, 256),
+              "layer_norm_chunked": (256,)}[kernel]
     sim(getattr(tiles, kernel), m, x, w, b, y, mean, rstd, 1e-5, *consts)
     x64 = x.astype(np.float64)
     mu = x64.mean(axis=1)

@@ -381,12 +381,13 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         v = _bind(lw, node, fname, ["x", "rounding_mode", "flush_to_zero"],
                   {"rounding_mode": None, "flush_to_zero": None})
         x = v["x"]
+        approx = fname == "exp" and _approx(lw, v["rounding_mode"], node)
         if not is_tile(x):
             from . import calls  # noqa: PLC0415
 
             scalar_name = {"abs": "abs"}.get(fname, fname)
             return calls._math(lw, scalar_name, "np" if fname != "abs" else "builtin", node)
-        return math(lw, fname, x, node)
+        return math(lw, fname, x, node, approx=approx)
     if fname in ("sum", "max", "min", "prod", "argmax", "argmin"):
         return reduce(lw, fname, node)
     if fname in ("cumsum", "cumprod"):
@@ -438,3 +439,16 @@ def _need_tile(lw: Lowerer, x, node, fname: str) -> ir.Expr:
         raise lw.error(node, f"{fname}() needs a tile, got {_what(x)}")
     return x
 
+
+
+def _approx(lw: Lowerer, mode, node) -> bool:
+    """``exp``'s ``rounding_mode``: None or ``FULL`` (correctly rounded to within 2 ulp, the
+    default) or ``APPROX`` (the hardware's fast exponential: a few ulp near zero, growing with
+    |x|, results below 2**-126 flushed to zero)."""
+    if mode is None:
+        return False
+    m = _enum(lw, mode, lt.RoundingMode, node, "rounding_mode")
+    if m not in (lt.RoundingMode.FULL, lt.RoundingMode.APPROX):
+        raise lw.error(node, f"exp(): rounding_mode={m} is not supported",
+                       "use RoundingMode.FULL (the default) or RoundingMode.APPROX")
+    return m is lt.RoundingMode.APPROX

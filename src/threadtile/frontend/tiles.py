@@ -378,9 +378,17 @@ _MATH = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "t
          "cosh", "floor", "ceil")
 
 
-def math(lw: Lowerer, name: str, v, node) -> ir.Expr:
+def math(lw: Lowerer, name: str, v, node, approx: bool = False) -> ir.Expr:
+    """An elementwise math function of a tile; integer tiles compute in float32. ``approx``
+    (exp only) asks for the fast hardware exponential, on float32 and 16-bit float tiles."""
     _no_tf32(lw, v, node, name)
     t = v.type.dtype
+    if approx:
+        if t.name == "float64":
+            raise lw.error(node, "exp(): rounding_mode=RoundingMode.APPROX is for float32 "
+                                 "(and 16-bit float) tiles, not float64",
+                           "drop the rounding_mode, or cast the tile to float32")
+        name = "exp_approx"
     if name == "abs":
         if t.kind in "ub":
             return v

@@ -302,6 +302,7 @@ __device__ __forceinline__ auto where(const C& c, const X& x, const Y& y) {
     return r;                                                                            \
   }
 TT_TILE_MATH(exp, expf, ::exp)
+TT_TILE_MATH(exp_approx, __expf, ::exp)  // RoundingMode.APPROX (float32 only)
 TT_TILE_MATH(exp2, exp2f, ::exp2)
 TT_TILE_MATH(log, logf, ::log)
 TT_TILE_MATH(log2, log2f, ::log2)
@@ -443,10 +444,30 @@ template <> struct acc_of<uint16_t> { typedef uint32_t type; };
 
 // max/min ignore NaNs (as fmax), sum/prod of 16-bit floats accumulate in float
 template <int K, class A> __device__ __forceinline__ A combine(A a, A b) {
-  if (K == SUM) return a + b;
-  if (K == PROD) return a * b;
-  if (K == MAX) return a != a ? b : ::tt::max(a, b);
-  return a != a ? b : ::tt::min(a, b);
+  if constexpr (K == SUM) return a + b;
+  else if constexpr (K == PROD) return a * b;
+  else if constexpr (same<A, float>::value) return K == MAX ? fmaxf(a, b) : fminf(a, b);
+  else if constexpr (same<A, double>::value) return K == MAX ? fmax(a, b) : fmin(a, b);
+  else if constexpr (K == MAX) return a != a ? b : ::tt::max(a, b);
+  else return a != a ? b : ::tt::min(a, b);
+}
+// combining x.v[base], x.v[base + 1], ..., x.v[base + n - 1] (n a compile-time count): four
+// independent chains, then their tree, so that a thread's long run of slots is not one chain of
+// dependent instructions (the order differs from a left fold only by rounding, as on any GPU)
+template <int K, int n, class A, class TL>
+__device__ __forceinline__ A combine_slots(const TL& x, int base) {
+  constexpr int C = n >= 8 ? 4 : 1;
+  A acc[C];
+#pragma unroll
+  for (int c = 0; c < C; ++c) acc[c] = A(wide(x.v[base + c]));
+#pragma unroll
+  for (int j = C; j < n; ++j) acc[j % C] = combine<K>(acc[j % C], A(wide(x.v[base + j])));
+#pragma unroll
+  for (int w = C / 2; w >= 1; w /= 2) {
+#pragma unroll
+    for (int c = 0; c < w; ++c) acc[c] = combine<K>(acc[c], acc[c + w]);
+  }
+  return acc[0];
 }
 // argmax/argmin: the better value, the lower index on ties
 template <int K, class A>
@@ -541,19 +562,22 @@ __device__ __forceinline__ auto reduce_rows(const Tile<T, NT, S...>& x) {
   __syncthreads();
 #pragma unroll
   for (int o = 0; o < EO; ++o) {
-    A acc = A(wide(x.v[o * RS]));
+    constexpr bool arg = K == ARGMAX || K == ARGMIN;
+    A acc;
     int best = elem<X>(t, o * RS) - o * (X::E / EO);  // the index within the row
+    if constexpr (arg) {
+      acc = A(wide(x.v[o * RS]));
 #pragma unroll
-    for (int j = 1; j < RS; ++j) {
-      A v = A(wide(x.v[o * RS + j]));
-      if (K == ARGMAX || K == ARGMIN)
-        combine_arg<K>(acc, best, v, elem<X>(t, o * RS + j) - o * (X::E / EO));
-      else acc = combine<K>(acc, v);
+      for (int j = 1; j < RS; ++j)
+        combine_arg<K>(acc, best, A(wide(x.v[o * RS + j])),
+                       elem<X>(t, o * RS + j) - o * (X::E / EO));
+    } else {
+      acc = combine_slots<K, RS, A>(x, o * RS);
     }
     warp_combine<K>(acc, best);
     if (lane == 0) {
       part[o * NW + w] = acc;
-      ipart[o * NW + w] = best;
+      if constexpr (arg) ipart[o * NW + w] = best;
     }
   }
   __syncthreads();
@@ -562,14 +586,15 @@ __device__ __forceinline__ auto reduce_rows(const Tile<T, NT, S...>& x) {
   for (int k = 0; k < R::N; ++k) {
     int o = elem<R>(t, k);
     A acc = part[o * NW];
-    int best = ipart[o * NW];
-    for (int i = 1; i < NW; ++i) {
-      if (K == ARGMAX || K == ARGMIN) combine_arg<K>(acc, best, part[o * NW + i],
-                                                     ipart[o * NW + i]);
-      else acc = combine<K>(acc, part[o * NW + i]);
+    if constexpr (K == ARGMAX || K == ARGMIN) {
+      int best = ipart[o * NW];
+      for (int i = 1; i < NW; ++i) combine_arg<K>(acc, best, part[o * NW + i], ipart[o * NW + i]);
+      r.v[k] = RT(best);
+    } else {
+#pragma unroll
+      for (int i = 1; i < NW; ++i) acc = combine<K>(acc, part[o * NW + i]);
+      r.v[k] = to<RT>(acc);
     }
-    if (K == ARGMAX || K == ARGMIN) r.v[k] = RT(best);
-    else r.v[k] = to<RT>(acc);
   }
   return r;
 }
