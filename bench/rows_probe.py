@@ -62,6 +62,11 @@ def variants(n: int):
             yield (f"softmax_approx w{w}", ct.kernel(num_warps=w)(softmax_rows_approx), (n,))
         for w in ((4, 8, 16) if n == 4096 else (16, 32)):
             yield f"layer_norm_rows w{w}", k(tiles.layer_norm_rows, w), (n,)
+        if n == 4096:
+            for w, occ in ((2, 4), (2, 8), (4, 2), (4, 4), (8, 2)):
+                yield (f"layer_norm_rows w{w} occ{occ}",
+                       ct.kernel(num_warps=w, occupancy=occ)(tiles.layer_norm_rows.py_func),
+                       (n,))
         if n > 4096:
             for w in (16, 32):
                 yield f"layer_norm_wide w{w} c8192", k(tiles.layer_norm_wide, w), (n, 8192)
