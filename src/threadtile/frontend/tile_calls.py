@@ -440,11 +440,10 @@ def _need_tile(lw: Lowerer, x, node, fname: str) -> ir.Expr:
     return x
 
 
-
 def _approx(lw: Lowerer, mode, node) -> bool:
-    """``exp``'s ``rounding_mode``: None or ``FULL`` (correctly rounded to within 2 ulp, the
-    default) or ``APPROX`` (the hardware's fast exponential: a few ulp near zero, growing with
-    |x|, results below 2**-126 flushed to zero)."""
+    """``exp``'s ``rounding_mode``: None or ``FULL`` (within 2 ulp, the default) or ``APPROX``
+    (the hardware's fast exponential: a few ulp near zero, growing with |x|, results below
+    2**-126 flushed to zero)."""
     if mode is None:
         return False
     m = _enum(lw, mode, lt.RoundingMode, node, "rounding_mode")

@@ -68,7 +68,9 @@ class MemoryScope(enum.Enum):
 
 
 class RoundingMode(enum.Enum):
-    """Accepted for porting; only round-to-nearest-even (``RN``) is implemented."""
+    """Rounding modes, accepted for porting. ``exp`` honours ``FULL`` (the default) and
+    ``APPROX`` (the fast hardware exponential); elsewhere only round-to-nearest-even (``RN``)
+    is implemented."""
 
     RN = "nearest_even"
     RZ = "zero"
