@@ -16,9 +16,21 @@ image, so nothing about sizes or the buffer's length is left to the ``extra``/
 (``cuKernelGetParamInfo``), so an ABI drift between the code generator and this packer is an
 error at load instead of garbage in a kernel.
 
-Per-launch host overhead, measured with ``timeit`` (best of 5) on this project's CI container
-(2 vCPU AMD EPYC, Python 3.11; ``len(list)`` takes 17 ns there; a current desktop or an H100
-host is likely faster, not measured yet):
+The steady state (:meth:`CompiledKernel.direct`, once a launch configuration has launched with
+torch tensors and Python numbers): a launcher bound to the argument kinds it saw checks each
+argument (exact type, dtype, device, rank, contiguity) and packs it without describing it. It is
+``_fastlaunch.Launcher``, an optional C extension (``setup.py``; built by ``pip install`` where a
+C compiler exists, or ``python setup.py build_ext --inplace`` in a checkout), which does those
+checks through the CPython API into a parameter buffer of its own and calls libcuda's
+``cuLaunchKernel`` through its address (found with ctypes), skipping the cuda-bindings wrapper.
+Without the extension, or with ``THREADTILE_NO_CEXT=1`` set when this module is imported, it is
+a Python function generated per configuration (:data:`FAST_LAUNCH` says which). Both decline
+(return False, launching nothing) anything that is not exactly of the recorded kinds; the
+general path below then checks and raises.
+
+Per-launch host overhead of the general path, measured with ``timeit`` (best of 5) on this
+project's CI container (2 vCPU AMD EPYC, Python 3.11; ``len(list)`` takes 17 ns there; a
+current desktop or an H100 host is likely faster, not measured yet):
 
 - ``describe`` of three objects exposing torch's tensor API (``get_device()``, ``shape``,
   ``dtype``, ``is_contiguous()``, ``data_ptr()``, ``stride()``): 2.7-2.9 us for the three
@@ -27,6 +39,13 @@ host is likely faster, not measured yet):
   device and configuration checks, stream, lock, ``pack_into`` of 9 fields): 1.5 us;
 - the cuda-bindings ``cuLaunchKernel`` wrapper itself: 0.65 us (measured against a stub
   libcuda that returns at once; the real driver adds its own ~2 us).
+
+The steady-state launcher there, for three 1-d fake tensors and an int, launching through a C
+stub that returns at once: with fakes whose methods are Python (0.53 us of each figure), the C
+launcher takes 0.92 us and the generated Python one 1.6 us plus the cuda-bindings wrapper; with
+fakes whose methods are C builtins, as torch's are, the C launcher takes 0.57 us, most of it
+those five attribute reads and calls per tensor (``dtype``, ``get_device()``, ``shape``,
+``is_contiguous()``, ``data_ptr()``). Not yet measured with torch on a GPU host.
 """
 
 from __future__ import annotations
@@ -45,6 +64,16 @@ from ..lang.types import ArrayType, Scalar
 from . import arrays, driver, tensormaps
 from .arrays import HOST, type_key
 from .driver import _tls
+
+# the optional C launcher (setup.py builds it; THREADTILE_NO_CEXT=1 ignores it)
+if os.environ.get("THREADTILE_NO_CEXT", "") not in ("", "0"):
+    _fastlaunch = None
+else:
+    try:
+        from . import _fastlaunch
+    except ImportError:
+        _fastlaunch = None
+FAST_LAUNCH = _fastlaunch is not None  # direct() builds C launchers (where libcuda is found)
 
 __all__ = ["dim3", "cdiv", "normalize_dims", "stream_handle", "make_param_struct",
            "ParamLayout", "CompiledKernel", "struct_code"]
@@ -364,13 +393,18 @@ class CompiledKernel:
         same kinds (tensor type, dtype, rank, contiguity, device) without describing them
         first, and returns False, launching nothing, for anything else. It reads each tensor
         once into the packed buffer, which is what the general path does after building its
-        ArgInfo records; those records were most of a launch's Python time."""
+        ArgInfo records; those records were most of a launch's Python time.
+
+        ``go`` is a ``_fastlaunch.Launcher`` (C: the same checks, a buffer of its own,
+        ``cuLaunchKernel`` called through its address in libcuda) when that extension is built
+        (:data:`FAST_LAUNCH`), else a generated Python function named ``go``."""
         if stream is not None and type(stream) is not int or self._handle is None or \
                 self.tensormaps:
             return None
         if len(args) != self._n or not args:
             return None
         dev = infos[0].device if infos[0].kind == "array" else -1
+        specs = []  # the C launcher's parameter specs (_c_launcher)
         ns = {"lock": self._lock, "pack": self._pack, "buf": self._buf, "K": self,
               "argv": self._argv_addr, "tls": _tls, "error": struct.error,
               "cu": self._cu_launch, "h": self._handle, "CUstream": driver._cu().CUstream}
@@ -386,12 +420,15 @@ class CompiledKernel:
                               f"a{i}.get_device() != {dev} or len(s{i} := a{i}.shape) != "
                               f"{p.ndim} or {contiguous}a{i}.is_contiguous()")
                 packed.append(f"a{i}.data_ptr(), *s{i}, {_strides_expr(p, i)}")
+                specs.append(("array", self.layout.offsets[i], p.ndim, p.layout == "C",
+                              type(a), a.dtype))
             else:
                 py = {"int64": "int", "float64": "float", "bool": "bool"}.get(p.name)
                 if py is None or type(a).__name__ != py:
                     return None
                 checks.append(f"type(a{i}) is not {py}")
                 packed.append(f"a{i}")
+                specs.append((struct_code(p), self.layout.offsets[i]))
         if dev < 0:
             return None
         if stream is None:
@@ -399,6 +436,10 @@ class CompiledKernel:
             sh = f"getstream({dev})"
         else:
             sh = str(stream)
+        go = self._c_launcher(grid, block, ns.get("getstream", stream), shared_bytes, dev,
+                              specs)
+        if go is not None:
+            return go
         names = ", ".join(f"a{i}" for i in range(self._n)) + ("," if self._n == 1 else "")
         g, b = tuple(grid), tuple(block)
         lines = [
@@ -427,6 +468,30 @@ class CompiledKernel:
         ]
         exec("\n".join(lines), ns)  # noqa: S102  (generated from ints and type names only)
         return ns["go"]
+
+    def _c_launcher(self, grid, block, stream, shared_bytes: int, dev: int, specs):
+        """``direct``'s launcher in C (``_fastlaunch.Launcher``: the same checks, its own
+        parameter buffer, ``cuLaunchKernel`` through a function pointer), or None when the
+        extension is not built or disabled, libcuda's ``cuLaunchKernel`` cannot be found, or
+        a parameter is of a kind it does not pack. ``stream``: an int handle or
+        ``getstream(dev)``."""
+        if _fastlaunch is None or any(s[0] not in _C_CODES for s in specs):
+            return None
+        addr = _cu_launch_address()
+        if not addr:
+            return None
+        g, b, sh = tuple(grid), tuple(block), int(shared_bytes)
+        cu = driver._cu()
+
+        def failed(err):
+            try:
+                err = cu.CUresult(err)  # the enum, as the Python launcher reports it
+            except ValueError:
+                pass
+            self._launch_failed(err, g, b, sh)
+
+        return _fastlaunch.Launcher(addr, int(self._handle), g, b, sh, stream, dev, _tls,
+                                    tuple(specs), self.layout.nbytes, failed)
 
     def _launch_failed(self, err, grid, block, shared_bytes: int) -> None:
         driver.check((err,), f"launching {self.entry!r} with grid {tuple(grid)}, block "
@@ -557,6 +622,29 @@ def _convert_scalar(info, p: Scalar, where: str):
     if p.kind == "b":
         return bool(v)
     return int(v)
+
+
+# the struct codes of the scalars the C launcher packs (direct takes no other scalars), and the
+# array parameter it packs as pointer, shape and strides
+_C_CODES = frozenset(("q", "d", "?", "array"))
+_CU_LAUNCH_ADDR: int | None = None
+
+
+def _cu_launch_address() -> int:
+    """The address of libcuda's ``cuLaunchKernel`` for the C launcher (0 when not found), found
+    once. It is the entry point cuda-bindings launches through: the legacy default stream's,
+    or the per-thread default stream's (``_ptsz``) when CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM
+    asks cuda-bindings for that."""
+    global _CU_LAUNCH_ADDR
+    if _CU_LAUNCH_ADDR is None:
+        try:
+            lib = ctypes.CDLL("nvcuda.dll" if os.name == "nt" else "libcuda.so.1")
+            ptds = int(os.environ.get("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM") or 0)
+            f = getattr(lib, "cuLaunchKernel_ptsz" if ptds else "cuLaunchKernel")
+            _CU_LAUNCH_ADDR = ctypes.cast(f, ctypes.c_void_p).value or 0
+        except (OSError, AttributeError, ValueError):
+            _CU_LAUNCH_ADDR = 0
+    return _CU_LAUNCH_ADDR
 
 
 def _strides_expr(p: ArrayType, i: int) -> str:
