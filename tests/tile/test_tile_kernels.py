@@ -110,6 +110,16 @@ def test_exp_modes(rng):
     assert_close(fast, np.exp(x.astype(np.float64)), ulps=4)
 
 
+def _check_layer_norm(x, w, b, y, mean, rstd, eps=1e-5):
+    """Y, Mean and Rstd of a layer norm over the rows of x, against float64 NumPy."""
+    x64 = x.astype(np.float64)
+    mu = x64.mean(axis=1)
+    rs = 1 / np.sqrt(x64.var(axis=1) + eps)
+    assert_close(mean, mu, ulps=64)
+    assert_close(rstd, rs, ulps=64)
+    assert_close(y, (x64 - mu[:, None]) * rs[:, None] * w + b, ulps=64)
+
+
 def test_layer_norm(rng):
     m, n = 7, 300  # n not a multiple of the tile
     x = (rng.standard_normal((m, n)) * 2 + 1).astype(np.float32)
@@ -117,12 +127,7 @@ def test_layer_norm(rng):
     y = poison((m, n), np.float32)
     mean, rstd = poison(m, np.float32), poison(m, np.float32)
     sim(tiles.layer_norm_fwd, m, x, w, b, y, mean, rstd, 1e-5, 128)
-    x64 = x.astype(np.float64)
-    mu = x64.mean(axis=1)
-    rs = 1 / np.sqrt(x64.var(axis=1) + 1e-5)
-    assert_close(mean, mu, ulps=64)
-    assert_close(rstd, rs, ulps=64)
-    assert_close(y, (x64 - mu[:, None]) * rs[:, None] * w + b, ulps=64)
+    _check_layer_norm(x, w, b, y, mean, rstd)
 
 
 @pytest.mark.parametrize("kernel, n", [("layer_norm_rows", 300), ("layer_norm_rows", 1024),
@@ -141,12 +146,7 @@ def test_layer_norm_rows(rng, kernel, n):
     consts = {"layer_norm_rows": (1024,), "layer_norm_wide": (1024, 256),
               "layer_norm_chunked": (256,)}[kernel]
     sim(getattr(tiles, kernel), m, x, w, b, y, mean, rstd, 1e-5, *consts)
-    x64 = x.astype(np.float64)
-    mu = x64.mean(axis=1)
-    rs = 1 / np.sqrt(x64.var(axis=1) + 1e-5)
-    assert_close(mean, mu, ulps=64)
-    assert_close(rstd, rs, ulps=64)
-    assert_close(y, (x64 - mu[:, None]) * rs[:, None] * w + b, ulps=64)
+    _check_layer_norm(x, w, b, y, mean, rstd)
 
 
 @pytest.mark.parametrize("width", [512, 509])
