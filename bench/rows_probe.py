@@ -47,6 +47,25 @@ def layer_norm_nowb(X, W, B, Y, Mean, Rstd, eps, N: ct.Constant[int], CHUNK: ct.
         ct.store(Y, index=(bid, j), tile=((xj.astype(ct.float32) - mean) * rstd).astype(Y.dtype))
 
 
+def layer_norm_late(X, W, B, Y, Mean, Rstd, eps, N: ct.Constant[int]):
+    """layer_norm_rows with W and B loaded after the statistics, and the row converted to
+    float32 again for the output: the registers hold the row as loaded (16-bit values stay
+    packed) rather than W, B and the row as float32."""
+    bid = ct.bid(0)
+    n = X.shape[1]
+    xr = ct.load(X, index=(bid, 0), shape=(1, N), padding_mode=ct.PaddingMode.ZERO)
+    x = xr.astype(ct.float32)
+    mean = ct.sum(x) / n
+    centered = x - mean
+    rstd = 1.0 / ct.sqrt((ct.sum(centered * centered) - (N - n) * mean * mean) / n + eps)
+    w = ct.load(W, index=(0,), shape=(N,), padding_mode=ct.PaddingMode.ZERO)
+    b = ct.load(B, index=(0,), shape=(N,), padding_mode=ct.PaddingMode.ZERO)
+    y = (xr.astype(ct.float32) - mean) * rstd * w.astype(ct.float32) + b.astype(ct.float32)
+    ct.store(Y, index=(bid, 0), tile=y.astype(Y.dtype))
+    ct.store(Mean, index=(bid,), tile=ct.reshape(mean, (1,)))
+    ct.store(Rstd, index=(bid,), tile=ct.reshape(rstd, (1,)))
+
+
 def variants(n: int):
     """(name, kernel maker, extra constants) for rows of n."""
     import threadtile.tile as ct
@@ -62,6 +81,7 @@ def variants(n: int):
             yield (f"softmax_approx w{w}", ct.kernel(num_warps=w)(softmax_rows_approx), (n,))
         for w in ((4, 8, 16) if n == 4096 else (16, 32)):
             yield f"layer_norm_rows w{w}", k(tiles.layer_norm_rows, w), (n,)
+            yield f"layer_norm_late w{w}", ct.kernel(num_warps=w)(layer_norm_late), (n,)
         if n == 4096:
             for w, occ in ((2, 4), (2, 8), (4, 2), (4, 4), (8, 2)):
                 yield (f"layer_norm_rows w{w} occ{occ}",

@@ -739,47 +739,75 @@ __device__ __forceinline__ void vstore(T* p, const T* in) {
   }
 }
 
+// the words of one run of V elements of T (a vector access moves them at once)
+template <int V, class T> struct run_words {
+  static constexpr int B = V * int(sizeof(T)), W = B < 16 ? B : 16;
+  typedef typename word_of<W>::type Word;
+  Word w[B / W];
+};
+template <int V, class T>
+__device__ __forceinline__ run_words<V, T> vload_run(const T* p) {
+  run_words<V, T> r;
+#pragma unroll
+  for (int i = 0; i < int(sizeof(r.w) / sizeof(r.w[0])); ++i)
+    r.w[i] = reinterpret_cast<const typename run_words<V, T>::Word*>(p)[i];
+  return r;
+}
+template <int V, class T>
+__device__ __forceinline__ run_words<V, T> pack_run(const T* e) {
+  run_words<V, T> r;
+  memcpy(&r, e, sizeof r);
+  return r;
+}
 // a tile from an array: elements outside it get `pad` and are never read
 template <class TL, int... Ord, class Arr, class... I>
 __device__ __forceinline__ TL load(const Arr& a, typename traits<TL>::elem pad, I... idx) {
   constexpr int R = sizeof...(I), V = traits<TL>::V;
+  typedef typename traits<TL>::elem T;
   const int64_t ix[R] = {int64_t(idx)...};
   const int t = tid();
   TL r;
-  if constexpr (interior_ok<TL, sizeof...(Ord), R>::value) {
-    const int64_t base = interior_base<TL, Arr, R>(a, ix, t);
-    if (base >= 0) {
-      const auto* p = a.data + base;
-      if constexpr (V > 1) {
-        if (runs_ok<V>(a, p)) {
-#pragma unroll
-          for (int k = 0; k < TL::N; k += V)
-            vload<V>(p + interior_slot<TL, Arr, R>(a, k), r.v + k);
-          return r;
-        }
-      }
-#pragma unroll
-      for (int k = 0; k < TL::N; ++k) r.v[k] = p[interior_slot<TL, Arr, R>(a, k)];
-      return r;
-    }
-  }
   if constexpr (V > 1 && sizeof...(Ord) == 0 && traits<TL>::rank == R) {
-    // an edge tile: a run wholly inside the array, contiguous and aligned, is still one
-    // vector access (a run never crosses a row: the last axis is a multiple of V)
+    // every run becomes its words on every path, and the paths meet on the words
+    int how = 0;  // 0: edge, 1: interior, 2: interior with vector runs
+    const T* p0 = a.data;
+    if constexpr (interior_ok<TL, 0, R>::value) {
+      const int64_t base = interior_base<TL, Arr, R>(a, ix, t);
+      if (base >= 0) {
+        p0 = a.data + base;
+        how = runs_ok<V>(a, p0) ? 2 : 1;
+      }
+    }
 #pragma unroll
     for (int k = 0; k < TL::N; k += V) {
-      int64_t g[R];
-      const bool in = locate<TL, R>(elem<TL>(t, k), ix, a.shape, g);
-      const auto* p = a.data + offset(a, g);
-      if (in && run_inside<V>(a, g, p)) {
-        vload<V>(p, r.v + k);
-      } else {
+      run_words<V, T> w;
+      if constexpr (interior_ok<TL, 0, R>::value) {
+        if (how == 2) {
+          w = vload_run<V>(p0 + interior_slot<TL, Arr, R>(a, k));
+        } else if (how == 1) {
+          T e[V];
 #pragma unroll
-        for (int i = 0; i < V; ++i) {
-          const bool e_in = locate<TL, R>(elem<TL>(t, k + i), ix, a.shape, g);
-          r.v[k + i] = e_in ? a.data[offset(a, g)] : pad;
+          for (int i = 0; i < V; ++i) e[i] = p0[interior_slot<TL, Arr, R>(a, k + i)];
+          w = pack_run<V>(e);
         }
       }
+      if (how == 0) {
+        int64_t g[R];
+        const bool in = locate<TL, R>(elem<TL>(t, k), ix, a.shape, g);
+        const auto* p = a.data + offset(a, g);
+        if (in && run_inside<V>(a, g, p)) {
+          w = vload_run<V>(p);
+        } else {
+          T e[V];
+#pragma unroll
+          for (int i = 0; i < V; ++i) {
+            const bool e_in = locate<TL, R>(elem<TL>(t, k + i), ix, a.shape, g);
+            e[i] = e_in ? a.data[offset(a, g)] : pad;
+          }
+          w = pack_run<V>(e);
+        }
+      }
+      memcpy(r.v + k, &w, sizeof w);
     }
     return r;
   }
