@@ -759,6 +759,97 @@ __device__ __forceinline__ run_words<V, T> pack_run(const T* e) {
   memcpy(&r, e, sizeof r);
   return r;
 }
+// a tile's runs as machine words, and a tile index, passed to and from load_runs
+template <class TL> struct tile_words {
+  run_words<traits<TL>::V, typename traits<TL>::elem> w[TL::N / traits<TL>::V];
+};
+template <int R> struct index_of {
+  int64_t v[R];
+};
+// load's paths other than an interior tile with vector runs, each run as its words: an
+// interior tile of unaligned or strided rows, or an edge tile, whose runs wholly inside the
+// array, contiguous and aligned, are still one vector access each (a run never crosses a row:
+// the last axis is a multiple of V)
+template <class TL, class Arr, int R>
+__device__ __noinline__ tile_words<TL> load_runs(const Arr a, typename traits<TL>::elem pad,
+                                                 const index_of<R> ix) {
+  constexpr int V = traits<TL>::V;
+  typedef typename traits<TL>::elem T;
+  const int t = tid();
+  tile_words<TL> w;
+  if constexpr (interior_ok<TL, 0, R>::value) {
+    const int64_t base = interior_base<TL, Arr, R>(a, ix.v, t);
+    if (base >= 0) {
+#pragma unroll
+      for (int k = 0; k < TL::N; k += V) {
+        T e[V];
+#pragma unroll
+        for (int i = 0; i < V; ++i) e[i] = a.data[base + interior_slot<TL, Arr, R>(a, k + i)];
+        w.w[k / V] = pack_run<V>(e);
+      }
+      return w;
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < TL::N; k += V) {
+    int64_t g[R];
+    const bool in = locate<TL, R>(elem<TL>(t, k), ix.v, a.shape, g);
+    const T* p = a.data + offset(a, g);
+    if (in && run_inside<V>(a, g, p)) {
+      w.w[k / V] = vload_run<V>(p);
+    } else {
+      T e[V];
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        const bool e_in = locate<TL, R>(elem<TL>(t, k + i), ix.v, a.shape, g);
+        e[i] = e_in ? a.data[offset(a, g)] : pad;
+      }
+      w.w[k / V] = pack_run<V>(e);
+    }
+  }
+  return w;
+}
+template <int V, class T>
+__device__ __forceinline__ void vstore_run(T* p, const run_words<V, T>& w) {
+#pragma unroll
+  for (int i = 0; i < int(sizeof(w.w) / sizeof(w.w[0])); ++i)
+    reinterpret_cast<typename run_words<V, T>::Word*>(p)[i] = w.w[i];
+}
+// store's paths other than an interior tile with vector runs (as load_runs)
+template <class TL, class Arr, int R>
+__device__ __noinline__ void store_runs(const Arr a, const tile_words<TL> w, const index_of<R> ix) {
+  constexpr int V = traits<TL>::V;
+  typedef typename traits<TL>::elem T;
+  const int t = tid();
+  if constexpr (interior_ok<TL, 0, R>::value) {
+    const int64_t base = interior_base<TL, Arr, R>(a, ix.v, t);
+    if (base >= 0) {
+#pragma unroll
+      for (int k = 0; k < TL::N; k += V) {
+        T e[V];
+        memcpy(e, &w.w[k / V], sizeof(e));
+#pragma unroll
+        for (int i = 0; i < V; ++i) a.data[base + interior_slot<TL, Arr, R>(a, k + i)] = e[i];
+      }
+      return;
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < TL::N; k += V) {
+    int64_t g[R];
+    const bool in = locate<TL, R>(elem<TL>(t, k), ix.v, a.shape, g);
+    T* p = a.data + offset(a, g);
+    if (in && run_inside<V>(a, g, p)) {
+      vstore_run<V>(p, w.w[k / V]);
+    } else {
+      T e[V];
+      memcpy(e, &w.w[k / V], sizeof(e));
+#pragma unroll
+      for (int i = 0; i < V; ++i)
+        if (locate<TL, R>(elem<TL>(t, k + i), ix.v, a.shape, g)) a.data[offset(a, g)] = e[i];
+    }
+  }
+}
 // a tile from an array: elements outside it get `pad` and are never read
 template <class TL, int... Ord, class Arr, class... I>
 __device__ __forceinline__ TL load(const Arr& a, typename traits<TL>::elem pad, I... idx) {
@@ -768,48 +859,36 @@ __device__ __forceinline__ TL load(const Arr& a, typename traits<TL>::elem pad, 
   const int t = tid();
   TL r;
   if constexpr (V > 1 && sizeof...(Ord) == 0 && traits<TL>::rank == R) {
-    // every run becomes its words on every path, and the paths meet on the words
-    int how = 0;  // 0: edge, 1: interior, 2: interior with vector runs
+    // The interior path with vector runs is straight-line code; the others (an edge tile,
+    // unaligned or strided rows) are a function call, so that the paths meet on the runs'
+    // machine words: a 16-bit tile then stays packed two values to a register until used.
+    tile_words<TL> w;
+    bool fast = false;
     const T* p0 = a.data;
     if constexpr (interior_ok<TL, 0, R>::value) {
       const int64_t base = interior_base<TL, Arr, R>(a, ix, t);
       if (base >= 0) {
         p0 = a.data + base;
-        how = runs_ok<V>(a, p0) ? 2 : 1;
+        fast = runs_ok<V>(a, p0);
+      }
+      if (fast) {
+#pragma unroll
+        for (int k = 0; k < TL::N; k += V)
+          w.w[k / V] = vload_run<V>(p0 + interior_slot<TL, Arr, R>(a, k));
       }
     }
+    if (!fast) w = load_runs<TL, Arr, R>(a, pad, index_of<R>{{int64_t(idx)...}});
 #pragma unroll
-    for (int k = 0; k < TL::N; k += V) {
-      run_words<V, T> w;
-      if constexpr (interior_ok<TL, 0, R>::value) {
-        if (how == 2) {
-          w = vload_run<V>(p0 + interior_slot<TL, Arr, R>(a, k));
-        } else if (how == 1) {
-          T e[V];
-#pragma unroll
-          for (int i = 0; i < V; ++i) e[i] = p0[interior_slot<TL, Arr, R>(a, k + i)];
-          w = pack_run<V>(e);
-        }
-      }
-      if (how == 0) {
-        int64_t g[R];
-        const bool in = locate<TL, R>(elem<TL>(t, k), ix, a.shape, g);
-        const auto* p = a.data + offset(a, g);
-        if (in && run_inside<V>(a, g, p)) {
-          w = vload_run<V>(p);
-        } else {
-          T e[V];
-#pragma unroll
-          for (int i = 0; i < V; ++i) {
-            const bool e_in = locate<TL, R>(elem<TL>(t, k + i), ix, a.shape, g);
-            e[i] = e_in ? a.data[offset(a, g)] : pad;
-          }
-          w = pack_run<V>(e);
-        }
-      }
-      memcpy(r.v + k, &w, sizeof w);
-    }
+    for (int k = 0; k < TL::N; k += V) memcpy(r.v + k, &w.w[k / V], sizeof(w.w[0]));
     return r;
+  }
+  if constexpr (interior_ok<TL, sizeof...(Ord), R>::value) {  // runs of one element
+    const int64_t base = interior_base<TL, Arr, R>(a, ix, t);
+    if (base >= 0) {
+#pragma unroll
+      for (int k = 0; k < TL::N; ++k) r.v[k] = a.data[base + interior_slot<TL, Arr, R>(a, k)];
+      return r;
+    }
   }
 #pragma unroll
   for (int k = 0; k < TL::N; ++k) {
@@ -836,40 +915,31 @@ __device__ __forceinline__ void store(const Arr& a, const TL& x, I... idx) {
   const int64_t ix[R] = {int64_t(idx)...};
   const int t = tid();
   if (!owner<TL>(t)) return;
-  if constexpr (interior_ok<TL, sizeof...(Ord), R>::value) {
+  if constexpr (traits<TL>::V > 1 && sizeof...(Ord) == 0 && traits<TL>::rank == R) {
+    // as in load: the interior path with vector runs is straight-line code, the others a call
+    constexpr int V = traits<TL>::V;
+    tile_words<TL> w;
+#pragma unroll
+    for (int k = 0; k < TL::N; k += V) memcpy(&w.w[k / V], x.v + k, sizeof(w.w[0]));
+    if constexpr (interior_ok<TL, 0, R>::value) {
+      const int64_t base = interior_base<TL, Arr, R>(a, ix, t);
+      if (base >= 0 && runs_ok<V>(a, a.data + base)) {
+#pragma unroll
+        for (int k = 0; k < TL::N; k += V)
+          vstore_run<V>(a.data + base + interior_slot<TL, Arr, R>(a, k), w.w[k / V]);
+        return;
+      }
+    }
+    store_runs<TL, Arr, R>(a, w, index_of<R>{{int64_t(idx)...}});
+    return;
+  }
+  if constexpr (interior_ok<TL, sizeof...(Ord), R>::value) {  // runs of one element
     const int64_t base = interior_base<TL, Arr, R>(a, ix, t);
     if (base >= 0) {
-      auto* p = a.data + base;
-      if constexpr (traits<TL>::V > 1) {
-        constexpr int V = traits<TL>::V;
-        if (runs_ok<V>(a, p)) {
 #pragma unroll
-          for (int k = 0; k < TL::N; k += V)
-            vstore<V>(p + interior_slot<TL, Arr, R>(a, k), x.v + k);
-          return;
-        }
-      }
-#pragma unroll
-      for (int k = 0; k < TL::N; ++k) p[interior_slot<TL, Arr, R>(a, k)] = x.v[k];
+      for (int k = 0; k < TL::N; ++k) a.data[base + interior_slot<TL, Arr, R>(a, k)] = x.v[k];
       return;
     }
-  }
-  if constexpr (traits<TL>::V > 1 && sizeof...(Ord) == 0 && traits<TL>::rank == R) {
-    constexpr int V = traits<TL>::V;  // as in load: whole runs of an edge tile as vectors
-#pragma unroll
-    for (int k = 0; k < TL::N; k += V) {
-      int64_t g[R];
-      const bool in = locate<TL, R>(elem<TL>(t, k), ix, a.shape, g);
-      auto* p = a.data + offset(a, g);
-      if (in && run_inside<V>(a, g, p)) {
-        vstore<V>(p, x.v + k);
-      } else {
-#pragma unroll
-        for (int i = 0; i < V; ++i)
-          if (locate<TL, R>(elem<TL>(t, k + i), ix, a.shape, g)) a.data[offset(a, g)] = x.v[k + i];
-      }
-    }
-    return;
   }
 #pragma unroll
   for (int k = 0; k < TL::N; ++k) {
