@@ -10,7 +10,8 @@ as fractions of a device-to-device copy of the same bytes (X read, Y written), i
   first element, keeps the variance from cancelling), a second pass re-reads the row (from L2)
   with W and B; ``R`` rows per block share W and B.
 
-Env LN_PROBE_N picks the row length (default 32768)."""
+Env LN_PROBE_N picks the row length (default 32768); LN_PROBE_ONLY, a part of the variants'
+names to run."""
 
 from __future__ import annotations
 
@@ -236,10 +237,11 @@ def main() -> None:
     out = {"n": n, "copy_gbs": round(copy)}
     out["torch"] = round(gb / cuda_time_ms(lambda: torch.nn.functional.layer_norm(
         x, (n,), w, b)) * 1e3 / copy, 3)
+    only = os.environ.get("LN_PROBE_ONLY", "")
     for name, nt, minb, r, extra in ROWS:
-        if n % (8 * nt) or rows % r:
-            continue
         tag = f"{name} nt{nt} min{minb} R{r} {' '.join(extra)}".strip()
+        if n % (8 * nt) or rows % r or only not in tag:
+            continue
         try:
             opts = (f"-DNCOLS={n}", f"-DNT={nt}", f"-DMINB={minb}", f"-DR={r}",
                     *(f"-D{e}" for e in extra))

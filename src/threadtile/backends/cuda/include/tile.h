@@ -451,23 +451,28 @@ template <int K, class A> __device__ __forceinline__ A combine(A a, A b) {
   else if constexpr (K == MAX) return a != a ? b : ::tt::max(a, b);
   else return a != a ? b : ::tt::min(a, b);
 }
-// combining x.v[base], x.v[base + 1], ..., x.v[base + n - 1] (n a compile-time count): four
-// independent chains, then their tree, so that a thread's long run of slots is not one chain of
-// dependent instructions (the order differs from a left fold only by rounding, as on any GPU)
-template <int K, int n, class A, class TL>
-__device__ __forceinline__ A combine_slots(const TL& x, int base) {
+// combining get(0), get(1), ..., get(n - 1) (n a compile-time count): four independent
+// chains, then their tree, so that a long run is not one chain of dependent instructions (the
+// order differs from a left fold only by rounding, as on any GPU)
+template <int K, int n, class A, class F>
+__device__ __forceinline__ A combine_chains(F get) {
   constexpr int C = n >= 8 ? 4 : 1;
   A acc[C];
 #pragma unroll
-  for (int c = 0; c < C; ++c) acc[c] = A(wide(x.v[base + c]));
+  for (int c = 0; c < C; ++c) acc[c] = get(c);
 #pragma unroll
-  for (int j = C; j < n; ++j) acc[j % C] = combine<K>(acc[j % C], A(wide(x.v[base + j])));
+  for (int j = C; j < n; ++j) acc[j % C] = combine<K>(acc[j % C], get(j));
 #pragma unroll
   for (int w = C / 2; w >= 1; w /= 2) {
 #pragma unroll
     for (int c = 0; c < w; ++c) acc[c] = combine<K>(acc[c], acc[c + w]);
   }
   return acc[0];
+}
+// combining a thread's slots x.v[base], ..., x.v[base + n - 1]
+template <int K, int n, class A, class TL>
+__device__ __forceinline__ A combine_slots(const TL& x, int base) {
+  return combine_chains<K, n, A>([&](int j) { return A(wide(x.v[base + j])); });
 }
 // argmax/argmin: the better value, the lower index on ties
 template <int K, class A>
@@ -590,9 +595,8 @@ __device__ __forceinline__ auto reduce_rows(const Tile<T, NT, S...>& x) {
       int best = ipart[o * NW];
       for (int i = 1; i < NW; ++i) combine_arg<K>(acc, best, part[o * NW + i], ipart[o * NW + i]);
       r.v[k] = RT(best);
-    } else {
-#pragma unroll
-      for (int i = 1; i < NW; ++i) acc = combine<K>(acc, part[o * NW + i]);
+    } else {  // the warps' partials, in chains (combine_chains)
+      acc = combine_chains<K, NW, A>([&](int i) { return part[o * NW + i]; });
       r.v[k] = to<RT>(acc);
     }
   }
