@@ -84,6 +84,23 @@ def layer_norm_late_fast(X, W, B, Y, Mean, Rstd, eps, N: ct.Constant[int]):
     ct.store(Rstd, index=(bid,), tile=ct.reshape(rstd, (1,)))
 
 
+def layer_norm_reconv(X, W, B, Y, Mean, Rstd, eps, N: ct.Constant[int]):
+    """layer_norm_late_fast converting the row as loaded to float32 afresh in each pass."""
+    bid = ct.bid(0)
+    n = X.shape[1]
+    inv_n = 1.0 / ct.float32(n)
+    xr = ct.load(X, index=(bid, 0), shape=(1, N), padding_mode=ct.PaddingMode.ZERO)
+    mean = ct.sum(xr.astype(ct.float32)) * inv_n
+    centered = xr.astype(ct.float32) - mean
+    rstd = ct.rsqrt((ct.sum(centered * centered) - (N - n) * mean * mean) * inv_n + eps)
+    w = ct.load(W, index=(0,), shape=(N,), padding_mode=ct.PaddingMode.ZERO)
+    b = ct.load(B, index=(0,), shape=(N,), padding_mode=ct.PaddingMode.ZERO)
+    y = (xr.astype(ct.float32) - mean) * rstd * w.astype(ct.float32) + b.astype(ct.float32)
+    ct.store(Y, index=(bid, 0), tile=y.astype(Y.dtype))
+    ct.store(Mean, index=(bid,), tile=ct.reshape(mean, (1,)))
+    ct.store(Rstd, index=(bid,), tile=ct.reshape(rstd, (1,)))
+
+
 def variants(n: int):
     """(name, kernel maker, extra constants) for rows of n."""
     import threadtile.tile as ct
@@ -102,6 +119,7 @@ def variants(n: int):
             yield f"layer_norm_late w{w}", ct.kernel(num_warps=w)(layer_norm_late), (n,)
             yield (f"layer_norm_late_fast w{w}", ct.kernel(num_warps=w)(layer_norm_late_fast),
                    (n,))
+            yield (f"layer_norm_reconv w{w}", ct.kernel(num_warps=w)(layer_norm_reconv), (n,))
         if n == 4096:
             for w, occ in ((2, 4), (2, 8), (4, 2), (4, 4), (8, 2)):
                 yield (f"layer_norm_rows w{w} occ{occ}",

@@ -198,9 +198,30 @@ __device__ __forceinline__ TL arange(typename traits<TL>::elem start,
 
 template <class U, class T, int NT, int... S>
 __device__ __forceinline__ Tile<U, NT, S...> astype(const Tile<T, NT, S...>& x) {
+  typedef Tile<T, NT, S...> X;
   Tile<U, NT, S...> r;
+#ifdef TT_HALF
+  if constexpr (same<T, __nv_bfloat16>::value && same<U, float>::value && X::N % 2 == 0) {
+    // bfloat16 is float32's upper half: the two values of a 32-bit word become two floats with
+    // one shift and one mask. The instructions are opaque to the compiler, so that each
+    // astype in the source converts afresh: a kernel that converts a row again in a later
+    // pass (rather than keeping one float32 copy across it) keeps the row packed two values
+    // to a register meanwhile, half the registers.
 #pragma unroll
-  for (int k = 0; k < Tile<T, NT, S...>::N; ++k) r.v[k] = to<U>(x.v[k]);
+    for (int k = 0; k < X::N; k += 2) {
+      unsigned u, lo, hi;
+      memcpy(&u, &x.v[k], 4);
+      asm volatile("shl.b32 %0, %2, 16;\n\tand.b32 %1, %2, 0xffff0000;"
+                   : "=r"(lo), "=r"(hi) : "r"(u));
+      r.v[k] = __uint_as_float(lo);
+      r.v[k + 1] = __uint_as_float(hi);
+    }
+  } else
+#endif
+  {
+#pragma unroll
+    for (int k = 0; k < X::N; ++k) r.v[k] = to<U>(x.v[k]);
+  }
   return r;
 }
 
