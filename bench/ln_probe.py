@@ -41,10 +41,14 @@ __device__ __forceinline__ float hi(unsigned u) { return __uint_as_float(u & 0xf
 // unpacked as floats (twice the registers) between the phases
 #ifdef VOLU
 __device__ __forceinline__ float lo2(unsigned u) {
-  unsigned r; asm volatile("shl.b32 %0, %1, 16;" : "=r"(r) : "r"(u)); return __uint_as_float(r);
+  unsigned r;
+  asm volatile("shl.b32 %0, %1, 16;" : "=r"(r) : "r"(u));
+  return __uint_as_float(r);
 }
 __device__ __forceinline__ float hi2(unsigned u) {
-  unsigned r; asm volatile("and.b32 %0, %1, 0xffff0000;" : "=r"(r) : "r"(u)); return __uint_as_float(r);
+  unsigned r;
+  asm volatile("and.b32 %0, %1, 0xffff0000;" : "=r"(r) : "r"(u));
+  return __uint_as_float(r);
 }
 #else
 #define lo2 lo
@@ -79,7 +83,10 @@ template <int K> __device__ __forceinline__ void block_sum(float (&v)[K], float*
   for (int k = 0; k < K; ++k) {
     float a = 0.f, b = 0.f;
 #pragma unroll
-    for (int i = 0; i < NW; i += 2) { a += sm[k * NW + i]; if (i + 1 < NW) b += sm[k * NW + i + 1]; }
+    for (int i = 0; i < NW; i += 2) {
+      a += sm[k * NW + i];
+      if (i + 1 < NW) b += sm[k * NW + i + 1];
+    }
     v[k] = a + b;
   }
 }
@@ -128,7 +135,10 @@ ln_rows(const __nv_bfloat16* x, const __nv_bfloat16* w, const __nv_bfloat16* b,
   for (int rr = 0; rr < R; ++rr) {
     float a = 0.f, c = 0.f;
 #pragma unroll
-    for (int i = 0; i < WORDS; i += 2) { a += sum8(v[rr][i], 0.f); if (i + 1 < WORDS) c += sum8(v[rr][i + 1], 0.f); }
+    for (int i = 0; i < WORDS; i += 2) {
+      a += sum8(v[rr][i], 0.f);
+      if (i + 1 < WORDS) c += sum8(v[rr][i + 1], 0.f);
+    }
     s[rr] = a + c;
   }
   block_sum<R>(s, sm);
@@ -137,7 +147,10 @@ ln_rows(const __nv_bfloat16* x, const __nv_bfloat16* w, const __nv_bfloat16* b,
     m[rr] = s[rr] * (1.f / N);
     float a = 0.f, c = 0.f;
 #pragma unroll
-    for (int i = 0; i < WORDS; i += 2) { a += sumsq8(v[rr][i], m[rr]); if (i + 1 < WORDS) c += sumsq8(v[rr][i + 1], m[rr]); }
+    for (int i = 0; i < WORDS; i += 2) {
+      a += sumsq8(v[rr][i], m[rr]);
+      if (i + 1 < WORDS) c += sumsq8(v[rr][i + 1], m[rr]);
+    }
     q[rr] = a + c;
   }
   block_sum<R>(q, sm + 0);
@@ -151,13 +164,15 @@ ln_rows(const __nv_bfloat16* x, const __nv_bfloat16* w, const __nv_bfloat16* b,
 #if defined(PRE)
     uint4 wi = ww[i], bi = bb[i];
 #elif defined(NOWB)
-    uint4 wi = make_uint4(0x3f803f80u, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u), bi = make_uint4(0, 0, 0, 0);
+    const unsigned one = 0x3f803f80u;  // two bfloat16 ones
+    uint4 wi = make_uint4(one, one, one, one), bi = make_uint4(0, 0, 0, 0);
 #else
     uint4 wi = ld_ordered(w4 + i * NT + t), bi = ld_ordered(b4 + i * NT + t);
 #endif
 #pragma unroll
     for (int rr = 0; rr < R; ++rr)
-      reinterpret_cast<uint4*>(y + (size_t)(row0 + rr) * N)[i * NT + t] = norm8(v[rr][i], wi, bi, m[rr], q[rr]);
+      reinterpret_cast<uint4*>(y + (size_t)(row0 + rr) * N)[i * NT + t] =
+          norm8(v[rr][i], wi, bi, m[rr], q[rr]);
   }
 }
 
@@ -199,7 +214,8 @@ ln_twopass(const __nv_bfloat16* x, const __nv_bfloat16* w, const __nv_bfloat16* 
 #pragma unroll
     for (int rr = 0; rr < R; ++rr) {
       const size_t o = (size_t)(row0 + rr) * (N / 8) + i;
-      reinterpret_cast<uint4*>(y)[o] = norm8(reinterpret_cast<const uint4*>(x)[o], wi, bi, m[rr], r[rr]);
+      reinterpret_cast<uint4*>(y)[o] =
+          norm8(reinterpret_cast<const uint4*>(x)[o], wi, bi, m[rr], r[rr]);
     }
   }
 }
@@ -208,7 +224,7 @@ ln_twopass(const __nv_bfloat16* x, const __nv_bfloat16* w, const __nv_bfloat16* 
 ROWS = [  # (kernel, NT, MINB, R, extra defines)
     ("ln_rows", 1024, 1, 1, ()), ("ln_rows", 1024, 1, 1, ("PRE",)),
     ("ln_rows", 1024, 1, 1, ("NOWB",)), ("ln_rows", 1024, 1, 2, ()),
-    ("ln_rows", 512, 1, 1, ()), ("ln_rows", 512, 2, 1, ()), 
+    ("ln_rows", 512, 1, 1, ()), ("ln_rows", 512, 2, 1, ()),
     ("ln_rows", 1024, 1, 2, ("VOLU",)), ("ln_rows", 512, 2, 1, ("VOLU",)),
     ("ln_rows", 512, 1, 1, ("VOLU",)), ("ln_rows", 256, 2, 1, ("VOLU",)),
     ("ln_twopass", 256, 4, 1, ()), ("ln_twopass", 256, 8, 1, ()), ("ln_twopass", 512, 4, 1, ()),

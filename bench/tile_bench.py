@@ -52,12 +52,14 @@ def triton_matmul():
     return run
 
 
-# warps per block of the one-row-per-block kernels, by row length and dtype, and the chunk of
-# layer_norm_wide: the best of bench/rows_probe.py on an H100
+# the layer norm kernel and warps per block of the one-row-per-block kernels, by row length
+# and dtype, and the chunk of layer_norm_wide: the best of bench/rows_probe.py on an H100
 WARPS = {("softmax", 4096, "fp32"): 4, ("softmax", 4096, "bf16"): 4,
          ("softmax", 32768, "fp32"): 16, ("softmax", 32768, "bf16"): 16,
          ("layer_norm", 4096, "fp32"): 8, ("layer_norm", 4096, "bf16"): 4,
-         ("layer_norm", 32768, "fp32"): 16, ("layer_norm", 32768, "bf16"): 16}
+         ("layer_norm", 32768, "fp32"): 16, ("layer_norm", 32768, "bf16"): 32}
+LAYER_NORM = {(4096, "fp32"): "layer_norm_rows", (4096, "bf16"): "layer_norm_packed",
+              (32768, "fp32"): "layer_norm_wide", (32768, "bf16"): "layer_norm_packed"}
 WIDE_CHUNK = 8192
 
 
@@ -148,11 +150,10 @@ def main() -> None:
             row = {"copy_gbs": copy}
             try:  # one row per block in registers: X read once from memory
                 warps = WARPS["layer_norm", n, name]
-                if n <= 4096:
-                    kern, consts = ct.kernel(num_warps=warps)(tiles.layer_norm_rows.py_func), (n,)
-                else:
-                    kern = ct.kernel(num_warps=warps)(tiles.layer_norm_wide.py_func)
-                    consts = (n, WIDE_CHUNK)
+                kname = LAYER_NORM[n, name]
+                kern = ct.kernel(num_warps=warps)(getattr(tiles, kname).py_func)
+                consts = (n, WIDE_CHUNK) if kname == "layer_norm_wide" else (n,)
+                row["kernel"] = f"{kname}, {warps} warps"
                 ms = cuda_time_ms(lambda: ct.launch(0, (4096,), kern, (
                     x, w, b, y, mean, rstd, 1e-5, *consts)))
                 ref = torch.nn.functional.layer_norm(x.double(), (n,), w.double(), b.double())
@@ -191,7 +192,8 @@ def main() -> None:
           "float16/bfloat16 tiles 128x256x64 on 8 warps (sm_90a: TMA + wgmma main loop), "
           "float32 through tfloat32 "
           "64x64x32 on 4 warps; softmax and layer norm one row per block in registers (layer "
-          f"norm of 32768: layer_norm_wide, output in chunks of {WIDE_CHUNK}; warps: "
+          f"norm kernels: { {' '.join(map(str, k)): v for k, v in LAYER_NORM.items()} }, "
+          f"layer_norm_wide's output in chunks of {WIDE_CHUNK}; warps: "
           f"{ {' '.join(map(str, k)): v for k, v in WARPS.items()} }), and "
           "cuTile's three-pass sample (TILE_N=1024, float32) for comparison; Triton matmul "
           "128x128x64, 8 warps, 3 stages, no autotuning; compile: NVRTC already loaded")

@@ -221,6 +221,8 @@ def test_vector_runs(rng, view):
 
 
 @pytest.mark.parametrize("kernel, n", [("layer_norm_rows", 4096), ("layer_norm_rows", 1000),
+                                       ("layer_norm_packed", 32768),
+                                       ("layer_norm_packed", 20000),
                                        ("layer_norm_wide", 32768), ("layer_norm_wide", 20000),
                                        ("layer_norm_chunked", 32768),
                                        ("layer_norm_chunked", 20000),
@@ -235,7 +237,7 @@ def test_layer_norm_rows(gen, kernel, n, dtype):
     y = nans(m, n, dtype=dt)
     mean, rstd = nans(m), nans(m)
     consts = {"layer_norm_rows": (4096,), "layer_norm_wide": (32768, 4096),
-              "layer_norm_chunked": (2048,)}[kernel]
+              "layer_norm_chunked": (2048,), "layer_norm_packed": (32768,)}[kernel]
     launch(getattr(tiles, kernel), m, x, w, b, y, mean, rstd, 1e-5, *consts)
     x64 = x.double()
     mu = x64.mean(dim=1)

@@ -304,6 +304,27 @@ def layer_norm_rows(X, W, B, Y, Mean, Rstd, eps, N: ConstInt):
 
 
 @ct.kernel(num_warps=32)
+def layer_norm_packed(X, W, B, Y, Mean, Rstd, eps, N: ConstInt):
+    """Layer norm forward with one row per block in registers, for 16-bit rows: the row stays
+    as loaded (two values to a 32-bit register) and is converted to float32 afresh in each
+    pass, and W and B are loaded only for the output, so a bfloat16 row of 32768 fits the
+    registers of 32 warps. Rows up to N long."""
+    bid = ct.bid(0)
+    n = X.shape[1]
+    inv_n = 1.0 / ct.float32(n)
+    xr = ct.load(X, index=(bid, 0), shape=(1, N), padding_mode=PAD_ZERO)
+    mean = ct.sum(xr.astype(ct.float32)) * inv_n
+    centered = xr.astype(ct.float32) - mean  # the N - n padding zeros add (N - n) mean^2
+    rstd = ct.rsqrt((ct.sum(centered * centered) - (N - n) * mean * mean) * inv_n + eps)
+    w = ct.load(W, index=(0,), shape=(N,), padding_mode=PAD_ZERO).astype(ct.float32)
+    b = ct.load(B, index=(0,), shape=(N,), padding_mode=PAD_ZERO).astype(ct.float32)
+    y = (xr.astype(ct.float32) - mean) * rstd * w + b
+    ct.store(Y, index=(bid, 0), tile=y.astype(Y.dtype))
+    ct.store(Mean, index=(bid,), tile=ct.reshape(mean, (1,)))
+    ct.store(Rstd, index=(bid,), tile=ct.reshape(rstd, (1,)))
+
+
+@ct.kernel(num_warps=32)
 def layer_norm_wide(X, W, B, Y, Mean, Rstd, eps, N: ConstInt, CHUNK: ConstInt):
     """Layer norm forward for long rows: the statistics from the row held in registers (X
     read once from memory), then the output chunk by chunk, re-reading the row's chunks
@@ -421,6 +442,9 @@ EXAMPLES = {
     "layer_norm_rows": [example(_f32, _v, _v, _f32, _v, _v, 1e-5, N=4096),
                         example(_bf16, ArrayType(bfloat16, 1, "C"), ArrayType(bfloat16, 1, "C"),
                                 _bf16, _v, _v, 1e-5, N=1024)],
+    "layer_norm_packed": [example(_bf16, ArrayType(bfloat16, 1, "C"), ArrayType(bfloat16, 1, "C"),
+                                  _bf16, _v, _v, 1e-5, N=32768),
+                          example(_f32, _v, _v, _f32, _v, _v, 1e-5, N=32768)],
     "layer_norm_wide": [example(_f32, _v, _v, _f32, _v, _v, 1e-5, N=32768, CHUNK=4096),
                         example(_bf16, ArrayType(bfloat16, 1, "C"),
                                 ArrayType(bfloat16, 1, "C"), _bf16, _v, _v, 1e-5, N=32768,
