@@ -316,9 +316,10 @@ def layer_norm_packed(X, W, B, Y, Mean, Rstd, eps, N: ConstInt):
     mean = ct.sum(xr.astype(ct.float32)) * inv_n
     centered = xr.astype(ct.float32) - mean  # the N - n padding zeros add (N - n) mean^2
     rstd = ct.rsqrt((ct.sum(centered * centered) - (N - n) * mean * mean) * inv_n + eps)
-    w = ct.load(W, index=(0,), shape=(N,), padding_mode=PAD_ZERO).astype(ct.float32)
-    b = ct.load(B, index=(0,), shape=(N,), padding_mode=PAD_ZERO).astype(ct.float32)
-    y = (xr.astype(ct.float32) - mean) * rstd * w + b
+    w = ct.load(W, index=(0,), shape=(N,), padding_mode=PAD_ZERO)
+    b = ct.load(B, index=(0,), shape=(N,), padding_mode=PAD_ZERO)
+    # converted where they are used, so that the compiler need not hold them as float32
+    y = (xr.astype(ct.float32) - mean) * rstd * w.astype(ct.float32) + b.astype(ct.float32)
     ct.store(Y, index=(bid, 0), tile=y.astype(Y.dtype))
     ct.store(Mean, index=(bid,), tile=ct.reshape(mean, (1,)))
     ct.store(Rstd, index=(bid,), tile=ct.reshape(rstd, (1,)))

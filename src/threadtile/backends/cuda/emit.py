@@ -195,6 +195,7 @@ class FunctionEmitter:
         self.nonneg = _nonneg_vars(f)
         self.declare_top, self.declare_inline, self.for_declares = _placement(f)
         self.taken = set(self.names.values())
+        self.sites = 0  # tile.h's astype<U, Site>: a number per conversion in the source
 
     def n(self, name: str) -> str:
         return self.names.get(name, name)

@@ -14,7 +14,7 @@ import os
 from typing import NamedTuple
 
 from ...ir import nodes as ir
-from ...lang.types import Scalar, TileType, bfloat16, float16, tfloat32
+from ...lang.types import Scalar, TileType, bfloat16, float16, float32, tfloat32
 
 TILE_HEADER = "tile.h"
 
@@ -235,6 +235,9 @@ def emit_op(em, x: ir.TileOp) -> str:
     if k == "unary":
         return f"tt::tile::{x.attrs['op']}({args[0]})"
     if k == "cast":
+        if x.args[0].type.dtype == bfloat16 and t.dtype == float32:
+            em.sites += 1  # each conversion is its own (tile.h: astype)
+            return f"tt::tile::astype<float, {em.sites}>({args[0]})"
         return f"tt::tile::astype<{t.dtype.cname}>({args[0]})"
     if k == "math":
         return f"tt::tile::{x.attrs['fn']}({args[0]})"

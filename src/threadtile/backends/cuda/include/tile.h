@@ -196,23 +196,25 @@ __device__ __forceinline__ TL arange(typename traits<TL>::elem start,
   return r;
 }
 
-template <class U, class T, int NT, int... S>
+// astype<U, Site>: Site numbers the conversions of the source (the code generator's count),
+// so that the compiler does not take two conversions of one tile for one (see below)
+template <class U, int Site = 0, class T, int NT, int... S>
 __device__ __forceinline__ Tile<U, NT, S...> astype(const Tile<T, NT, S...>& x) {
   typedef Tile<T, NT, S...> X;
   Tile<U, NT, S...> r;
 #ifdef TT_HALF
   if constexpr (same<T, __nv_bfloat16>::value && same<U, float>::value && X::N % 2 == 0) {
     // bfloat16 is float32's upper half: the two values of a 32-bit word become two floats with
-    // one shift and one mask. The instructions are opaque to the compiler, so that each
-    // astype in the source converts afresh: a kernel that converts a row again in a later
-    // pass (rather than keeping one float32 copy across it) keeps the row packed two values
-    // to a register meanwhile, half the registers.
+    // one shift and one mask. Each conversion in the source is its own instructions (Site),
+    // free to move but never merged with another: a kernel that converts a row again in a
+    // later pass (rather than keeping one float32 copy across it) keeps the row packed two
+    // values to a register meanwhile, half the registers.
 #pragma unroll
     for (int k = 0; k < X::N; k += 2) {
       unsigned u, lo, hi;
       memcpy(&u, &x.v[k], 4);
-      asm volatile("shl.b32 %0, %2, 16;\n\tand.b32 %1, %2, 0xffff0000;"
-                   : "=r"(lo), "=r"(hi) : "r"(u));
+      asm("shl.b32 %0, %2, 16;\n\tand.b32 %1, %2, 0xffff0000; // %3"
+          : "=r"(lo), "=r"(hi) : "r"(u), "n"(Site));
       r.v[k] = __uint_as_float(lo);
       r.v[k + 1] = __uint_as_float(hi);
     }
@@ -1228,7 +1230,7 @@ __device__ __forceinline__ MmaTile<T, NT, M, N> to_mma(const Tile<T, NT, M, N>& 
 // keep the "mma" layout): a cast converts each register, and a store writes each lane's pairs
 // of adjacent columns (store_fragments), as one 32-bit word where the array allows it (16-bit elements,
 // contiguous rows of even length, a 4-byte aligned base), with no trip through shared memory.
-template <class U, class T, int NT, int M, int N>
+template <class U, int Site = 0, class T, int NT, int M, int N>
 __device__ __forceinline__ MmaTile<U, NT, M, N> astype(const MmaTile<T, NT, M, N>& x) {
   MmaTile<U, NT, M, N> r;
 #pragma unroll
