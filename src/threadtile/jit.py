@@ -384,10 +384,46 @@ def _map_nvrtc_error(e: errors.NvrtcError, spec: Specialization) -> errors.Kerne
     return errors.KernelCompileError(f"NVRTC failed on the generated code:\n{log}")
 
 
-class _Launch:
-    """``kernel[grid, block(, stream(, shared_bytes))]``: call it with the kernel's arguments."""
+class _SimState:
+    active = False
 
-    __slots__ = ("kernel", "grid", "block", "stream", "shared_bytes", "direct")
+
+_sim_state = _SimState()  # simulate() sets active
+
+
+def _c_call_base():
+    """The C base of _Launch (runtime/_fastlaunch.c: its call runs the steady-state launcher
+    without a Python frame), or None where the extension is not built or is disabled."""
+    from .runtime import launcher as rt_launcher  # noqa: PLC0415
+
+    fl = rt_launcher._fastlaunch
+    if fl is None or not isinstance(_ENV_DATA, dict) or not isinstance(_ENV_KEY, bytes):
+        return None
+    fl.set_simulation(_sim_state, _ENV_DATA, _ENV_KEY)  # where it reads whether to simulate
+    return fl.Call
+
+
+class _PyCall:
+    """_Launch's base in Python, where the C one is not built: the same steps."""
+
+    __slots__ = ("direct",)
+
+    def __call__(self, *args, **kwargs):
+        d = self.direct
+        if d is not None and not kwargs and not (_sim_state.active or _sim_env()) and d(args):
+            return None
+        return self._call(*args, **kwargs)
+
+
+class _Launch(_c_call_base() or _PyCall):
+    """``kernel[grid, block(, stream(, shared_bytes))]``: call it with the kernel's arguments.
+
+    A call with no keywords and no simulation asked for first tries ``direct``, the
+    steady-state launcher (``CompiledKernel.direct``), which launches at once when the
+    arguments are of the kinds of an earlier launch (the C base runs a C launcher without a
+    Python frame); anything else takes ``_call``, the general path."""
+
+    __slots__ = ("kernel", "grid", "block", "stream", "shared_bytes")
 
     def __init__(self, kernel: Kernel, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
@@ -409,7 +445,7 @@ class _Launch:
                 f"{kernel.__name__} is compiled for blocks of {nt} threads (num_warps="
                 f"{kernel.num_warps}); launched with block {tuple(self.block)}")
 
-    def __call__(self, *args, **kwargs):
+    def _call(self, *args, **kwargs):
         k = self.kernel
         if _sim_state.active or _sim_env():
             from .backends.sim import run as sim_run  # noqa: PLC0415
@@ -452,11 +488,6 @@ def _never(args) -> bool:
     return False
 
 
-class _SimState:
-    active = False
-
-
-_sim_state = _SimState()
 
 
 def jit(func=None, *, device: bool = False, **options):

@@ -428,3 +428,133 @@ def test_packing_formats_match_struct():
     assert layout.offsets == (0, 56, 64) and layout.sizes == (56, 1, 8)
     assert layout.struct.format == "<Q" + "q" * 6 + "?7xd"
     assert struct.calcsize(layout.struct.format) == layout.nbytes
+
+
+# ---- a tensor type with torch's kinds of attributes, and the Call base of kernel[grid, block] --
+
+class PropTensor:
+    """A fake whose type holds its attributes the way torch.Tensor's does: dtype, shape, ndim
+    and is_cuda as data descriptors (read through the type's descriptors), methods, a length.
+    It counts what is read of it."""
+
+    reads: list = []
+
+    def __init__(self, shape, dtype=F32, ptr=0x1000, cuda=True, device=0):
+        self._shape, self._dtype, self._ptr, self._cuda, self._device = (
+            tuple(shape), dtype, ptr, cuda, device)
+
+    def _read(self, name, value):
+        PropTensor.reads.append(name)
+        return value
+
+    dtype = property(lambda self: self._read("dtype", self._dtype))
+    shape = property(lambda self: self._read("shape", self._shape))
+    ndim = property(lambda self: self._read("ndim", len(self._shape)))
+    is_cuda = property(lambda self: self._read("is_cuda", self._cuda))
+
+    def __len__(self):
+        return self._read("len", self._shape[0])
+
+    def get_device(self):
+        return self._read("get_device", self._device)
+
+    def is_contiguous(self):
+        return self._read("is_contiguous", True)
+
+    def data_ptr(self):
+        return self._read("data_ptr", self._ptr)
+
+    def stride(self):
+        return self._read("stride", c_strides(self._shape))
+
+
+PARAMS2 = [ArrayType(float32, 1, "C"), ArrayType(float32, 2, "C"), int64]
+LAYOUT2 = make_param_struct(PARAMS2)
+
+
+def make2(fl, rec, *, device=0, one_device=True):
+    specs2 = (("array", LAYOUT2.offsets[0], 1, True, PropTensor, F32),
+              ("array", LAYOUT2.offsets[1], 2, True, PropTensor, F32),
+              ("q", LAYOUT2.offsets[2]))
+    return fl.Launcher(rec.addr, 0xF00D0000, (1, 1, 1), (32, 1, 1), 0, 0x55, device,
+                       types.SimpleNamespace(device=device), specs2, LAYOUT2.nbytes,
+                       lambda err: None, one_device=one_device)
+
+
+def test_type_descriptors_one_device_and_rank_one_lengths(fl):
+    rec = Recorder(LAYOUT2)
+    go = make2(fl, rec)
+    a, b = PropTensor((11,), ptr=0x4000), PropTensor((5, 7), ptr=0x8000)
+    PropTensor.reads = []
+    assert go((a, b, 3)) is True
+    assert rec.calls[0]["params"] == LAYOUT2.struct.pack(0x4000, 11, 1, 0x8000, 5, 7, 7, 1, 3)
+    # one device: is_cuda instead of get_device(); rank 1: ndim and len() instead of shape
+    assert "get_device" not in PropTensor.reads
+    assert PropTensor.reads.count("is_cuda") == 2 and PropTensor.reads.count("shape") == 1
+    assert PropTensor.reads.count("len") == 1 and PropTensor.reads.count("ndim") == 1
+    # a tensor not on the GPU, or of another rank, launches nothing
+    assert go((PropTensor((11,), cuda=False), b, 3)) is False
+    assert go((PropTensor((11, 1)), b, 3)) is False
+    assert go((a, PropTensor((35,)), 3)) is False
+    assert len(rec.calls) == 1
+
+
+def test_several_devices_ask_get_device(fl):
+    rec = Recorder(LAYOUT2)
+    for one_device, device in ((False, 0), (True, 1)):  # one_device holds for device 0 only
+        go = make2(fl, rec, device=device, one_device=one_device)
+        PropTensor.reads = []
+        args = (PropTensor((4,), device=device), PropTensor((2, 2), device=device), 0)
+        assert go(args) is True
+        assert PropTensor.reads.count("get_device") == 2 and "is_cuda" not in PropTensor.reads
+        assert go((PropTensor((4,), device=device + 1),) + args[1:]) is False
+
+
+@pytest.fixture
+def call_cls(fl):
+    class Launch(fl.Call):
+        def __init__(self):
+            self.slow = []
+
+        def _call(self, *args, **kwargs):
+            self.slow.append((args, kwargs))
+            return "general path"
+
+    return Launch
+
+
+def test_call_runs_its_launcher_from_c(fl, call_cls):
+    rec = Recorder(LAYOUT2)
+    k = call_cls()
+    assert k.direct is None and k(1, 2) == "general path"  # no launcher yet
+    k.direct = make2(fl, rec)
+    args = (PropTensor((3,), ptr=0x10), PropTensor((1, 4), ptr=0x20), 9)
+    assert k(*args) is None and len(rec.calls) == 1 and len(k.slow) == 1
+    assert rec.calls[0]["params"] == LAYOUT2.struct.pack(0x10, 3, 1, 0x20, 1, 4, 4, 1, 9)
+    # keywords, arguments the launcher declines, another kind of launcher: the general path
+    assert k(*args, x=1) == "general path" and k.slow[-1] == (args, {"x": 1})
+    assert k(args[0], args[1], 9.0) == "general path"
+    k.direct = lambda a: True
+    assert k(*args) == "general path"
+    assert len(rec.calls) == 1 and len(k.slow) == 4
+    del k.direct  # a member: deleting it leaves None
+    assert k.direct is None
+
+
+def test_call_takes_the_general_path_while_simulating(fl, call_cls, monkeypatch):
+    jit = sys.modules["threadtile.jit"]
+    if jit._Launch.__base__ is not fl.Call:
+        pytest.skip("jit does not use the C base here")
+    rec = Recorder(LAYOUT2)
+    k = call_cls()
+    k.direct = make2(fl, rec)
+    args = (PropTensor((3,)), PropTensor((1, 4)), 9)
+    monkeypatch.setattr(jit._sim_state, "active", True)
+    assert k(*args) == "general path"
+    monkeypatch.setattr(jit._sim_state, "active", False)
+    for value, launches in (("1", False), ("yes", False), ("0", True), ("", True)):
+        monkeypatch.setenv("THREADTILE_SIMULATE", value)
+        before = len(rec.calls)
+        assert (k(*args) is None) == launches and len(rec.calls) == before + launches
+    monkeypatch.delenv("THREADTILE_SIMULATE")
+    assert k(*args) is None

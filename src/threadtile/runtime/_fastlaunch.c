@@ -32,6 +32,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,16 @@ typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigne
 
 enum { P_ARRAY, P_INT64, P_DOUBLE, P_BOOL };
 
+/* The attributes read from an array argument. Each is read through the descriptor its type
+ * defines, found once when the launcher is made (a data descriptor's getter; a method called
+ * with the argument, as a.m() calls it when a's __dict__ holds no "m"), else by name. */
+enum { A_DTYPE, A_SHAPE, A_NDIM, A_IS_CUDA, A_GET_DEVICE, A_IS_CONTIGUOUS, A_DATA_PTR, A_STRIDE,
+       A_COUNT };
+static const char *const attr_names[A_COUNT] = {"dtype", "shape", "ndim", "is_cuda",
+    "get_device", "is_contiguous", "data_ptr", "stride"};
+static const int attr_is_data[A_COUNT] = {1, 1, 1, 1, 0, 0, 0, 0};
+static PyObject *attr_strs[A_COUNT];
+
 typedef struct {
     int kind;
     Py_ssize_t offset;   /* byte offset of the parameter in the buffer */
@@ -52,6 +63,7 @@ typedef struct {
     int shape_strides;   /* arrays: strides follow from the shape (contiguous, rank 1-3) */
     PyObject *type;      /* arrays: the exact tensor type */
     PyObject *dtype;     /* arrays: the dtype, compared by identity */
+    PyObject *acc[A_COUNT];  /* arrays: the type's descriptors (owned), or NULL: by name */
 } Param;
 
 typedef struct {
@@ -66,6 +78,7 @@ typedef struct {
     PyObject *stream_getter;   /* callable(device) -> int handle, or NULL: `stream` is fixed */
     void *stream;
     PyObject *failed;          /* callable(err): raises the launch error */
+    int one_device;            /* the only device (0): a tensor's is_cuda says it is on it */
     Py_ssize_t n;              /* number of parameters (= arguments) */
     Param *params;
     PyObject **shapes;         /* during a call: each array argument's shape (owned) */
@@ -75,8 +88,34 @@ typedef struct {
     int busy;
 } Launcher;
 
-static PyObject *s_device, *s_dtype, *s_get_device, *s_shape, *s_is_contiguous, *s_data_ptr,
-    *s_stride;
+static PyObject *s_device, *s_call;
+
+/* Argument a's attribute k (see attr_names), a new reference or NULL with an error set. */
+static PyObject *get_attr(const Param *p, int k, PyObject *a)
+{
+    PyObject *d = p->acc[k];
+    if (d == NULL)
+        return attr_is_data[k] ? PyObject_GetAttr(a, attr_strs[k])
+                               : PyObject_CallMethodNoArgs(a, attr_strs[k]);
+    if (attr_is_data[k])
+        return Py_TYPE(d)->tp_descr_get(d, a, (PyObject *)Py_TYPE(a));
+    return PyObject_Vectorcall(d, &a, 1, NULL);
+}
+
+/* Find p's descriptors in its type (p->acc); what is not found plainly is read by name. */
+static void find_descriptors(Param *p)
+{
+    for (int k = 0; k < A_COUNT; k++) {
+        PyObject *d = _PyType_Lookup((PyTypeObject *)p->type, attr_strs[k]);  /* borrowed */
+        if (d == NULL)
+            continue;
+        PyTypeObject *t = Py_TYPE(d);
+        int ok = attr_is_data[k] ? t->tp_descr_get != NULL && t->tp_descr_set != NULL
+                                 : PyFunction_Check(d) || t == &PyMethodDescr_Type;
+        if (ok)
+            p->acc[k] = Py_NewRef(d);
+    }
+}
 
 /* `o == dev` for an int (or, as Python's != would, anything else): 1, 0, or -1 on error. */
 static int equals_device(Launcher *self, PyObject *o)
@@ -142,32 +181,58 @@ static int mul_fits(int64_t a, int64_t b, int64_t *out)
 }
 
 /* Check argument a against array parameter p (the first half of `go`), keeping its shape in
- * *shape. 1: matches; 0: does not; -1: error set. */
+ * *shape: the shape tuple, or for rank 1 where the type has ndim and a length, NULL and the
+ * length written to the buffer. 1: matches; 0: does not; -1: error set. */
 static int check_array(Launcher *self, const Param *p, PyObject *a, PyObject **shape)
 {
     if ((PyObject *)Py_TYPE(a) != p->type)
         return 0;
-    PyObject *r = PyObject_GetAttr(a, s_dtype);
+    PyObject *r = get_attr(p, A_DTYPE, a);
     if (r == NULL)
         return -1;
     int ok = r == p->dtype;
     Py_DECREF(r);
     if (!ok)
         return 0;
-    r = PyObject_CallMethodNoArgs(a, s_get_device);
-    if (r == NULL)
-        return -1;
-    ok = equals_device(self, r);
+    if (self->one_device && p->acc[A_IS_CUDA] != NULL) {
+        r = get_attr(p, A_IS_CUDA, a);
+        if (r == NULL)
+            return -1;
+        ok = r == Py_True;
+    } else {
+        r = get_attr(p, A_GET_DEVICE, a);
+        if (r == NULL)
+            return -1;
+        ok = equals_device(self, r);
+    }
     Py_DECREF(r);
     if (ok <= 0)
         return ok;
-    *shape = PyObject_GetAttr(a, s_shape);
-    if (*shape == NULL)
-        return -1;
-    /* torch.Size is a tuple; a shape that is not a tuple is left to the general path */
-    if (!PyTuple_Check(*shape) || PyTuple_GET_SIZE(*shape) != p->ndim)
-        return 0;
-    r = PyObject_CallMethodNoArgs(a, s_is_contiguous);
+    PyMappingMethods *mp = Py_TYPE(a)->tp_as_mapping;
+    if (p->ndim == 1 && p->acc[A_NDIM] != NULL && mp != NULL && mp->mp_length != NULL) {
+        /* rank 1: ndim and len(a), no shape tuple made */
+        r = get_attr(p, A_NDIM, a);
+        if (r == NULL)
+            return -1;
+        ok = PyLong_CheckExact(r) && PyLong_AsLong(r) == 1;
+        Py_DECREF(r);
+        if (!ok)
+            return PyErr_Occurred() ? -1 : 0;
+        Py_ssize_t len = mp->mp_length(a);
+        if (len < 0)
+            return -1;
+        int64_t w = (int64_t)len;
+        memcpy(self->buf + p->offset + 8, &w, 8);
+        *shape = NULL;
+    } else {
+        *shape = get_attr(p, A_SHAPE, a);
+        if (*shape == NULL)
+            return -1;
+        /* torch.Size is a tuple; a shape that is not a tuple is left to the general path */
+        if (!PyTuple_Check(*shape) || PyTuple_GET_SIZE(*shape) != p->ndim)
+            return 0;
+    }
+    r = get_attr(p, A_IS_CONTIGUOUS, a);
     if (r == NULL)
         return -1;
     ok = PyObject_IsTrue(r);
@@ -177,20 +242,20 @@ static int check_array(Launcher *self, const Param *p, PyObject *a, PyObject **s
     return ok == p->contiguous;
 }
 
-/* Pack array argument a (its shape already checked) at buf + p->offset: data pointer, shape,
- * strides. Returns as put_i64. */
+/* Pack array argument a (its shape already checked) at buf + p->offset: data pointer, shape
+ * (unless check_array wrote it: shape NULL), strides. Returns as put_i64. */
 static int pack_array(Launcher *self, const Param *p, PyObject *a, PyObject *shape)
 {
     unsigned char *at = self->buf + p->offset;
     Py_ssize_t n = p->ndim;
-    PyObject *r = PyObject_CallMethodNoArgs(a, s_data_ptr);
+    PyObject *r = get_attr(p, A_DATA_PTR, a);
     if (r == NULL)
         return -1;
     int ok = put_u64(at, r);
     Py_DECREF(r);
     if (ok <= 0)
         return ok;
-    for (Py_ssize_t k = 0; k < n; k++) {
+    for (Py_ssize_t k = 0; shape != NULL && k < n; k++) {
         ok = put_i64(at + 8 + 8 * k, PyTuple_GET_ITEM(shape, k));
         if (ok <= 0)
             return ok;
@@ -208,7 +273,7 @@ static int pack_array(Launcher *self, const Param *p, PyObject *a, PyObject *sha
         memcpy(strides, st, 8 * (size_t)n);
         return 1;
     }
-    r = PyObject_CallMethodNoArgs(a, s_stride);
+    r = get_attr(p, A_STRIDE, a);
     if (r == NULL)
         return -1;
     PyObject *seq = PySequence_Fast(r, "stride() must return a sequence");
@@ -278,19 +343,12 @@ static int check_and_pack(Launcher *self, PyObject *args)
     return 1;
 }
 
-/* launcher(args) -> bool */
-static PyObject *Launcher_vectorcall(PyObject *op, PyObject *const *argv, size_t nargsf,
-                                     PyObject *kwnames)
+/* Launch with the argument tuple: 1 launched, 0 declined (nothing launched), -1 error set. */
+static int launcher_run(Launcher *self, PyObject *args)
 {
-    Launcher *self = (Launcher *)op;
-    if (PyVectorcall_NARGS(nargsf) != 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames))) {
-        PyErr_SetString(PyExc_TypeError, "a launcher takes one argument: the argument tuple");
-        return NULL;
-    }
-    PyObject *args = argv[0];
     if (self->tls == NULL || self->busy || !PyTuple_Check(args) ||
             PyTuple_GET_SIZE(args) != self->n)
-        Py_RETURN_FALSE;
+        return 0;
     self->busy = 1;  /* from here every exit clears it */
     PyObject *d = PyObject_GetAttr(self->tls, s_device);
     int ok = d == NULL ? -1 : equals_device(self, d);
@@ -313,7 +371,7 @@ static PyObject *Launcher_vectorcall(PyObject *op, PyObject *const *argv, size_t
     }
     if (ok <= 0) {
         self->busy = 0;
-        return ok < 0 ? NULL : Py_NewRef(Py_False);
+        return ok;
     }
     int err;
     Py_BEGIN_ALLOW_THREADS
@@ -324,16 +382,28 @@ static PyObject *Launcher_vectorcall(PyObject *op, PyObject *const *argv, size_t
     if (err != 0) {
         if (self->failed == NULL) {  /* cleared meanwhile: cannot happen to a live launcher */
             PyErr_Format(PyExc_RuntimeError, "cuLaunchKernel failed: CUresult %d", err);
-            return NULL;
+            return -1;
         }
         PyObject *e = PyLong_FromLong(err);
         PyObject *r = e == NULL ? NULL : PyObject_CallOneArg(self->failed, e);
         Py_XDECREF(e);
         if (r == NULL)
-            return NULL;
+            return -1;
         Py_DECREF(r);  /* failed() is expected to raise; if it returns, the launch "happened" */
     }
-    Py_RETURN_TRUE;
+    return 1;
+}
+
+/* launcher(args) -> bool */
+static PyObject *Launcher_vectorcall(PyObject *op, PyObject *const *argv, size_t nargsf,
+                                     PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) != 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_SetString(PyExc_TypeError, "a launcher takes one argument: the argument tuple");
+        return NULL;
+    }
+    int r = launcher_run((Launcher *)op, argv[0]);
+    return r < 0 ? NULL : Py_NewRef(r ? Py_True : Py_False);
 }
 
 /* An int argument of the constructor as an unsigned value in [lo, hi]; -1 with an error set. */
@@ -412,13 +482,14 @@ static void Launcher_dealloc(Launcher *self);
 static PyObject *Launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"launch", "func", "grid", "block", "shared", "stream", "device",
-                             "tls", "params", "nbytes", "failed", NULL};
+                             "tls", "params", "nbytes", "failed", "one_device", NULL};
     PyObject *launch, *func, *grid, *block, *shared, *stream, *device, *tls, *params, *nbytes,
         *failed;
+    int one_device = 0;
     unsigned long long v;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOOOOO!OO:Launcher", kwlist, &launch,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOOOOO!OO|$p:Launcher", kwlist, &launch,
                                      &func, &grid, &block, &shared, &stream, &device, &tls,
-                                     &PyTuple_Type, &params, &nbytes, &failed))
+                                     &PyTuple_Type, &params, &nbytes, &failed, &one_device))
         return NULL;
     Launcher *self = PyObject_GC_New(Launcher, type);
     if (self == NULL)
@@ -450,6 +521,7 @@ static PyObject *Launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds
     if (get_uint(device, 0, LONG_MAX, "device", &v) < 0)
         goto fail;
     self->device = (long)v;
+    self->one_device = one_device && v == 0;
     self->device_obj = Py_NewRef(device);
     self->tls = Py_NewRef(tls);
     if (!PyCallable_Check(failed)) {
@@ -477,6 +549,8 @@ static PyObject *Launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds
     for (Py_ssize_t i = 0; i < n; i++) {
         if (get_param(self, PyTuple_GET_ITEM(params, i), &self->params[i]) < 0)
             goto fail;
+        if (self->params[i].kind == P_ARRAY)
+            find_descriptors(&self->params[i]);
         self->argv[i] = self->buf + self->params[i].offset;
     }
     PyObject_GC_Track(self);
@@ -495,6 +569,8 @@ static int Launcher_traverse(Launcher *self, visitproc visit, void *arg)
     for (Py_ssize_t i = 0; i < self->n; i++) {
         Py_VISIT(self->params[i].type);
         Py_VISIT(self->params[i].dtype);
+        for (int k = 0; k < A_COUNT; k++)
+            Py_VISIT(self->params[i].acc[k]);
         Py_VISIT(self->shapes[i]);
     }
     return 0;
@@ -510,6 +586,8 @@ static int Launcher_clear(Launcher *self)
     for (Py_ssize_t i = 0; i < self->n; i++) {
         Py_CLEAR(self->params[i].type);
         Py_CLEAR(self->params[i].dtype);
+        for (int k = 0; k < A_COUNT; k++)
+            Py_CLEAR(self->params[i].acc[k]);
         Py_CLEAR(self->shapes[i]);
     }
     return 0;
@@ -530,8 +608,10 @@ static PyTypeObject LauncherType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "threadtile.runtime._fastlaunch.Launcher",
     .tp_doc = "Launcher(launch, func, grid, block, shared, stream, device, tls, params, nbytes, "
-              "failed): call with the argument tuple; True after launching, False (nothing "
-              "launched) when the arguments are not of the recorded kinds.",
+              "failed, *, one_device=False): call with the argument tuple; True after "
+              "launching, False (nothing launched) when the arguments are not of the recorded "
+              "kinds. one_device: device 0 is the only one, so a tensor type's is_cuda, where "
+              "it has one, stands for get_device() == 0.",
     .tp_basicsize = sizeof(Launcher),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_new = Launcher_new,
@@ -542,31 +622,156 @@ static PyTypeObject LauncherType = {
     .tp_call = PyVectorcall_Call,
 };
 
+/* ---- Call: the base of jit's _Launch (kernel[grid, block]), whose call runs its Launcher ----
+ *
+ * call(*args) with no keywords, while no simulation is asked for (set_simulation's state
+ * object's `active` false and the environment variable unset, "" or "0", as jit._sim_env
+ * reads it), runs `direct` when that is a Launcher; otherwise, or when the Launcher declines,
+ * it returns self._call(*args, **kwargs), the general path in Python. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *direct;  /* a Launcher, another callable(args) -> bool, or None */
+} Call;
+
+static PyObject *sim_state, *sim_env, *sim_key;  /* set_simulation's */
+
+/* Whether a simulation is asked for: 1, 0, or -1 with an error set. */
+static int simulating(void)
+{
+    if (sim_state == NULL)
+        return 1;  /* not set up: the general path decides */
+    PyObject *a = PyObject_GetAttrString(sim_state, "active");
+    if (a == NULL)
+        return -1;
+    int on = PyObject_IsTrue(a);
+    Py_DECREF(a);
+    if (on != 0)
+        return on;
+    PyObject *v = PyDict_GetItemWithError(sim_env, sim_key);  /* borrowed */
+    if (v == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    if (!PyBytes_Check(v))
+        return 1;
+    Py_ssize_t n = PyBytes_GET_SIZE(v);
+    return !(n == 0 || (n == 1 && PyBytes_AS_STRING(v)[0] == '0'));
+}
+
+static PyObject *Call_call(PyObject *op, PyObject *args, PyObject *kwargs)
+{
+    Call *self = (Call *)op;
+    if ((kwargs == NULL || PyDict_GET_SIZE(kwargs) == 0) && self->direct != NULL &&
+            Py_IS_TYPE(self->direct, &LauncherType)) {
+        int sim = simulating();
+        if (sim < 0)
+            return NULL;
+        if (!sim) {
+            int r = launcher_run((Launcher *)self->direct, args);
+            if (r < 0)
+                return NULL;
+            if (r > 0)
+                Py_RETURN_NONE;
+        }
+    }
+    PyObject *slow = PyObject_GetAttr(op, s_call);
+    if (slow == NULL)
+        return NULL;
+    PyObject *r = PyObject_Call(slow, args, kwargs);
+    Py_DECREF(slow);
+    return r;
+}
+
+/* (a heap subtype's own traverse and dealloc visit and release the reference its instances
+ * hold to it: these do not) */
+static int Call_traverse(Call *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->direct);
+    return 0;
+}
+
+static int Call_clear(Call *self)
+{
+    Py_CLEAR(self->direct);
+    return 0;
+}
+
+static void Call_dealloc(Call *self)
+{
+    PyObject_GC_UnTrack(self);
+    Call_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef Call_members[] = {
+    {"direct", T_OBJECT, offsetof(Call, direct), 0,
+     "the steady-state launcher (a Launcher runs from C), or None"},
+    {NULL},
+};
+
+static PyTypeObject CallType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "threadtile.runtime._fastlaunch.Call",
+    .tp_doc = "Base of a launch configuration: calling it runs `direct` (a Launcher) when "
+              "that applies, else self._call(*args, **kwargs).",
+    .tp_basicsize = sizeof(Call),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE,
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)Call_dealloc,
+    .tp_traverse = (traverseproc)Call_traverse,
+    .tp_clear = (inquiry)Call_clear,
+    .tp_call = Call_call,
+    .tp_members = Call_members,
+};
+
+/* set_simulation(state, env, key): where Call reads whether a simulation is asked for */
+static PyObject *set_simulation(PyObject *mod, PyObject *args)
+{
+    PyObject *state, *env, *key;
+    if (!PyArg_ParseTuple(args, "OO!O!:set_simulation", &state, &PyDict_Type, &env,
+                          &PyBytes_Type, &key))
+        return NULL;
+    Py_XSETREF(sim_state, Py_NewRef(state));
+    Py_XSETREF(sim_env, Py_NewRef(env));
+    Py_XSETREF(sim_key, Py_NewRef(key));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"set_simulation", set_simulation, METH_VARARGS,
+     "set_simulation(state, env, key): Call launches from C only while state.active is false "
+     "and env[key] (os.environ's bytes mapping) is unset, b'' or b'0'."},
+    {NULL},
+};
+
 static struct PyModuleDef fastlaunch_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "threadtile.runtime._fastlaunch",
     .m_doc = "The steady-state kernel launcher of CompiledKernel.direct, in C (optional).",
     .m_size = -1,
+    .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC PyInit__fastlaunch(void)
 {
     struct { PyObject **slot; const char *name; } names[] = {
-        {&s_device, "device"}, {&s_dtype, "dtype"}, {&s_get_device, "get_device"},
-        {&s_shape, "shape"}, {&s_is_contiguous, "is_contiguous"}, {&s_data_ptr, "data_ptr"},
-        {&s_stride, "stride"},
+        {&s_device, "device"}, {&s_call, "_call"},
     };
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         if (*names[k].slot == NULL && (*names[k].slot = PyUnicode_InternFromString(
                 names[k].name)) == NULL)
             return NULL;
     }
-    if (PyType_Ready(&LauncherType) < 0)
+    for (int k = 0; k < A_COUNT; k++) {
+        if (attr_strs[k] == NULL && (attr_strs[k] = PyUnicode_InternFromString(
+                attr_names[k])) == NULL)
+            return NULL;
+    }
+    if (PyType_Ready(&LauncherType) < 0 || PyType_Ready(&CallType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&fastlaunch_module);
     if (m == NULL)
         return NULL;
-    if (PyModule_AddObjectRef(m, "Launcher", (PyObject *)&LauncherType) < 0) {
+    if (PyModule_AddObjectRef(m, "Launcher", (PyObject *)&LauncherType) < 0 ||
+            PyModule_AddObjectRef(m, "Call", (PyObject *)&CallType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -490,8 +490,10 @@ class CompiledKernel:
                 pass
             self._launch_failed(err, g, b, sh)
 
+        # with one device, a tensor's is_cuda says it is on it (cheaper than get_device())
         return _fastlaunch.Launcher(addr, int(self._handle), g, b, sh, stream, dev, _tls,
-                                    tuple(specs), self.layout.nbytes, failed)
+                                    tuple(specs), self.layout.nbytes, failed,
+                                    one_device=driver.device_count() == 1)
 
     def _launch_failed(self, err, grid, block, shared_bytes: int) -> None:
         driver.check((err,), f"launching {self.entry!r} with grid {tuple(grid)}, block "
