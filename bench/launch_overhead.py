@@ -3,7 +3,8 @@
 threadtile vs numba-cuda vs a raw launch through cuda-core and through cuda.bindings'
 cuLaunchKernel (pointers prepared once: the floor) vs a torch op, all in one process. Each
 figure is the median over 9 rounds of 2,000 back-to-back launches (host time per launch;
-the GPU work is a few nanoseconds, so this is the Python + driver submission cost).
+the GPU work is a few nanoseconds, so this is the Python + driver submission cost), the
+methods' rounds interleaved so that the machine's drift falls on all of them alike.
 """
 
 from __future__ import annotations
@@ -18,21 +19,25 @@ from _common import write
 N_LAUNCH, ROUNDS = 2000, 9
 
 
-def per_launch_us(fn) -> float:
+def per_launch_us(fns: dict) -> dict:
+    """Median host µs per launch of each of ``fns``, their rounds interleaved (A B C ... A B C
+    ...), so that the machine's drift during the run falls on every one alike."""
     import torch
 
-    for _ in range(200):
-        fn()
-    torch.cuda.synchronize()
-    rounds = []
-    for _ in range(ROUNDS):
-        t0 = time.perf_counter()
-        for _ in range(N_LAUNCH):
+    for fn in fns.values():
+        for _ in range(200):
             fn()
-        t1 = time.perf_counter()
-        torch.cuda.synchronize()
-        rounds.append((t1 - t0) / N_LAUNCH * 1e6)
-    return statistics.median(rounds)
+    torch.cuda.synchronize()
+    rounds: dict = {name: [] for name in fns}
+    for _ in range(ROUNDS):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(N_LAUNCH):
+                fn()
+            t1 = time.perf_counter()
+            torch.cuda.synchronize()
+            rounds[name].append((t1 - t0) / N_LAUNCH * 1e6)
+    return {name: statistics.median(r) for name, r in rounds.items()}
 
 
 SRC = r"""
@@ -69,13 +74,15 @@ def main() -> None:
     n = 32
     a, b = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
     c = torch.empty(n, device="cuda")
-    results = {}
+    fns = {}
     k = ours[1, 32]
-    results["threadtile"] = per_launch_us(lambda: k(a, b, c))
+    k(a, b, c)
+    torch.cuda.synchronize()
     assert torch.allclose(c, a + b)
+    fns["threadtile"] = lambda: k(a, b, c)
     kn = theirs[1, 32]
-    results["numba-cuda"] = per_launch_us(lambda: kn(a, b, c))
-    results["torch.add(out=)"] = per_launch_us(lambda: torch.add(a, b, out=c))
+    fns["numba-cuda"] = lambda: kn(a, b, c)
+    fns["torch.add(out=)"] = lambda: torch.add(a, b, out=c)
 
     from cuda.core import Device, LaunchConfig, Program, ProgramOptions, launch
 
@@ -88,8 +95,7 @@ def main() -> None:
     cfg = LaunchConfig(grid=1, block=32)
     pa, pb, pc = a.data_ptr(), b.data_ptr(), c.data_ptr()
     n64 = np.int64(n)
-    results["cuda.core.launch"] = per_launch_us(lambda: launch(stream, cfg, kern, pa, pb, pc,
-                                                               n64))
+    fns["cuda.core.launch"] = lambda: launch(stream, cfg, kern, pa, pb, pc, n64)
 
     from cuda.bindings import driver
 
@@ -102,8 +108,12 @@ def main() -> None:
     if fn is not None:
         def raw():
             driver.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, sh, addr, 0)
-        results["cuLaunchKernel (floor)"] = per_launch_us(raw)
+        fns["cuLaunchKernel (floor)"] = raw
+    results = per_launch_us(fns)
     torch.cuda.synchronize()
+    c.fill_(float("nan"))
+    k(a, b, c)
+    assert torch.allclose(c, a + b)
     for name, us in results.items():
         print(f"{name:24s} {us:7.2f} us")
     ratios = {"threadtile / numba-cuda": results["threadtile"] / results["numba-cuda"],
@@ -112,7 +122,8 @@ def main() -> None:
     for name, r in ratios.items():
         print(f"{name:32s} {r:6.2f}")
     write("launch_overhead", {"us_per_launch": results, "ratios": ratios},
-          notes="host time per launch, median of 9 rounds of 2000 launches; tiny add kernel, "
+          notes="host time per launch, median of 9 rounds of 2000 launches, the methods' rounds "
+                "interleaved; tiny add kernel, "
                 "three torch CUDA tensors of 32 floats, torch's current stream")
 
 

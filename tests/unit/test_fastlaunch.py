@@ -433,9 +433,9 @@ def test_packing_formats_match_struct():
 # ---- a tensor type with torch's kinds of attributes, and the Call base of kernel[grid, block] --
 
 class PropTensor:
-    """A fake whose type holds its attributes the way torch.Tensor's does: dtype, shape, ndim
-    and is_cuda as data descriptors (read through the type's descriptors), methods, a length.
-    It counts what is read of it."""
+    """A fake whose type holds its attributes the way torch.Tensor's does: dtype, shape and
+    is_cuda as data descriptors (read through the type's descriptors), and methods. It counts
+    what is read of it."""
 
     reads: list = []
 
@@ -449,11 +449,7 @@ class PropTensor:
 
     dtype = property(lambda self: self._read("dtype", self._dtype))
     shape = property(lambda self: self._read("shape", self._shape))
-    ndim = property(lambda self: self._read("ndim", len(self._shape)))
     is_cuda = property(lambda self: self._read("is_cuda", self._cuda))
-
-    def __len__(self):
-        return self._read("len", self._shape[0])
 
     def get_device(self):
         return self._read("get_device", self._device)
@@ -481,17 +477,17 @@ def make2(fl, rec, *, device=0, one_device=True):
                        lambda err: None, one_device=one_device)
 
 
-def test_type_descriptors_one_device_and_rank_one_lengths(fl):
+def test_type_descriptors_and_one_device(fl):
     rec = Recorder(LAYOUT2)
     go = make2(fl, rec)
     a, b = PropTensor((11,), ptr=0x4000), PropTensor((5, 7), ptr=0x8000)
     PropTensor.reads = []
     assert go((a, b, 3)) is True
     assert rec.calls[0]["params"] == LAYOUT2.struct.pack(0x4000, 11, 1, 0x8000, 5, 7, 7, 1, 3)
-    # one device: is_cuda instead of get_device(); rank 1: ndim and len() instead of shape
-    assert "get_device" not in PropTensor.reads
-    assert PropTensor.reads.count("is_cuda") == 2 and PropTensor.reads.count("shape") == 1
-    assert PropTensor.reads.count("len") == 1 and PropTensor.reads.count("ndim") == 1
+    # one device: is_cuda instead of get_device()
+    assert "get_device" not in PropTensor.reads and PropTensor.reads.count("is_cuda") == 2
+    assert sorted(set(PropTensor.reads)) == ["data_ptr", "dtype", "is_contiguous", "is_cuda",
+                                             "shape"]
     # a tensor not on the GPU, or of another rank, launches nothing
     assert go((PropTensor((11,), cuda=False), b, 3)) is False
     assert go((PropTensor((11, 1)), b, 3)) is False

@@ -48,11 +48,11 @@ enum { P_ARRAY, P_INT64, P_DOUBLE, P_BOOL };
 /* The attributes read from an array argument. Each is read through the descriptor its type
  * defines, found once when the launcher is made (a data descriptor's getter; a method called
  * with the argument, as a.m() calls it when a's __dict__ holds no "m"), else by name. */
-enum { A_DTYPE, A_SHAPE, A_NDIM, A_IS_CUDA, A_GET_DEVICE, A_IS_CONTIGUOUS, A_DATA_PTR, A_STRIDE,
+enum { A_DTYPE, A_SHAPE, A_IS_CUDA, A_GET_DEVICE, A_IS_CONTIGUOUS, A_DATA_PTR, A_STRIDE,
        A_COUNT };
-static const char *const attr_names[A_COUNT] = {"dtype", "shape", "ndim", "is_cuda",
-    "get_device", "is_contiguous", "data_ptr", "stride"};
-static const int attr_is_data[A_COUNT] = {1, 1, 1, 1, 0, 0, 0, 0};
+static const char *const attr_names[A_COUNT] = {"dtype", "shape", "is_cuda", "get_device",
+    "is_contiguous", "data_ptr", "stride"};
+static const int attr_is_data[A_COUNT] = {1, 1, 1, 0, 0, 0, 0};
 static PyObject *attr_strs[A_COUNT];
 
 typedef struct {
@@ -181,8 +181,7 @@ static int mul_fits(int64_t a, int64_t b, int64_t *out)
 }
 
 /* Check argument a against array parameter p (the first half of `go`), keeping its shape in
- * *shape: the shape tuple, or for rank 1 where the type has ndim and a length, NULL and the
- * length written to the buffer. 1: matches; 0: does not; -1: error set. */
+ * *shape. 1: matches; 0: does not; -1: error set. */
 static int check_array(Launcher *self, const Param *p, PyObject *a, PyObject **shape)
 {
     if ((PyObject *)Py_TYPE(a) != p->type)
@@ -208,30 +207,12 @@ static int check_array(Launcher *self, const Param *p, PyObject *a, PyObject **s
     Py_DECREF(r);
     if (ok <= 0)
         return ok;
-    PyMappingMethods *mp = Py_TYPE(a)->tp_as_mapping;
-    if (p->ndim == 1 && p->acc[A_NDIM] != NULL && mp != NULL && mp->mp_length != NULL) {
-        /* rank 1: ndim and len(a), no shape tuple made */
-        r = get_attr(p, A_NDIM, a);
-        if (r == NULL)
-            return -1;
-        ok = PyLong_CheckExact(r) && PyLong_AsLong(r) == 1;
-        Py_DECREF(r);
-        if (!ok)
-            return PyErr_Occurred() ? -1 : 0;
-        Py_ssize_t len = mp->mp_length(a);
-        if (len < 0)
-            return -1;
-        int64_t w = (int64_t)len;
-        memcpy(self->buf + p->offset + 8, &w, 8);
-        *shape = NULL;
-    } else {
-        *shape = get_attr(p, A_SHAPE, a);
-        if (*shape == NULL)
-            return -1;
-        /* torch.Size is a tuple; a shape that is not a tuple is left to the general path */
-        if (!PyTuple_Check(*shape) || PyTuple_GET_SIZE(*shape) != p->ndim)
-            return 0;
-    }
+    *shape = get_attr(p, A_SHAPE, a);
+    if (*shape == NULL)
+        return -1;
+    /* torch.Size is a tuple; a shape that is not a tuple is left to the general path */
+    if (!PyTuple_Check(*shape) || PyTuple_GET_SIZE(*shape) != p->ndim)
+        return 0;
     r = get_attr(p, A_IS_CONTIGUOUS, a);
     if (r == NULL)
         return -1;
@@ -242,8 +223,8 @@ static int check_array(Launcher *self, const Param *p, PyObject *a, PyObject **s
     return ok == p->contiguous;
 }
 
-/* Pack array argument a (its shape already checked) at buf + p->offset: data pointer, shape
- * (unless check_array wrote it: shape NULL), strides. Returns as put_i64. */
+/* Pack array argument a (its shape already checked) at buf + p->offset: data pointer, shape,
+ * strides. Returns as put_i64. */
 static int pack_array(Launcher *self, const Param *p, PyObject *a, PyObject *shape)
 {
     unsigned char *at = self->buf + p->offset;
@@ -255,7 +236,7 @@ static int pack_array(Launcher *self, const Param *p, PyObject *a, PyObject *sha
     Py_DECREF(r);
     if (ok <= 0)
         return ok;
-    for (Py_ssize_t k = 0; shape != NULL && k < n; k++) {
+    for (Py_ssize_t k = 0; k < n; k++) {
         ok = put_i64(at + 8 + 8 * k, PyTuple_GET_ITEM(shape, k));
         if (ok <= 0)
             return ok;
