@@ -6,6 +6,7 @@ the machine) that calls ``cuLaunchKernel`` with no Python in between. Then a cPr
 
 import cProfile
 import ctypes
+import functools
 import os
 import pstats
 import statistics
@@ -107,6 +108,16 @@ def main():
         ("a.dtype", lambda: a.dtype),
         ("a.get_device()", lambda: a.get_device()),
         ("lambda: None", lambda: None),
+        # what the C launcher calls, through the type's descriptors
+        ("Tensor.dtype.__get__(a)", functools.partial(type(a).dtype.__get__, a)),
+        ("Tensor.shape.__get__(a)", functools.partial(type(a).shape.__get__, a)),
+        ("Tensor.is_cuda.__get__(a)", functools.partial(type(a).is_cuda.__get__, a)),
+        ("Tensor.is_contiguous(a)", functools.partial(type(a).is_contiguous, a)),
+        ("Tensor.data_ptr(a)", functools.partial(type(a).data_ptr, a)),
+        ("Tensor.ndim.__get__(a)", functools.partial(type(a).ndim.__get__, a)),
+        ("Tensor.nbytes.__get__(a)", functools.partial(type(a).nbytes.__get__, a)),
+        ("partial(lambda x: None, a)", functools.partial(lambda x: None, a)),
+        ("tls.device", lambda: launcher._tls.device),
     ]
     for name, fn in rows:
         print(f"{name:30s} {per_us(fn):6.2f} us")
