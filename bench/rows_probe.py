@@ -48,9 +48,9 @@ def layer_norm_nowb(X, W, B, Y, Mean, Rstd, eps, N: ct.Constant[int], CHUNK: ct.
 
 
 def layer_norm_late(X, W, B, Y, Mean, Rstd, eps, N: ct.Constant[int]):
-    """layer_norm_rows with W and B loaded after the statistics, and the row converted to
-    float32 again for the output: the registers hold the row as loaded (16-bit values stay
-    packed) rather than W, B and the row as float32."""
+    """layer_norm_rows with W and B loaded after the statistics, the row's float32 copy kept
+    for both statistics and converted again only for the output (tests/kernels/tiles.py's
+    layer_norm_packed converts it afresh in each pass)."""
     bid = ct.bid(0)
     n = X.shape[1]
     xr = ct.load(X, index=(bid, 0), shape=(1, N), padding_mode=ct.PaddingMode.ZERO)
@@ -58,41 +58,6 @@ def layer_norm_late(X, W, B, Y, Mean, Rstd, eps, N: ct.Constant[int]):
     mean = ct.sum(x) / n
     centered = x - mean
     rstd = 1.0 / ct.sqrt((ct.sum(centered * centered) - (N - n) * mean * mean) / n + eps)
-    w = ct.load(W, index=(0,), shape=(N,), padding_mode=ct.PaddingMode.ZERO)
-    b = ct.load(B, index=(0,), shape=(N,), padding_mode=ct.PaddingMode.ZERO)
-    y = (xr.astype(ct.float32) - mean) * rstd * w.astype(ct.float32) + b.astype(ct.float32)
-    ct.store(Y, index=(bid, 0), tile=y.astype(Y.dtype))
-    ct.store(Mean, index=(bid,), tile=ct.reshape(mean, (1,)))
-    ct.store(Rstd, index=(bid,), tile=ct.reshape(rstd, (1,)))
-
-
-def layer_norm_late_fast(X, W, B, Y, Mean, Rstd, eps, N: ct.Constant[int]):
-    """layer_norm_late with a reciprocal square root and one division per thread."""
-    bid = ct.bid(0)
-    n = X.shape[1]
-    inv_n = 1.0 / ct.float32(n)
-    xr = ct.load(X, index=(bid, 0), shape=(1, N), padding_mode=ct.PaddingMode.ZERO)
-    x = xr.astype(ct.float32)
-    mean = ct.sum(x) * inv_n
-    centered = x - mean
-    rstd = ct.rsqrt((ct.sum(centered * centered) - (N - n) * mean * mean) * inv_n + eps)
-    w = ct.load(W, index=(0,), shape=(N,), padding_mode=ct.PaddingMode.ZERO)
-    b = ct.load(B, index=(0,), shape=(N,), padding_mode=ct.PaddingMode.ZERO)
-    y = (xr.astype(ct.float32) - mean) * rstd * w.astype(ct.float32) + b.astype(ct.float32)
-    ct.store(Y, index=(bid, 0), tile=y.astype(Y.dtype))
-    ct.store(Mean, index=(bid,), tile=ct.reshape(mean, (1,)))
-    ct.store(Rstd, index=(bid,), tile=ct.reshape(rstd, (1,)))
-
-
-def layer_norm_reconv(X, W, B, Y, Mean, Rstd, eps, N: ct.Constant[int]):
-    """layer_norm_late_fast converting the row as loaded to float32 afresh in each pass."""
-    bid = ct.bid(0)
-    n = X.shape[1]
-    inv_n = 1.0 / ct.float32(n)
-    xr = ct.load(X, index=(bid, 0), shape=(1, N), padding_mode=ct.PaddingMode.ZERO)
-    mean = ct.sum(xr.astype(ct.float32)) * inv_n
-    centered = xr.astype(ct.float32) - mean
-    rstd = ct.rsqrt((ct.sum(centered * centered) - (N - n) * mean * mean) * inv_n + eps)
     w = ct.load(W, index=(0,), shape=(N,), padding_mode=ct.PaddingMode.ZERO)
     b = ct.load(B, index=(0,), shape=(N,), padding_mode=ct.PaddingMode.ZERO)
     y = (xr.astype(ct.float32) - mean) * rstd * w.astype(ct.float32) + b.astype(ct.float32)
@@ -117,9 +82,7 @@ def variants(n: int):
         for w in ((4, 8) if n == 4096 else (32,)):
             yield f"layer_norm_rows w{w}", k(tiles.layer_norm_rows, w), (n,)
             yield f"layer_norm_late w{w}", ct.kernel(num_warps=w)(layer_norm_late), (n,)
-            yield (f"layer_norm_late_fast w{w}", ct.kernel(num_warps=w)(layer_norm_late_fast),
-                   (n,))
-            yield (f"layer_norm_reconv w{w}", ct.kernel(num_warps=w)(layer_norm_reconv), (n,))
+            yield f"layer_norm_packed w{w}", k(tiles.layer_norm_packed, w), (n,)
         if n == 4096:
             for w, occ in ((2, 4), (2, 8), (4, 2), (4, 4), (8, 2)):
                 yield (f"layer_norm_rows w{w} occ{occ}",

@@ -744,28 +744,6 @@ template <int B> struct word_of { typedef uint4 type; };
 template <> struct word_of<2> { typedef unsigned short type; };
 template <> struct word_of<4> { typedef unsigned int type; };
 template <> struct word_of<8> { typedef uint2 type; };
-template <int V, class T>
-__device__ __forceinline__ void vload(const T* p, T* out) {
-  constexpr int B = V * int(sizeof(T)), W = B < 16 ? B : 16;
-  typedef typename word_of<W>::type Word;
-#pragma unroll
-  for (int i = 0; i < B / W; ++i) {
-    const Word w = reinterpret_cast<const Word*>(p)[i];
-    memcpy(reinterpret_cast<char*>(out) + i * W, &w, W);
-  }
-}
-template <int V, class T>
-__device__ __forceinline__ void vstore(T* p, const T* in) {
-  constexpr int B = V * int(sizeof(T)), W = B < 16 ? B : 16;
-  typedef typename word_of<W>::type Word;
-#pragma unroll
-  for (int i = 0; i < B / W; ++i) {
-    Word w;
-    memcpy(&w, reinterpret_cast<const char*>(in) + i * W, W);
-    reinterpret_cast<Word*>(p)[i] = w;
-  }
-}
-
 // the words of one run of V elements of T (a vector access moves them at once)
 template <int V, class T> struct run_words {
   static constexpr int B = V * int(sizeof(T)), W = B < 16 ? B : 16;
