@@ -154,7 +154,8 @@ def mma_bytes(a: TileType, b: TileType, fragments: bool = False) -> int:
     ks = 8 if t == tfloat32 else 16
     isz = _isz(t)
     if t in (float16, bfloat16, tfloat32) and m % 16 == 0 and n % 8 == 0 and k % ks == 0:
-        return (m + n) * (k + 16 // isz) * isz + (0 if fragments else m * n * 4)
+        b = k * (n + 8) if t == tfloat32 else n * (k + 16 // isz)  # tile.h's mma_plan
+        return (m * (k + 16 // isz) + b) * isz + (0 if fragments else m * n * 4)
     return (m * k + k * n) * isz
 
 

@@ -1045,9 +1045,11 @@ __device__ __forceinline__ TL atomic_cas(const Arr& a, const U& expected, const 
 // ---- matrix multiply -------------------------------------------------------------------------
 // float16, bfloat16 and tfloat32 run on tensor cores (mma.sync, float32 accumulators); other
 // dtypes, and shapes the instruction does not tile, multiply with FMAs. Both stage the operands
-// in the scratch (A row-major, B transposed so that a thread's pair of k values is one 32-bit
-// word), each warp computes 16x8 blocks of the result, and the result goes back to the tile's
-// layout through the scratch.
+// in the scratch (A row-major; B of 16-bit types transposed, so that a thread's pair of k
+// values is one 32-bit word, B of tfloat32 as it is, rows of N + 8 words: a warp's 32
+// consecutive values of a row store without bank conflicts, and its fragment reads too), each
+// warp computes 16x8 blocks of the result, and the result goes back to the tile's layout
+// through the scratch.
 template <class T> struct mma_kind { static constexpr int value = 0; };
 #ifdef TT_HALF
 template <> struct mma_kind<__half> { static constexpr int value = 1; };
@@ -1062,8 +1064,10 @@ struct mma_plan {
   static constexpr int KS = kind == 3 ? 8 : 16;  // k per instruction
   static constexpr bool tc = kind != 0 && M % 16 == 0 && N % 8 == 0 && K_ % KS == 0;
   static constexpr int PAD = tc ? 16 / int(sizeof(TA)) : 0;  // rows apart by 16 more bytes
-  static constexpr int LD = K_ + PAD;
-  static constexpr int bytes = tc ? (M + N) * LD * int(sizeof(TA)) + M * N * 4
+  static constexpr int LD = K_ + PAD;                // A's rows (and 16-bit B's, transposed)
+  static constexpr int LDB = kind == 3 ? N + 8 : LD;  // tfloat32 B's rows (of N)
+  static constexpr int B_ELEMS = kind == 3 ? K_ * LDB : N * LD;
+  static constexpr int bytes = tc ? (M * LD + B_ELEMS) * int(sizeof(TA)) + M * N * 4
                                   : (M * K_ + K_ * N) * int(sizeof(TA));
 };
 
@@ -1093,10 +1097,11 @@ __device__ __forceinline__ void mma_sync(float* d, const uint32_t* a, const uint
   }
 }
 
-// stage A (row-major) and B (transposed) of an mma in the scratch, rows LD apart
-template <int LD, class TA, int NT, int M, int N, int K>
+// stage A (row-major) and B (16-bit: transposed) of an mma in the scratch, as plan P lays them
+template <class P, class TA, int NT, int M, int N, int K>
 __device__ __forceinline__ void stage_operands(const Tile<TA, NT, M, K>& a,
                                                const Tile<TA, NT, K, N>& b, TA* As, TA* Bs) {
+  constexpr int LD = P::LD;
   typedef Tile<TA, NT, M, K> XA;
   typedef Tile<TA, NT, K, N> XB;
   const int t = tid();
@@ -1111,7 +1116,10 @@ __device__ __forceinline__ void stage_operands(const Tile<TA, NT, M, K>& a,
 #pragma unroll
     for (int k = 0; k < XB::N; ++k) {
       const int e = elem<XB>(t, k);
-      Bs[(e % N) * LD + e / N] = b.v[k];
+      if constexpr (P::kind == 3)
+        Bs[(e / N) * P::LDB + e % N] = b.v[k];
+      else
+        Bs[(e % N) * LD + e / N] = b.v[k];
     }
   }
 }
@@ -1126,12 +1134,13 @@ __device__ __forceinline__ void mma_block(float* d, const TA* As, const TA* Bs, 
     uint32_t ra[4], rb[2];
     const TA* a0 = As + (i0 + g) * LD + k0;
     const TA* a1 = a0 + 8 * LD;
-    const TA* b0 = Bs + (j0 + g) * LD + k0;
-    if constexpr (P::kind == 3) {  // one tf32 per register
+    if constexpr (P::kind == 3) {  // one tf32 per register; B as it is: row k, column n
+      const TA* b0 = Bs + (k0 + q) * P::LDB + j0 + g;
       ra[0] = word(a0 + q), ra[1] = word(a1 + q), ra[2] = word(a0 + q + 4),
       ra[3] = word(a1 + q + 4);
-      rb[0] = word(b0 + q), rb[1] = word(b0 + q + 4);
-    } else {  // two 16-bit values per register: k = 2q, 2q + 1 (and 8 more)
+      rb[0] = word(b0), rb[1] = word(b0 + 4 * P::LDB);
+    } else {  // two 16-bit values per register: k = 2q, 2q + 1 (and 8 more); B transposed
+      const TA* b0 = Bs + (j0 + g) * LD + k0;
       ra[0] = word(a0 + 2 * q), ra[1] = word(a1 + 2 * q), ra[2] = word(a0 + 2 * q + 8),
       ra[3] = word(a1 + 2 * q + 8);
       rb[0] = word(b0 + 2 * q), rb[1] = word(b0 + 2 * q + 8);
@@ -1270,11 +1279,12 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(const Tile<TA, NT, M, K>
                                                         const MmaTile<float, NT, M, N>& c) {
   typedef mma_plan<TA, M, N, K> P;
   static_assert(P::tc, "fragment accumulators need tensor-core operands and shapes");
-  static_assert((M + N) * P::LD * sizeof(TA) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  static_assert((M * P::LD + P::B_ELEMS) * sizeof(TA) <= TT_SCRATCH_BYTES,
+                "tile scratch too small");
   TA* As = scratch<TA>();
   TA* Bs = As + M * P::LD;
   __syncthreads();
-  stage_operands<P::LD>(a, b, As, Bs);
+  stage_operands<P>(a, b, As, Bs);
   __syncthreads();
   MmaTile<float, NT, M, N> r = c;
   const int t = tid(), lane = t % 32;
@@ -1300,9 +1310,9 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
   if constexpr (P::tc) {
     constexpr int LD = P::LD;
     TA* Bs = As + M * LD;
-    float* Cs = reinterpret_cast<float*>(Bs + N * LD);
+    float* Cs = reinterpret_cast<float*>(Bs + P::B_ELEMS);
     __syncthreads();
-    stage_operands<LD>(a, b, As, Bs);
+    stage_operands<P>(a, b, As, Bs);
     if (owner<XC>(t)) {
 #pragma unroll
       for (int k = 0; k < XC::N; ++k) Cs[elem<XC>(t, k)] = float(wide(c.v[k]));
