@@ -82,8 +82,10 @@ def main() -> None:
             row: dict = {}
             try:
                 # 16-bit: 128x256x64 tiles on 8 warps (the Hopper path: TMA + wgmma);
-                # float32 through tfloat32: 64x64x32 on 4 warps (mma.sync)
-                kern, (tm, tn, tk) = ((tiles.matmul, (64, 64, 32)) if dt == torch.float32
+                # float32 through tfloat32: 128x128x16 on 8 warps (tile.h's staged loop,
+                # mma.sync; the best of bench/tf32_probe.py)
+                kern, (tm, tn, tk) = ((tiles.matmul_8warps, (128, 128, 16))
+                                      if dt == torch.float32
                                       else (tiles.matmul_8warps, (128, 256, 64)))
                 run = lambda: ct.launch(0, (n // tm, n // tn), kern,  # noqa: E731
                                         (a, b, c, tm, tn, tk))

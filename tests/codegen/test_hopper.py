@@ -86,16 +86,25 @@ def test_loops_that_do_not_qualify_stay_loops(kernel):
     assert "tt::tile::mma(" in src
 
 
-def test_shapes_without_a_hopper_loop_stay_loops():
-    # K = 32 (64-byte rows), and 64 rows on 8 warps: nothing to gain, no tensor maps to pay for
+def test_shapes_without_a_hopper_loop_take_the_staged_loop():
+    # K = 32 (64-byte rows), and 64 rows on 8 warps: no Hopper main loop, no tensor maps to
+    # pay for; tile.h's staged loop (two buffers, one barrier per step)
     for tm, tk in ((128, 32), (64, 64)):
         src = _src(tiles.matmul_8warps, F16, F16, F16, tm=tm, tn=128, tk=tk)
-        assert "mma_loop" not in src and "TensorMap" not in src
+        assert "tt::tile::mma_loop_staged<__half, " in src and "TensorMap" not in src
 
 
-def test_tf32_and_float32_loops_stay_loops():
+def test_tf32_loops_take_the_staged_loop_and_float32_ones_stay_loops():
     f32 = np.zeros((64, 64), np.float32)
     src = _src(tiles.matmul_8warps, f32, f32, f32, tm=128, tn=128, tk=32)
+    assert "tt::tile::mma_loop_staged<tt::tile::tf32, tile_f32_128x32, tile_f32_32x128>" in src
+    assert "TensorMap" not in src
+    for arch in ("sm_80", "sm_90"):
+        ptx = nvrtc.compile_ptx(src, arch)
+        ptx = ptx if isinstance(ptx, str) else ptx.code.decode()
+        assert "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in ptx
+        assert "cvt.rna.tf32.f32" in ptx
+    src = _src(tiles.matmul_fp32, f32, f32, f32, tm=32, tn=32, tk=8)  # FMAs: as written
     assert "mma_loop" not in src
 
 

@@ -85,7 +85,7 @@ def prelude(module: ir.Module, loops: list[MmaLoop] = ()) -> list[str]:
     their own size (``TT_SCRATCH_SM90A``, which jit.build reads for that target), so that
     other targets do not ask for shared memory they will not use."""
     nt = module.threads
-    size = scratch_bytes(module)
+    size = max([scratch_bytes(module), *(-(-staged_bytes(ml) // 16) * 16 for ml in loops)])
     hopper = max((sm90_bytes(ml.a.type, ml.b.type, nt) for ml in loops), default=0)
     hopper = -(-hopper // 16) * 16
     if hopper > size:
@@ -327,25 +327,31 @@ def _float(text: str, e: ir.Expr) -> str:
 
 class MmaLoop(NamedTuple):
     """A recognised ``for k in range(lo, hi): acc = mma(load(A, (i, k)), load(B, (k, j)), acc)``
-    of the kernel, with the C++ parameter indices of A and B and the names of the tensor-map
-    parameters the launcher adds for them (``runtime/tensormaps.py``)."""
+    of the kernel (float32 loads may be cast to tfloat32 first), with the C++ parameter indices
+    of A and B and the names of the tensor-map parameters the launcher adds for them
+    (``runtime/tensormaps.py``) where the loop has a Hopper main loop, else none."""
 
     loop: ir.For
     a: ir.TileOp
     b: ir.TileOp
+    mma: ir.TileOp
     acc: str
     params: tuple[int, int]
-    maps: tuple[str, str]
+    maps: tuple[str, ...]
 
 
 def mma_loops(f: ir.Function, threads: int | None) -> list[MmaLoop]:
-    """The k loops of ``f`` that the CUDA backend runs as ``tt::tile::mma_loop``: a loop of
-    step 1 whose body is exactly two loads of 2-d global kernel parameters, indexed by the loop
-    variable where the multiply needs it and elsewhere by values the loop does not change,
-    feeding an ``mma`` into an accumulator kept in fragments ("mma" layout); the loop variable
-    and the two tiles are not used outside the loop; the shapes are those of tile_sm90.h's
-    main loop (others gain nothing, and would only pay for tensor maps at each launch). Only
-    the kernel itself qualifies (the tensor maps are kernel parameters)."""
+    """The k loops of ``f`` that the CUDA backend runs as one operation: a loop of step 1
+    whose body is exactly two loads of 2-d global kernel parameters (float32 ones each cast to
+    tfloat32), indexed by the loop variable where the multiply needs it and elsewhere by
+    values the loop does not change, feeding an ``mma`` on tensor cores into an accumulator
+    kept in fragments ("mma" layout); the loop variable and the tiles are not used outside
+    the loop. Only the kernel itself qualifies (the tensor maps are kernel parameters).
+
+    Where the shapes are those of tile_sm90.h's main loop (16-bit operands), the loop is
+    ``tt::tile::mma_loop`` with two tensor maps; else, where each warp's blocks of the
+    accumulator share their rows (the warps are a multiple of M / 16), it is
+    ``tt::tile::mma_loop_staged`` (tile.h: two buffers, one barrier per step)."""
     if not f.is_kernel or not threads:
         return []
     cxx = [p.name for p in f.params if not p.is_constant]
@@ -356,35 +362,67 @@ def mma_loops(f: ir.Function, threads: int | None) -> list[MmaLoop]:
         got = _match_mma_loop(s, cxx)
         if got is None:
             continue
-        a, b, acc = got
-        if not sm90_bytes(a[1].type, b[1].type, threads):
-            continue  # no faster path for these shapes: the loop as written, no tensor maps
-        names = {s.var, a[0], b[0]}
+        a, b, mma, acc = got
+        ta, tb = mma.args[0].type, mma.args[1].type
+        if not _tensor_core_shape(ta, tb):
+            continue
+        names = {s.var} | {x.name for x in s.body if x.name != acc}
         if _used_outside(f.body, s, names):
             continue
-        n = 2 * len(found)
-        found.append(MmaLoop(s, a[1], b[1], acc, (cxx.index(a[1].args[0].name),
-                                                  cxx.index(b[1].args[0].name)),
-                             (f"tt_tma{n}", f"tt_tma{n + 1}")))
+        params = (cxx.index(a.args[0].name), cxx.index(b.args[0].name))
+        maps: tuple[str, ...] = ()
+        if sm90_bytes(a.type, b.type, threads):
+            n = 2 * sum(1 for ml in found if ml.maps)
+            maps = (f"tt_tma{n}", f"tt_tma{n + 1}")
+        elif (threads // 32) % (ta.shape[0] // 16):
+            # a warp's blocks of the accumulator lie in several row strips: the staged loop
+            # measured slower than the loop as written there (docs/tiles.md)
+            continue
+        found.append(MmaLoop(s, a, b, mma, acc, params, maps))
     return found
+
+
+def _tensor_core_shape(a: TileType, b: TileType) -> bool:
+    """Whether tile.h's mma_plan multiplies these operands on tensor cores."""
+    (m, k), (_, n) = a.shape, b.shape
+    ks = 8 if a.dtype == tfloat32 else 16
+    return a.dtype in (float16, bfloat16, tfloat32) and m % 16 == 0 and n % 8 == 0 and \
+        k % ks == 0
 
 
 def _match_mma_loop(s: ir.For, cxx: list[str]):
     body = s.body
-    if len(body) != 3 or not all(isinstance(x, ir.Assign) and isinstance(x.value, ir.TileOp)
-                                 for x in body):
+    if len(body) not in (3, 5) or not all(isinstance(x, ir.Assign) and
+                                          isinstance(x.value, ir.TileOp) for x in body):
         return None
-    loads = {x.name: x.value for x in body[:2] if x.value.op == "load"}
-    last = body[2]
+    loads = {x.name: x.value for x in body[:-1] if x.value.op == "load"}
+    # float32 loads cast to tfloat32: the operand is the cast, the load its only source
+    casts = {x.name: x.value for x in body[:-1] if x.value.op == "cast"}
+    last = body[-1]
     m = last.value
-    if len(loads) != 2 or m.op != "mma" or not isinstance(m.type, TileType) or \
-            m.type.layout != "mma":
+    if len(loads) != 2 or len(casts) != len(body) - 3 or m.op != "mma" or \
+            not isinstance(m.type, TileType) or m.type.layout != "mma":
         return None
     va, vb, vacc = m.args
     if not all(isinstance(v, ir.Var) for v in (va, vb, vacc)) or vacc.name != last.name or \
-            va.name not in loads or vb.name not in loads or va.name == vb.name:
+            va.name == vb.name:
         return None
-    la, lb = loads[va.name], loads[vb.name]
+    srcs = []
+    for v in (va, vb):
+        if v.name in casts:
+            c = casts[v.name]
+            x = c.args[0]
+            if not (isinstance(x, ir.Var) and x.name in loads and c.type.dtype == tfloat32 and
+                    loads[x.name].type.dtype == float32):
+                return None
+            srcs.append(x.name)
+        elif v.name in loads and not casts:
+            srcs.append(v.name)
+        else:
+            return None
+    if srcs[0] == srcs[1]:
+        return None
+    la, lb = loads[srcs[0]], loads[srcs[1]]
     for ld in (la, lb):
         arr = ld.args[0]
         at = arr.type
@@ -392,7 +430,7 @@ def _match_mma_loop(s: ir.For, cxx: list[str]):
                 at.ndim == 2 and ld.attrs.get("order") == (0, 1) and
                 ld.attrs.get("padding") in (None, "zero")):
             return None
-    if la.type.dtype not in (float16, bfloat16) or lb.type.dtype != la.type.dtype:
+    if la.type.dtype not in (float16, bfloat16, float32) or lb.type.dtype != la.type.dtype:
         return None
     k = s.var
     ka, kb = la.args[2], lb.args[1]
@@ -403,7 +441,7 @@ def _match_mma_loop(s: ir.For, cxx: list[str]):
         if any(isinstance(x, ir.Var) and x.name in changing or isinstance(x, ir.TileOp)
                for x in _walk(e)):
             return None
-    return (va.name, la), (vb.name, lb), last.name
+    return la, lb, m, last.name
 
 
 def _walk(e: ir.Expr):
@@ -449,8 +487,17 @@ def emit_mma_loop(em, ml: MmaLoop) -> str:
     pad = _literal(0.0, a.type.dtype)
     args = [em.view(a.args[0]), em.view(b.args[0]), pad, em.e(a.args[1]), em.e(b.args[2]),
             em.e(s.start), em.e(s.stop), em.n(ml.acc), *ml.maps]
-    return (f"{em.n(ml.acc)} = tt::tile::mma_loop<{alias(a.type)}, {alias(b.type)}>"
-            f"({', '.join(args)});")
+    if ml.maps:
+        fn = f"mma_loop<{alias(a.type)}, {alias(b.type)}>"
+    else:
+        fn = f"mma_loop_staged<{ml.mma.args[0].type.dtype.cname}, {alias(a.type)}, " \
+             f"{alias(b.type)}>"
+    return f"{em.n(ml.acc)} = tt::tile::{fn}({', '.join(args)});"
+
+
+def staged_bytes(ml: MmaLoop) -> int:
+    """Scratch of tile.h's mma_loop_staged (also mma_loop's path off Hopper): two buffers."""
+    return 2 * mma_bytes(ml.mma.args[0].type, ml.mma.args[1].type, fragments=True)
 
 
 def tensormap_directives(loops: list[MmaLoop]) -> list[str]:
@@ -459,6 +506,8 @@ def tensormap_directives(loops: list[MmaLoop]) -> list[str]:
     extent first) in elements."""
     out = []
     for ml in loops:
+        if not ml.maps:
+            continue
         (m, k), (_, n) = ml.a.type.shape, ml.b.type.shape
         out.append(f"// threadtile-tensormap: arg={ml.params[0]} box={k}x{m}")
         out.append(f"// threadtile-tensormap: arg={ml.params[1]} box={min(n, 64)}x{k}")

@@ -1124,28 +1124,63 @@ __device__ __forceinline__ void stage_operands(const Tile<TA, NT, M, K>& a,
   }
 }
 
+// a lane's fragments of A (rows i0..i0+15, k0..k0+KS) and B (k0.., columns j0..j0+7)
+template <class P, class TA>
+__device__ __forceinline__ void frag_a(uint32_t* ra, const TA* As, int i0, int k0, int lane) {
+  const int g = lane >> 2, q = lane & 3;
+  const TA* a0 = As + (i0 + g) * P::LD + k0;
+  const TA* a1 = a0 + 8 * P::LD;
+  if constexpr (P::kind == 3) {  // one tf32 per register
+    ra[0] = word(a0 + q), ra[1] = word(a1 + q), ra[2] = word(a0 + q + 4),
+    ra[3] = word(a1 + q + 4);
+  } else {  // two 16-bit values per register: k = 2q, 2q + 1 (and 8 more)
+    ra[0] = word(a0 + 2 * q), ra[1] = word(a1 + 2 * q), ra[2] = word(a0 + 2 * q + 8),
+    ra[3] = word(a1 + 2 * q + 8);
+  }
+}
+template <class P, class TA>
+__device__ __forceinline__ void frag_b(uint32_t* rb, const TA* Bs, int j0, int k0, int lane) {
+  const int g = lane >> 2, q = lane & 3;
+  if constexpr (P::kind == 3) {  // B as it is: row k, column n
+    const TA* b0 = Bs + (k0 + q) * P::LDB + j0 + g;
+    rb[0] = word(b0), rb[1] = word(b0 + 4 * P::LDB);
+  } else {  // B transposed
+    const TA* b0 = Bs + (j0 + g) * P::LD + k0;
+    rb[0] = word(b0 + 2 * q), rb[1] = word(b0 + 2 * q + 8);
+  }
+}
+
 // d += A[i0:i0+16, :] @ B[:, j0:j0+8] for this lane's fragment d of the 16x8 block at (i0, j0)
 template <class P, class TA>
 __device__ __forceinline__ void mma_block(float* d, const TA* As, const TA* Bs, int i0, int j0,
                                           int lane) {
-  constexpr int LD = P::LD;
-  const int g = lane >> 2, q = lane & 3;
   for (int k0 = 0; k0 < P::K; k0 += P::KS) {
     uint32_t ra[4], rb[2];
-    const TA* a0 = As + (i0 + g) * LD + k0;
-    const TA* a1 = a0 + 8 * LD;
-    if constexpr (P::kind == 3) {  // one tf32 per register; B as it is: row k, column n
-      const TA* b0 = Bs + (k0 + q) * P::LDB + j0 + g;
-      ra[0] = word(a0 + q), ra[1] = word(a1 + q), ra[2] = word(a0 + q + 4),
-      ra[3] = word(a1 + q + 4);
-      rb[0] = word(b0), rb[1] = word(b0 + 4 * P::LDB);
-    } else {  // two 16-bit values per register: k = 2q, 2q + 1 (and 8 more); B transposed
-      const TA* b0 = Bs + (j0 + g) * LD + k0;
-      ra[0] = word(a0 + 2 * q), ra[1] = word(a1 + 2 * q), ra[2] = word(a0 + 2 * q + 8),
-      ra[3] = word(a1 + 2 * q + 8);
-      rb[0] = word(b0 + 2 * q), rb[1] = word(b0 + 2 * q + 8);
-    }
+    frag_a<P>(ra, As, i0, k0, lane);
+    frag_b<P>(rb, Bs, j0, k0, lane);
     mma_sync<P::kind>(d, ra, rb);
+  }
+}
+
+// acc (an MmaTile's registers, below) += A @ B from the staged operands, for this thread's
+// warp: k step by k step, each A fragment loaded once for all the warp's blocks of its rows
+// (when the warp's blocks share their rows, as they do when M = 16 NW)
+template <class P, int NT, int M, int N, class TA>
+__device__ __forceinline__ void warp_mma(float* acc, const TA* As, const TA* Bs) {
+  constexpr int NW = NT / 32, MB = M / 16, BLOCKS = MB * (N / 8) / NW;
+  constexpr bool same_rows = NW % MB == 0;  // block w + i NW has rows 16 ((w + i NW) % MB)
+  const int t = tid(), w = t / 32, lane = t % 32;
+#pragma unroll
+  for (int k0 = 0; k0 < P::K; k0 += P::KS) {
+    uint32_t ra[4], rb[2];
+    if constexpr (same_rows) frag_a<P>(ra, As, (w % MB) * 16, k0, lane);
+#pragma unroll
+    for (int i = 0; i < BLOCKS; ++i) {
+      const int blk = w + i * NW;
+      if constexpr (!same_rows) frag_a<P>(ra, As, (blk % MB) * 16, k0, lane);
+      frag_b<P>(rb, Bs, (blk / MB) * 8, k0, lane);
+      mma_sync<P::kind>(acc + 4 * i, ra, rb);
+    }
   }
 }
 
@@ -1287,12 +1322,7 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(const Tile<TA, NT, M, K>
   stage_operands<P>(a, b, As, Bs);
   __syncthreads();
   MmaTile<float, NT, M, N> r = c;
-  const int t = tid(), lane = t % 32;
-#pragma unroll
-  for (int i = 0; i < MmaTile<float, NT, M, N>::BLOCKS; ++i) {
-    const int blk = t / 32 + i * (NT / 32);
-    mma_block<P>(r.v + 4 * i, As, Bs, (blk % (M / 16)) * 16, (blk / (M / 16)) * 8, lane);
-  }
+  warp_mma<P, NT, M, N>(r.v, As, Bs);
   return r;
 }
 
@@ -1361,10 +1391,57 @@ namespace tt {
 namespace tile {
 
 // ---- the k loop of a matrix multiply ---------------------------------------------------------
+// for (k = lo; k < hi; ++k)
+//   acc = mma(astype<TM>(load<TLA>(A, pad, bi, k)), astype<TM>(load<TLB>(B, pad, k, bj)), acc)
+// with two buffers of staged operands in the scratch, one barrier per step (the loop as
+// written has two), and the next step's loads in flight while the tensor cores multiply this
+// step's operands where registers allow.
+template <class TM, class TLA, class TLB, class TC, int NT, int M, int N, class ArrA,
+          class ArrB>
+__device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_staged(
+    const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t bi, int64_t bj,
+    int64_t lo, int64_t hi, const MmaTile<TC, NT, M, N>& acc) {
+  constexpr int K = traits<TLA>::dim(1);
+  typedef mma_plan<TM, M, N, K> P;
+  constexpr int AS = M * P::LD, BUF = AS + P::B_ELEMS;  // elements of one buffer
+  static_assert(P::tc && same<TC, float>::value, "mma_loop_staged: tensor-core operands");
+  static_assert(2 * BUF * sizeof(TM) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  MmaTile<TC, NT, M, N> r = acc;
+  if (lo >= hi) return r;
+  TM* buf = scratch<TM>();
+  TLA a = load<TLA>(A, pad, bi, lo);
+  TLB b = load<TLB>(B, pad, lo, bj);
+  __syncthreads();  // the scratch's previous user is done with it
+  stage_operands<P>(astype<TM>(a), astype<TM>(b), buf, buf + AS);
+  __syncthreads();
+  // the next step's loads go ahead of the multiplies where the operands are few registers
+  // per thread (holding more across the multiplies spills), else after them
+  constexpr bool ahead = TLA::N + TLB::N <= 32;
+  for (int64_t k = lo; k < hi; ++k) {
+    const TM* cur = buf + ((k - lo) & 1) * BUF;
+    const bool more = k + 1 < hi;
+    if (ahead && more) {
+      a = load<TLA>(A, pad, bi, k + 1);
+      b = load<TLB>(B, pad, k + 1, bj);
+    }
+    warp_mma<P, NT, M, N>(r.v, cur, cur + AS);
+    if (more) {  // the other buffer: every warp finished reading it before the last barrier
+      if (!ahead) {
+        a = load<TLA>(A, pad, bi, k + 1);
+        b = load<TLB>(B, pad, k + 1, bj);
+      }
+      TM* next = buf + ((k + 1 - lo) & 1) * BUF;
+      stage_operands<P>(astype<TM>(a), astype<TM>(b), next, next + AS);
+    }
+    __syncthreads();
+  }
+  return r;
+}
+
 // for (k = lo; k < hi; ++k) acc = mma(load<TLA>(A, pad, bi, k), load<TLB>(B, pad, k, bj), acc),
-// recognised by the code generator (backends/cuda/tiles.py, mma_loop_of) and run here as one
+// recognised by the code generator (backends/cuda/tiles.py, mma_loops) and run here as one
 // operation: on sm_90a with TMA-ready operands by the pipelined main loop of tile_sm90.h, else
-// as written.
+// by mma_loop_staged.
 template <class TLA, class TLB, class TC, int NT, int M, int N, class ArrA, class ArrB>
 __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
     const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t bi, int64_t bj,
@@ -1381,12 +1458,7 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
     }
   }
 #endif
-  for (int64_t k = lo; k < hi; ++k) {
-    TLA a = load<TLA>(A, pad, bi, k);
-    TLB b = load<TLB>(B, pad, k, bj);
-    r = mma(a, b, r);
-  }
-  return r;
+  return mma_loop_staged<TA, TLA, TLB>(A, B, pad, bi, bj, lo, hi, r);
 }
 
 }  // namespace tile
