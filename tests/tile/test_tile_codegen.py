@@ -56,6 +56,16 @@ def test_k_loops_whose_warps_span_row_strips_stay_loops():
         assert not any("mma_loop" in s for s in body)
 
 
+def test_k_loops_whose_two_buffers_would_not_fit_stay_loops():
+    # 256x256x64 tfloat32 on 16 warps: two staged buffers are 272 KiB, one is 136 KiB
+    f32 = np.zeros((64, 64), np.float32)
+    kern = ct.kernel(num_warps=16)(tiles.matmul.py_func)
+    src = kern.cuda_source(f32, f32, f32, tm=256, tn=256, tk=64)
+    assert "mma_loop" not in src and "accumulator = tt::tile::mma(" in src
+    src = kern.cuda_source(f32, f32, f32, tm=256, tn=128, tk=32)  # 2 (256*36 + 32*136)*4
+    assert "mma_loop_staged" in src and "#define TT_SCRATCH_BYTES 108544" in src
+
+
 def test_accumulator_layout_only_where_every_use_allows_it():
     f32 = np.zeros((64, 64), np.float32)
     # float32 @ float32 multiplies with FMAs: its accumulator stays blocked

@@ -374,12 +374,18 @@ def mma_loops(f: ir.Function, threads: int | None) -> list[MmaLoop]:
         if sm90_bytes(a.type, b.type, threads):
             n = 2 * sum(1 for ml in found if ml.maps)
             maps = (f"tt_tma{n}", f"tt_tma{n + 1}")
-        elif (threads // 32) % (ta.shape[0] // 16):
-            # a warp's blocks of the accumulator lie in several row strips: the staged loop
-            # measured slower than the loop as written there (docs/tiles.md)
+        elif (threads // 32) % (ta.shape[0] // 16) or \
+                2 * mma_bytes(ta, tb, fragments=True) > STAGED_MAX_BYTES:
+            # a warp's blocks of the accumulator lie in several row strips (the staged loop
+            # measured slower than the loop as written there, docs/tiles.md), or two buffers
+            # would not fit an sm_80 multiprocessor's shared memory where one does
             continue
         found.append(MmaLoop(s, a, b, mma, acc, params, maps))
     return found
+
+
+# the most scratch the staged k loop may take: an sm_80 block's dynamic shared memory limit
+STAGED_MAX_BYTES = 163 * 1024
 
 
 def _tensor_core_shape(a: TileType, b: TileType) -> bool:
