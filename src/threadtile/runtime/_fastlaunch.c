@@ -88,7 +88,7 @@ typedef struct {
     int busy;
 } Launcher;
 
-static PyObject *s_device, *s_call;
+static PyObject *s_device, *s_call, *s_active;
 
 /* Argument a's attribute k (see attr_names), a new reference or NULL with an error set. */
 static PyObject *get_attr(const Param *p, int k, PyObject *a)
@@ -621,7 +621,7 @@ static int simulating(void)
 {
     if (sim_state == NULL)
         return 1;  /* not set up: the general path decides */
-    PyObject *a = PyObject_GetAttrString(sim_state, "active");
+    PyObject *a = PyObject_GetAttr(sim_state, s_active);
     if (a == NULL)
         return -1;
     int on = PyObject_IsTrue(a);
@@ -734,7 +734,7 @@ static struct PyModuleDef fastlaunch_module = {
 PyMODINIT_FUNC PyInit__fastlaunch(void)
 {
     struct { PyObject **slot; const char *name; } names[] = {
-        {&s_device, "device"}, {&s_call, "_call"},
+        {&s_device, "device"}, {&s_call, "_call"}, {&s_active, "active"},
     };
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         if (*names[k].slot == NULL && (*names[k].slot = PyUnicode_InternFromString(
