@@ -375,7 +375,7 @@ def mma_loops(f: ir.Function, threads: int | None) -> list[MmaLoop]:
             n = 2 * sum(1 for ml in found if ml.maps)
             maps = (f"tt_tma{n}", f"tt_tma{n + 1}")
         elif (threads // 32) % (ta.shape[0] // 16) or \
-                2 * mma_bytes(ta, tb, fragments=True) > STAGED_MAX_BYTES:
+                _staged_bytes(ta, tb) > STAGED_MAX_BYTES:
             # a warp's blocks of the accumulator lie in several row strips (the staged loop
             # measured slower than the loop as written there, docs/tiles.md), or two buffers
             # would not fit an sm_80 multiprocessor's shared memory where one does
@@ -502,8 +502,16 @@ def emit_mma_loop(em, ml: MmaLoop) -> str:
 
 
 def staged_bytes(ml: MmaLoop) -> int:
-    """Scratch of tile.h's mma_loop_staged (also mma_loop's path off Hopper): two buffers."""
-    return 2 * mma_bytes(ml.mma.args[0].type, ml.mma.args[1].type, fragments=True)
+    """Scratch of tile.h's mma_loop_staged (also mma_loop's path off Hopper)."""
+    return _staged_bytes(ml.mma.args[0].type, ml.mma.args[1].type)
+
+
+def _staged_bytes(a: TileType, b: TileType) -> int:
+    """Two buffers of staged operands; tfloat32's copied asynchronously take TF32_STAGES."""
+    return (TF32_STAGES if a.dtype == tfloat32 else 2) * mma_bytes(a, b, fragments=True)
+
+
+TF32_STAGES = 3  # tile.h's
 
 
 def tensormap_directives(loops: list[MmaLoop]) -> list[str]:

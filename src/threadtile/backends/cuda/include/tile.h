@@ -1165,7 +1165,13 @@ __device__ __forceinline__ void mma_block(float* d, const TA* As, const TA* Bs, 
 // acc (an MmaTile's registers, below) += A @ B from the staged operands, for this thread's
 // warp: k step by k step, each A fragment loaded once for all the warp's blocks of its rows
 // (when the warp's blocks share their rows, as they do when M = 16 NW)
-template <class P, int NT, int M, int N, class TA>
+// (Round: the operands are float32 as loaded, rounded to tfloat32 fragment by fragment)
+__device__ __forceinline__ uint32_t round_tf32(uint32_t x) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(__uint_as_float(x)));
+  return r;
+}
+template <class P, int NT, int M, int N, bool Round = false, class TA>
 __device__ __forceinline__ void warp_mma(float* acc, const TA* As, const TA* Bs) {
   constexpr int NW = NT / 32, MB = M / 16, BLOCKS = MB * (N / 8) / NW;
   constexpr bool same_rows = NW % MB == 0;  // block w + i NW has rows 16 ((w + i NW) % MB)
@@ -1173,12 +1179,18 @@ __device__ __forceinline__ void warp_mma(float* acc, const TA* As, const TA* Bs)
 #pragma unroll
   for (int k0 = 0; k0 < P::K; k0 += P::KS) {
     uint32_t ra[4], rb[2];
-    if constexpr (same_rows) frag_a<P>(ra, As, (w % MB) * 16, k0, lane);
+    auto a_of = [&](int i0) {
+      frag_a<P>(ra, As, i0, k0, lane);
+      if constexpr (Round)
+        for (int j = 0; j < 4; ++j) ra[j] = round_tf32(ra[j]);
+    };
+    if constexpr (same_rows) a_of((w % MB) * 16);
 #pragma unroll
     for (int i = 0; i < BLOCKS; ++i) {
       const int blk = w + i * NW;
-      if constexpr (!same_rows) frag_a<P>(ra, As, (blk % MB) * 16, k0, lane);
+      if constexpr (!same_rows) a_of((blk % MB) * 16);
       frag_b<P>(rb, Bs, (blk / MB) * 8, k0, lane);
+      if constexpr (Round) rb[0] = round_tf32(rb[0]), rb[1] = round_tf32(rb[1]);
       mma_sync<P::kind>(acc + 4 * i, ra, rb);
     }
   }
@@ -1391,6 +1403,73 @@ namespace tt {
 namespace tile {
 
 // ---- the k loop of a matrix multiply ---------------------------------------------------------
+// The tfloat32 k loop of float32 arrays on sm_80 and later, where every tile of the loop lies
+// inside its array with 16-byte aligned rows: cp.async copies A and B into STAGES buffers of
+// the scratch (the layout of mma_plan) STAGES - 1 steps ahead of the multiplies, straight
+// from global memory, and warp_mma rounds to tfloat32 as it loads fragments. Returns false,
+// having done nothing, where the tiles do not allow it.
+constexpr int TF32_STAGES = 3;
+template <class P, int NT, int M, int N, class ArrA, class ArrB>
+__device__ __forceinline__ bool mma_loop_tf32_async(const ArrA& A, const ArrB& B, int64_t bi,
+                                                    int64_t bj, int64_t lo, int64_t hi,
+                                                    float* acc) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  constexpr int K = P::K, LD = P::LD, LDB = P::LDB, AS = M * LD, BUF = AS + P::B_ELEMS;
+  constexpr int S = TF32_STAGES;
+  static_assert(S * BUF * 4 <= TT_SCRATCH_BYTES, "tile scratch too small");
+  const int64_t lda = stride_of(A, 0), ldb = stride_of(B, 0);
+  const float* pa = A.data + bi * M * lda + lo * K;
+  const float* pb = B.data + lo * K * ldb + bj * N;
+  const bool fits = stride_of(A, 1) == 1 && stride_of(B, 1) == 1 && lda % 4 == 0 &&
+                    ldb % 4 == 0 && reinterpret_cast<unsigned long long>(pa) % 16 == 0 &&
+                    reinterpret_cast<unsigned long long>(pb) % 16 == 0 && bi >= 0 && bj >= 0 &&
+                    lo >= 0 && (bi + 1) * M <= A.shape[0] && hi * K <= A.shape[1] &&
+                    hi * K <= B.shape[0] && (bj + 1) * N <= B.shape[1];
+  if (!fits) return false;
+  float* buf = scratch<float>();
+  const int t = tid();
+  auto issue = [&](int64_t k, int s) {  // step k's tiles into buffer s
+    float* as = buf + s * BUF;
+    float* bs = as + AS;
+    const float* ga = pa + (k - lo) * K;
+    const float* gb = pb + (k - lo) * K * ldb;
+#pragma unroll
+    for (int c = t; c < M * K / 4; c += NT) {
+      const int r = c / (K / 4), q = 4 * (c % (K / 4));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
+                       static_cast<uint32_t>(__cvta_generic_to_shared(as + r * LD + q))),
+                   "l"(ga + r * lda + q) : "memory");
+    }
+#pragma unroll
+    for (int c = t; c < K * N / 4; c += NT) {
+      const int r = c / (N / 4), q = 4 * (c % (N / 4));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
+                       static_cast<uint32_t>(__cvta_generic_to_shared(bs + r * LDB + q))),
+                   "l"(gb + r * ldb + q) : "memory");
+    }
+  };
+  __syncthreads();  // the scratch's previous user is done with it
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) {
+    if (lo + s < hi) issue(lo + s, s);
+    asm volatile("cp.async.commit_group;" ::: "memory");  // empty groups keep the count
+  }
+  for (int64_t k = lo; k < hi; ++k) {
+    asm volatile("cp.async.wait_group %0;" ::"n"(S - 2) : "memory");  // step k has landed
+    __syncthreads();  // for every thread; and every warp is done with step k - 1's buffer
+    if (k + S - 1 < hi) issue(k + S - 1, int((k - lo + S - 1) % S));
+    asm volatile("cp.async.commit_group;" ::: "memory");
+    const float* cur = buf + ((k - lo) % S) * BUF;
+    warp_mma<P, NT, M, N, true>(acc, cur, cur + AS);
+  }
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
+  __syncthreads();  // the scratch is free again
+  return true;
+#else
+  return false;
+#endif
+}
+
 // for (k = lo; k < hi; ++k)
 //   acc = mma(astype<TM>(load<TLA>(A, pad, bi, k)), astype<TM>(load<TLB>(B, pad, k, bj)), acc)
 // with two buffers of staged operands in the scratch, one barrier per step (the loop as
@@ -1408,6 +1487,10 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_staged(
   static_assert(2 * BUF * sizeof(TM) <= TT_SCRATCH_BYTES, "tile scratch too small");
   MmaTile<TC, NT, M, N> r = acc;
   if (lo >= hi) return r;
+  if constexpr (P::kind == 3 && same<typename traits<TLA>::elem, float>::value &&
+                same<typename traits<TLB>::elem, float>::value) {
+    if (mma_loop_tf32_async<P, NT, M, N>(A, B, bi, bj, lo, hi, r.v)) return r;
+  }
   TM* buf = scratch<TM>();
   TLA a = load<TLA>(A, pad, bi, lo);
   TLB b = load<TLB>(B, pad, lo, bj);
