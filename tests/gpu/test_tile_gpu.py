@@ -104,6 +104,24 @@ def test_matmul_k_loop_paths(gen, dtype, shape, tiles_mnk):
         assert maps and all((v != tensormaps.ZERO) == (k % 8 == 0) for v in maps)
 
 
+@pytest.mark.parametrize(("shape", "tiles_mnk", "b_transposed"), [
+    ((512, 512, 512), (128, 128, 16), False),  # aligned and inside: cp.async, three buffers
+    ((256, 96, 384), (64, 128, 32), False),
+    ((1000, 1001, 520), (128, 128, 16), False),  # edge tiles, odd rows: the register loop
+    ((256, 128, 256), (128, 128, 32), True),     # B a transposed view: the register loop
+])
+def test_matmul_tf32_k_loop_paths(gen, shape, tiles_mnk, b_transposed):
+    """float32 through tfloat32 in tile.h's staged loop (8 warps: each warp's blocks share
+    their rows), on each of its paths; the operands round to tfloat32 either way."""
+    m, k, n = shape
+    a = randn(gen, m, k)
+    b = randn(gen, n, k).T if b_transposed else randn(gen, k, n)
+    c = nans(m, n)
+    tm, tn, tk = tiles_mnk
+    launch(tiles.matmul_8warps, (cdiv(m, tm), cdiv(n, tn)), a, b, c, tm, tn, tk)
+    dot_close(c, a, b, u_in=2.0 ** -11, u_out=U32)
+
+
 def test_matmul_strided_operand(gen):
     """A transposed view of B cannot be copied by TMA (last axis not contiguous): the kernel,
     compiled for strided arrays, takes the portable loop and still multiplies right."""
