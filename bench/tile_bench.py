@@ -82,9 +82,9 @@ def main() -> None:
             row: dict = {}
             try:
                 # 16-bit: 128x256x64 tiles on 8 warps (the Hopper path: TMA + wgmma);
-                # float32 through tfloat32: 128x128x16 on 8 warps (tile.h's staged loop,
+                # float32 through tfloat32: 128x256x32 on 8 warps (tile.h's staged loop,
                 # mma.sync; the best of bench/tf32_probe.py)
-                kern, (tm, tn, tk) = ((tiles.matmul_8warps, (128, 128, 16))
+                kern, (tm, tn, tk) = ((tiles.matmul_8warps, (128, 256, 32))
                                       if dt == torch.float32
                                       else (tiles.matmul_8warps, (128, 256, 64)))
                 run = lambda: ct.launch(0, (n // tm, n // tn), kern,  # noqa: E731
@@ -192,7 +192,7 @@ def main() -> None:
     write("tile_bench", res, notes="CUDA-event medians of device time (a spin "
           "kernel ahead of each timed run keeps the host's launch out); matmul "
           "float16/bfloat16 tiles 128x256x64 on 8 warps (sm_90a: TMA + wgmma main loop), "
-          "float32 through tfloat32 128x128x16 on 8 warps (mma.sync, tile.h's staged "
+          "float32 through tfloat32 128x256x32 on 8 warps (mma.sync, tile.h's staged "
           "loop); softmax and layer norm one row per block in registers (layer "
           f"norm kernels: { {' '.join(map(str, k)): v for k, v in LAYER_NORM.items()} }, "
           f"layer_norm_wide's output in chunks of {WIDE_CHUNK}; warps: "
