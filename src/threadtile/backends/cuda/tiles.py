@@ -85,7 +85,8 @@ def prelude(module: ir.Module, loops: list[MmaLoop] = ()) -> list[str]:
     their own size (``TT_SCRATCH_SM90A``, which jit.build reads for that target), so that
     other targets do not ask for shared memory they will not use."""
     nt = module.threads
-    size = max([scratch_bytes(module), *(-(-staged_bytes(ml) // 16) * 16 for ml in loops)])
+    staged = [b for b in map(staged_bytes, loops) if b <= STAGED_MAX_BYTES]  # (tile.h)
+    size = max([scratch_bytes(module), *(-(-b // 16) * 16 for b in staged)])
     hopper = max((sm90_bytes(ml.a.type, ml.b.type, nt) for ml in loops), default=0)
     hopper = -(-hopper // 16) * 16
     if hopper > size:
@@ -377,15 +378,17 @@ def mma_loops(f: ir.Function, threads: int | None) -> list[MmaLoop]:
         elif (threads // 32) % (ta.shape[0] // 16) or \
                 _staged_bytes(ta, tb) > STAGED_MAX_BYTES:
             # a warp's blocks of the accumulator lie in several row strips (the staged loop
-            # measured slower than the loop as written there, docs/tiles.md), or two buffers
-            # would not fit an sm_80 multiprocessor's shared memory where one does
+            # measured slower than the loop as written there, docs/tiles.md), or the staged
+            # buffers would not fit an sm_80 block's shared memory where one buffer does
             continue
         found.append(MmaLoop(s, a, b, mma, acc, params, maps))
     return found
 
 
-# the most scratch the staged k loop may take: an sm_80 block's dynamic shared memory limit
+# tile.h's TT_STAGED_MAX, the most scratch the staged k loop may take (an sm_80 block's
+# dynamic shared memory), and TF32_STAGES, the buffers of its asynchronous tfloat32 copies
 STAGED_MAX_BYTES = 163 * 1024
+TF32_STAGES = 3
 
 
 def _tensor_core_shape(a: TileType, b: TileType) -> bool:
@@ -509,9 +512,6 @@ def staged_bytes(ml: MmaLoop) -> int:
 def _staged_bytes(a: TileType, b: TileType) -> int:
     """Two buffers of staged operands; tfloat32's copied asynchronously take TF32_STAGES."""
     return (TF32_STAGES if a.dtype == tfloat32 else 2) * mma_bytes(a, b, fragments=True)
-
-
-TF32_STAGES = 3  # tile.h's
 
 
 def tensormap_directives(loops: list[MmaLoop]) -> list[str]:

@@ -1408,7 +1408,8 @@ namespace tile {
 // the scratch (the layout of mma_plan) STAGES - 1 steps ahead of the multiplies, straight
 // from global memory, and warp_mma rounds to tfloat32 as it loads fragments. Returns false,
 // having done nothing, where the tiles do not allow it.
-constexpr int TF32_STAGES = 3;
+constexpr int TF32_STAGES = 3;  // (backends/cuda/tiles.py mirrors both)
+constexpr int TT_STAGED_MAX = 163 * 1024;  // an sm_80 block's dynamic shared memory
 template <class P, int NT, int M, int N, class ArrA, class ArrB>
 __device__ __forceinline__ bool mma_loop_tf32_async(const ArrA& A, const ArrB& B, int64_t bi,
                                                     int64_t bj, int64_t lo, int64_t hi,
@@ -1541,7 +1542,14 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
     }
   }
 #endif
-  return mma_loop_staged<TA, TLA, TLB>(A, B, pad, bi, bj, lo, hi, r);
+  typedef mma_plan<TA, M, N, K> P;
+  if constexpr (2 * (M * P::LD + P::B_ELEMS) * sizeof(TA) <= TT_STAGED_MAX) {
+    return mma_loop_staged<TA, TLA, TLB>(A, B, pad, bi, bj, lo, hi, r);
+  } else {  // two buffers would not fit an sm_80 block: the loop as written
+    for (int64_t k = lo; k < hi; ++k)
+      r = mma(load<TLA>(A, pad, bi, k), load<TLB>(B, pad, k, bj), r);
+    return r;
+  }
 }
 
 }  // namespace tile
