@@ -1,11 +1,13 @@
 """Diagnostic, not a benchmark of record: the tile matmul on float32 inputs through tfloat32
 (mma.sync: tile.h's staged loop where each warp's blocks share their rows, else the loop as
 written) under several tile shapes and warp counts, TFLOP/s against cuBLAS (tf32) in one run
-at 4096^3."""
+at 4096^3. TF32_PROBE_DTYPE=float16 or bfloat16 runs the same shapes on 16-bit inputs (those
+without a Hopper main loop take the staged loop too)."""
 
 from __future__ import annotations
 
 import functools
+import os
 import sys
 
 from _common import ROOT, cuda_time_ms
@@ -20,8 +22,9 @@ def main() -> None:
     import threadtile.tile as ct
 
     n = 4096
-    a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
-    c = torch.empty(n, n, device="cuda")
+    dt = getattr(torch, os.environ.get("TF32_PROBE_DTYPE", "float32"))
+    a, b = torch.randn(n, n, device="cuda").to(dt), torch.randn(n, n, device="cuda").to(dt)
+    c = torch.empty(n, n, device="cuda", dtype=dt)
     flop = 2 * n ** 3
     torch.backends.cuda.matmul.allow_tf32 = True
     cublas = flop / cuda_time_ms(lambda: torch.matmul(a, b, out=c), 2, 10) / 1e9
