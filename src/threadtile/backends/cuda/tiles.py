@@ -85,7 +85,7 @@ def prelude(module: ir.Module, loops: list[MmaLoop] = ()) -> list[str]:
     their own size (``TT_SCRATCH_SM90A``, which jit.build reads for that target), so that
     other targets do not ask for shared memory they will not use."""
     nt = module.threads
-    staged = [b for b in map(staged_bytes, loops) if b <= STAGED_MAX_BYTES]  # (tile.h)
+    staged = [staged_bytes(ml) for ml in loops if not ml.maps]
     size = max([scratch_bytes(module), *(-(-b // 16) * 16 for b in staged)])
     hopper = max((sm90_bytes(ml.a.type, ml.b.type, nt) for ml in loops), default=0)
     hopper = -(-hopper // 16) * 16
@@ -350,9 +350,10 @@ def mma_loops(f: ir.Function, threads: int | None) -> list[MmaLoop]:
     the loop. Only the kernel itself qualifies (the tensor maps are kernel parameters).
 
     Where the shapes are those of tile_sm90.h's main loop (16-bit operands), the loop is
-    ``tt::tile::mma_loop`` with two tensor maps; else, where each warp's blocks of the
-    accumulator share their rows (the warps are a multiple of M / 16), it is
-    ``tt::tile::mma_loop_staged`` (tile.h: two buffers, one barrier per step)."""
+    ``tt::tile::mma_loop`` with two tensor maps; tfloat32 loops whose warps each hold blocks
+    of one row strip of the accumulator (the warps a multiple of M / 16) are
+    ``tt::tile::mma_loop_staged`` (tile.h: cp.async into three buffers, or two buffers
+    through registers; one barrier per step); other loops stay as written."""
     if not f.is_kernel or not threads:
         return []
     cxx = [p.name for p in f.params if not p.is_constant]
@@ -375,18 +376,19 @@ def mma_loops(f: ir.Function, threads: int | None) -> list[MmaLoop]:
         if sm90_bytes(a.type, b.type, threads):
             n = 2 * sum(1 for ml in found if ml.maps)
             maps = (f"tt_tma{n}", f"tt_tma{n + 1}")
-        elif (threads // 32) % (ta.shape[0] // 16) or \
+        elif ta.dtype != tfloat32 or (threads // 32) % (ta.shape[0] // 16) or \
                 _staged_bytes(ta, tb) > STAGED_MAX_BYTES:
-            # a warp's blocks of the accumulator lie in several row strips (the staged loop
-            # measured slower than the loop as written there, docs/tiles.md), or the staged
-            # buffers would not fit an sm_80 block's shared memory where one buffer does
+            # the staged loop is for tfloat32 (16-bit operands measured no faster staged
+            # through registers, docs/tiles.md), where each warp's blocks of the accumulator
+            # share their rows (slower otherwise), and its buffers fit an sm_80 block's
+            # shared memory
             continue
         found.append(MmaLoop(s, a, b, mma, acc, params, maps))
     return found
 
 
-# tile.h's TT_STAGED_MAX, the most scratch the staged k loop may take (an sm_80 block's
-# dynamic shared memory), and TF32_STAGES, the buffers of its asynchronous tfloat32 copies
+# the most scratch the staged k loop may take (an sm_80 block's dynamic shared memory), and
+# tile.h's TF32_STAGES, the buffers of its asynchronous tfloat32 copies
 STAGED_MAX_BYTES = 163 * 1024
 TF32_STAGES = 3
 
@@ -505,7 +507,7 @@ def emit_mma_loop(em, ml: MmaLoop) -> str:
 
 
 def staged_bytes(ml: MmaLoop) -> int:
-    """Scratch of tile.h's mma_loop_staged (also mma_loop's path off Hopper)."""
+    """Scratch of tile.h's mma_loop_staged."""
     return _staged_bytes(ml.mma.args[0].type, ml.mma.args[1].type)
 
 

@@ -1408,8 +1408,7 @@ namespace tile {
 // the scratch (the layout of mma_plan) STAGES - 1 steps ahead of the multiplies, straight
 // from global memory, and warp_mma rounds to tfloat32 as it loads fragments. Returns false,
 // having done nothing, where the tiles do not allow it.
-constexpr int TF32_STAGES = 3;  // (backends/cuda/tiles.py mirrors both)
-constexpr int TT_STAGED_MAX = 163 * 1024;  // an sm_80 block's dynamic shared memory
+constexpr int TF32_STAGES = 3;  // (backends/cuda/tiles.py mirrors it)
 template <class P, int NT, int M, int N, class ArrA, class ArrB>
 __device__ __forceinline__ bool mma_loop_tf32_async(const ArrA& A, const ArrB& B, int64_t bi,
                                                     int64_t bj, int64_t lo, int64_t hi,
@@ -1499,8 +1498,8 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_staged(
   stage_operands<P>(astype<TM>(a), astype<TM>(b), buf, buf + AS);
   __syncthreads();
   // the next step's loads go ahead of the multiplies where the operands are few registers
-  // per thread (holding more across the multiplies spills), else after them
-  constexpr bool ahead = TLA::N + TLB::N <= 32;
+  // per thread and threads have 255 (holding more across the multiplies spills), else after
+  constexpr bool ahead = TLA::N + TLB::N <= 32 && NT <= 256;
   for (int64_t k = lo; k < hi; ++k) {
     const TM* cur = buf + ((k - lo) & 1) * BUF;
     const bool more = k + 1 < hi;
@@ -1525,7 +1524,7 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_staged(
 // for (k = lo; k < hi; ++k) acc = mma(load<TLA>(A, pad, bi, k), load<TLB>(B, pad, k, bj), acc),
 // recognised by the code generator (backends/cuda/tiles.py, mma_loops) and run here as one
 // operation: on sm_90a with TMA-ready operands by the pipelined main loop of tile_sm90.h, else
-// by mma_loop_staged.
+// as written.
 template <class TLA, class TLB, class TC, int NT, int M, int N, class ArrA, class ArrB>
 __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
     const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t bi, int64_t bj,
@@ -1542,14 +1541,12 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
     }
   }
 #endif
-  typedef mma_plan<TA, M, N, K> P;
-  if constexpr (2 * (M * P::LD + P::B_ELEMS) * sizeof(TA) <= TT_STAGED_MAX) {
-    return mma_loop_staged<TA, TLA, TLB>(A, B, pad, bi, bj, lo, hi, r);
-  } else {  // two buffers would not fit an sm_80 block: the loop as written
-    for (int64_t k = lo; k < hi; ++k)
-      r = mma(load<TLA>(A, pad, bi, k), load<TLB>(B, pad, k, bj), r);
-    return r;
+  for (int64_t k = lo; k < hi; ++k) {
+    TLA a = load<TLA>(A, pad, bi, k);
+    TLB b = load<TLB>(B, pad, k, bj);
+    r = mma(a, b, r);
   }
+  return r;
 }
 
 }  // namespace tile
