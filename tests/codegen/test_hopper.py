@@ -86,11 +86,16 @@ def test_loops_that_do_not_qualify_stay_loops(kernel):
     assert "tt::tile::mma(" in src
 
 
-def test_shapes_without_a_hopper_loop_stay_loops():
-    # K = 32 (64-byte rows), and 64 rows on 8 warps: nothing to gain, no tensor maps to pay for
+def test_shapes_without_a_hopper_loop_take_the_staged_loop():
+    # K = 32 (64-byte rows), and 64 rows on 8 warps: no Hopper main loop, no tensor maps to
+    # pay for; tile.h's staged loop (cp.async where the arrays allow, else as written)
     for tm, tk in ((128, 32), (64, 64)):
         src = _src(tiles.matmul_8warps, F16, F16, F16, tm=tm, tn=128, tk=tk)
-        assert "mma_loop" not in src and "TensorMap" not in src
+        assert "tt::tile::mma_loop_staged<__half, " in src and "TensorMap" not in src
+        for arch in ("sm_80", "sm_90"):
+            ptx = nvrtc.compile_ptx(src, arch)
+            ptx = ptx if isinstance(ptx, str) else ptx.code.decode()
+            assert "cp.async.cg.shared.global" in ptx and "ldmatrix.sync.aligned" in ptx
 
 
 def test_tf32_loops_take_the_staged_loop_and_float32_ones_stay_loops():

@@ -23,19 +23,20 @@ def test_matmul_source_reads_like_the_kernel():
     src = tiles.matmul.cuda_source(F16, F16, F16, tm=64, tn=64, tk=32)
     assert '#include "tile.h"' in src
     body = _body(src)
-    # 64x64x32 tiles have no Hopper main loop: the k loop stays as written, with no tensor
-    # maps; the accumulator stays in tensor-core fragments (ir/passes.py), so do its cast and
-    # its store
+    # 64x64x32 tiles have no Hopper main loop: the k loop is tile.h's staged loop, with no
+    # tensor maps; the accumulator stays in tensor-core fragments (ir/passes.py), so do its
+    # cast and its store
     assert "using tile_f32_64x64_mma = tt::tile::MmaTile<float, 128, 64, 64>;" in src
     assert "tile_f32_64x64_mma accumulator = tt::tile::full<tile_f32_64x64_mma>(0.0f);" in body
-    assert "accumulator = tt::tile::mma(a, b, accumulator);" in body
-    assert "mma_loop" not in src and "TensorMap" not in src
-    assert any(s.startswith("tile_f16_64x32 a = tt::tile::load<tile_f16_64x32>(A, ")
-               for s in body)
+    assert ("accumulator = tt::tile::mma_loop_staged<__half, tile_f16_64x32, tile_f16_32x64>"
+            "(A, B, __half(0.0f), (int64_t)bidx, (int64_t)bidy, 0LL, num_tiles_k, "
+            "accumulator);") in body
+    assert "TensorMap" not in src and "for (" not in "\n".join(body)
     assert "tile_f16_64x64_mma accumulator_1 = tt::tile::astype<__half>(accumulator);" in body
     assert any(s.startswith("tt::tile::store_fragments(C, accumulator_1, ") for s in body)
-    # scratch: A and B with padded rows for the portable loop, (64+64)*(32+8)*2
-    assert "#define TT_SCRATCH_BYTES 10240" in src
+    # scratch: three buffers of A (rows of 32 + 8) and B as it is (rows of 64 + 8),
+    # 3 (64*40 + 32*72)*2
+    assert "#define TT_SCRATCH_BYTES 29184" in src
     # float32 through tfloat32: the loads cast to tfloat32 in the staged loop; B of tfloat32
     # is staged as it is, rows of 64 + 8, in three buffers (copied asynchronously where the
     # arrays allow): 3 (64*(32+4) + 32*(64+8))*4

@@ -155,8 +155,8 @@ def mma_bytes(a: TileType, b: TileType, fragments: bool = False) -> int:
     ks = 8 if t == tfloat32 else 16
     isz = _isz(t)
     if t in (float16, bfloat16, tfloat32) and m % 16 == 0 and n % 8 == 0 and k % ks == 0:
-        b = k * (n + 8) if t == tfloat32 else n * (k + 16 // isz)  # tile.h's mma_plan
-        return (m * (k + 16 // isz) + b) * isz + (0 if fragments else m * n * 4)
+        # tile.h's mma_plan: A's rows of k + 16 bytes, B as it is, rows of n + 8
+        return (m * (k + 16 // isz) + k * (n + 8)) * isz + (0 if fragments else m * n * 4)
     return (m * k + k * n) * isz
 
 
@@ -350,10 +350,11 @@ def mma_loops(f: ir.Function, threads: int | None) -> list[MmaLoop]:
     the loop. Only the kernel itself qualifies (the tensor maps are kernel parameters).
 
     Where the shapes are those of tile_sm90.h's main loop (16-bit operands), the loop is
-    ``tt::tile::mma_loop`` with two tensor maps; tfloat32 loops whose warps each hold blocks
-    of one row strip of the accumulator (the warps a multiple of M / 16) are
-    ``tt::tile::mma_loop_staged`` (tile.h: cp.async into three buffers, or two buffers
-    through registers; one barrier per step); other loops stay as written."""
+    ``tt::tile::mma_loop`` with two tensor maps; loops whose warps each hold blocks of one row
+    strip of the accumulator (the warps a multiple of M / 16) are
+    ``tt::tile::mma_loop_staged`` (tile.h: cp.async into three buffers where the arrays
+    allow; else tfloat32 through registers, 16-bit as written); other loops stay as
+    written."""
     if not f.is_kernel or not threads:
         return []
     cxx = [p.name for p in f.params if not p.is_constant]
@@ -376,21 +377,20 @@ def mma_loops(f: ir.Function, threads: int | None) -> list[MmaLoop]:
         if sm90_bytes(a.type, b.type, threads):
             n = 2 * sum(1 for ml in found if ml.maps)
             maps = (f"tt_tma{n}", f"tt_tma{n + 1}")
-        elif ta.dtype != tfloat32 or (threads // 32) % (ta.shape[0] // 16) or \
+        elif (threads // 32) % (ta.shape[0] // 16) or \
                 _staged_bytes(ta, tb) > STAGED_MAX_BYTES:
-            # the staged loop is for tfloat32 (16-bit operands measured no faster staged
-            # through registers, docs/tiles.md), where each warp's blocks of the accumulator
-            # share their rows (slower otherwise), and its buffers fit an sm_80 block's
-            # shared memory
+            # the staged loop is for loops whose warps each hold blocks of one row strip of
+            # the accumulator (slower otherwise, docs/tiles.md), and whose buffers fit an
+            # sm_80 block's shared memory
             continue
         found.append(MmaLoop(s, a, b, mma, acc, params, maps))
     return found
 
 
 # the most scratch the staged k loop may take (an sm_80 block's dynamic shared memory), and
-# tile.h's TF32_STAGES, the buffers of its asynchronous tfloat32 copies
+# tile.h's STAGES, the buffers of its asynchronous copies
 STAGED_MAX_BYTES = 163 * 1024
-TF32_STAGES = 3
+STAGES = 3
 
 
 def _tensor_core_shape(a: TileType, b: TileType) -> bool:
@@ -512,8 +512,8 @@ def staged_bytes(ml: MmaLoop) -> int:
 
 
 def _staged_bytes(a: TileType, b: TileType) -> int:
-    """Two buffers of staged operands; tfloat32's copied asynchronously take TF32_STAGES."""
-    return (TF32_STAGES if a.dtype == tfloat32 else 2) * mma_bytes(a, b, fragments=True)
+    """STAGES buffers of staged operands (mma_loop_async's; the register path needs two)."""
+    return STAGES * mma_bytes(a, b, fragments=True)
 
 
 def tensormap_directives(loops: list[MmaLoop]) -> list[str]:

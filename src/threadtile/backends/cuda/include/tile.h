@@ -1045,11 +1045,10 @@ __device__ __forceinline__ TL atomic_cas(const Arr& a, const U& expected, const 
 // ---- matrix multiply -------------------------------------------------------------------------
 // float16, bfloat16 and tfloat32 run on tensor cores (mma.sync, float32 accumulators); other
 // dtypes, and shapes the instruction does not tile, multiply with FMAs. Both stage the operands
-// in the scratch (A row-major; B of 16-bit types transposed, so that a thread's pair of k
-// values is one 32-bit word, B of tfloat32 as it is, rows of N + 8 words: a warp's 32
-// consecutive values of a row store without bank conflicts, and its fragment reads too), each
-// warp computes 16x8 blocks of the result, and the result goes back to the tile's layout
-// through the scratch.
+// in the scratch (A row-major, rows of K + 16 bytes; B as it is, rows of N + 8 values: a
+// warp's consecutive values of a row store without bank conflicts, and fragments read without
+// them too, 16-bit B's through ldmatrix.trans), each warp computes 16x8 blocks of the result,
+// and the result goes back to the tile's layout through the scratch.
 template <class T> struct mma_kind { static constexpr int value = 0; };
 #ifdef TT_HALF
 template <> struct mma_kind<__half> { static constexpr int value = 1; };
@@ -1059,14 +1058,15 @@ template <> struct mma_kind<tf32> { static constexpr int value = 3; };
 
 template <class TA, int M, int N, int K_>
 struct mma_plan {
+  typedef TA elem;
   static constexpr int kind = mma_kind<TA>::value;
   static constexpr int K = K_;
   static constexpr int KS = kind == 3 ? 8 : 16;  // k per instruction
   static constexpr bool tc = kind != 0 && M % 16 == 0 && N % 8 == 0 && K_ % KS == 0;
   static constexpr int PAD = tc ? 16 / int(sizeof(TA)) : 0;  // rows apart by 16 more bytes
-  static constexpr int LD = K_ + PAD;                // A's rows (and 16-bit B's, transposed)
-  static constexpr int LDB = kind == 3 ? N + 8 : LD;  // tfloat32 B's rows (of N)
-  static constexpr int B_ELEMS = kind == 3 ? K_ * LDB : N * LD;
+  static constexpr int LD = K_ + PAD;          // A's rows (of K)
+  static constexpr int LDB = N + (kind == 3 ? 8 : 8);  // B's rows (of N), as it is
+  static constexpr int B_ELEMS = K_ * LDB;
   static constexpr int bytes = tc ? (M * LD + B_ELEMS) * int(sizeof(TA)) + M * N * 4
                                   : (M * K_ + K_ * N) * int(sizeof(TA));
 };
@@ -1097,7 +1097,7 @@ __device__ __forceinline__ void mma_sync(float* d, const uint32_t* a, const uint
   }
 }
 
-// stage A (row-major) and B (16-bit: transposed) of an mma in the scratch, as plan P lays them
+// stage A and B of an mma in the scratch, as plan P lays them
 template <class P, class TA, int NT, int M, int N, int K>
 __device__ __forceinline__ void stage_operands(const Tile<TA, NT, M, K>& a,
                                                const Tile<TA, NT, K, N>& b, TA* As, TA* Bs) {
@@ -1116,10 +1116,7 @@ __device__ __forceinline__ void stage_operands(const Tile<TA, NT, M, K>& a,
 #pragma unroll
     for (int k = 0; k < XB::N; ++k) {
       const int e = elem<XB>(t, k);
-      if constexpr (P::kind == 3)
-        Bs[(e / N) * P::LDB + e % N] = b.v[k];
-      else
-        Bs[(e % N) * LD + e / N] = b.v[k];
+      Bs[(e / N) * P::LDB + e % N] = b.v[k];
     }
   }
 }
@@ -1144,9 +1141,12 @@ __device__ __forceinline__ void frag_b(uint32_t* rb, const TA* Bs, int j0, int k
   if constexpr (P::kind == 3) {  // B as it is: row k, column n
     const TA* b0 = Bs + (k0 + q) * P::LDB + j0 + g;
     rb[0] = word(b0), rb[1] = word(b0 + 4 * P::LDB);
-  } else {  // B transposed
-    const TA* b0 = Bs + (j0 + g) * P::LD + k0;
-    rb[0] = word(b0 + 2 * q), rb[1] = word(b0 + 2 * q + 8);
+  } else {  // two 16-bit values of k = 2q, 2q + 1 (and 8 more) per register: the two 8x8
+    // matrices of rows k0.. and k0 + 8.., transposed as they load; lanes 0-15 give the rows
+    const TA* row = Bs + (k0 + (lane & 15)) * P::LDB + j0;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                 : "=r"(rb[0]), "=r"(rb[1])
+                 : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(row))));
   }
 }
 
@@ -1403,46 +1403,46 @@ namespace tt {
 namespace tile {
 
 // ---- the k loop of a matrix multiply ---------------------------------------------------------
-// The tfloat32 k loop of float32 arrays on sm_80 and later, where every tile of the loop lies
-// inside its array with 16-byte aligned rows: cp.async copies A and B into STAGES buffers of
-// the scratch (the layout of mma_plan) STAGES - 1 steps ahead of the multiplies, straight
-// from global memory, and warp_mma rounds to tfloat32 as it loads fragments. Returns false,
-// having done nothing, where the tiles do not allow it.
-constexpr int TF32_STAGES = 3;  // (backends/cuda/tiles.py mirrors it)
+// The k loop on sm_80 and later where every tile of the loop lies inside its array with
+// 16-byte aligned rows: cp.async copies A and B into STAGES buffers of the scratch (the layout
+// of mma_plan) STAGES - 1 steps ahead of the multiplies, straight from global memory; float32
+// arrays through tfloat32 round as warp_mma loads fragments. Returns false, having done
+// nothing, where the tiles do not allow it.
+constexpr int STAGES = 3;  // (backends/cuda/tiles.py mirrors it)
 template <class P, int NT, int M, int N, class ArrA, class ArrB>
-__device__ __forceinline__ bool mma_loop_tf32_async(const ArrA& A, const ArrB& B, int64_t bi,
-                                                    int64_t bj, int64_t lo, int64_t hi,
-                                                    float* acc) {
+__device__ __forceinline__ bool mma_loop_async(const ArrA& A, const ArrB& B, int64_t bi,
+                                               int64_t bj, int64_t lo, int64_t hi, float* acc) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  typedef typename cond<P::kind == 3, float, typename P::elem>::type T;  // as in the arrays
   constexpr int K = P::K, LD = P::LD, LDB = P::LDB, AS = M * LD, BUF = AS + P::B_ELEMS;
-  constexpr int S = TF32_STAGES;
-  static_assert(S * BUF * 4 <= TT_SCRATCH_BYTES, "tile scratch too small");
+  constexpr int S = STAGES, C = 16 / int(sizeof(T));  // elements per 16-byte copy
+  static_assert(S * BUF * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
   const int64_t lda = stride_of(A, 0), ldb = stride_of(B, 0);
-  const float* pa = A.data + bi * M * lda + lo * K;
-  const float* pb = B.data + lo * K * ldb + bj * N;
-  const bool fits = stride_of(A, 1) == 1 && stride_of(B, 1) == 1 && lda % 4 == 0 &&
-                    ldb % 4 == 0 && reinterpret_cast<unsigned long long>(pa) % 16 == 0 &&
+  const T* pa = A.data + bi * M * lda + lo * K;
+  const T* pb = B.data + lo * K * ldb + bj * N;
+  const bool fits = stride_of(A, 1) == 1 && stride_of(B, 1) == 1 && lda % C == 0 &&
+                    ldb % C == 0 && reinterpret_cast<unsigned long long>(pa) % 16 == 0 &&
                     reinterpret_cast<unsigned long long>(pb) % 16 == 0 && bi >= 0 && bj >= 0 &&
                     lo >= 0 && (bi + 1) * M <= A.shape[0] && hi * K <= A.shape[1] &&
                     hi * K <= B.shape[0] && (bj + 1) * N <= B.shape[1];
   if (!fits) return false;
-  float* buf = scratch<float>();
+  T* buf = scratch<T>();
   const int t = tid();
   auto issue = [&](int64_t k, int s) {  // step k's tiles into buffer s
-    float* as = buf + s * BUF;
-    float* bs = as + AS;
-    const float* ga = pa + (k - lo) * K;
-    const float* gb = pb + (k - lo) * K * ldb;
+    T* as = buf + s * BUF;
+    T* bs = as + AS;
+    const T* ga = pa + (k - lo) * K;
+    const T* gb = pb + (k - lo) * K * ldb;
 #pragma unroll
-    for (int c = t; c < M * K / 4; c += NT) {
-      const int r = c / (K / 4), q = 4 * (c % (K / 4));
+    for (int c = t; c < M * K / C; c += NT) {
+      const int r = c / (K / C), q = C * (c % (K / C));
       asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
                        static_cast<uint32_t>(__cvta_generic_to_shared(as + r * LD + q))),
                    "l"(ga + r * lda + q) : "memory");
     }
 #pragma unroll
-    for (int c = t; c < K * N / 4; c += NT) {
-      const int r = c / (N / 4), q = 4 * (c % (N / 4));
+    for (int c = t; c < K * N / C; c += NT) {
+      const int r = c / (N / C), q = C * (c % (N / C));
       asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
                        static_cast<uint32_t>(__cvta_generic_to_shared(bs + r * LDB + q))),
                    "l"(gb + r * ldb + q) : "memory");
@@ -1459,8 +1459,8 @@ __device__ __forceinline__ bool mma_loop_tf32_async(const ArrA& A, const ArrB& B
     __syncthreads();  // for every thread; and every warp is done with step k - 1's buffer
     if (k + S - 1 < hi) issue(k + S - 1, int((k - lo + S - 1) % S));
     asm volatile("cp.async.commit_group;" ::: "memory");
-    const float* cur = buf + ((k - lo) % S) * BUF;
-    warp_mma<P, NT, M, N, true>(acc, cur, cur + AS);
+    const T* cur = buf + ((k - lo) % S) * BUF;
+    warp_mma<P, NT, M, N, P::kind == 3>(acc, cur, cur + AS);
   }
   asm volatile("cp.async.wait_group 0;" ::: "memory");
   __syncthreads();  // the scratch is free again
@@ -1470,27 +1470,19 @@ __device__ __forceinline__ bool mma_loop_tf32_async(const ArrA& A, const ArrB& B
 #endif
 }
 
-// for (k = lo; k < hi; ++k)
-//   acc = mma(astype<TM>(load<TLA>(A, pad, bi, k)), astype<TM>(load<TLB>(B, pad, k, bj)), acc)
-// with two buffers of staged operands in the scratch, one barrier per step (the loop as
-// written has two), and the next step's loads in flight while the tensor cores multiply this
-// step's operands where registers allow.
+// mma_loop_staged's path for tfloat32 where cp.async cannot copy the tiles: through registers
+// into two buffers, one barrier per step (the loop as written has two), the next step's loads
+// in flight while the tensor cores multiply this step's operands where registers allow
 template <class TM, class TLA, class TLB, class TC, int NT, int M, int N, class ArrA,
           class ArrB>
-__device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_staged(
+__device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_registers(
     const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t bi, int64_t bj,
     int64_t lo, int64_t hi, const MmaTile<TC, NT, M, N>& acc) {
   constexpr int K = traits<TLA>::dim(1);
   typedef mma_plan<TM, M, N, K> P;
   constexpr int AS = M * P::LD, BUF = AS + P::B_ELEMS;  // elements of one buffer
-  static_assert(P::tc && same<TC, float>::value, "mma_loop_staged: tensor-core operands");
   static_assert(2 * BUF * sizeof(TM) <= TT_SCRATCH_BYTES, "tile scratch too small");
   MmaTile<TC, NT, M, N> r = acc;
-  if (lo >= hi) return r;
-  if constexpr (P::kind == 3 && same<typename traits<TLA>::elem, float>::value &&
-                same<typename traits<TLB>::elem, float>::value) {
-    if (mma_loop_tf32_async<P, NT, M, N>(A, B, bi, bj, lo, hi, r.v)) return r;
-  }
   TM* buf = scratch<TM>();
   TLA a = load<TLA>(A, pad, bi, lo);
   TLB b = load<TLB>(B, pad, lo, bj);
@@ -1519,6 +1511,30 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_staged(
     __syncthreads();
   }
   return r;
+}
+
+// for (k = lo; k < hi; ++k)
+//   acc = mma(astype<TM>(load<TLA>(A, pad, bi, k)), astype<TM>(load<TLB>(B, pad, k, bj)), acc)
+// with cp.async where the tiles allow it (mma_loop_async); else tfloat32 through registers
+// (mma_loop_registers) and 16-bit operands as written.
+template <class TM, class TLA, class TLB, class TC, int NT, int M, int N, class ArrA,
+          class ArrB>
+__device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_staged(
+    const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t bi, int64_t bj,
+    int64_t lo, int64_t hi, const MmaTile<TC, NT, M, N>& acc) {
+  constexpr int K = traits<TLA>::dim(1);
+  typedef mma_plan<TM, M, N, K> P;
+  static_assert(P::tc && same<TC, float>::value, "mma_loop_staged: tensor-core operands");
+  MmaTile<TC, NT, M, N> r = acc;
+  if (lo >= hi) return r;
+  if (mma_loop_async<P, NT, M, N>(A, B, bi, bj, lo, hi, r.v)) return r;
+  if constexpr (P::kind != 3) {  // 16-bit: the loop as written (staged through registers, it
+    for (int64_t k = lo; k < hi; ++k)  // measured slower as often as faster)
+      r = mma(load<TLA>(A, pad, bi, k), load<TLB>(B, pad, k, bj), r);
+    return r;
+  } else {
+    return mma_loop_registers<TM, TLA, TLB>(A, B, pad, bi, bj, lo, hi, r);
+  }
 }
 
 // for (k = lo; k < hi; ++k) acc = mma(load<TLA>(A, pad, bi, k), load<TLB>(B, pad, k, bj), acc),
