@@ -11,6 +11,7 @@ from conftest import HAVE_GPU, HAVE_TORCH, U32, cdiv
 from kernels import tiles
 
 import threadtile as tt
+import threadtile.tile as ct
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not (HAVE_GPU and HAVE_TORCH), reason="needs a GPU and torch")]
@@ -120,6 +121,25 @@ def test_matmul_tf32_k_loop_paths(gen, shape, tiles_mnk, b_transposed):
     tm, tn, tk = tiles_mnk
     launch(tiles.matmul_8warps, (cdiv(m, tm), cdiv(n, tn)), a, b, c, tm, tn, tk)
     dot_close(c, a, b, u_in=2.0 ** -11, u_out=U32)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_matmul_hopper_shapes_built_for_sm90_take_the_staged_loop(gen, dtype, monkeypatch):
+    """Built for plain sm_90 (as for a GPU without wgmma), the Hopper loop's shapes run tile.h's
+    staged loop: cp.async into three buffers, B through ldmatrix.trans."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs a compute capability 9.0 GPU (others build their own arch anyway)")
+    from threadtile.runtime import driver
+    monkeypatch.setattr(driver.DeviceInfo, "arch", property(lambda self: "sm_90"))
+    kern = ct.kernel(num_warps=8)(tiles.matmul.py_func)  # fresh: nothing built yet
+    m, k, n = 512, 256, 768
+    dt = getattr(torch, dtype)
+    a, b = randn(gen, m, k, dtype=dt), randn(gen, k, n, dtype=dt)
+    c = nans(m, n, dtype=dt)
+    launch(kern, (cdiv(m, 128), cdiv(n, 256)), a, b, c, 128, 256, 64)
+    dot_close(c, a, b, u_out={"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8}[dtype])
+    spec = next(iter(kern._dispatch.values()))
+    assert spec.arch == "sm_90" and "mma_loop<" in spec.source
 
 
 def test_matmul_strided_operand(gen):

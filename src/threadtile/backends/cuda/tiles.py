@@ -85,7 +85,9 @@ def prelude(module: ir.Module, loops: list[MmaLoop] = ()) -> list[str]:
     their own size (``TT_SCRATCH_SM90A``, which jit.build reads for that target), so that
     other targets do not ask for shared memory they will not use."""
     nt = module.threads
-    staged = [staged_bytes(ml) for ml in loops if not ml.maps]
+    # the staged loop's buffers (also the Hopper loop's way off sm_90a, where they fit: tile.h)
+    staged = [b for ml in loops if (b := staged_bytes(ml)) <= STAGED_MAX_BYTES and
+              (nt // 32) % (ml.mma.args[0].type.shape[0] // 16) == 0]
     size = max([scratch_bytes(module), *(-(-b // 16) * 16 for b in staged)])
     hopper = max((sm90_bytes(ml.a.type, ml.b.type, nt) for ml in loops), default=0)
     hopper = -(-hopper // 16) * 16
@@ -387,8 +389,8 @@ def mma_loops(f: ir.Function, threads: int | None) -> list[MmaLoop]:
     return found
 
 
-# the most scratch the staged k loop may take (an sm_80 block's dynamic shared memory), and
-# tile.h's STAGES, the buffers of its asynchronous copies
+# tile.h's STAGED_MAX, the most scratch the staged k loop may take (an sm_80 block's dynamic
+# shared memory), and STAGES, the buffers of its asynchronous copies
 STAGED_MAX_BYTES = 163 * 1024
 STAGES = 3
 

@@ -1408,7 +1408,8 @@ namespace tile {
 // of mma_plan) STAGES - 1 steps ahead of the multiplies, straight from global memory; float32
 // arrays through tfloat32 round as warp_mma loads fragments. Returns false, having done
 // nothing, where the tiles do not allow it.
-constexpr int STAGES = 3;  // (backends/cuda/tiles.py mirrors it)
+constexpr int STAGES = 3;                // (backends/cuda/tiles.py mirrors both)
+constexpr int STAGED_MAX = 163 * 1024;  // an sm_80 block's dynamic shared memory
 template <class P, int NT, int M, int N, class ArrA, class ArrB>
 __device__ __forceinline__ bool mma_loop_async(const ArrA& A, const ArrB& B, int64_t bi,
                                                int64_t bj, int64_t lo, int64_t hi, float* acc) {
@@ -1540,7 +1541,7 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_staged(
 // for (k = lo; k < hi; ++k) acc = mma(load<TLA>(A, pad, bi, k), load<TLB>(B, pad, k, bj), acc),
 // recognised by the code generator (backends/cuda/tiles.py, mma_loops) and run here as one
 // operation: on sm_90a with TMA-ready operands by the pipelined main loop of tile_sm90.h, else
-// as written.
+// by mma_loop_staged where its buffers fit (cp.async where the arrays allow), else as written.
 template <class TLA, class TLB, class TC, int NT, int M, int N, class ArrA, class ArrB>
 __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
     const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t bi, int64_t bj,
@@ -1557,12 +1558,18 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
     }
   }
 #endif
-  for (int64_t k = lo; k < hi; ++k) {
-    TLA a = load<TLA>(A, pad, bi, k);
-    TLB b = load<TLB>(B, pad, k, bj);
-    r = mma(a, b, r);
+  typedef mma_plan<TA, M, N, K> P;
+  if constexpr (NT / 32 % (M / 16) == 0 &&
+                STAGES * (M * P::LD + P::B_ELEMS) * sizeof(TA) <= STAGED_MAX) {
+    return mma_loop_staged<TA, TLA, TLB>(A, B, pad, bi, bj, lo, hi, r);  // tiles.py sizes it
+  } else {
+    for (int64_t k = lo; k < hi; ++k) {
+      TLA a = load<TLA>(A, pad, bi, k);
+      TLB b = load<TLB>(B, pad, k, bj);
+      r = mma(a, b, r);
+    }
+    return r;
   }
-  return r;
 }
 
 }  // namespace tile
