@@ -1065,7 +1065,7 @@ struct mma_plan {
   static constexpr bool tc = kind != 0 && M % 16 == 0 && N % 8 == 0 && K_ % KS == 0;
   static constexpr int PAD = tc ? 16 / int(sizeof(TA)) : 0;  // rows apart by 16 more bytes
   static constexpr int LD = K_ + PAD;          // A's rows (of K)
-  static constexpr int LDB = N + (kind == 3 ? 8 : 8);  // B's rows (of N), as it is
+  static constexpr int LDB = N + 8;              // B's rows (of N), as it is
   static constexpr int B_ELEMS = K_ * LDB;
   static constexpr int bytes = tc ? (M * LD + B_ELEMS) * int(sizeof(TA)) + M * N * 4
                                   : (M * K_ + K_ * N) * int(sizeof(TA));
