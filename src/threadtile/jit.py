@@ -451,9 +451,7 @@ class _Launch(_c_call_base() or _PyCall):
             from .backends.sim import run as sim_run  # noqa: PLC0415
 
             return sim_run(k, self, args, kwargs)
-        d = self.direct
-        if d is not None and not kwargs and d(args):
-            return
+        d = self.direct  # the base's call has tried it (and it declined) where it is set
         if kwargs or k._const_pos:
             runtime, consts = k._split(args, kwargs)
         else:

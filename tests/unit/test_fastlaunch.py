@@ -508,6 +508,9 @@ def test_several_devices_ask_get_device(fl):
 
 @pytest.fixture
 def call_cls(fl):
+    jit = sys.modules["threadtile.jit"]  # where jit points Call (also under THREADTILE_NO_CEXT)
+    fl.set_simulation(jit._sim_state, jit._ENV_DATA, jit._ENV_KEY)
+
     class Launch(fl.Call):
         def __init__(self):
             self.slow = []
@@ -527,11 +530,23 @@ def test_call_runs_its_launcher_from_c(fl, call_cls):
     args = (PropTensor((3,), ptr=0x10), PropTensor((1, 4), ptr=0x20), 9)
     assert k(*args) is None and len(rec.calls) == 1 and len(k.slow) == 1
     assert rec.calls[0]["params"] == LAYOUT2.struct.pack(0x10, 3, 1, 0x20, 1, 4, 4, 1, 9)
-    # keywords, arguments the launcher declines, another kind of launcher: the general path
+    # keywords, or arguments the launcher declines: the general path
     assert k(*args, x=1) == "general path" and k.slow[-1] == (args, {"x": 1})
     assert k(args[0], args[1], 9.0) == "general path"
-    k.direct = lambda a: True
-    assert k(*args) == "general path"
+    assert len(rec.calls) == 1 and len(k.slow) == 3
+    # a launcher in Python gets the argument tuple; its result's truth says it launched
+    seen = []
+    k.direct = lambda a: seen.append(a) or len(seen) == 1
+    assert k(*args) is None and len(k.slow) == 3  # launched
+    assert k(*args) == "general path" and len(k.slow) == 4  # declined
+    assert seen == [args, args]
+
+    def raising(a):
+        raise KeyError("from the launcher")
+
+    k.direct = raising
+    with pytest.raises(KeyError, match="from the launcher"):
+        k(*args)
     assert len(rec.calls) == 1 and len(k.slow) == 4
     del k.direct  # a member: deleting it leaves None
     assert k.direct is None

@@ -607,8 +607,9 @@ static PyTypeObject LauncherType = {
  *
  * call(*args) with no keywords, while no simulation is asked for (set_simulation's state
  * object's `active` false and the environment variable unset, "" or "0", as jit._sim_env
- * reads it), runs `direct` when that is a Launcher; otherwise, or when the Launcher declines,
- * it returns self._call(*args, **kwargs), the general path in Python. */
+ * reads it), runs `direct` (a Launcher from C, another callable with the argument tuple);
+ * otherwise, or when it declines, it returns self._call(*args, **kwargs), the general path in
+ * Python. */
 typedef struct {
     PyObject_HEAD
     PyObject *direct;  /* a Launcher, another callable(args) -> bool, or None */
@@ -640,13 +641,22 @@ static int simulating(void)
 static PyObject *Call_call(PyObject *op, PyObject *args, PyObject *kwargs)
 {
     Call *self = (Call *)op;
-    if ((kwargs == NULL || PyDict_GET_SIZE(kwargs) == 0) && self->direct != NULL &&
-            Py_IS_TYPE(self->direct, &LauncherType)) {
+    PyObject *d = self->direct;
+    if ((kwargs == NULL || PyDict_GET_SIZE(kwargs) == 0) && d != NULL && d != Py_None) {
         int sim = simulating();
         if (sim < 0)
             return NULL;
         if (!sim) {
-            int r = launcher_run((Launcher *)self->direct, args);
+            int r;
+            if (Py_IS_TYPE(d, &LauncherType)) {
+                r = launcher_run((Launcher *)d, args);
+            } else {  /* a launcher in Python: its result's truth says whether it launched */
+                Py_INCREF(d);  /* it may replace self->direct while it runs */
+                PyObject *v = PyObject_CallOneArg(d, args);
+                Py_DECREF(d);
+                r = v == NULL ? -1 : PyObject_IsTrue(v);
+                Py_XDECREF(v);
+            }
             if (r < 0)
                 return NULL;
             if (r > 0)
