@@ -108,11 +108,11 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copy(h, out / h.name)
     print(f"wrote {cu} and {', '.join(str(out / h.name) for h in headers)}")
     if args.cubin:
-        from .jit import build  # noqa: PLC0415
+        from .compiler import Target  # noqa: PLC0415
 
-        build(spec, args.cubin, kernel.options)
+        b = spec.build(Target(args.cubin, kernel.options))
         cubin = out / f"{kernel.__name__}.{args.cubin}.cubin"
-        cubin.write_bytes(spec.cubin)
+        cubin.write_bytes(b.cubin)
         print(f"wrote {cubin} (entry point {name!r})")
     print(f"compile with: nvcc -arch=sm_90 -c {cu}   (the kernel is extern \"C\" {name})")
     return 0

@@ -10,161 +10,19 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
-import os
-import re
-from pathlib import Path
 
 import numpy as np
 
 from . import errors
-from .backends.cuda.emit import emit_module
-from .frontend.deps import still_valid
-from .frontend.source import get_source
-from .frontend.specialize import constant_params, specialize
+from .backends.sim import switch
+from .backends.sim.switch import requested
+from .compiler import Specialization, Target
+from .frontend.specialize import constant_params
 from .ir import nodes as ir
 from .ir.printer import format_module
-from .lang.types import ArrayType, Scalar, Type, scalar_of
+from .lang.types import Scalar, Type, scalar_of
 from .runtime.arrays import describe_all
-
-_SIM_ENV = "THREADTILE_SIMULATE"
-# os.environ.get costs about a microsecond (it encodes the key and decodes the value); the
-# launch path reads the variable at every launch, so it looks in the raw bytes mapping instead
-_ENV_DATA = getattr(os.environ, "_data", None)
-_ENV_KEY = os.environ.encodekey(_SIM_ENV) if hasattr(os.environ, "encodekey") else None
-
-
-def _sim_env() -> bool:
-    """Whether THREADTILE_SIMULATE asks for simulation (read at each launch, as documented)."""
-    if _ENV_DATA is not None and _ENV_KEY is not None:
-        v = _ENV_DATA.get(_ENV_KEY)
-        return v is not None and v not in (b"", b"0")
-    return os.environ.get(_SIM_ENV, "") not in ("", "0")
-
-
-class Specialization:
-    """One variant of a kernel: its IR, its C++ source and, once built, its cubin and launcher.
-
-    The IR and the source are made on first use. The source first looks in the disk cache under
-    a key made of the kernel's Python source, the argument types, the constants and the
-    compiler's own files; an entry is used only if every global the kernel read when it was
-    made still has the value it had (frontend/deps.py). A warm start thus skips lowering.
-    """
-
-    def __init__(self, kernel: Kernel, params: list[ir.Param]):
-        self.kernel = kernel
-        self.ir_params = params
-        self.params = [p.type for p in params if not p.is_constant]  # the C++ parameters
-        self.arch: str | None = None
-        self.cubin: bytes | None = None
-        self.compiled = None  # rt_launcher.CompiledKernel once built
-        self.scratch = 0  # dynamic shared memory the tile operations need (see build())
-        self._module: ir.Module | None = None
-        self._source: str | None = None
-        self._deps: list = []
-        self.entry: str | None = None
-
-    @property
-    def module(self) -> ir.Module:
-        if self._module is None:
-            self._deps = []
-            self._module = specialize(self.kernel.py_func, self.ir_params, self._deps,
-                                      self.kernel.block_threads)
-            self._module.occupancy = self.kernel.occupancy
-            self.entry = self._module.kernel.name
-        return self._module
-
-    @property
-    def source(self) -> str:
-        if self._source is None:
-            self._source = self._cached_source()
-        return self._source
-
-    def _cached_source(self) -> str:
-        from .runtime import cache as rt_cache  # noqa: PLC0415
-
-        fn = self.kernel.py_func
-        try:
-            text = get_source(fn).text
-        except errors.KernelCompileError:
-            text = None
-        key = None
-        if text is not None and self._module is None:
-            key = rt_cache.make_key(
-                "cuda-source", _compiler_fingerprint(), fn.__module__, fn.__qualname__,
-                fn.__code__.co_filename, str(fn.__code__.co_firstlineno), text,
-                repr([_param_token(p) for p in self.ir_params]),
-                *self.kernel._key_extra)
-            hit = rt_cache.get(key)
-            if hit is not None:
-                try:
-                    doc = json.loads(hit)
-                    if still_valid(fn, doc["deps"]):
-                        self.entry = doc["entry"]
-                        return doc["source"]
-                except (ValueError, KeyError, TypeError):
-                    pass  # a damaged entry is a miss
-        source = emit_module(self.module)
-        if key is not None:
-            rt_cache.put(key, json.dumps({"deps": self._deps, "entry": self.entry,
-                                          "source": source}).encode())
-        return source
-
-
-def _param_token(p: ir.Param):
-    t = p.type
-    if isinstance(t, ArrayType):
-        tok = [t.dtype.name, t.ndim, t.layout, t.space, t.readonly]
-    else:
-        tok = [getattr(t, "name", repr(t))]
-    return [p.name, tok, repr(p.constant) if p.is_constant else None]
-
-
-@functools.cache
-def _compiler_fingerprint() -> str:
-    """Sizes and times of the files that turn Python into C++: a cached C++ source made by
-    another version of the compiler must not be reused."""
-    root = Path(__file__).parent
-    parts = []
-    for sub in ("frontend", "ir", "lang", "backends/cuda"):
-        for f in sorted((root / sub).rglob("*")):
-            if f.suffix in (".py", ".h"):
-                st = f.stat()
-                parts.append(f"{f.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}")
-    from .backends.cuda.tiles import VEC  # noqa: PLC0415  (THREADTILE_TILE_VEC)
-
-    parts.append(f"tile vec {VEC}")
-    return __import__("hashlib").sha256("\n".join(parts).encode()).hexdigest()
-
-
-def arg_type(value) -> Type:
-    """The kernel type of an example argument: an array (any object with dtype, ndim and
-    strides), a Python or NumPy scalar, or a threadtile type given directly."""
-    if isinstance(value, (ArrayType, Scalar)):
-        return value
-    if isinstance(value, bool):
-        return scalar_of(bool)
-    if isinstance(value, int):
-        return scalar_of(int)
-    if isinstance(value, float):
-        return scalar_of(float)
-    if isinstance(value, np.generic):
-        return scalar_of(value.dtype)
-    if hasattr(value, "dtype") and hasattr(value, "ndim"):
-        st = scalar_of(value.dtype)
-        if st is None:
-            raise TypeError(f"arrays of dtype {value.dtype} are not supported in kernels")
-        return ArrayType(st, value.ndim, "C" if _c_contiguous(value) else "A")
-    raise TypeError(f"cannot pass {type(value).__name__} to a kernel; kernels take arrays and "
-                    "numbers")
-
-
-def _c_contiguous(a) -> bool:
-    """torch's is_contiguous(), else NumPy's and CuPy's flags; an example array that says
-    neither is taken as C-contiguous."""
-    if hasattr(a, "is_contiguous"):
-        return bool(a.is_contiguous())
-    return bool(getattr(getattr(a, "flags", None), "c_contiguous", True))
+from .runtime.arrays import kernel_type as arg_type
 
 
 class Kernel:
@@ -318,7 +176,7 @@ class Kernel:
     def compile(self, *args, arch: str = "sm_90", **constants) -> Specialization:
         """Compile for ``arch`` without a GPU; the result has ``.cubin`` and ``.source``."""
         spec = self._spec_for(args, constants)
-        build(spec, arch, self.options)
+        spec.build(Target(arch, self.options))
         return spec
 
     def resources(self, *args, **constants) -> dict:
@@ -326,69 +184,26 @@ class Kernel:
         from .runtime import driver  # noqa: PLC0415
 
         spec = self._spec_for(args, constants)
-        build(spec, driver.current_device().arch, self.options)
-        return spec.compiled.attributes()
+        compiled, _ = build(spec, driver.current_device().arch, self.options)
+        return compiled.attributes()
 
 
 _MISSING = object()
-_SCRATCH_RE = re.compile(r"^#define TT_SCRATCH_BYTES (\d+)$", re.M)
-_SCRATCH_SM90A_RE = re.compile(r"^#define TT_SCRATCH_SM90A (\d+)$", re.M)
 
 
-def build(spec: Specialization, arch: str, options: tuple = ()) -> None:
-    """Compile ``spec`` for ``arch`` through the disk cache (a miss runs NVRTC)."""
-    if spec.arch == arch and spec.cubin is not None:
-        return
-    source = spec.source
-    from .runtime import cache as rt_cache  # noqa: PLC0415  (NVRTC loads only when needed)
-    from .runtime import nvrtc as rt_nvrtc  # noqa: PLC0415
-    key = rt_cache.make_key("cubin", source, arch, " ".join(options),
-                            rt_nvrtc.compiler_id())
-    cubin = rt_cache.get(key)
-    if cubin is None:
-        try:
-            cubin = rt_nvrtc.compile_cubin(source, arch, name=f"{spec.entry}.cu",
-                                           options=options)
-        except errors.NvrtcError as e:
-            raise _map_nvrtc_error(e, spec) from None
-        rt_cache.put(key, cubin)
+def build(spec: Specialization, arch: str, options: tuple = ()):
+    """``spec`` compiled for ``arch`` (compiler.compile, through the disk cache), with its
+    launcher: the ``(CompiledKernel, scratch bytes)`` a launch needs."""
     from .runtime import launcher as rt_launcher  # noqa: PLC0415
     from .runtime import tensormaps as rt_tensormaps  # noqa: PLC0415
 
-    spec.arch, spec.cubin = arch, cubin
-    m = _SCRATCH_RE.search(source)
-    hopper = _SCRATCH_SM90A_RE.search(source) if arch == "sm_90a" else None
-    spec.scratch = int((hopper or m).group(1)) if (hopper or m) else 0
-    spec.compiled = rt_launcher.CompiledKernel(cubin, spec.entry, spec.params,
-                                               rt_tensormaps.parse(source))
-
-
-def _map_nvrtc_error(e: errors.NvrtcError, spec: Specialization) -> errors.KernelCompileError:
-    from .runtime import nvrtc as rt_nvrtc  # noqa: PLC0415
-
-    log = getattr(e, "log", str(e))
-    entries = rt_nvrtc.parse_log(log)
-    for filename, line, message in entries:
-        if filename.endswith(".py"):
-            loc = ir.Loc(filename, line, 0, None, spec.kernel.py_func.__name__)
-            src_line = None
-            try:
-                with open(filename) as fh:
-                    src_line = fh.read().splitlines()[line - 1]
-            except (OSError, IndexError):
-                pass
-            return errors.KernelCompileError(
-                f"the CUDA C++ generated for this line does not compile: {message}", loc=loc,
-                source_line=src_line, hint="this is a threadtile bug or an unsupported "
-                "combination; kernel.cuda_source(...) shows the generated code")
-    return errors.KernelCompileError(f"NVRTC failed on the generated code:\n{log}")
-
-
-class _SimState:
-    active = False
-
-
-_sim_state = _SimState()  # simulate() sets active
+    b = spec.build(Target(arch, tuple(options)))
+    compiled = spec.loaded.get(b.target)
+    if compiled is None:
+        compiled = spec.loaded[b.target] = rt_launcher.CompiledKernel(
+            b.cubin, b.entry, list(b.params),
+            [rt_tensormaps.TensorMapParam(a, box) for a, box in b.tensormaps])
+    return compiled, b.scratch
 
 
 def _c_call_base():
@@ -397,9 +212,10 @@ def _c_call_base():
     from .runtime import launcher as rt_launcher  # noqa: PLC0415
 
     fl = rt_launcher._fastlaunch
-    if fl is None or not isinstance(_ENV_DATA, dict) or not isinstance(_ENV_KEY, bytes):
+    if fl is None or not isinstance(switch.ENV_DATA, dict) or not isinstance(switch.ENV_KEY,
+                                                                            bytes):
         return None
-    fl.set_simulation(_sim_state, _ENV_DATA, _ENV_KEY)  # where it reads whether to simulate
+    fl.set_simulation(switch.STATE, switch.ENV_DATA, switch.ENV_KEY)  # switch.requested in C
     return fl.Call
 
 
@@ -410,7 +226,7 @@ class _PyCall:
 
     def __call__(self, *args, **kwargs):
         d = self.direct
-        if d is not None and not kwargs and not (_sim_state.active or _sim_env()) and d(args):
+        if d is not None and not kwargs and not requested() and d(args):
             return None
         return self._call(*args, **kwargs)
 
@@ -447,7 +263,7 @@ class _Launch(_c_call_base() or _PyCall):
 
     def _call(self, *args, **kwargs):
         k = self.kernel
-        if _sim_state.active or _sim_env():
+        if requested():
             from .backends.sim import run as sim_run  # noqa: PLC0415
 
             return sim_run(k, self, args, kwargs)
@@ -477,8 +293,7 @@ class _Launch(_c_call_base() or _PyCall):
 
         k = self.kernel
         spec = k.specialize([i.type for i in infos], consts)
-        build(spec, driver.current_device().arch, k.options)
-        hit = k._launches[key] = (spec.compiled, spec.scratch)
+        hit = k._launches[key] = build(spec, driver.current_device().arch, k.options)
         return hit
 
 

@@ -23,10 +23,11 @@ def test_k_loop_becomes_one_operation_with_tensor_maps():
     assert "tt::tile::mma_loop<tile_f16_128x64, tile_f16_64x256>(A, B," in src
     assert "for (" not in src.split("mma_loop")[0].rsplit("accumulator = tt::tile::full", 1)[1]
     assert src.count("const __grid_constant__ tt::tile::sm90::TensorMap") == 2
-    assert tensormaps.parse(src) == [tensormaps.TensorMapParam(0, (64, 128)),
-                                     tensormaps.TensorMapParam(1, (64, 64))]
+    cuda = tiles.matmul_8warps.specialize([F16, F16, F16], dict(tm=128, tn=256, tk=64)).cuda
+    assert cuda.tensormaps == ((0, (64, 128)), (1, (64, 64)))
     # sm_90a gets the pipeline's shared memory: 4 stages of 48 KiB, barriers, alignment slack
     assert "#define TT_SCRATCH_SM90A 197696" in src
+    assert cuda.scratch_for("sm_90a") == 197696 and cuda.scratch_for("sm_90") < 197696
 
 
 def test_sm90a_issues_wgmma_and_tma_and_other_targets_do_not():

@@ -13,9 +13,8 @@ import pytest
 
 import threadtile as cuda
 from threadtile import errors
-from threadtile.backends.sim import simulate
-
-jit = importlib.import_module("threadtile.jit")  # the module (the package's `jit` is @jit)
+from threadtile.backends.sim import simulate, switch
+from threadtile.runtime.arrays import kernel_type
 
 FULL = 0xFFFFFFFF
 
@@ -41,12 +40,12 @@ def test_environment_variable_is_read_at_launch(monkeypatch):
 
 
 def test_simulate_nests_restores_and_decorates():
-    assert not jit._sim_state.active
+    assert not switch.STATE.active
     with simulate():
         with simulate(checks=False):
-            assert jit._sim_state.active
-        assert jit._sim_state.active
-    assert not jit._sim_state.active
+            assert switch.STATE.active
+        assert switch.STATE.active
+    assert not switch.STATE.active
 
     @simulate(mode="python")
     def work():
@@ -55,7 +54,7 @@ def test_simulate_nests_restores_and_decorates():
         return out
 
     np.testing.assert_array_equal(work(), np.arange(8))
-    assert not jit._sim_state.active
+    assert not switch.STATE.active
     with pytest.raises(ValueError, match="unknown simulator checks"):
         simulate(checks={"races"})
     with pytest.raises(ValueError, match="mode"):
@@ -66,7 +65,7 @@ def test_translation_is_made_once_per_specialization():
     out = np.zeros(8, np.int64)
     with simulate():
         fill_tid[1, 8](out)
-        spec = fill_tid.specialize([jit.arg_type(out)], {})
+        spec = fill_tid.specialize([kernel_type(out)], {})
         prog = spec._sim_program
         fill_tid[1, 8](out)
     assert spec._sim_program is prog

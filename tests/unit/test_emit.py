@@ -103,7 +103,7 @@ def test_sources_without_line_directives():
     from threadtile.backends.cuda.emit import emit_module  # noqa: PLC0415
 
     module = uk.weak_accumulator._spec_for((F32, F32, F32), {}).module
-    assert "#line" not in emit_module(module, line_directives=False)
+    assert "#line" not in emit_module(module, line_directives=False).text
 
 
 # ---- no double in float32 code ---------------------------------------------------------------

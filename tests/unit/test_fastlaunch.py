@@ -14,6 +14,7 @@ import weakref
 
 import pytest
 
+from threadtile.backends.sim import switch
 from threadtile.errors import CudaDriverError
 from threadtile.lang.types import ArrayType, bool_, float32, float64, int64
 from threadtile.runtime import launcher
@@ -508,8 +509,7 @@ def test_several_devices_ask_get_device(fl):
 
 @pytest.fixture
 def call_cls(fl):
-    jit = sys.modules["threadtile.jit"]  # where jit points Call (also under THREADTILE_NO_CEXT)
-    fl.set_simulation(jit._sim_state, jit._ENV_DATA, jit._ENV_KEY)
+    fl.set_simulation(switch.STATE, switch.ENV_DATA, switch.ENV_KEY)
 
     class Launch(fl.Call):
         def __init__(self):
@@ -560,9 +560,9 @@ def test_call_takes_the_general_path_while_simulating(fl, call_cls, monkeypatch)
     k = call_cls()
     k.direct = make2(fl, rec)
     args = (PropTensor((3,)), PropTensor((1, 4)), 9)
-    monkeypatch.setattr(jit._sim_state, "active", True)
+    monkeypatch.setattr(switch.STATE, "active", True)
     assert k(*args) == "general path"
-    monkeypatch.setattr(jit._sim_state, "active", False)
+    monkeypatch.setattr(switch.STATE, "active", False)
     for value, launches in (("1", False), ("yes", False), ("0", True), ("", True)):
         monkeypatch.setenv("THREADTILE_SIMULATE", value)
         before = len(rec.calls)

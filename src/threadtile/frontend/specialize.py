@@ -8,7 +8,6 @@ import numpy as np
 
 from ..errors import KernelCompileError
 from ..ir import nodes as ir
-from ..ir import passes
 from ..lang.types import ArrayType, Scalar, Type, scalar_of
 from . import typing as ty
 from .deps import dotted, fingerprint
@@ -152,7 +151,8 @@ class Specializer:
 
 def specialize(fn, params: list[ir.Param], deps: list | None = None,
                threads: int | None = None) -> ir.Module:
-    """Lower kernel ``fn`` for ``params`` (each with its type or constant value). When
+    """Lower kernel ``fn`` for ``params`` (each with its type or constant value) to the IR the
+    passes take (compiler.lower runs them). When
     ``deps`` is a list, the globals the lowering read are appended to it as
     ``[owner, path, fingerprint]`` (see frontend/deps.py). ``threads`` is the block size when
     the kernel fixes it (tile kernels, ``jit(num_warps=...)``): tile operations need it."""
@@ -160,7 +160,6 @@ def specialize(fn, params: list[ir.Param], deps: list | None = None,
         sp = Specializer(threads)
         module = sp.kernel(fn, params)
         module.threads = threads
-        passes.run(module)
         if deps is not None:
             deps.extend([owner, path, fp] for (owner, path), fp in sp.deps.items())
         return module

@@ -31,7 +31,7 @@ import weakref
 
 import numpy as np
 
-from ..lang.types import ArrayType, Scalar, bool_, float64, int64, scalar_of
+from ..lang.types import ArrayType, Scalar, Type, bool_, float64, int64, scalar_of
 
 __all__ = ["ArgInfo", "HOST", "describe", "describe_all", "type_key", "array_type",
            "DeviceArray", "HostArrayWarning", "to_device", "device_array", "device_array_like",
@@ -409,6 +409,36 @@ def describe_all(args, names=None) -> list[ArgInfo]:
 # ----------------------------------------------------------------------------------------------
 # DeviceArray and the numba-style host helpers
 # ----------------------------------------------------------------------------------------------
+
+def kernel_type(value) -> Type:
+    """The kernel type of an example argument: an array (any object with dtype, ndim and
+    strides), a Python or NumPy scalar, or a threadtile type given directly."""
+    if isinstance(value, (ArrayType, Scalar)):
+        return value
+    if isinstance(value, bool):
+        return scalar_of(bool)
+    if isinstance(value, int):
+        return scalar_of(int)
+    if isinstance(value, float):
+        return scalar_of(float)
+    if isinstance(value, np.generic):
+        return scalar_of(value.dtype)
+    if hasattr(value, "dtype") and hasattr(value, "ndim"):
+        st = scalar_of(value.dtype)
+        if st is None:
+            raise TypeError(f"arrays of dtype {value.dtype} are not supported in kernels")
+        return ArrayType(st, value.ndim, "C" if _c_contiguous(value) else "A")
+    raise TypeError(f"cannot pass {type(value).__name__} to a kernel; kernels take arrays and "
+                    "numbers")
+
+
+def _c_contiguous(a) -> bool:
+    """torch's is_contiguous(), else NumPy's and CuPy's flags; an example array that says
+    neither is taken as C-contiguous."""
+    if hasattr(a, "is_contiguous"):
+        return bool(a.is_contiguous())
+    return bool(getattr(getattr(a, "flags", None), "c_contiguous", True))
+
 
 def _driver():
     from . import driver  # noqa: PLC0415

@@ -1,11 +1,10 @@
 """Tensor maps: the descriptors Hopper's bulk tensor copy engine (TMA) reads, passed to a
 kernel as hidden ``__grid_constant__`` parameters after the user's arguments.
 
-The CUDA backend asks for one per operand of a tile matrix multiply's k loop
-(``backends/cuda/tiles.py``, ``mma_loops``) and says so in the generated source with lines
-``// threadtile-tensormap: arg=I box=WxH`` (array parameter I, a box of H rows of W elements).
-At launch the launcher encodes each from the argument's address, shape and strides with
-``cuTensorMapEncodeTiled`` (128-byte swizzle, zero fill outside the array), cached per array
+The CUDA backend asks for one per operand of a tile matrix multiply's k loop, in a field of
+the source it makes (``CudaSource.tensormaps``: array parameter I, a box of H rows of W
+elements). At launch the launcher encodes each from the argument's address, shape and strides
+with ``cuTensorMapEncodeTiled`` (128-byte swizzle, zero fill outside the array), cached per array
 geometry. An array TMA cannot copy (an address or row stride not a multiple of 16 bytes, a
 last axis that is not contiguous, a box over 256) gets 128 zero bytes instead, and the kernel
 takes its portable path (``sm90::present`` in tile_sm90.h).
@@ -13,14 +12,12 @@ takes its portable path (``sm90::present`` in tile_sm90.h).
 
 from __future__ import annotations
 
-import re
 import threading
 from typing import NamedTuple
 
 SIZE = 128  # bytes of a CUtensorMap
 ALIGN = 64
 ZERO = bytes(SIZE)
-_DIRECTIVE = re.compile(r"^// threadtile-tensormap: arg=(\d+) box=(\d+)x(\d+)$", re.M)
 
 
 class TensorMapParam(NamedTuple):
@@ -29,11 +26,6 @@ class TensorMapParam(NamedTuple):
 
     arg: int
     box: tuple[int, int]
-
-
-def parse(source: str) -> list[TensorMapParam]:
-    """The tensor-map parameters a generated source declares, in parameter order."""
-    return [TensorMapParam(int(a), (int(w), int(h))) for a, w, h in _DIRECTIVE.findall(source)]
 
 
 _CACHE: dict = {}

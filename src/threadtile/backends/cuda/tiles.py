@@ -78,12 +78,10 @@ def tile_types(module: ir.Module) -> list[TileType]:
     return list(seen)
 
 
-def prelude(module: ir.Module, loops: list[MmaLoop] = ()) -> list[str]:
-    """The lines after threadtile.h: the scratch size, tile.h, the tile type aliases.
-
-    Where a k loop's Hopper main loop needs more scratch than the rest, sm_90a builds get
-    their own size (``TT_SCRATCH_SM90A``, which jit.build reads for that target), so that
-    other targets do not ask for shared memory they will not use."""
+def scratch_sizes(module: ir.Module, loops: list[MmaLoop] = ()) -> tuple[int, int]:
+    """(the scratch every target needs, the scratch sm_90a needs where a k loop's Hopper main
+    loop takes more than the rest, else 0), in bytes, multiples of 16. Other targets thus do
+    not ask for shared memory they will not use."""
     nt = module.threads
     # the staged loop's buffers (also the Hopper loop's way off sm_90a, where they fit: tile.h)
     staged = [b for ml in loops if (b := staged_bytes(ml)) <= STAGED_MAX_BYTES and
@@ -91,15 +89,21 @@ def prelude(module: ir.Module, loops: list[MmaLoop] = ()) -> list[str]:
     size = max([scratch_bytes(module), *(-(-b // 16) * 16 for b in staged)])
     hopper = max((sm90_bytes(ml.a.type, ml.b.type, nt) for ml in loops), default=0)
     hopper = -(-hopper // 16) * 16
-    if hopper > size:
-        out = [f"#define TT_SCRATCH_SM90A {hopper}",
+    return size, (hopper if hopper > size else 0)
+
+
+def prelude(module: ir.Module, scratch: int, scratch_sm90a: int) -> list[str]:
+    """The lines after threadtile.h: the scratch size, tile.h, the tile type aliases."""
+    nt = module.threads
+    if scratch_sm90a:
+        out = [f"#define TT_SCRATCH_SM90A {scratch_sm90a}",
                "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)",
                "#define TT_SCRATCH_BYTES TT_SCRATCH_SM90A",
                "#else",
-               f"#define TT_SCRATCH_BYTES {size}",
+               f"#define TT_SCRATCH_BYTES {scratch}",
                "#endif"]
     else:
-        out = [f"#define TT_SCRATCH_BYTES {size}"]
+        out = [f"#define TT_SCRATCH_BYTES {scratch}"]
     if VEC != 4:
         out.append(f"#define TT_VEC {VEC}")
     out += [f'#include "{TILE_HEADER}"', ""]
@@ -518,15 +522,14 @@ def _staged_bytes(a: TileType, b: TileType) -> int:
     return STAGES * mma_bytes(a, b, fragments=True)
 
 
-def tensormap_directives(loops: list[MmaLoop]) -> list[str]:
-    """The comment lines that tell the launcher which tensor maps to add (jit.build reads them):
-    one per map, in parameter order, with the array's parameter index and the box (innermost
-    extent first) in elements."""
+def tensormaps(loops: list[MmaLoop]) -> tuple:
+    """The hidden tensor-map parameters the k loops take, in parameter order: per map the
+    array's parameter index and the box (innermost extent first) in elements."""
     out = []
     for ml in loops:
         if not ml.maps:
             continue
         (m, k), (_, n) = ml.a.type.shape, ml.b.type.shape
-        out.append(f"// threadtile-tensormap: arg={ml.params[0]} box={k}x{m}")
-        out.append(f"// threadtile-tensormap: arg={ml.params[1]} box={min(n, 64)}x{k}")
-    return out
+        out.append((ml.params[0], (k, m)))
+        out.append((ml.params[1], (min(n, 64), k)))
+    return tuple(out)

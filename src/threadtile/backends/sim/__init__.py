@@ -23,11 +23,14 @@ import os
 import numpy as np
 
 from ...errors import KernelRuntimeError
+from ...runtime.arrays import kernel_type
+from . import switch
 from .checks import ALL_CHECKS
+from .switch import STATE
 
 __all__ = ["simulate", "run", "ALL_CHECKS"]
 
-_ENV = "THREADTILE_SIMULATE"
+_ENV = switch.ENV
 _DEBUG_ENV = "THREADTILE_SIM_TRACEBACK"  # set to see the simulator's own frames in errors
 
 
@@ -78,18 +81,14 @@ class simulate(contextlib.ContextDecorator):
         self._saved: list[bool] = []
 
     def __enter__(self):
-        from ...jit import _sim_state  # noqa: PLC0415  (jit imports this package lazily)
-
-        self._saved.append(_sim_state.active)
+        self._saved.append(STATE.active)
         _stack.append(self.options)
-        _sim_state.active = True
+        STATE.active = True
         return self
 
     def __exit__(self, *exc):
-        from ...jit import _sim_state  # noqa: PLC0415
-
         _stack.remove(self.options) if self.options in _stack else None
-        _sim_state.active = self._saved.pop()
+        STATE.active = self._saved.pop()
         return False
 
 
@@ -161,12 +160,11 @@ def run(kernel, launch, args: tuple, kwargs: dict) -> None:
 
             pythonic.run(kernel, launch, host, consts, opts.checks)
         else:
-            from ...jit import arg_type  # noqa: PLC0415
             from . import lockstep  # noqa: PLC0415
 
             # types come from the arguments as given: a torch bfloat16 tensor travels as its
             # uint16 bits (NumPy has no bfloat16) but is still a bfloat16 array
-            types = [arg_type(a) for a in runtime]
+            types = [kernel_type(a) for a in runtime]
             lockstep.run(kernel, launch, host, consts, opts.checks, types)
     except KernelRuntimeError as e:
         if os.environ.get(_DEBUG_ENV, "") not in ("", "0"):

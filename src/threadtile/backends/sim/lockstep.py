@@ -21,6 +21,7 @@ import numpy as np
 from ... import errors
 from ...ir import nodes as ir
 from ...lang.types import ArrayType, Scalar
+from ...runtime.arrays import kernel_type
 from . import checks, memory, ops
 from .codegen import Program, translate
 
@@ -352,15 +353,13 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset,
         types: list | None = None) -> None:
     """Run one launch of ``kernel`` over the host (NumPy) arrays and scalars ``host_args``
     (``types``: their kernel types, when they differ from what the host arrays say)."""
-    from ...jit import arg_type  # noqa: PLC0415  (jit imports this package lazily)
-
     grid = _dims(launch.grid, "grid")
     block = _dims(launch.block, "block")
     T = block[0] * block[1] * block[2]
     if T > 1024 or block[2] > 64:
         raise errors.LaunchError(f"a block has at most 1024 threads (and z <= 64); got "
                                  f"{block} = {T}")
-    spec = kernel.specialize(types or [arg_type(a) for a in host_args], consts)
+    spec = kernel.specialize(types or [kernel_type(a) for a in host_args], consts)
     prog = program_for(spec)
     shared_bytes = int(getattr(launch, "shared_bytes", 0) or 0)
     static = sum(int(np.prod(d.shape)) * d.type.dtype.itemsize for d in prog.decls

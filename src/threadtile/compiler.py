@@ -1,0 +1,227 @@
+"""The compile pipeline, one step per function, top to bottom:
+
+    Python function ──lower──▶ ir.Module ──passes──▶ ir.Module ──emit──▶ CudaSource
+                    ──nvrtc──▶ cubin (a Build for one target)
+
+A :class:`Specialization` is one variant of a kernel (its argument types and constant values).
+It makes each product on first use and keeps it: the simulator asks for ``module`` (the IR
+after the passes, the one the CUDA backend prints), a launch asks for ``build(target)``.
+What the host must know about the generated code (the shared-memory scratch the tile
+operations need, the hidden tensor-map parameters) travels as typed fields of the
+:class:`~threadtile.backends.cuda.emit.CudaSource`, cached on disk with its text.
+
+Two disk caches (runtime/cache.py) make a warm start skip the work:
+
+1. the C++ source with its fields, keyed by the kernel's Python source, the argument types,
+   the constants and a fingerprint of the compiler's own files; an entry is used only if
+   every global the kernel read still has the value it had (frontend/deps.py);
+2. the cubin, keyed by the C++ text, the target and the NVRTC in use.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import errors
+from .backends.cuda.emit import CudaSource, emit_module
+from .frontend.deps import still_valid
+from .frontend.source import get_source
+from .frontend.specialize import specialize
+from .ir import nodes as ir
+from .ir import passes
+from .lang.types import ArrayType, Type
+from .runtime import cache, nvrtc
+
+__all__ = ["Target", "Build", "Specialization", "lower", "compile"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a cubin is built for: the architecture (``sm_80``, ``sm_90a``, ...) and NVRTC's
+    options (``-lineinfo``, ``--use_fast_math``, ``--maxrregcount=N``)."""
+
+    arch: str
+    options: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Build:
+    """A specialization compiled for one target: the cubin, its entry point, the C++
+    parameters (``ArrayType``/``Scalar``, in order) and, from the source's fields, the dynamic
+    shared memory the tile operations take on this target and the hidden tensor-map
+    parameters the launcher appends."""
+
+    target: Target
+    cubin: bytes
+    entry: str
+    params: tuple[Type, ...]
+    scratch: int
+    tensormaps: tuple
+
+    @property
+    def arch(self) -> str:
+        return self.target.arch
+
+
+def lower(fn, params: list[ir.Param], threads: int | None, occupancy: int | None,
+          deps: list | None = None) -> ir.Module:
+    """Python source -> typed IR -> the pass pipeline (ir/passes.py). ``threads`` is the block
+    size where the kernel fixes it (tile operations need it), ``occupancy`` the blocks per
+    multiprocessor it asks registers for; the globals the frontend read are appended to
+    ``deps``."""
+    module = specialize(fn, params, deps, threads)
+    module.occupancy = occupancy
+    passes.run(module)
+    return module
+
+
+class Specialization:
+    """One variant of a kernel: its IR, its CUDA source and the builds made from it.
+
+    ``kernel`` is the ``jit.Kernel`` (its Python function, fixed block, occupancy and cache-key
+    extras); ``params`` are the IR parameters, constants included.
+    """
+
+    def __init__(self, kernel, params: list[ir.Param]):
+        self.kernel = kernel
+        self.ir_params = params
+        self.params = tuple(p.type for p in params if not p.is_constant)  # the C++ parameters
+        self._module: ir.Module | None = None
+        self._cuda: CudaSource | None = None
+        self._deps: list = []
+        self._builds: dict[Target, Build] = {}
+        self.last: Build | None = None  # the build made or found most recently
+        self.loaded: dict[Target, object] = {}  # the runtime's loaded kernels (jit.build)
+
+    @property
+    def module(self) -> ir.Module:
+        """The IR after the passes: what the simulator runs and the CUDA backend prints."""
+        if self._module is None:
+            self._deps = []
+            k = self.kernel
+            self._module = lower(k.py_func, self.ir_params, k.block_threads, k.occupancy,
+                                 self._deps)
+        return self._module
+
+    @property
+    def cuda(self) -> CudaSource:
+        """The CUDA C++ and what the host must know about it (from the disk cache if there)."""
+        if self._cuda is None:
+            self._cuda = self._cached_cuda()
+        return self._cuda
+
+    @property
+    def source(self) -> str:
+        return self.cuda.text
+
+    @property
+    def entry(self) -> str:
+        return self.cuda.entry
+
+    # the most recent build, for kernel.compile(...)'s callers
+    @property
+    def cubin(self) -> bytes | None:
+        return self.last.cubin if self.last else None
+
+    @property
+    def arch(self) -> str | None:
+        return self.last.arch if self.last else None
+
+    def build(self, target: Target) -> Build:
+        """This specialization compiled for ``target`` (made once per target)."""
+        b = self._builds.get(target)
+        if b is None:
+            b = self._builds[target] = compile(self, target)
+        self.last = b
+        return b
+
+    def _cached_cuda(self) -> CudaSource:
+        fn = self.kernel.py_func
+        try:
+            text = get_source(fn).text
+        except errors.KernelCompileError:
+            text = None
+        key = None
+        if text is not None and self._module is None:
+            key = cache.make_key(
+                "cuda-source", _compiler_fingerprint(), fn.__module__, fn.__qualname__,
+                fn.__code__.co_filename, str(fn.__code__.co_firstlineno), text,
+                repr([_param_token(p) for p in self.ir_params]), *self.kernel._key_extra)
+            hit = cache.get(key)
+            if hit is not None:
+                try:
+                    doc = json.loads(hit)
+                    if still_valid(fn, doc["deps"]):
+                        return CudaSource.from_json(doc["cuda"])
+                except (ValueError, KeyError, TypeError):
+                    pass  # a damaged or older entry is a miss
+        cuda = emit_module(self.module)
+        if key is not None:
+            cache.put(key, json.dumps({"deps": self._deps, "cuda": cuda.to_json()}).encode())
+        return cuda
+
+
+def compile(spec: Specialization, target: Target) -> Build:  # noqa: A001  (the pipeline's name)
+    """The last step: the specialization's CUDA source through NVRTC for ``target``, by way of
+    the cubin cache. NVRTC errors in the generated code come back as KernelCompileErrors at
+    the Python line the ``#line`` directives name."""
+    cuda = spec.cuda
+    key = cache.make_key("cubin", cuda.text, target.arch, " ".join(target.options),
+                         nvrtc.compiler_id())
+    cubin = cache.get(key)
+    if cubin is None:
+        try:
+            cubin = nvrtc.compile_cubin(cuda.text, target.arch, name=f"{cuda.entry}.cu",
+                                        options=target.options)
+        except errors.NvrtcError as e:
+            raise _map_nvrtc_error(e, spec) from None
+        cache.put(key, cubin)
+    return Build(target, bytes(cubin), cuda.entry, spec.params, cuda.scratch_for(target.arch),
+                 cuda.tensormaps)
+
+
+def _param_token(p: ir.Param):
+    t = p.type
+    if isinstance(t, ArrayType):
+        tok = [t.dtype.name, t.ndim, t.layout, t.space, t.readonly]
+    else:
+        tok = [getattr(t, "name", repr(t))]
+    return [p.name, tok, repr(p.constant) if p.is_constant else None]
+
+
+@functools.cache
+def _compiler_fingerprint() -> str:
+    """Sizes and times of the files that turn Python into C++: a cached C++ source made by
+    another version of the compiler must not be reused."""
+    root = Path(__file__).parent
+    parts = []
+    for sub in ("frontend", "ir", "lang", "backends/cuda"):
+        for f in sorted((root / sub).rglob("*")):
+            if f.suffix in (".py", ".h"):
+                st = f.stat()
+                parts.append(f"{f.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}")
+    st = Path(__file__).stat()
+    parts.append(f"compiler.py:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _map_nvrtc_error(e: errors.NvrtcError, spec: Specialization) -> errors.KernelCompileError:
+    log = getattr(e, "log", str(e))
+    for filename, line, message in nvrtc.parse_log(log):
+        if filename.endswith(".py"):
+            loc = ir.Loc(filename, line, 0, None, spec.kernel.py_func.__name__)
+            src_line = None
+            try:
+                with open(filename) as fh:
+                    src_line = fh.read().splitlines()[line - 1]
+            except (OSError, IndexError):
+                pass
+            return errors.KernelCompileError(
+                f"the CUDA C++ generated for this line does not compile: {message}", loc=loc,
+                source_line=src_line, hint="this is a threadtile bug or an unsupported "
+                "combination; kernel.cuda_source(...) shows the generated code")
+    return errors.KernelCompileError(f"NVRTC failed on the generated code:\n{log}")
