@@ -6,8 +6,6 @@ Kernels run on the GPU through CUDA C++ compiled by NVRTC, or on the CPU under `
 See docs/language.md for what a kernel may contain.
 """
 
-__version__ = "0.1.0"
-
 from .backends.sim import simulate
 from .errors import (
     BarrierDivergenceError,
@@ -91,3 +89,4 @@ from .runtime import (
 )
 
 __all__ = [n for n in dir() if not n.startswith("_")]
+from .version import __version__

@@ -9,10 +9,12 @@ Launch mistakes found before anything runs are :class:`LaunchError` (a ``ValueEr
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "ThreadtileError", "KernelCompileError", "NvrtcError", "KernelRuntimeError", "RaceError",
     "OutOfBoundsError", "BarrierDivergenceError", "UninitializedReadError", "LaunchError",
-    "CudaDriverError", "format_location",
+    "CudaDriverError", "format_location", "parse_log",
 ]
 
 
@@ -79,8 +81,6 @@ class NvrtcError(KernelCompileError):
 
     @property
     def diagnostics(self) -> list[tuple[str, int, str]]:
-        from .runtime.nvrtc import parse_log  # noqa: PLC0415  (errors must import standalone)
-
         return parse_log(self.log)
 
 
@@ -119,3 +119,32 @@ class CudaDriverError(ThreadtileError, RuntimeError):
         self.name = name
         self.code = code
 
+
+# NVRTC diagnostics: `file(12): error: message` or `file(12): warning #177-D: message`.
+# The file name may contain spaces and parentheses of its own, so anchor on the last `(N): `.
+_DIAG_RE = re.compile(
+    r"^(?P<file>.*?)\((?P<line>\d+)\): (?P<sev>error|warning|catastrophic error|remark)"
+    r"(?: #[\w-]+)?: (?P<msg>.*)$")
+
+
+def parse_log(log: str) -> list[tuple[str, int, str]]:
+    """NVRTC diagnostics as ``(filename, line, message)``: errors first, then warnings, each in
+    log order. Error messages are bare (``identifier "x" is undefined``); warnings keep their
+    prefix (``warning #177-D: variable "x" was declared but never referenced``).
+
+    File names and lines follow the source's ``#line`` directives, so for generated code they
+    point at the Python kernel.
+    """
+    errors_, warnings_ = [], []
+    for raw in log.splitlines():
+        m = _DIAG_RE.match(raw.rstrip())
+        if m is None:
+            continue
+        sev, msg = m.group("sev"), m.group("msg").strip()
+        if sev.endswith("error"):
+            errors_.append((m.group("file"), int(m.group("line")), msg))
+        else:
+            code = re.search(r"#[\w-]+", raw[m.end("sev"):m.start("msg")])
+            prefix = sev + (f" {code.group(0)}" if code else "")
+            warnings_.append((m.group("file"), int(m.group("line")), f"{prefix}: {msg}"))
+    return errors_ + warnings_

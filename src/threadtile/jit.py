@@ -104,9 +104,9 @@ class Kernel:
         return self[-(-n // threads_per_block), threads_per_block]
 
     def __call__(self, *args):
-        from .lang.thread import _context  # noqa: PLC0415
+        from .lang.thread import context  # noqa: PLC0415
 
-        if _context.current is not None:  # simulate(mode="python"): plain Python, per thread
+        if context.current is not None:  # simulate(mode="python"): plain Python, per thread
             return self.py_func(*args)
         raise TypeError(f"{self.__name__} is a {'device function' if self.device else 'kernel'}"
                         f": {'call it from a kernel' if self.device else 'launch it with '}"

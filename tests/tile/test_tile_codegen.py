@@ -8,7 +8,8 @@ from kernels import tiles
 
 import threadtile as tt
 import threadtile.tile as ct
-from threadtile.backends.cuda.tiles import register_broadcast, register_reshape, vec_width
+from threadtile.backends.cuda.tiles import register_broadcast, register_reshape
+from threadtile.ir.tiling import vec_width
 from threadtile.lang.types import ArrayType, bfloat16, float16
 
 F16 = ArrayType(float16, 2, "C")

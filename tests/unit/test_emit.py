@@ -12,7 +12,7 @@ import unit_kernels as uk
 from conftest import compile_source
 from kernels import MODULES, language, lecture, mathfuncs, numba_docs, warp
 
-from threadtile.backends.cuda.emit import _literal
+from threadtile.backends.cuda.cxx import literal as _literal
 from threadtile.lang.types import float16, float32, float64, int8, int64, uint32, uint64
 
 F32 = np.zeros(4, np.float32)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import builtins
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,8 +28,12 @@ from ..lang.types import (
     uint32,
     void,
 )
+from . import tile_calls, tiles
 from . import typing as ty
-from .lower import DeclRequest, Lowerer, Py, Tup, _pyname
+from .values import DeclRequest, Py, Tup, pyname
+
+if TYPE_CHECKING:
+    from .lower import Lowerer
 
 # name -> (python implementation used for constant folding, result rule)
 # result rule: 'float' (int args give float64), 'same', 'bool', 'int' (math.floor: int64)
@@ -83,7 +88,7 @@ _register(builtins.round, "round", "builtin")
 
 def special_attr(lw: Lowerer, obj, attr: str, node):
     """``threadIdx.x`` and friends; None when ``obj.attr`` is an ordinary Python attribute."""
-    if isinstance(obj, lt._Dim3Reg) and attr in ("x", "y", "z"):
+    if isinstance(obj, lt.Dim3Reg) and attr in ("x", "y", "z"):
         return ir.Special(int32, lw.loc(node), f"{obj._name}.{attr}")
     return None
 
@@ -94,7 +99,7 @@ def subscript_static(lw: Lowerer, obj, node):
 
 def special_value(lw: Lowerer, obj, node):
     """``laneid`` used as a value."""
-    if isinstance(obj, lt._LaneReg):
+    if isinstance(obj, lt.LaneReg):
         return ir.Special(int32, lw.loc(node), obj._name)
     return None
 
@@ -106,14 +111,10 @@ def lower_call(lw: Lowerer, node: ast.Call):
     obj = f.obj
     name = getattr(obj, "_threadtile_intrinsic", None)
     if name is not None and name.startswith("tile."):
-        from . import tile_calls  # noqa: PLC0415
-
         return tile_calls.lower_call(lw, name, node, obj)
     if name is not None:
         return _intrinsic(lw, name, node)
     if type(obj).__name__ == "TileMethod":
-        from . import tiles  # noqa: PLC0415
-
         return tiles.call_method(lw, obj, node)
     if obj is builtins.print:
         return _print(lw, node)
@@ -134,7 +135,7 @@ def lower_call(lw: Lowerer, node: ast.Call):
         return ty.convert(v, st) if not (isinstance(v, ir.Const) and v.type == st) else v
     hit = _FUNCS.get(id(obj))
     if hit is not None:
-        return _math(lw, hit[0], hit[1], node)
+        return math_call(lw, hit[0], hit[1], node)
     hint = None
     mod = getattr(obj, "__module__", "") or ""
     if mod.startswith("numpy") or mod == "math":
@@ -142,7 +143,7 @@ def lower_call(lw: Lowerer, node: ast.Call):
     elif callable(obj):
         hint = ("decorate it with @threadtile.jit(device=True) to call it from a kernel "
                 "(did you forget @jit?)")
-    raise lw.error(node, f"calling {_pyname(obj)} is not supported in kernels", hint)
+    raise lw.error(node, f"calling {pyname(obj)} is not supported in kernels", hint)
 
 
 def _what_called(v) -> str:
@@ -244,7 +245,7 @@ def _intrinsic(lw: Lowerer, name: str, node: ast.Call):
         t = t if t.is_float else float64
         return ir.Call(t, loc, "fma", [ty.convert(v, t) for v in (a, b, c)])
     if name == "cbrt":
-        return _math(lw, "cbrt", "np", node)
+        return math_call(lw, "cbrt", "np", node)
     if name == "selp":
         p, a, b = _args(lw, node, 3)
         a, b = lw.scalar(a, node), lw.scalar(b, node)
@@ -264,7 +265,7 @@ def _dtype(lw: Lowerer, d, node) -> Scalar:
     obj = d.obj if isinstance(d, Py) else d
     st = scalar_of(obj) if not isinstance(obj, ir.Expr) else None
     if st is None:
-        raise lw.error(node, f"{_pyname(obj) if not isinstance(obj, ir.Expr) else 'a value'} "
+        raise lw.error(node, f"{pyname(obj) if not isinstance(obj, ir.Expr) else 'a value'} "
                              "is not a dtype", "use e.g. np.float32 or threadtile.float32")
     return st
 
@@ -309,7 +310,7 @@ def _atomic(lw: Lowerer, name: str, node: ast.Call):
                    [ir.Load(at.dtype, lw.loc(node), arr, indices)] + vals)
 
 
-def _math(lw: Lowerer, name: str, flavour: str, node: ast.Call):
+def math_call(lw: Lowerer, name: str, flavour: str, node: ast.Call):
     loc = lw.loc(node)
     if name in ("min", "max"):
         raw = [lw.expr(a) for a in node.args]

@@ -8,43 +8,19 @@ lets ``acc = 0.0`` take the float32 type of a later ``acc += a[i] * b[i]``.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import KernelCompileError
 from ..ir import nodes as ir
-from ..lang.thread import _LaneReg
+from ..lang.thread import LaneReg
 from ..lang.types import ArrayType, Scalar, TileType, Type, bool_, int32, int64, scalar_of, void
+from . import calls, tiles
 from . import typing as ty
 from .deps import dotted
 from .hints import HINTS, describe_node
 from .source import MISSING, SourceInfo, get_source, resolve_name
-
-
-@dataclass
-class Py:
-    """A compile-time Python object met while lowering (a module, a function, a dtype...)."""
-
-    obj: object
-
-
-@dataclass
-class Tup:
-    """A tuple of lowered values (``a.shape``, ``grid(2)``, ``(i, j)``)."""
-
-    items: list
-
-
-@dataclass
-class DeclRequest:
-    """``shared.array(...)`` and friends: only allowed as the right side of ``name = ...``."""
-
-    space: str
-    dtype: Scalar
-    shape: tuple[int, ...]
-    init: object = None
-
+from .values import DeclRequest, Py, Tup, describe_value, pyname
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
            ast.Mod: "%", ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
@@ -373,7 +349,7 @@ class Lowerer(ast.NodeVisitor):
         if isinstance(v, ir.Expr) and isinstance(v.type, TileType):
             return tiles.item(self, v, node)
         if not isinstance(v, ir.Expr) or not isinstance(v.type, Scalar) or v.type == void:
-            raise self.error(node, f"expected a number here, got {_what(v)}")
+            raise self.error(node, f"expected a number here, got {describe_value(v)}")
         return v
 
     def truth(self, v, node) -> ir.Expr:
@@ -429,7 +405,7 @@ class Lowerer(ast.NodeVisitor):
             return Tup([self.py_to_value(o, node, wrap=True) for o in obj])
         if isinstance(obj, np.ndarray):
             return self.spec.const_array(self, obj, node)
-        if isinstance(obj, _LaneReg):
+        if isinstance(obj, LaneReg):
             return ir.Special(int32, self.loc(node), obj._name)
         return Py(obj)
 
@@ -446,15 +422,13 @@ class Lowerer(ast.NodeVisitor):
         base = self.expr(node.value)
         attr = node.attr
         if isinstance(base, Py):
-            from . import calls  # noqa: PLC0415  (calls imports this module)
-
             special = calls.special_attr(self, base.obj, attr, node)
             if special is not None:
                 return special
             try:
                 obj = getattr(base.obj, attr)
             except AttributeError:
-                raise self.error(node, f"{_pyname(base.obj)} has no attribute '{attr}'") from None
+                raise self.error(node, f"{pyname(base.obj)} has no attribute '{attr}'") from None
             path = dotted(node)
             if path is not None:
                 self.spec.record(path, obj)
@@ -468,7 +442,7 @@ class Lowerer(ast.NodeVisitor):
                 return base
             if attr == "imag":
                 return ir.Const(base.type, self.loc(node), 0)
-        raise self.unsupported(node, f"attribute '{attr}' of {_what(base)}")
+        raise self.unsupported(node, f"attribute '{attr}' of {describe_value(base)}")
 
     def array_attr(self, arr: ir.Expr, attr: str, node):
         at: ArrayType = arr.type
@@ -495,7 +469,7 @@ class Lowerer(ast.NodeVisitor):
             if len(value.items) != n:
                 raise self.error(node, f"cannot unpack {len(value.items)} values into {n}")
             return value.items
-        raise self.error(node, f"cannot unpack {_what(value)}")
+        raise self.error(node, f"cannot unpack {describe_value(value)}")
 
     def visit_Subscript(self, node: ast.Subscript):
         base = self.expr(node.value)
@@ -508,12 +482,10 @@ class Lowerer(ast.NodeVisitor):
             except IndexError:
                 raise self.error(node, f"tuple index {k.value} out of range") from None
         if isinstance(base, Py):
-            from . import calls  # noqa: PLC0415
-
             sub = calls.subscript_static(self, base.obj, node)
             if sub is not None:
                 return sub
-            raise self.unsupported(node, f"indexing {_pyname(base.obj)}")
+            raise self.unsupported(node, f"indexing {pyname(base.obj)}")
         if isinstance(base, ir.Expr) and isinstance(base.type, TileType):
             return tiles.subscript(self, base, node)
         arr, idx = self.subscript_parts(node, base)
@@ -522,7 +494,7 @@ class Lowerer(ast.NodeVisitor):
     def subscript_parts(self, node: ast.Subscript, base=None):
         arr = base if base is not None else self.expr(node.value)
         if not (isinstance(arr, ir.Expr) and isinstance(arr.type, ArrayType)):
-            raise self.unsupported(node.value, f"indexing {_what(arr)}")
+            raise self.unsupported(node.value, f"indexing {describe_value(arr)}")
         sl = node.slice
         parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
         idx = []
@@ -714,9 +686,12 @@ class Lowerer(ast.NodeVisitor):
                                       ty.convert(b, t)), w)
 
     def visit_Call(self, node: ast.Call):
-        from . import calls  # noqa: PLC0415
-
         return calls.lower_call(self, node)
+
+    def scalar_math(self, name: str, flavour: str, node: ast.Call) -> ir.Expr:
+        """``name(x)`` of the math function ``name`` on numbers (a tile function given a number
+        lowers as the scalar one)."""
+        return calls.math_call(self, name, flavour, node)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -777,24 +752,3 @@ def _pos(node: ast.AST) -> dict:
     return {k: getattr(node, k) for k in ("lineno", "col_offset", "end_lineno", "end_col_offset")}
 
 
-def _pyname(obj) -> str:
-    if isinstance(obj, str):
-        return "a string"
-    n = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
-    mod = getattr(obj, "__module__", None)
-    if n:
-        return f"{mod}.{n}" if mod and mod != "builtins" else n
-    return repr(obj)
-
-
-def _what(v) -> str:
-    if isinstance(v, Py):
-        return _pyname(v.obj)
-    if isinstance(v, Tup):
-        return "a tuple"
-    if isinstance(v, ir.Expr):
-        return ty.describe(v.type)
-    return type(v).__name__
-
-
-from . import tiles  # noqa: E402  (tiles builds on the Lowerer defined above)

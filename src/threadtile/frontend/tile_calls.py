@@ -7,46 +7,50 @@ operators live in ``tiles.py``.
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
 from ..lang import tile as lt
 from ..lang.types import ArrayType, TileType, bool_, int32, int64, void
 from . import typing as ty
-from .lower import Lowerer, Py, Tup, _what
 from .tiles import (
-    _MATH,
-    _axes,
-    _bind,
-    _dt,
-    _enum,
-    _need_block,
-    _no_tf32,
-    _op,
-    _perm,
-    _pow2,
-    _shape,
-    _shape_of,
-    _static_bool,
-    _static_int,
-    _tile_or_scalar,
+    MATH_FUNCS,
+    bind_args,
     binop,
     broadcast,
     broadcast_shapes,
     cast,
     compare,
     dtype_of,
+    dtype_weak,
+    enum_member,
     full_like,
+    is_pow2,
     is_tile,
     math,
     matmul,
     mma,
+    need_block,
+    no_tf32,
+    norm_axes,
+    permutation,
     permute,
     reshape,
     scalar_arg,
+    shape_of,
+    static_bool,
+    static_int,
+    static_shape,
+    tile_op,
+    tile_or_scalar,
     transpose,
     unary,
     where,
 )
+from .values import Py, Tup, describe_value
+
+if TYPE_CHECKING:
+    from .lower import Lowerer
 
 # ---------------------------------------------------------------------------------------------
 # memory
@@ -54,7 +58,7 @@ from .tiles import (
 
 def _array(lw: Lowerer, v, node, fname: str) -> ir.Expr:
     if not (isinstance(v, ir.Expr) and isinstance(v.type, ArrayType)):
-        raise lw.error(node, f"{fname}() needs an array, got {_what(v)}")
+        raise lw.error(node, f"{fname}() needs an array, got {describe_value(v)}")
     return v
 
 
@@ -77,21 +81,21 @@ def _order(lw: Lowerer, v, ndim: int, node) -> tuple:
         return tuple(range(ndim))
     if isinstance(v, Py) and v.obj == "F":
         return tuple(reversed(range(ndim)))
-    return _perm(lw, v, ndim, node)
+    return permutation(lw, v, ndim, node)
 
 
 def _memory_order(lw: Lowerer, vals: dict, node, fname: str, allowed: tuple) -> None:
     mo = vals.get("memory_order")
     if mo is None or isinstance(mo, Py) and mo.obj is None:
         return
-    order = _enum(lw, mo, lt.MemoryOrder, node, "memory_order")
+    order = enum_member(lw, mo, lt.MemoryOrder, node, "memory_order")
     if order.name not in allowed:
         raise lw.unsupported(node, f"{fname}(memory_order={order.name})",
                              f"{fname} supports {', '.join(allowed)} here")
 
 
 def load(lw: Lowerer, node: ast.Call) -> ir.Expr:
-    v = _bind(lw, node, "load", ["array", "index", "shape", "order", "padding_mode",
+    v = bind_args(lw, node, "load", ["array", "index", "shape", "order", "padding_mode",
                                   "check_bounds", "latency", "allow_tma", "memory_order",
                                   "memory_scope"],
               {"order": "C", "padding_mode": None, "check_bounds": None, "latency": None,
@@ -99,7 +103,7 @@ def load(lw: Lowerer, node: ast.Call) -> ir.Expr:
     arr = _array(lw, v["array"], node, "load")
     nd = arr.type.ndim
     idx = _index(lw, v["index"], nd, node, "load")
-    shape = _shape(lw, v["shape"], node)
+    shape = static_shape(lw, v["shape"], node)
     if len(shape) != nd:
         raise lw.error(node, f"load(): a {len(shape)}-d tile shape for a {nd}-d array",
                        "give one tile dimension per array axis (use 1 for an axis you do not "
@@ -109,15 +113,15 @@ def load(lw: Lowerer, node: ast.Call) -> ir.Expr:
     pad = v["padding_mode"]
     padding = None
     if pad is not None and not (isinstance(pad, Py) and pad.obj is None):
-        padding = _enum(lw, pad, lt.PaddingMode, node, "padding_mode").value
+        padding = enum_member(lw, pad, lt.PaddingMode, node, "padding_mode").value
         if padding == "undetermined":
             padding = None
-    return _op(lw, node, TileType(arr.type.dtype, shape), "load", [arr] + idx,
+    return tile_op(lw, node, TileType(arr.type.dtype, shape), "load", [arr] + idx,
                shape=shape, order=order, padding=padding)
 
 
 def store(lw: Lowerer, node: ast.Call) -> ir.Expr:
-    v = _bind(lw, node, "store", ["array", "index", "tile", "order", "check_bounds", "latency",
+    v = bind_args(lw, node, "store", ["array", "index", "tile", "order", "check_bounds", "latency",
                                    "allow_tma", "memory_order", "memory_scope"],
               {"order": "C", "check_bounds": None, "latency": None, "allow_tma": None,
                "memory_order": None, "memory_scope": None})
@@ -131,16 +135,16 @@ def store(lw: Lowerer, node: ast.Call) -> ir.Expr:
     t = v["tile"]
     if not is_tile(t):
         s = lw.scalar(t, node)
-        t = _op(lw, node, TileType(arr.type.dtype, (1,) * nd), "full",
+        t = tile_op(lw, node, TileType(arr.type.dtype, (1,) * nd), "full",
                 [ty.convert(s, arr.type.dtype)])
     if t.type.ndim != nd:
         if t.type.size == 1:
-            t = _op(lw, node, TileType(t.type.dtype, (1,) * nd), "reshape", [t])
+            t = tile_op(lw, node, TileType(t.type.dtype, (1,) * nd), "reshape", [t])
         else:
             raise lw.error(node, f"store(): a {t.type.ndim}-d tile into a {nd}-d array",
                            "reshape the tile to the array's rank")
     t = cast(lw, t, arr.type.dtype, node)
-    return _op(lw, node, void, "store", [arr, t] + idx, shape=t.type.shape, order=order)
+    return tile_op(lw, node, void, "store", [arr, t] + idx, shape=t.type.shape, order=order)
 
 
 _ATOMIC_OPS = {"atomic_add": "add", "atomic_max": "max", "atomic_min": "min",
@@ -151,7 +155,7 @@ _ATOMIC_OPS = {"atomic_add": "add", "atomic_max": "max", "atomic_min": "min",
 def atomic(lw: Lowerer, name: str, node: ast.Call) -> ir.Expr:
     op = _ATOMIC_OPS[name]
     vals_names = ["expected", "desired"] if op == "cas" else ["update"]
-    v = _bind(lw, node, name, ["array", "indices"] + vals_names +
+    v = bind_args(lw, node, name, ["array", "indices"] + vals_names +
               ["check_bounds", "memory_order", "memory_scope"],
               {"check_bounds": None, "memory_order": None, "memory_scope": None})
     arr = _array(lw, v["array"], node, name)
@@ -169,22 +173,22 @@ def atomic(lw: Lowerer, name: str, node: ast.Call) -> ir.Expr:
         raise lw.error(node, f"{name}(): {len(items)} indices for a {at.ndim}-d array")
     idx = []
     for it in items:
-        it = _tile_or_scalar(lw, it, node)
-        dt = _dt(it)[0]
+        it = tile_or_scalar(lw, it, node)
+        dt = dtype_weak(it)[0]
         if not (dt.is_int or dt == bool_):
             raise lw.error(node, f"{name}(): indices must be integers, got {dt}")
         idx.append(cast(lw, it, int64, node))
-    upd = [cast(lw, _tile_or_scalar(lw, v[n], node), at.dtype, node) for n in vals_names]
-    shape = broadcast_shapes(lw, [_shape_of(x) for x in idx + upd], node)
-    _need_block(lw, node, f"{name}()")
+    upd = [cast(lw, tile_or_scalar(lw, v[n], node), at.dtype, node) for n in vals_names]
+    shape = broadcast_shapes(lw, [shape_of(x) for x in idx + upd], node)
+    need_block(lw, node, f"{name}()")
     order = lt.MemoryOrder.ACQ_REL
     if v["memory_order"] is not None:
-        order = _enum(lw, v["memory_order"], lt.MemoryOrder, node, "memory_order")
+        order = enum_member(lw, v["memory_order"], lt.MemoryOrder, node, "memory_order")
     scope = lt.MemoryScope.DEVICE
     if v["memory_scope"] is not None:
-        scope = _enum(lw, v["memory_scope"], lt.MemoryScope, node, "memory_scope")
+        scope = enum_member(lw, v["memory_scope"], lt.MemoryScope, node, "memory_scope")
     args = [arr] + [broadcast(lw, x, shape, node) for x in idx + upd]
-    return _op(lw, node, TileType(at.dtype, shape), "atomic", args, op=op,
+    return tile_op(lw, node, TileType(at.dtype, shape), "atomic", args, op=op,
                order=order.value, scope=scope.value)
 
 
@@ -208,7 +212,7 @@ def printf(lw: Lowerer, node: ast.Call) -> ir.Expr:
         if kind == "i" and a.type.is_float:
             raise lw.error(node, f"printf(): %{s[-1]} needs an integer, got {a.type}")
         conv.append(kind)
-    return _op(lw, node, void, "printf", args, fmt=fmt.obj, kinds=tuple(conv))
+    return tile_op(lw, node, void, "printf", args, fmt=fmt.obj, kinds=tuple(conv))
 
 
 def _format_specs(fmt: str):
@@ -236,26 +240,26 @@ def _format_specs(fmt: str):
 # ---------------------------------------------------------------------------------------------
 
 def reduce(lw: Lowerer, kind: str, node: ast.Call) -> ir.Expr:
-    v = _bind(lw, node, kind, ["x", "axis", "keepdims", "rounding_mode", "flush_to_zero",
+    v = bind_args(lw, node, kind, ["x", "axis", "keepdims", "rounding_mode", "flush_to_zero",
                                 "propagate_nan"],
               {"axis": None, "keepdims": ir.Const(bool_, lw.loc(node), False),
                "rounding_mode": None, "flush_to_zero": None, "propagate_nan": None})
     x = v["x"]
     if not is_tile(x):
         raise lw.error(node, f"{kind}() needs a tile", "use the builtin for numbers")
-    _no_tf32(lw, x, node, kind)
+    no_tf32(lw, x, node, kind)
     nd = x.type.ndim
-    keep = _static_bool(lw, v["keepdims"], node, "keepdims")
+    keep = static_bool(lw, v["keepdims"], node, "keepdims")
     t = x.type.dtype
     if kind in ("argmax", "argmin"):
         ax = v["axis"]
         if ax is not None and not (isinstance(ax, Py) and ax.obj is None) and \
                 isinstance(ax, Tup):
             raise lw.error(node, f"{kind}() takes one axis or None")
-        axes = _axes(lw, ax, nd, node)
+        axes = norm_axes(lw, ax, nd, node)
         out_t = int32
     else:
-        axes = _axes(lw, v["axis"], nd, node)
+        axes = norm_axes(lw, v["axis"], nd, node)
         out_t = int32 if t == bool_ else t
         if t == bool_:
             x = cast(lw, x, int32, node)
@@ -264,24 +268,24 @@ def reduce(lw: Lowerer, kind: str, node: ast.Call) -> ir.Expr:
     else:
         shape = tuple(d for k, d in enumerate(x.type.shape) if k not in axes)
     flat = kind in ("argmax", "argmin") and len(axes) == nd and nd > 1
-    return _op(lw, node, TileType(out_t, shape), "reduce", [x], kind=kind, axes=axes,
+    return tile_op(lw, node, TileType(out_t, shape), "reduce", [x], kind=kind, axes=axes,
                flat=flat)
 
 
 def scan(lw: Lowerer, kind: str, node: ast.Call) -> ir.Expr:
-    v = _bind(lw, node, kind, ["x", "axis", "reverse", "rounding_mode", "flush_to_zero"],
+    v = bind_args(lw, node, kind, ["x", "axis", "reverse", "rounding_mode", "flush_to_zero"],
               {"axis": ir.Const(int64, lw.loc(node), 0, weak=True),
                "reverse": ir.Const(bool_, lw.loc(node), False), "rounding_mode": None,
                "flush_to_zero": None})
     x = v["x"]
     if not is_tile(x):
         raise lw.error(node, f"{kind}() needs a tile")
-    _no_tf32(lw, x, node, kind)
+    no_tf32(lw, x, node, kind)
     if x.type.dtype == bool_:
         x = cast(lw, x, int32, node)
-    (axis,) = _axes(lw, v["axis"], x.type.ndim, node)
-    rev = _static_bool(lw, v["reverse"], node, "reverse")
-    return _op(lw, node, x.type, "scan", [x], kind=kind[3:], axis=axis, reverse=rev)
+    (axis,) = norm_axes(lw, v["axis"], x.type.ndim, node)
+    rev = static_bool(lw, v["reverse"], node, "reverse")
+    return tile_op(lw, node, x.type, "scan", [x], kind=kind[3:], axis=axis, reverse=rev)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -299,17 +303,17 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         (a,) = [lw.expr(x) for x in node.args] or [None]
         if a is None or node.keywords:
             raise lw.error(node, f"{fname}() takes one axis: 0, 1 or 2")
-        axis = _static_int(lw, a, node, "the axis")
+        axis = static_int(lw, a, node, "the axis")
         if axis not in (0, 1, 2):
             raise lw.error(node, f"{fname}() axis must be 0, 1 or 2, got {axis}")
         reg = "blockIdx" if fname == "bid" else "gridDim"
         return ir.Special(int32, loc, f"{reg}.{'xyz'[axis]}")
     if fname == "num_tiles":
-        v = _bind(lw, node, "num_tiles", ["array", "axis", "shape", "order"], {"order": "C"})
+        v = bind_args(lw, node, "num_tiles", ["array", "axis", "shape", "order"], {"order": "C"})
         arr = _array(lw, v["array"], node, "num_tiles")
         nd = arr.type.ndim
-        axis = _static_int(lw, v["axis"], node, "the axis") % nd
-        shape = _shape(lw, v["shape"], node)
+        axis = static_int(lw, v["axis"], node, "the axis") % nd
+        shape = static_shape(lw, v["shape"], node)
         order = _order(lw, v["order"], nd, node)
         d = ir.ArrayDim(int64, loc, arr, "shape", order[axis])
         s = ir.Const(int64, loc, shape[axis])
@@ -327,37 +331,37 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         return store(lw, node)
     if fname in ("full", "zeros", "ones"):
         params = ["shape", "fill_value", "dtype"] if fname == "full" else ["shape", "dtype"]
-        v = _bind(lw, node, fname, params, {})
+        v = bind_args(lw, node, fname, params, {})
         t = dtype_of(lw, v["dtype"], node)
-        shape = _shape(lw, v["shape"], node)
+        shape = static_shape(lw, v["shape"], node)
         if fname != "full":
             return full_like(lw, shape, 0 if fname == "zeros" else 1, t, node)
         val = ty.convert(scalar_arg(lw, v["fill_value"], node), t)
-        return _op(lw, node, TileType(t, shape), "full", [val])
+        return tile_op(lw, node, TileType(t, shape), "full", [val])
     if fname == "arange":
-        v = _bind(lw, node, "arange", ["size", "dtype", "start", "step"],
+        v = bind_args(lw, node, "arange", ["size", "dtype", "start", "step"],
                   {"start": ir.Const(int64, loc, 0, weak=True),
                    "step": ir.Const(int64, loc, 1, weak=True)})
-        n = _static_int(lw, v["size"], node, "arange() size")
-        if not _pow2(n):
+        n = static_int(lw, v["size"], node, "arange() size")
+        if not is_pow2(n):
             raise lw.error(node, f"arange({n}): the size must be a power of two")
         t = dtype_of(lw, v["dtype"], node)
         args = [ty.convert(scalar_arg(lw, v[k], node), t) for k in ("start", "step")]
-        return _op(lw, node, TileType(t, (n,)), "arange", args)
+        return tile_op(lw, node, TileType(t, (n,)), "arange", args)
     if fname == "astype":
-        v = _bind(lw, node, "astype", ["x", "dtype", "rounding_mode"], {"rounding_mode": None})
+        v = bind_args(lw, node, "astype", ["x", "dtype", "rounding_mode"], {"rounding_mode": None})
         x = v["x"]
         t = dtype_of(lw, v["dtype"], node)
         return cast(lw, x, t, node) if is_tile(x) else ty.convert(lw.scalar(x, node), t)
     if fname == "where":
-        v = _bind(lw, node, "where", ["cond", "x", "y"], {})
+        v = bind_args(lw, node, "where", ["cond", "x", "y"], {})
         return where(lw, v["cond"], v["x"], v["y"], node)
     binops = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
               "mod": "%", "pow": "**", "maximum": "max", "minimum": "min"}
     cmps = {"equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=",
             "greater": ">", "greater_equal": ">="}
     if fname in binops or fname in cmps:
-        v = _bind(lw, node, fname, ["x", "y", "rounding_mode", "flush_to_zero",
+        v = bind_args(lw, node, fname, ["x", "y", "rounding_mode", "flush_to_zero",
                                     "propagate_nan"],
                   {"rounding_mode": None, "flush_to_zero": None, "propagate_nan": None})
         x, y = v["x"], v["y"]
@@ -377,55 +381,53 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         (x,) = [lw.expr(a) for a in node.args]
         return unary(lw, "-", x, node) if is_tile(x) else lw.binop(
             "-", ir.Const(int64, loc, 0, weak=True), x, node)
-    if fname in _MATH or fname in ("abs", "isnan"):
-        v = _bind(lw, node, fname, ["x", "rounding_mode", "flush_to_zero"],
+    if fname in MATH_FUNCS or fname in ("abs", "isnan"):
+        v = bind_args(lw, node, fname, ["x", "rounding_mode", "flush_to_zero"],
                   {"rounding_mode": None, "flush_to_zero": None})
         x = v["x"]
         approx = fname == "exp" and _approx(lw, v["rounding_mode"], node)
         if not is_tile(x):
-            from . import calls  # noqa: PLC0415
-
-            scalar_name = {"abs": "abs"}.get(fname, fname)
-            return calls._math(lw, scalar_name, "np" if fname != "abs" else "builtin", node)
+            return lw.scalar_math(fname, "np" if fname != "abs" else "builtin", node)
         return math(lw, fname, x, node, approx=approx)
     if fname in ("sum", "max", "min", "prod", "argmax", "argmin"):
         return reduce(lw, fname, node)
     if fname in ("cumsum", "cumprod"):
         return scan(lw, fname, node)
     if fname == "reshape":
-        v = _bind(lw, node, "reshape", ["x", "shape"], {})
+        v = bind_args(lw, node, "reshape", ["x", "shape"], {})
         return reshape(lw, _need_tile(lw, v["x"], node, fname), v["shape"], node)
     if fname == "permute":
-        v = _bind(lw, node, "permute", ["x", "axes"], {})
+        v = bind_args(lw, node, "permute", ["x", "axes"], {})
         x = _need_tile(lw, v["x"], node, fname)
-        return permute(lw, x, _perm(lw, v["axes"], x.type.ndim, node), node)
+        return permute(lw, x, permutation(lw, v["axes"], x.type.ndim, node), node)
     if fname == "transpose":
-        v = _bind(lw, node, "transpose", ["x", "axis0", "axis1"], {"axis0": None, "axis1": None})
+        v = bind_args(lw, node, "transpose", ["x", "axis0", "axis1"],
+                      {"axis0": None, "axis1": None})
         return transpose(lw, _need_tile(lw, v["x"], node, fname), v["axis0"], v["axis1"], node)
     if fname == "expand_dims":
-        v = _bind(lw, node, "expand_dims", ["x", "axis"], {})
+        v = bind_args(lw, node, "expand_dims", ["x", "axis"], {})
         x = _need_tile(lw, v["x"], node, fname)
         nd = x.type.ndim + 1
-        axis = _static_int(lw, v["axis"], node, "the axis")
+        axis = static_int(lw, v["axis"], node, "the axis")
         if not -nd <= axis < nd:
             raise lw.error(node, f"expand_dims(): axis {axis} out of range")
         shape = list(x.type.shape)
         shape.insert(axis % nd, 1)
-        return _op(lw, node, TileType(x.type.dtype, tuple(shape)), "reshape", [x])
+        return tile_op(lw, node, TileType(x.type.dtype, tuple(shape)), "reshape", [x])
     if fname == "broadcast_to":
-        v = _bind(lw, node, "broadcast_to", ["x", "shape"], {})
-        x = _tile_or_scalar(lw, v["x"], node)
-        shape = _shape(lw, v["shape"], node)
-        if broadcast_shapes(lw, [_shape_of(x), shape], node) != shape:
-            raise lw.error(node, f"cannot broadcast {_shape_of(x)} to {shape}")
+        v = bind_args(lw, node, "broadcast_to", ["x", "shape"], {})
+        x = tile_or_scalar(lw, v["x"], node)
+        shape = static_shape(lw, v["shape"], node)
+        if broadcast_shapes(lw, [shape_of(x), shape], node) != shape:
+            raise lw.error(node, f"cannot broadcast {shape_of(x)} to {shape}")
         if not is_tile(x):
-            return _op(lw, node, TileType(x.type, shape), "full", [ty.convert(x, x.type)])
+            return tile_op(lw, node, TileType(x.type, shape), "full", [ty.convert(x, x.type)])
         return broadcast(lw, x, shape, node)
     if fname == "mma":
-        v = _bind(lw, node, "mma", ["x", "y", "acc", "use_fast_acc"], {"use_fast_acc": None})
+        v = bind_args(lw, node, "mma", ["x", "y", "acc", "use_fast_acc"], {"use_fast_acc": None})
         return mma(lw, v["x"], v["y"], v["acc"], node)
     if fname == "matmul":
-        v = _bind(lw, node, "matmul", ["x", "y"], {})
+        v = bind_args(lw, node, "matmul", ["x", "y"], {})
         return matmul(lw, v["x"], v["y"], node)
     if fname in _ATOMIC_OPS:
         return atomic(lw, fname, node)
@@ -436,7 +438,7 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
 
 def _need_tile(lw: Lowerer, x, node, fname: str) -> ir.Expr:
     if not is_tile(x):
-        raise lw.error(node, f"{fname}() needs a tile, got {_what(x)}")
+        raise lw.error(node, f"{fname}() needs a tile, got {describe_value(x)}")
     return x
 
 
@@ -446,7 +448,7 @@ def _approx(lw: Lowerer, mode, node) -> bool:
     2**-126 flushed to zero)."""
     if mode is None:
         return False
-    m = _enum(lw, mode, lt.RoundingMode, node, "rounding_mode")
+    m = enum_member(lw, mode, lt.RoundingMode, node, "rounding_mode")
     if m not in (lt.RoundingMode.FULL, lt.RoundingMode.APPROX):
         raise lw.error(node, f"exp(): rounding_mode={m} is not supported",
                        "use RoundingMode.FULL (the default) or RoundingMode.APPROX")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import builtins
 import enum
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,7 +33,10 @@ from ..lang.types import (
     tfloat32,
 )
 from . import typing as ty
-from .lower import Lowerer, Py, Tup, _pyname, _what
+from .values import Py, Tup, describe_value, pyname
+
+if TYPE_CHECKING:
+    from .lower import Lowerer
 
 MAX_SLOTS = 1024  # elements per thread: beyond this the unrolled C++ is unreasonable
 
@@ -62,12 +66,12 @@ def assign_static(lw: Lowerer, node, name: str, value: Py) -> list:
     """``dtype = ct.tfloat32 if a.dtype == ct.float32 else a.dtype``: a name bound at compile
     time to a dtype or an enum member (cuTile code does this; the name has no runtime value)."""
     if not static_value(value.obj) or name in lw.observed:
-        raise lw.error(node, f"cannot assign {_pyname(value.obj)} to a kernel variable",
+        raise lw.error(node, f"cannot assign {pyname(value.obj)} to a kernel variable",
                        "only numbers, arrays and tuples of them are kernel values")
     prev = lw.statics.get(name)
     if prev is not None and prev.obj is not value.obj:
-        raise lw.error(node, f"'{name}' is bound to {_pyname(prev.obj)} and to "
-                             f"{_pyname(value.obj)}", "use two names")
+        raise lw.error(node, f"'{name}' is bound to {pyname(prev.obj)} and to "
+                             f"{pyname(value.obj)}", "use two names")
     lw.statics[name] = value
     return []
 
@@ -97,7 +101,7 @@ class TileMethod:
 # helpers
 # ---------------------------------------------------------------------------------------------
 
-def _need_block(lw: Lowerer, node, what: str) -> None:
+def need_block(lw: Lowerer, node, what: str) -> None:
     if lw.spec.threads is None:
         raise lw.error(node, f"{what} needs the block size at compile time",
                        "declare the kernel with @threadtile.tile.kernel, or give a thread-level "
@@ -105,20 +109,20 @@ def _need_block(lw: Lowerer, node, what: str) -> None:
                        "num_warps=4), launched with 128 threads per block")
 
 
-def _op(lw: Lowerer, node, t, tileop: str, args: list, **attrs) -> ir.TileOp:
+def tile_op(lw: Lowerer, node, t, tileop: str, args: list, **attrs) -> ir.TileOp:
     if isinstance(t, TileType):
-        _need_block(lw, node, f"the tile operation {tileop}")
+        need_block(lw, node, f"the tile operation {tileop}")
         slots = -(-t.size // lw.spec.threads)
         if slots > MAX_SLOTS:
             raise lw.error(node, f"a tile of {t.size} elements needs {slots} registers per "
                                  f"thread in a block of {lw.spec.threads} threads",
                            "use smaller tiles, or more warps (num_warps=...)")
     elif tileop in ("store", "printf", "item"):
-        _need_block(lw, node, f"the tile operation {tileop}")
+        need_block(lw, node, f"the tile operation {tileop}")
     return ir.TileOp(t, lw.loc(node), tileop, args, attrs)
 
 
-def _bind(lw: Lowerer, node: ast.Call, fname: str, params: list[str], defaults: dict,
+def bind_args(lw: Lowerer, node: ast.Call, fname: str, params: list[str], defaults: dict,
           lowered_args: list | None = None) -> dict:
     """The call's arguments by parameter name (cuTile's signatures), lowered. ``params`` lists
     every parameter in order; those not in ``defaults`` are required."""
@@ -143,7 +147,7 @@ def _bind(lw: Lowerer, node: ast.Call, fname: str, params: list[str], defaults: 
     return vals
 
 
-def _static_int(lw: Lowerer, v, node, what: str) -> int:
+def static_int(lw: Lowerer, v, node, what: str) -> int:
     if isinstance(v, Py) and isinstance(v.obj, (int, np.integer)) and not isinstance(v.obj, bool):
         return int(v.obj)
     if isinstance(v, ir.Const) and isinstance(v.value, int) and not isinstance(v.value, bool):
@@ -152,30 +156,31 @@ def _static_int(lw: Lowerer, v, node, what: str) -> int:
                    "use a literal, a global or a Constant[int] parameter")
 
 
-def _pow2(n: int) -> bool:
+def is_pow2(n: int) -> bool:
     return n >= 1 and n & (n - 1) == 0
 
 
-def _shape(lw: Lowerer, v, node, what: str = "a tile shape", allow_neg: bool = False) -> tuple:
+def static_shape(lw: Lowerer, v, node, what: str = "a tile shape",
+                 allow_neg: bool = False) -> tuple:
     items = v.items if isinstance(v, Tup) else [v]
-    out = tuple(_static_int(lw, x, node, what) for x in items)
+    out = tuple(static_int(lw, x, node, what) for x in items)
     for d in out:
         if allow_neg and d == -1:
             continue
-        if not _pow2(d):
+        if not is_pow2(d):
             raise lw.error(node, f"{what} {out}: every dimension must be a power of two",
                            "pad the data to a power of two and use padding_mode / masks")
     return out
 
 
-def _axes(lw: Lowerer, v, ndim: int, node) -> tuple[int, ...]:
+def norm_axes(lw: Lowerer, v, ndim: int, node) -> tuple[int, ...]:
     """Normalized axes of ``v`` (None: all)."""
     if v is None or isinstance(v, Py) and v.obj is None:
         return tuple(range(ndim))
     items = v.items if isinstance(v, Tup) else [v]
     out = []
     for x in items:
-        a = _static_int(lw, x, node, "an axis")
+        a = static_int(lw, x, node, "an axis")
         if not -ndim <= a < ndim:
             raise lw.error(node, f"axis {a} is out of range for a {ndim}-d tile")
         out.append(a % ndim)
@@ -184,7 +189,7 @@ def _axes(lw: Lowerer, v, ndim: int, node) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
-def _static_bool(lw: Lowerer, v, node, what: str) -> bool:
+def static_bool(lw: Lowerer, v, node, what: str) -> bool:
     if isinstance(v, ir.Const) and isinstance(v.value, bool):
         return v.value
     if isinstance(v, Py) and isinstance(v.obj, bool):
@@ -198,17 +203,18 @@ def dtype_of(lw: Lowerer, v, node) -> Scalar:
     obj = v.obj if isinstance(v, Py) else v
     st = None if isinstance(obj, ir.Expr) else scalar_of(obj)
     if st is None:
-        raise lw.error(node, f"{_what(v)} is not a dtype", "use e.g. ct.float32 or x.dtype")
+        raise lw.error(node, f"{describe_value(v)} is not a dtype",
+                       "use e.g. ct.float32 or x.dtype")
     return st
 
 
-def _enum(lw: Lowerer, v, cls, node, what: str):
+def enum_member(lw: Lowerer, v, cls, node, what: str):
     if isinstance(v, Py) and isinstance(v.obj, cls):
         return v.obj
     if isinstance(v, Py) and isinstance(v.obj, enum.Enum) and type(v.obj).__name__ == \
             cls.__name__:  # cuTile's own enum, when a ported kernel still imports it
         return cls(v.obj.value)
-    raise lw.error(node, f"{what} must be a {cls.__name__} member, got {_what(v)}")
+    raise lw.error(node, f"{what} must be a {cls.__name__} member, got {describe_value(v)}")
 
 
 def scalar_arg(lw: Lowerer, v, node) -> ir.Expr:
@@ -218,13 +224,13 @@ def scalar_arg(lw: Lowerer, v, node) -> ir.Expr:
     return lw.scalar(v, node)
 
 
-def _tile_or_scalar(lw: Lowerer, v, node):
+def tile_or_scalar(lw: Lowerer, v, node):
     if is_tile(v):
         return v
     return lw.scalar(v, node)
 
 
-def _dt(v) -> tuple[Scalar, bool]:
+def dtype_weak(v) -> tuple[Scalar, bool]:
     """(dtype, weak) of a tile or scalar operand."""
     if is_tile(v):
         return v.type.dtype, False
@@ -241,8 +247,8 @@ def _weak_with(weak: Scalar, strong: Scalar) -> Scalar:
 
 
 def unify(a, b) -> Scalar:
-    at, aw = _dt(a)
-    bt, bw = _dt(b)
+    at, aw = dtype_weak(a)
+    bt, bw = dtype_weak(b)
     if aw and not bw:
         return _weak_with(at, bt)
     if bw and not aw:
@@ -250,7 +256,7 @@ def unify(a, b) -> Scalar:
     return promote(at, bt)
 
 
-def _shape_of(v) -> tuple:
+def shape_of(v) -> tuple:
     return v.type.shape if is_tile(v) else ()
 
 
@@ -274,7 +280,7 @@ def cast(lw: Lowerer, v, t: Scalar, node):
             return v
         if v.type.dtype == tfloat32 and t != float32:
             v = cast(lw, v, float32, node)
-        return _op(lw, node, TileType(t, v.type.shape), "cast", [v])
+        return tile_op(lw, node, TileType(t, v.type.shape), "cast", [v])
     return ty.convert(v, t)
 
 
@@ -282,7 +288,7 @@ def broadcast(lw: Lowerer, v, shape: tuple, node):
     """A tile broadcast to ``shape`` (scalars are left as they are)."""
     if not is_tile(v) or v.type.shape == shape:
         return v
-    return _op(lw, node, TileType(v.type.dtype, shape), "broadcast", [v])
+    return tile_op(lw, node, TileType(v.type.dtype, shape), "broadcast", [v])
 
 
 def item(lw: Lowerer, v: ir.Expr, node) -> ir.Expr:
@@ -290,10 +296,10 @@ def item(lw: Lowerer, v: ir.Expr, node) -> ir.Expr:
     if v.type.size != 1:
         raise lw.error(node, f"a {v.type} is used where a number is needed",
                        "reduce it first (ct.sum, ct.max, ...) to one element")
-    return _op(lw, node, v.type.dtype, "item", [v])
+    return tile_op(lw, node, v.type.dtype, "item", [v])
 
 
-def _no_tf32(lw: Lowerer, v, node, what: str) -> None:
+def no_tf32(lw: Lowerer, v, node, what: str) -> None:
     if is_tile(v) and v.type.dtype == tfloat32:
         raise lw.error(node, f"{what} of a tfloat32 tile",
                        "tfloat32 tiles are operands of mma/matmul only; convert back with "
@@ -314,9 +320,9 @@ def binop(lw: Lowerer, op: str, a, b, node) -> ir.Expr:
     """``a op b`` where at least one side is a tile."""
     if op == "@":
         return matmul(lw, a, b, node)
-    a, b = _tile_or_scalar(lw, a, node), _tile_or_scalar(lw, b, node)
+    a, b = tile_or_scalar(lw, a, node), tile_or_scalar(lw, b, node)
     for v in (a, b):
-        _no_tf32(lw, v, node, f"operator {op}")
+        no_tf32(lw, v, node, f"operator {op}")
     if op == "**" and isinstance(b, ir.Const) and isinstance(b.value, int) and \
             b.value in (1, 2, 3) and is_tile(a):
         r = a
@@ -330,23 +336,23 @@ def binop(lw: Lowerer, op: str, a, b, node) -> ir.Expr:
         t = int32
     if op == "/" and not t.is_float:
         t = float32  # cuTile divides integer tiles to float32, keeping tiles off float64
-    shape = broadcast_shapes(lw, [_shape_of(a), _shape_of(b)], node)
+    shape = broadcast_shapes(lw, [shape_of(a), shape_of(b)], node)
     args = [broadcast(lw, cast(lw, v, t, node), shape, node) for v in (a, b)]
-    return _op(lw, node, TileType(t, shape), "binop", args, op=_ARITH[op])
+    return tile_op(lw, node, TileType(t, shape), "binop", args, op=_ARITH[op])
 
 
 def compare(lw: Lowerer, op: str, a, b, node) -> ir.Expr:
-    a, b = _tile_or_scalar(lw, a, node), _tile_or_scalar(lw, b, node)
+    a, b = tile_or_scalar(lw, a, node), tile_or_scalar(lw, b, node)
     t = unify(a, b)
-    shape = broadcast_shapes(lw, [_shape_of(a), _shape_of(b)], node)
+    shape = broadcast_shapes(lw, [shape_of(a), shape_of(b)], node)
     args = [broadcast(lw, cast(lw, v, t, node), shape, node) for v in (a, b)]
-    return _op(lw, node, TileType(bool_, shape), "binop", args, op=_CMP[op])
+    return tile_op(lw, node, TileType(bool_, shape), "binop", args, op=_CMP[op])
 
 
 def unary(lw: Lowerer, op: str, v: ir.Expr, node) -> ir.Expr:
     if op == "+":
         return v
-    _no_tf32(lw, v, node, f"operator {op}")
+    no_tf32(lw, v, node, f"operator {op}")
     t = v.type.dtype
     if op == "not":
         raise lw.error(node, "`not` of a tile", "use ~mask for an elementwise not of a bool tile")
@@ -354,12 +360,12 @@ def unary(lw: Lowerer, op: str, v: ir.Expr, node) -> ir.Expr:
         raise lw.error(node, "operator ~ needs an integer or bool tile")
     if op == "-" and t == bool_:
         v, t = cast(lw, v, int32, node), int32
-    return _op(lw, node, v.type, "unary", [v], op={"-": "neg", "~": "invert"}[op])
+    return tile_op(lw, node, v.type, "unary", [v], op={"-": "neg", "~": "invert"}[op])
 
 
 def where(lw: Lowerer, c, x, y, node) -> ir.Expr:
-    c = _tile_or_scalar(lw, c, node)
-    x, y = _tile_or_scalar(lw, x, node), _tile_or_scalar(lw, y, node)
+    c = tile_or_scalar(lw, c, node)
+    x, y = tile_or_scalar(lw, x, node), tile_or_scalar(lw, y, node)
     if not is_tile(c) and not is_tile(x) and not is_tile(y):
         raise lw.error(node, "ct.where() needs at least one tile", "use `x if c else y`")
     if is_tile(c) and c.type.dtype != bool_:
@@ -368,20 +374,20 @@ def where(lw: Lowerer, c, x, y, node) -> ir.Expr:
         c = lw.truth(c, node)
     t = unify(x, y) if (is_tile(x) or is_tile(y)) else ty.unify(x.type, ty.is_weak(x),
                                                                 y.type, ty.is_weak(y))[0]
-    shape = broadcast_shapes(lw, [_shape_of(c), _shape_of(x), _shape_of(y)], node)
+    shape = broadcast_shapes(lw, [shape_of(c), shape_of(x), shape_of(y)], node)
     args = [broadcast(lw, c, shape, node)] + [broadcast(lw, cast(lw, v, t, node), shape, node)
                                               for v in (x, y)]
-    return _op(lw, node, TileType(t, shape), "where", args)
+    return tile_op(lw, node, TileType(t, shape), "where", args)
 
 
-_MATH = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "tan", "sinh",
+MATH_FUNCS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "tan", "sinh",
          "cosh", "floor", "ceil")
 
 
 def math(lw: Lowerer, name: str, v, node, approx: bool = False) -> ir.Expr:
     """An elementwise math function of a tile; integer tiles compute in float32. ``approx``
     (exp only) asks for the fast hardware exponential, on float32 and 16-bit float tiles."""
-    _no_tf32(lw, v, node, name)
+    no_tf32(lw, v, node, name)
     t = v.type.dtype
     if approx:
         if t.name == "float64":
@@ -392,19 +398,19 @@ def math(lw: Lowerer, name: str, v, node, approx: bool = False) -> ir.Expr:
     if name == "abs":
         if t.kind in "ub":
             return v
-        return _op(lw, node, v.type, "math", [v], fn="abs")
+        return tile_op(lw, node, v.type, "math", [v], fn="abs")
     if name == "isnan":
         if not t.is_float:
             return full_like(lw, v.type.shape, False, bool_, node)
-        return _op(lw, node, TileType(bool_, v.type.shape), "math", [v], fn="isnan")
+        return tile_op(lw, node, TileType(bool_, v.type.shape), "math", [v], fn="isnan")
     if not t.is_float:
         v, t = cast(lw, v, float32, node), float32
-    return _op(lw, node, v.type, "math", [v], fn=name)
+    return tile_op(lw, node, v.type, "math", [v], fn=name)
 
 
 def full_like(lw: Lowerer, shape: tuple, value, t: Scalar, node) -> ir.Expr:
     c = ir.Const(t, lw.loc(node), ty.py_value(value, t))
-    return _op(lw, node, TileType(t, shape), "full", [c])
+    return tile_op(lw, node, TileType(t, shape), "full", [c])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -461,25 +467,25 @@ def call_method(lw: Lowerer, m: TileMethod, node: ast.Call):
     name = m.name
     x = m.base
     if name == "astype":
-        v = _bind(lw, node, "astype", ["dtype", "rounding_mode"], {"rounding_mode": None})
+        v = bind_args(lw, node, "astype", ["dtype", "rounding_mode"], {"rounding_mode": None})
         return cast(lw, x, dtype_of(lw, v["dtype"], node), node)
     if name == "reshape":
         args = [lw.expr(a) for a in node.args]
         shape = args[0] if len(args) == 1 else Tup(args)
         if node.keywords:
-            shape = _bind(lw, node, "reshape", ["shape"], {})["shape"]
+            shape = bind_args(lw, node, "reshape", ["shape"], {})["shape"]
         return reshape(lw, x, shape, node)
     if name == "permute":
         args = [lw.expr(a) for a in node.args]
         axes = args[0] if len(args) == 1 else Tup(args)
         if node.keywords:
-            axes = _bind(lw, node, "permute", ["axes"], {})["axes"]
-        return permute(lw, x, _perm(lw, axes, x.type.ndim, node), node)
+            axes = bind_args(lw, node, "permute", ["axes"], {})["axes"]
+        return permute(lw, x, permutation(lw, axes, x.type.ndim, node), node)
     if name == "transpose":
-        v = _bind(lw, node, "transpose", ["axis0", "axis1"], {"axis0": None, "axis1": None})
+        v = bind_args(lw, node, "transpose", ["axis0", "axis1"], {"axis0": None, "axis1": None})
         return transpose(lw, x, v["axis0"], v["axis1"], node)
     if name == "item":
-        _bind(lw, node, "item", [], {})
+        bind_args(lw, node, "item", [], {})
         return item(lw, x, node)
     raise lw.unsupported(node, f"the tile method {name}()", "see docs/tiles.md")
 
@@ -502,7 +508,7 @@ def subscript(lw: Lowerer, base: ir.Expr, node: ast.Subscript):
                                  "tiles can only gain axes with x[:, None]; use ct.where or "
                                  "a reduction to pick elements")
     shape += base.type.shape[k:]
-    return _op(lw, node, TileType(base.type.dtype, tuple(shape)), "reshape", [base])
+    return tile_op(lw, node, TileType(base.type.dtype, tuple(shape)), "reshape", [base])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -510,7 +516,7 @@ def subscript(lw: Lowerer, base: ir.Expr, node: ast.Subscript):
 # ---------------------------------------------------------------------------------------------
 
 def reshape(lw: Lowerer, x, shape_v, node) -> ir.Expr:
-    shape = list(_shape(lw, shape_v, node, "a reshape", allow_neg=True))
+    shape = list(static_shape(lw, shape_v, node, "a reshape", allow_neg=True))
     n = x.type.size
     if shape.count(-1) > 1:
         raise lw.error(node, "only one axis of a reshape may be -1")
@@ -519,12 +525,12 @@ def reshape(lw: Lowerer, x, shape_v, node) -> ir.Expr:
         shape[shape.index(-1)] = n // rest if rest else 0
     if int(np.prod(shape)) != n:
         raise lw.error(node, f"cannot reshape a {x.type} to {tuple(shape)}")
-    return _op(lw, node, TileType(x.type.dtype, tuple(shape)), "reshape", [x])
+    return tile_op(lw, node, TileType(x.type.dtype, tuple(shape)), "reshape", [x])
 
 
-def _perm(lw: Lowerer, v, ndim: int, node) -> tuple:
+def permutation(lw: Lowerer, v, ndim: int, node) -> tuple:
     items = v.items if isinstance(v, Tup) else [v]
-    perm = tuple(_static_int(lw, a, node, "an axis") % ndim if ndim else 0 for a in items)
+    perm = tuple(static_int(lw, a, node, "an axis") % ndim if ndim else 0 for a in items)
     if sorted(perm) != list(range(ndim)):
         raise lw.error(node, f"{perm} is not a permutation of the {ndim} axes")
     return perm
@@ -534,7 +540,7 @@ def permute(lw: Lowerer, x, perm: tuple, node) -> ir.Expr:
     if perm == tuple(range(len(perm))):
         return x
     shape = tuple(x.type.shape[p] for p in perm)
-    return _op(lw, node, TileType(x.type.dtype, shape), "permute", [x], perm=perm)
+    return tile_op(lw, node, TileType(x.type.dtype, shape), "permute", [x], perm=perm)
 
 
 def transpose(lw: Lowerer, x, a0, a1, node) -> ir.Expr:
@@ -546,8 +552,8 @@ def transpose(lw: Lowerer, x, a0, a1, node) -> ir.Expr:
             raise lw.error(node, "transpose() of a tile with fewer than two axes")
         i, j = nd - 2, nd - 1
     else:
-        i = _static_int(lw, a0, node, "axis0") % nd
-        j = _static_int(lw, a1, node, "axis1") % nd
+        i = static_int(lw, a0, node, "axis0") % nd
+        j = static_int(lw, a1, node, "axis1") % nd
     perm = list(range(nd))
     perm[i], perm[j] = perm[j], perm[i]
     return permute(lw, x, tuple(perm), node)
@@ -581,7 +587,7 @@ def mma(lw: Lowerer, x, y, acc, node) -> ir.Expr:
         raise lw.error(node, f"mma() of {x.type.dtype} inputs into a {acc.type.dtype} "
                              "accumulator is not supported",
                        f"supported accumulators for {x.type.dtype}: {', '.join(ok) or 'none'}")
-    return _op(lw, node, acc.type, "mma", [x, y, acc])
+    return tile_op(lw, node, acc.type, "mma", [x, y, acc])
 
 
 def matmul(lw: Lowerer, x, y, node) -> ir.Expr:

@@ -7,8 +7,9 @@ and lockstep simulation needs the structure to manage execution masks.
 Every node carries a :class:`Loc`. Expressions carry their :class:`Type`. Names of variables
 are those of the Python source (renamed only on collision), so the emitted C++ reads like it.
 
-Calls to intrinsics (``Call``) name an entry of :mod:`threadtile.ir.intrinsics`; the backends
-map those names to their own spelling by table.
+Calls of intrinsics (``Call``) and tile operations (``TileOp``) name an entry of the registry
+in :mod:`threadtile.ir.ops`, which says their operands, attributes and typing rule; the
+backends spell and run them by tables keyed by those names.
 """
 
 from __future__ import annotations
@@ -151,10 +152,10 @@ class Call(Expr):
 @dataclass(eq=False)
 class TileOp(Expr):
     """A block-collective tile operation (docs/tiles.md): every thread of the block executes it
-    together. ``op`` keys the backends' tile tables (``backends/cuda/tiles.py``,
-    ``backends/sim/tiles.py``); ``args`` are tiles or uniform scalars; ``attrs`` holds the
-    compile-time parameters (axes, shapes, padding mode...). The type is a ``TileType``, a
-    scalar (``item``) or void (``store``, ``printf``)."""
+    together. ``op`` names an entry of ``ops.TILE_OPS``, which the backends' tables follow
+    (``backends/cuda/tiles.py``, ``backends/sim/tiles.py``); ``args`` are tiles or uniform
+    scalars; ``attrs`` holds the compile-time parameters (axes, shapes, padding mode...). The
+    type is a ``TileType``, a scalar (``item``) or void (``store``, ``printf``)."""
 
     op: str
     args: list[Expr]
@@ -328,6 +329,43 @@ def walk_stmts(body: list[Stmt]):
             yield from walk_stmts(s.orelse)
         elif isinstance(s, (For, While)):
             yield from walk_stmts(s.body)
+
+
+def stmt_exprs(s: Stmt):
+    """The expressions statement ``s`` holds itself (not those of nested statements)."""
+    for k, v in vars(s).items():
+        if k in ("body", "then", "orelse", "loc", "type", "init"):
+            continue
+        if isinstance(v, Expr):
+            yield v
+        elif isinstance(v, list):
+            yield from (x for x in v if isinstance(x, Expr))
+
+
+def walk_expr(e: Expr):
+    """``e`` and every expression inside it, parents first (a tile operation's compile-time
+    ``attrs`` are not operands and are not walked)."""
+    yield e
+    for k, v in vars(e).items():
+        if k in ("type", "loc", "func", "attrs"):
+            continue
+        if isinstance(v, Expr):
+            yield from walk_expr(v)
+        elif isinstance(v, list):
+            for x in v:
+                if isinstance(x, Expr):
+                    yield from walk_expr(x)
+                elif isinstance(x, tuple):
+                    for y in x:
+                        yield from walk_expr(y)
+
+
+def walk_module_exprs(module: Module):
+    """Every expression of every function of ``module``."""
+    for f in module.kernel.all_functions():
+        for s in walk_stmts(f.body):
+            for e in stmt_exprs(s):
+                yield from walk_expr(e)
 
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("Any", "annotations",

@@ -1,4 +1,5 @@
-"""Passes over a lowered module, run by ``frontend.specialize`` in the order of :func:`run`.
+"""The pass pipeline over a lowered module (compiler.lower runs it): :func:`run`, top to
+bottom, with the reason for each place in a comment.
 
 Both backends consume the result, so a pass here changes what the CUDA C++ says and what the
 simulator executes alike.
@@ -7,8 +8,11 @@ simulator executes alike.
 from __future__ import annotations
 
 from ..errors import KernelCompileError
-from ..lang.types import TileType, bfloat16, float16, float32, tfloat32, void
+from ..lang.types import TileType, void
 from . import nodes as ir
+from . import tiling
+from .kloop import fuse_k_loops
+from .verify import verify
 
 
 def run(module: ir.Module) -> None:
@@ -23,12 +27,20 @@ def run(module: ir.Module) -> None:
         # the conversions they insert are hoisted in turn.
         if module.threads and assign_layouts(f, module.threads):
             hoist_tile_ops(f)
+        # A matmul's k loop becomes one operation only once its accumulator is known to stay in
+        # fragments (the layouts above), and on the flat form, whose loop body is exactly the
+        # loads, casts and mma the match looks for.
+        if module.threads:
+            fuse_k_loops(f, module.threads)
+    # Last, every operation against its typing rule (ir/ops.py): a pass that broke one is a
+    # compiler bug, reported here rather than as wrong C++ or a crash in the simulator.
+    verify(module)
 
 
 def hoist_tile_ops(f: ir.Function) -> None:
     """Bind every tile operation nested inside another expression to a temporary first."""
-    if not any(isinstance(x, ir.TileOp) for s in ir.walk_stmts(f.body) for e in _exprs(s)
-               for x in _walk(e)):
+    if not any(isinstance(x, ir.TileOp) for s in ir.walk_stmts(f.body) for e in ir.stmt_exprs(s)
+               for x in ir.walk_expr(e)):
         return
     taken = set(f.locals) | {p.name for p in f.params}
     counter = [0]
@@ -44,7 +56,7 @@ def hoist_tile_ops(f: ir.Function) -> None:
         if isinstance(e, (ir.Logical, ir.Select)):
             lazy = [e.right] if isinstance(e, ir.Logical) else [e.if_true, e.if_false]
             for side in lazy:
-                if any(isinstance(x, ir.TileOp) for x in _walk(side)):
+                if any(isinstance(x, ir.TileOp) for x in ir.walk_expr(side)):
                     raise KernelCompileError(
                         "a tile operation inside `and`/`or` or a conditional expression",
                         loc=side.loc, hint="tile operations are executed by every thread of "
@@ -87,7 +99,7 @@ def hoist_tile_ops(f: ir.Function) -> None:
                 s.step = expr(s.step, pre, False)
                 s.body = block(s.body)
             elif isinstance(s, ir.While):
-                if any(isinstance(x, ir.TileOp) for x in _walk(s.cond)):
+                if any(isinstance(x, ir.TileOp) for x in ir.walk_expr(s.cond)):
                     raise KernelCompileError(
                         "a tile operation in a while condition", loc=s.cond.loc,
                         hint="compute it into a variable before the loop and again at the end "
@@ -101,18 +113,6 @@ def hoist_tile_ops(f: ir.Function) -> None:
         return out
 
     f.body = block(f.body)
-
-
-def mma_fragments_ok(op: ir.TileOp, threads: int) -> bool:
-    """Whether an mma's accumulator can live in tensor-core fragments (tile.h's MmaTile):
-    float32 accumulation of float16/bfloat16/tfloat32 on shapes the instructions tile, with the
-    16x8 blocks of the result shared evenly by the warps."""
-    a, b, acc = (x.type for x in op.args)
-    (m, k), (_, n) = a.shape, b.shape
-    ks = 8 if a.dtype == tfloat32 else 16
-    return (a.dtype in (float16, bfloat16, tfloat32) and acc.dtype == float32 and
-            m % 16 == 0 and n % 8 == 0 and k % ks == 0 and
-            (m // 16) * (n // 8) % (threads // 32) == 0)
 
 
 def assign_layouts(f: ir.Function, threads: int) -> bool:
@@ -137,7 +137,7 @@ def assign_layouts(f: ir.Function, threads: int) -> bool:
                                      for v in vals):
             continue
         mmas = [v for v in vals if v.op == "mma"]
-        if mmas and all(mma_fragments_ok(v, threads) for v in mmas):
+        if mmas and all(tiling.fragments_ok(*(x.type for x in v.args), threads) for v in mmas):
             t = f.locals[name]
             cands[name] = TileType(t.dtype, t.shape, "mma")
     if not cands:
@@ -216,8 +216,8 @@ def _fragment_epilogue(f: ir.Function, cands: dict, assigns: dict) -> dict:
     reads: dict[str, int] = {}
     stored: dict[str, int] = {}
     for st in ir.walk_stmts(f.body):
-        for e in _exprs(st):
-            for x in _walk(e):
+        for e in ir.stmt_exprs(st):
+            for x in ir.walk_expr(e):
                 if isinstance(x, ir.Var):
                     reads[x.name] = reads.get(x.name, 0) + 1
                 if isinstance(x, ir.TileOp) and x.op == "store" and \
@@ -235,29 +235,3 @@ def _fragment_epilogue(f: ir.Function, cands: dict, assigns: dict) -> dict:
             t = TileType(v.type.dtype, v.type.shape, "mma")
             sinks[name] = f.locals[name] = v.type = t
     return sinks
-
-
-def _exprs(s: ir.Stmt):
-    for k, v in vars(s).items():
-        if k in ("body", "then", "orelse", "loc", "type", "init"):
-            continue
-        if isinstance(v, ir.Expr):
-            yield v
-        elif isinstance(v, list):
-            yield from (x for x in v if isinstance(x, ir.Expr))
-
-
-def _walk(e: ir.Expr):
-    yield e
-    for k, v in vars(e).items():
-        if k in ("type", "loc", "func", "attrs"):
-            continue
-        if isinstance(v, ir.Expr):
-            yield from _walk(v)
-        elif isinstance(v, list):
-            for x in v:
-                if isinstance(x, ir.Expr):
-                    yield from _walk(x)
-                elif isinstance(x, tuple):
-                    for y in x:
-                        yield from _walk(y)

@@ -34,11 +34,19 @@ def format_expr(e: ir.Expr) -> str:
     if isinstance(e, ir.Call):
         return f"{e.name}({', '.join(map(format_expr, e.args))}):{e.type}"
     if isinstance(e, ir.TileOp):
-        attrs = "".join(f", {k}={v!r}" for k, v in e.attrs.items())
+        attrs = "".join(f", {k}={_attr(v)}" for k, v in e.attrs.items())
         return f"tile.{e.op}({', '.join(map(format_expr, e.args))}{attrs}):{e.type}"
     if isinstance(e, ir.CallFunc):
         return f"{e.func.name}({', '.join(map(format_expr, e.args))}):{e.type}"
     return repr(e)
+
+
+def _attr(v) -> str:
+    if isinstance(v, ir.Expr):  # the operations an mma_loop stands for
+        return format_expr(v)
+    if isinstance(v, tuple):
+        return repr(v)
+    return str(v) if hasattr(v, "kind") else repr(v)  # a dtype by its name
 
 
 def format_body(body: list[ir.Stmt], indent: int = 1) -> list[str]:

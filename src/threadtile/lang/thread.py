@@ -5,7 +5,7 @@ one by identity and lowers it to the IR; none of them does GPU work when called 
 
 Outside a kernel they are inert, except under ``simulate(mode="python")``, which runs the
 kernel's own Python function once per thread: there each name asks the simulated thread that
-is running (``_context.current``) for its value.
+is running (``context.current``) for its value.
 """
 
 from __future__ import annotations
@@ -22,17 +22,17 @@ __all__ = [
 ]
 
 
-class _Context(threading.local):
+class Context(threading.local):
     """The simulated thread running on this OS thread (python-mode simulation), or None."""
 
     current = None
 
 
-_context = _Context()
+context = Context()
 
 
 def _here(what: str):
-    ctx = _context.current
+    ctx = context.current
     if ctx is None:
         raise RuntimeError(
             f"{what} can only be used inside a kernel: decorate the function with @threadtile.jit "
@@ -40,7 +40,7 @@ def _here(what: str):
     return ctx
 
 
-class _Dim3Reg:
+class Dim3Reg:
     """threadIdx / blockIdx / blockDim / gridDim: ``.x``, ``.y``, ``.z`` are int32 values."""
 
     def __init__(self, name: str):
@@ -62,13 +62,13 @@ class _Dim3Reg:
         return _here(self._name).special(self._name, 2)
 
 
-threadIdx = _Dim3Reg("threadIdx")
-blockIdx = _Dim3Reg("blockIdx")
-blockDim = _Dim3Reg("blockDim")
-gridDim = _Dim3Reg("gridDim")
+threadIdx = Dim3Reg("threadIdx")
+blockIdx = Dim3Reg("blockIdx")
+blockDim = Dim3Reg("blockDim")
+gridDim = Dim3Reg("gridDim")
 
 
-class _LaneReg:
+class LaneReg:
     def __init__(self, name: str):
         self._name = name
 
@@ -115,7 +115,7 @@ class _LaneReg:
     __rmul__ = __mul__
 
 
-laneid = _LaneReg("laneid")
+laneid = LaneReg("laneid")
 warpsize = 32
 
 

@@ -82,9 +82,9 @@ class RoundingMode(enum.Enum):
 
 def _stub(name: str, doc: str):
     def f(*args, **kwargs):
-        from .thread import _context  # noqa: PLC0415
+        from .thread import context  # noqa: PLC0415
 
-        if _context.current is not None:
+        if context.current is not None:
             raise RuntimeError(f"threadtile.tile.{name}() does not run in simulate(mode="
                                "'python'); tile kernels run in the default lockstep mode")
         raise RuntimeError(f"threadtile.tile.{name}() can only be used inside a kernel: "
@@ -274,4 +274,4 @@ def _unsupported(name: str):
     return f
 
 
-_UNSUPPORTED_STUBS = {n: _unsupported(n) for n in UNSUPPORTED}
+UNSUPPORTED_STUBS = {n: _unsupported(n) for n in UNSUPPORTED}

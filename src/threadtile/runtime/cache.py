@@ -25,6 +25,8 @@ import struct
 import tempfile
 from pathlib import Path
 
+from ..version import __version__
+
 __all__ = ["cache_root", "cache_dir", "make_key", "get", "put", "info", "clear", "salt"]
 
 _MAGIC = b"TTCACHE1"
@@ -34,12 +36,7 @@ _SUFFIX = ".bin"
 
 
 def _package_version() -> str:
-    try:
-        import threadtile  # noqa: PLC0415
-
-        return str(getattr(threadtile, "__version__", "0"))
-    except Exception:  # noqa: BLE001  (a half-imported package during its own import)
-        return "0"
+    return __version__
 
 
 def _nvrtc_version() -> str:

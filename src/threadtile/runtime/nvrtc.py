@@ -40,7 +40,7 @@ import functools
 import re
 from pathlib import Path
 
-from ..errors import NvrtcError
+from ..errors import NvrtcError, parse_log
 
 __all__ = ["compile_cubin", "compile_ptx", "compiler_id", "nvrtc_version", "parse_log",
            "supported_archs", "include_dirs", "CompileResult", "MINIMAL_SAFE_INCLUDES"]
@@ -50,13 +50,6 @@ __all__ = ["compile_cubin", "compile_ptx", "compiler_id", "nvrtc_version", "pars
 MINIMAL_SAFE_INCLUDES = frozenset({"threadtile.h", "tile.h", "cuda_fp16.h", "cuda_bf16.h"})
 
 _INCLUDE_RE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
-# NVRTC diagnostics: `file(12): error: message` or `file(12): warning #177-D: message`.
-# The file name may contain spaces and parentheses of its own, so anchor on the last `(N): `.
-_DIAG_RE = re.compile(
-    r"^(?P<file>.*?)\((?P<line>\d+)\): (?P<sev>error|warning|catastrophic error|remark)"
-    r"(?: #[\w-]+)?: (?P<msg>.*)$")
-
-
 class CompileResult(bytes):
     """The cubin (or PTX) bytes, with NVRTC's log (warnings) attached as ``.log``."""
 
@@ -130,9 +123,7 @@ def include_dirs() -> tuple[str, ...]:
     include its headers still compiles, and one that does gets NVRTC's "cannot open source
     file" error naming the header.
     """
-    import threadtile  # noqa: PLC0415
-
-    dirs = [str(Path(threadtile.__file__).parent / "backends" / "cuda" / "include")]
+    dirs = [str(Path(__file__).resolve().parents[1] / "backends" / "cuda" / "include")]
     try:
         from cuda.pathfinder import find_nvidia_header_directory  # noqa: PLC0415
     except ImportError:
@@ -235,26 +226,3 @@ def compile_ptx(source: str, arch: str, *, name: str = "kernel.cu",
     """Like :func:`compile_cubin` but returns PTX text (for reading, not for loading: a PTX
     from a newer NVRTC does not load on an older driver)."""
     return _compile(source, arch, name, options, std, minimal, "ptx").decode()
-
-
-def parse_log(log: str) -> list[tuple[str, int, str]]:
-    """NVRTC diagnostics as ``(filename, line, message)``: errors first, then warnings, each in
-    log order. Error messages are bare (``identifier "x" is undefined``); warnings keep their
-    prefix (``warning #177-D: variable "x" was declared but never referenced``).
-
-    File names and lines follow the source's ``#line`` directives, so for generated code they
-    point at the Python kernel.
-    """
-    errors_, warnings_ = [], []
-    for raw in log.splitlines():
-        m = _DIAG_RE.match(raw.rstrip())
-        if m is None:
-            continue
-        sev, msg = m.group("sev"), m.group("msg").strip()
-        if sev.endswith("error"):
-            errors_.append((m.group("file"), int(m.group("line")), msg))
-        else:
-            code = re.search(r"#[\w-]+", raw[m.end("sev"):m.start("msg")])
-            prefix = sev + (f" {code.group(0)}" if code else "")
-            warnings_.append((m.group("file"), int(m.group("line")), f"{prefix}: {msg}"))
-    return errors_ + warnings_

@@ -23,7 +23,7 @@ from __future__ import annotations
 from ..frontend.specialize import Constant, ConstantAnnotation
 from ..jit import Kernel, _Launch
 from ..lang.tile import *  # noqa: F403  (the kernel language is this package's surface)
-from ..lang.tile import _UNSUPPORTED_STUBS, UNSUPPORTED
+from ..lang.tile import UNSUPPORTED, UNSUPPORTED_STUBS
 from ..lang.types import (
     bfloat16,
     bool_,
@@ -91,7 +91,7 @@ def launch(stream, grid, kernel, args) -> None:
 
 def __getattr__(name: str):
     if name in UNSUPPORTED:
-        return _UNSUPPORTED_STUBS[name]
+        return UNSUPPORTED_STUBS[name]
     raise AttributeError(f"threadtile.tile has no attribute {name!r}; docs/tiles.md lists the "
                          "supported cuTile names")
 

@@ -11,40 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...ir import nodes as ir
-from ...lang.types import ArrayType, Scalar, TileType, Type, float32, float64, int64
-from . import tiles
+from ...lang.types import ArrayType, Scalar, TileType, float32, float64, int64
+from . import intrinsics, tiles
+from .cxx import PREC as _PREC
+from .cxx import ctype, literal
 
 HEADER = "threadtile.h"
 
-# C++ operator precedence (higher binds tighter)
-_PREC = {"?:": 3, "||": 4, "&&": 5, "|": 6, "^": 7, "&": 8, "==": 9, "!=": 9, "<": 10,
-         "<=": 10, ">": 10, ">=": 10, "<<": 11, ">>": 11, "+": 12, "-": 12, "*": 13, "/": 13,
-         "%": 13, "unary": 15, "atom": 16}
-
-# math intrinsics: name -> (float spelling, double spelling)
-_MATH = {n: (n + "f", n) for n in (
-    "sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin",
-    "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "lgamma",
-    "tgamma", "exp2", "rsqrt", "cbrt", "floor", "ceil", "trunc", "fabs", "pow", "atan2",
-    "hypot", "copysign", "fmod", "rint", "fma")}
-
-_CALLS = {  # intrinsic -> C++ format (args by position)
-    "syncthreads": "__syncthreads()", "syncthreads_count": "__syncthreads_count({0})",
-    "syncthreads_and": "__syncthreads_and({0})", "syncthreads_or": "__syncthreads_or({0})",
-    "syncwarp": "__syncwarp({0})", "threadfence": "__threadfence()",
-    "threadfence_block": "__threadfence_block()", "threadfence_system": "__threadfence_system()",
-    "activemask": "__activemask()", "lanemask_lt": "tt::lanemask_lt()",
-    "all_sync": "__all_sync({0}, {1})", "any_sync": "__any_sync({0}, {1})",
-    "eq_sync": "__uni_sync({0}, {1})", "ballot_sync": "__ballot_sync({0}, {1})",
-    "isnan": "isnan({0})", "isinf": "isinf({0})", "isfinite": "isfinite({0})",
-    "min": "tt::min({0}, {1})", "max": "tt::max({0}, {1})",
-}
-_SHFL = {"shfl_sync": "__shfl_sync", "shfl_up_sync": "__shfl_up_sync",
-         "shfl_down_sync": "__shfl_down_sync", "shfl_xor_sync": "__shfl_xor_sync"}
-_SHFL_NATIVE = {"int32", "uint32", "int64", "uint64", "float32", "float64", "float16",
-                "bfloat16"}
-_BITS = {"popc": ("__popc", "__popcll"), "clz": ("__clz", "__clzll"),
-         "ffs": ("__ffs", "__ffsll"), "brev": ("__brev", "__brevll")}
 _SPECIAL = {"laneid": "int(tt::laneid())"}
 
 _CXX_RESERVED = set("""alignas alignof and and_eq asm auto bitand bitor bool break case catch
@@ -57,18 +30,8 @@ virtual void volatile wchar_t while xor xor_eq threadIdx blockIdx blockDim gridD
 tt printf min max abs int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t
 main""".split())
 # a local named like a function the generated code calls would hide it: `double log = log(x);`
-_CXX_RESERVED |= set(_MATH) | {n + "f" for n in _MATH} | {
+_CXX_RESERVED |= set(intrinsics.MATH) | {n + "f" for n in intrinsics.MATH} | {
     "isnan", "isinf", "isfinite", "llabs", "fabsf", "powf", "fmaf"}
-
-
-def ctype(t: Type) -> str:
-    if isinstance(t, Scalar):
-        return t.cname
-    if isinstance(t, ArrayType):
-        return f"tt::{'CArray' if t.layout == 'C' else 'Array'}<{t.dtype.cname}, {t.ndim}>"
-    if isinstance(t, TileType):
-        return tiles.alias(t)
-    raise TypeError(f"no C++ type for {t}")
 
 
 def _uses_half(module: ir.Module) -> bool:
@@ -83,8 +46,8 @@ def _uses_half(module: ir.Module) -> bool:
         for s in ir.walk_stmts(f.body):
             if isinstance(s, ir.ArrayDecl) and half(s.type):
                 return True
-            for e in _stmt_exprs(s):
-                if any(half(x.type) for x in _walk_expr(e)):
+            for e in ir.stmt_exprs(s):
+                if any(half(x.type) for x in ir.walk_expr(e)):
                     return True
     return any(half(d.type) for d in module.const_arrays)
 
@@ -127,10 +90,9 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         out += ["#include <cuda_fp16.h>", "#include <cuda_bf16.h>", "#define TT_HALF 1"]
     out.append(f'#include "{HEADER}"')
     has_tiles = tiles.uses_tiles(module)
-    loops = tiles.mma_loops(module.kernel, module.threads) if has_tiles else []
     scratch = scratch_sm90a = 0
     if has_tiles:
-        scratch, scratch_sm90a = tiles.scratch_sizes(module, loops)
+        scratch, scratch_sm90a = tiles.scratch_sizes(module)
         out += tiles.prelude(module, scratch, scratch_sm90a)
     out.append("")
     if any(s.dynamic for f in module.kernel.all_functions() for s in ir.walk_stmts(f.body)
@@ -138,7 +100,7 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         out.append("extern __shared__ __align__(16) unsigned char tt_dynamic_smem[];")
     for d in module.const_arrays:
         dims = "".join(f"[{n}]" for n in d.shape)
-        vals = ", ".join(_literal(v, d.type.dtype) for v in d.init.ravel().tolist())
+        vals = ", ".join(literal(v, d.type.dtype) for v in d.init.ravel().tolist())
         out.append(f"__constant__ {d.type.dtype.cname} {d.name}{dims} = {{{vals}}};")
     statics = {d.name: d for d in module.const_arrays}
     for f in module.kernel.all_functions():
@@ -147,72 +109,16 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         fe.threads, fe.has_tiles = module.threads, has_tiles
         fe.occupancy = module.occupancy
         if f is module.kernel:
-            fe.mma_loops = {id(ml.loop): ml for ml in loops}
+            fe.tensormaps = tiles.tensormap_names(module)
         out.append(fe.emit())
     return CudaSource("\n".join(out) + "\n", module.kernel.name, scratch, scratch_sm90a,
-                      tiles.tensormaps(loops))
-
-
-def _literal(v, t: Scalar) -> str:
-    if t.kind == "b":
-        return "true" if v else "false"
-    if t.is_int:
-        if t.bits == 64:
-            return f"{v}LL" if t.kind == "i" else (f"{v:#x}ULL" if v >= 1 << 16 else f"{v}ULL")
-        if t.bits < 32:  # a plain literal would be an int: spell the type (int8_t(3))
-            return f"{t.cname}({v})"
-        if t.kind == "u":
-            return f"{v:#x}u" if v >= 1 << 16 else f"{v}u"
-        return str(v)
-    if t.bits == 16:  # __half and __nv_bfloat16 are built from a float
-        return f"{t.cname}({_literal(v, float32)})"
-    if v != v:
-        return "__int_as_float(0x7fc00000)" if t == float32 else "__longlong_as_double(" \
-               "0x7ff8000000000000LL)"
-    if v in (float("inf"), float("-inf")):
-        s = "" if v > 0 else "-"
-        return f"{s}__int_as_float(0x7f800000)" if t == float32 else \
-            f"{s}__longlong_as_double(0x7ff0000000000000LL)"
-    r = repr(float(v))
-    if "e" not in r and "." not in r:
-        r += ".0"
-    if t == float32:
-        return r + "f"
-    if t == float64:
-        return r
-    return f"{t.cname}({r}f)"
-
-
-def _walk_expr(e):
-    yield e
-    for k, v in vars(e).items():
-        if k in ("type", "loc", "func"):
-            continue
-        if isinstance(v, ir.Expr):
-            yield from _walk_expr(v)
-        elif isinstance(v, list):
-            for x in v:
-                if isinstance(x, ir.Expr):
-                    yield from _walk_expr(x)
-                elif isinstance(x, tuple):
-                    for y in x:
-                        yield from _walk_expr(y)
-
-
-def _stmt_exprs(s: ir.Stmt):
-    for k, v in vars(s).items():
-        if k in ("body", "then", "orelse", "loc", "type", "init"):
-            continue
-        if isinstance(v, ir.Expr):
-            yield v
-        elif isinstance(v, list):
-            yield from (x for x in v if isinstance(x, ir.Expr))
+                      tiles.tensormap_params(module))
 
 
 class FunctionEmitter:
     threads: int | None = None  # threads per block, when fixed (tile operations)
     has_tiles = False  # the module uses tile operations (and their dynamic shared scratch)
-    mma_loops: dict = {}  # id(ir.For) -> tiles.MmaLoop: k loops emitted as one operation
+    tensormaps: dict = {}  # id of an mma_loop op -> its tensor-map parameters (the kernel's)
     occupancy: int | None = None  # blocks per SM for __launch_bounds__ (with threads)
 
     def __init__(self, f: ir.Function, statics: dict[str, ir.ArrayDecl], lines: bool):
@@ -239,7 +145,7 @@ class FunctionEmitter:
         params = ", ".join([f"{ctype(p.type)} {self.n(p.name)}" for p in f.params
                             if not p.is_constant] +
                            [f"const __grid_constant__ tt::tile::sm90::TensorMap {m}"
-                            for ml in self.mma_loops.values() for m in ml.maps])
+                            for names in self.tensormaps.values() for m in names])
         if f.is_kernel:
             bounds = ""
             if self.threads:  # a fixed block: registers are allotted for exactly that
@@ -307,10 +213,6 @@ class FunctionEmitter:
         self.line("}")
 
     def s_For(self, s: ir.For) -> None:
-        ml = self.mma_loops.get(id(s))
-        if ml is not None:
-            self.line(tiles.emit_mma_loop(self, ml), s.loc)
-            return
         t = ctype(self.f.locals[s.var])
         var = self.n(s.var)
         assigned = {x.name for x in ir.walk_stmts(s.body) if isinstance(x, ir.Assign)}
@@ -412,7 +314,7 @@ class FunctionEmitter:
         return f"({text})" if p < prec else text
 
     def x_Const(self, x: ir.Const):
-        return _literal(x.value, x.type), _PREC["atom"] if not (
+        return literal(x.value, x.type), _PREC["atom"] if not (
             isinstance(x.value, (int, float)) and x.value < 0) else _PREC["unary"]
 
     def x_Var(self, x: ir.Var):
@@ -468,7 +370,7 @@ class FunctionEmitter:
                 return f"{t.cname}(powf(float({self.e(a)}), float({self.e(b)})))", \
                     _PREC["atom"]
             bb = self.e(b) if b.type == t else f"({t.cname})({self.e(b)})"
-            return self.math("pow", t, [self.e(a), bb]), _PREC["atom"]
+            return intrinsics.math_call("pow", t, [self.e(a), bb]), _PREC["atom"]
         if op in ("//", "%"):
             if t.is_int and (t.kind == "u" or (self.is_nonneg(a) and self.is_nonneg(b))):
                 op = "/" if op == "//" else "%"
@@ -573,66 +475,10 @@ class FunctionEmitter:
                 _PREC["atom"])
 
     def x_Call(self, x: ir.Call):
-        name, args = x.name, x.args
-        if name in _MATH:
-            t = x.type
-            return self.math(name, t, [self.e(a) for a in args]), _PREC["atom"]
-        if name in _SHFL:
-            mask, v, lane = args
-            vt = v.type
-            fn = _SHFL[name]
-            if vt.name in _SHFL_NATIVE:
-                return f"{fn}({self.e(mask)}, {self.e(v)}, {self.e(lane)})", _PREC["atom"]
-            return (f"({vt.cname}){fn}({self.e(mask)}, int32_t({self.e(v)}), {self.e(lane)})",
-                    _PREC["unary"])
-        if name in _BITS:
-            (v,) = args
-            bits = v.type.bits
-            fn = _BITS[name][bits == 64]
-            cast = "unsigned long long" if bits == 64 else "uint32_t"
-            arg = self.e(v)
-            if bits < 32:  # zero-extend, then count and reverse within the value's own width
-                arg = f"(uint{bits}_t)({arg})"
-            text = f"{fn}(({cast})({arg}))"
-            if bits < 32 and name in ("clz", "brev"):
-                return f"({text} {'-' if name == 'clz' else '>>'} {32 - bits})", _PREC["atom"]
-            return text, _PREC["atom"]
-        if name == "abs":
-            (v,) = args
-            t = v.type
-            if t.is_float:
-                if t.bits == 16:
-                    return f"{t.cname}(fabsf(float({self.e(v)})))", _PREC["atom"]
-                return self.math("fabs", t, [self.e(v)]), _PREC["atom"]
-            if t.kind == "u":
-                return self.e(v), _PREC["atom"]
-            return f"({t.cname})({'llabs' if t.bits == 64 else 'abs'}({self.e(v)}))", 15
-        if name.startswith("atomic."):
-            op = name.split(".")[1].rstrip("_")
-            target, *vals = args
-            ref = self.ref(target.array, target.indices)
-            return (f"tt::atomic_{op}(&{ref}, {', '.join(self.e(v) for v in vals)})",
-                    _PREC["atom"])
-        if name in ("isnan", "isinf", "isfinite") and args[0].type.bits == 16:
-            return f"{name}(float({self.e(args[0])}))", _PREC["atom"]
-        if name in ("min", "max"):
-            a, b = args
-            return f"tt::{name}({self.e(a)}, {self.e(b)})", _PREC["atom"]
-        fmt = _CALLS.get(name)
-        if fmt is None:
-            raise NotImplementedError(f"no CUDA spelling for intrinsic {name}")
-        return fmt.format(*[self.e(a) for a in args]), _PREC["atom"]
-
-    def math(self, name: str, t: Type, args: list[str]) -> str:
-        fl, db = _MATH[name]
-        if t == float32:
-            return f"{fl}({', '.join(args)})"
-        if t == float64:
-            return f"{db}({', '.join(args)})"
-        raise NotImplementedError(f"{name} on {t}")
+        return intrinsics.CALLS[x.name](self, x)
 
     def x_TileOp(self, x: ir.TileOp):
-        return tiles.emit_op(self, x), _PREC["atom"]
+        return tiles.spell(self, x), _PREC["atom"]
 
     def x_CallFunc(self, x: ir.CallFunc):
         args = []
@@ -671,8 +517,8 @@ def _is_dim(e: ir.Expr, base: ir.Expr, k: int) -> bool:
 
 
 def _invariant(e: ir.Expr, assigned: set[str]) -> bool:
-    return not any(isinstance(x, ir.Var) and x.name in assigned for x in _walk_expr(e)) and \
-        not any(isinstance(x, (ir.Call, ir.CallFunc, ir.Load)) for x in _walk_expr(e))
+    return not any(isinstance(x, ir.Var) and x.name in assigned for x in ir.walk_expr(e)) and \
+        not any(isinstance(x, (ir.Call, ir.CallFunc, ir.Load)) for x in ir.walk_expr(e))
 
 
 def _is_nonneg(e: ir.Expr, nonneg: set[str]) -> bool:
@@ -740,8 +586,8 @@ def _placement(f: ir.Function) -> tuple[list[str], set[int], set[int]]:
         blk = id(body)
         parents[blk] = parent
         for s in body:
-            for e in _stmt_exprs(s):
-                for x in _walk_expr(e):
+            for e in ir.stmt_exprs(s):
+                for x in ir.walk_expr(e):
                     if isinstance(x, ir.Var):
                         note(x.name, blk, s, False, bound)
             if isinstance(s, ir.Assign):

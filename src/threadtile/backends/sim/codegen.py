@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import nodes as ir
+from ...ir.ops import ATOMICS
 from ...ir.printer import format_expr
 from ...lang.types import ArrayType, Scalar, TileType, bfloat16, bool_, void
 from . import memory, ops, tiles
@@ -122,7 +123,9 @@ class _Translator:
             "_pymax": ops.pymax, "_popc": ops.popc, "_clz": ops.clz, "_ffs": ops.ffs,
             "_brev": ops.brev, "_tile": tiles.run_op, "_tasg": tiles.assign,
         }
-        self.tile_ops: list = []  # (TileOp, site) by index: what `_tile(B, m, k, ...)` runs
+        # (TileOp, site, sites of the ops it stands for) by index: what `_tile(B, m, k, ...)`
+        # runs
+        self.tile_ops: list = []
         for name, f in ops.MATH.items():
             self.ns["_M_" + name] = f
         self.consts: dict[tuple, str] = {}
@@ -537,8 +540,11 @@ class _FunctionGen:
         kind = {"load": "read", "store": "write", "atomic": "atomic"}.get(e.op, "tile")
         array = _array_text(e.args[0]) if kind != "tile" else ""
         site = self.tr.site(e.loc, array, kind)
+        subs = tuple(self.tr.site(x.loc, _array_text(x.args[0]) if x.op == "load" else "",
+                                  "read" if x.op == "load" else "tile")
+                     for x in tiles.sub_ops(e))
         k = len(self.tr.tile_ops)
-        self.tr.tile_ops.append((e, site))
+        self.tr.tile_ops.append((e, site, subs))
         args = "".join(", " + self.x(a, m) for a in e.args)
         return f"_tile(B, {m}, {k}{args})"
 
@@ -555,38 +561,50 @@ class _FunctionGen:
                 f"{self.indices(target.indices, m)}, ({vs}), {m}, {site}, {used})")
 
     def x_Call(self, e: ir.Call, m: str) -> str:
-        name = e.name
-        args = [self.x(a, m) for a in e.args]
-        if name.startswith("atomic."):
-            return self.atomic(e, m, used=True)
-        if name in ("min", "max"):
-            return f"_py{name}({args[0]}, {args[1]})"
-        if name == "abs":
-            return args[0] if e.type.kind == "u" else f"np.abs({args[0]})"
-        if name in _BITS:
-            return f"{_BITS[name]}({args[0]})"
-        if name in ops.MATH:
-            return f"_M_{name}({', '.join(args)})"
-        if name in _SYNC:
-            site = self.tr.site(e.loc, "", "barrier")
-            kind = _SYNC[name]
-            extra = f", {args[0]}, {kind!r}" if kind else ""
-            return f"B.barrier({m}, {site}{extra})"
-        if name == "syncwarp":
-            self.tr.warp_sync = True
-            site = self.tr.site(e.loc, "", "barrier")
-            return f"B.syncwarp({m}, {site}, {args[0]})"
-        if name in _SHFL:
-            site = self.tr.site(e.loc, "", "warp")
-            return f"B.shfl({m}, {site}, {_SHFL[name]!r}, {', '.join(args)})"
-        if name in _VOTE:
-            site = self.tr.site(e.loc, "", "warp")
-            return f"B.vote({m}, {site}, {_VOTE[name]!r}, {', '.join(args)})"
-        if name == "activemask":
-            return f"B.activemask({m})"
-        if name == "lanemask_lt":
-            return "B.lanemask_lt"
-        if name.startswith("threadfence"):
-            self.tr.fences = True
-            return f"B.fence({m})"
-        raise NotImplementedError(f"the simulator has no implementation of {name}()")
+        return CALLS[e.name](self, e, m, [self.x(a, m) for a in e.args])
+
+
+# ---------------------------------------------------------------------------------------------
+# intrinsics: CALLS[name](gen, call, mask, operands as Python) -> the Python expression, one
+# entry per name of the registry's INTRINSICS (ir/ops.py)
+# ---------------------------------------------------------------------------------------------
+
+def _barrier(g: _FunctionGen, e: ir.Call, m: str, args: list[str]) -> str:
+    site = g.tr.site(e.loc, "", "barrier")
+    kind = _SYNC[e.name]
+    extra = f", {args[0]}, {kind!r}" if kind else ""
+    return f"B.barrier({m}, {site}{extra})"
+
+
+def _syncwarp(g: _FunctionGen, e: ir.Call, m: str, args: list[str]) -> str:
+    g.tr.warp_sync = True
+    site = g.tr.site(e.loc, "", "barrier")
+    return f"B.syncwarp({m}, {site}, {args[0]})"
+
+
+def _warp(g: _FunctionGen, e: ir.Call, m: str, args: list[str]) -> str:
+    site = g.tr.site(e.loc, "", "warp")
+    if e.name in _SHFL:
+        return f"B.shfl({m}, {site}, {_SHFL[e.name]!r}, {', '.join(args)})"
+    return f"B.vote({m}, {site}, {_VOTE[e.name]!r}, {', '.join(args)})"
+
+
+def _fence(g: _FunctionGen, e: ir.Call, m: str, args: list[str]) -> str:
+    g.tr.fences = True
+    return f"B.fence({m})"
+
+
+CALLS = {
+    **{n: (lambda g, e, m, args: f"_M_{e.name}({', '.join(args)})") for n in ops.MATH},
+    **{n: (lambda g, e, m, args: f"{_BITS[e.name]}({args[0]})") for n in _BITS},
+    **{n: _barrier for n in _SYNC},
+    **{n: _warp for n in (*_SHFL, *_VOTE)},
+    **{f"atomic.{n}": (lambda g, e, m, args: g.atomic(e, m, used=True)) for n in ATOMICS},
+    **{n: _fence for n in ("threadfence", "threadfence_block", "threadfence_system")},
+    "min": lambda g, e, m, args: f"_pymin({args[0]}, {args[1]})",
+    "max": lambda g, e, m, args: f"_pymax({args[0]}, {args[1]})",
+    "abs": lambda g, e, m, args: args[0] if e.type.kind == "u" else f"np.abs({args[0]})",
+    "syncwarp": _syncwarp,
+    "activemask": lambda g, e, m, args: f"B.activemask({m})",
+    "lanemask_lt": lambda g, e, m, args: "B.lanemask_lt",
+}

@@ -3,7 +3,7 @@
 Each thread of a block is an OS thread running ``kernel.py_func`` unchanged, so ``print``,
 ``breakpoint()``/pdb and any Python work inside the kernel, as in numba's simulator. The
 kernel-language names (``threadIdx``, ``syncthreads``, ``shared.array``...) ask
-``threadtile.lang.thread._context.current``, which is this module's :class:`_Thread` for the
+``threadtile.lang.thread.context.current``, which is this module's :class:`_Thread` for the
 OS thread that runs it. Blocks run one after another.
 
 Synchronization is checked as the lockstep mode checks it: all threads of a block waiting at a
@@ -123,7 +123,7 @@ def _check_index(a: np.ndarray, idx) -> None:
     for axis, i in enumerate(parts):
         if isinstance(i, (int, np.integer)) and not isinstance(i, bool) and axis < a.ndim:
             if not 0 <= i < a.shape[axis]:
-                th = lt._context.current
+                th = lt.context.current
                 frame = sys._getframe(2)
                 if th is None or frame.f_code.co_filename.startswith(_NUMPY_DIR):
                     return  # NumPy itself (printing the array counts from the end), or the host
@@ -288,7 +288,7 @@ class _Block:
 
 
 class _Thread:
-    """What ``_context.current`` is in the OS thread that runs one simulated thread."""
+    """What ``context.current`` is in the OS thread that runs one simulated thread."""
 
     def __init__(self, blk: _Block, t: int):
         self.blk = blk
@@ -444,7 +444,7 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset) -> 
 
 def _run_block(fn, args: list, blk: _Block) -> None:
     def body(t: int) -> None:
-        lt._context.current = _Thread(blk, t)
+        lt.context.current = _Thread(blk, t)
         try:
             with np.errstate(all="ignore"):  # integers wrap silently on a GPU
                 fn(*args)
@@ -455,7 +455,7 @@ def _run_block(fn, args: list, blk: _Block) -> None:
         else:
             blk.exit(t)
         finally:
-            lt._context.current = None
+            lt.context.current = None
 
     threads = [threading.Thread(target=body, args=(t,), daemon=True,
                                 name=f"threadtile block {blk.bid} thread {blk.thread_of(t)}")

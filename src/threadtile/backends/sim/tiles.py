@@ -54,9 +54,17 @@ def _round(v, t: Scalar):
 
 def run_op(B, m, idx: int, *args):
     """Tile operation ``idx`` of the program, by the lanes of mask ``m``."""
-    op, site = B.state.prog.tile_ops[idx]
+    op, site, subs = B.state.prog.tile_ops[idx]
     blocks = _reached(B, m, site, op)
-    return _OPS[op.op](B, op, site, blocks, args)
+    return OPS[op.op](B, op, site, blocks, args, *subs)
+
+
+def sub_ops(op) -> tuple:
+    """The operations an operation stands for, each checked at its own line: an mma_loop's
+    two loads and its mma (the codegen gives each a site)."""
+    if op.op == "mma_loop":
+        return op.attrs["a"], op.attrs["b"], op.attrs["mma"]
+    return ()
 
 
 def assign(B, m, v, old):
@@ -75,7 +83,7 @@ def _what(op) -> str:
     a = op.attrs
     name = {"reduce": a.get("kind"), "scan": "cum" + a.get("kind", ""), "binop": a.get("op"),
             "math": a.get("fn"), "atomic": "atomic_" + a.get("op", "").rstrip("_"),
-            "cast": "astype"}.get(op.op, op.op)
+            "cast": "astype", "mma_loop": "mma"}.get(op.op, op.op)
     return f"ct.{name}()"
 
 
@@ -297,6 +305,34 @@ def _mma(B, op, site, blocks, args):
     else:
         r = np.matmul(x, y) + acc
     return _round(r, t)
+
+
+def _mma_loop(B, op, site, blocks, args, site_a, site_b, site_mma):
+    """The k loop an ``mma_loop`` stands for (ir/kloop.py), run as written: for each k of each
+    block's range, the load of A's tile (i, k), of B's tile (k, j), the cast to tfloat32 if
+    any, and the mma into the accumulator, each with its checks at its own line."""
+    arr_a, arr_b, i, j, lo, hi, acc = args
+    lo, hi = (np.broadcast_to(np.asarray(_per_block(B, v, blocks, site, op, what), np.int64),
+                              (B.nb,)) for v, what in ((lo, "the start of the k loop"),
+                                                       (hi, "the end of the k loop")))
+    la, lb, mm, cast = op.attrs["a"], op.attrs["b"], op.attrs["mma"], op.attrs["cast"]
+    live = np.ones(B.nb, bool) if blocks is None else blocks
+    running = np.flatnonzero(live & (lo < hi))
+    if not running.size:
+        return acc
+    for k in range(int(lo[running].min()), int(hi[running].max())):
+        active = live & (lo <= k) & (k < hi)
+        if not active.any():
+            continue
+        part = None if active.all() else active
+        kk = np.int64(k)
+        a = _load(B, la, site_a, part, (arr_a, i, kk))
+        b = _load(B, lb, site_b, part, (arr_b, kk, j))
+        if cast is not None:
+            a, b = _round(a, cast), _round(b, cast)
+        r = _mma(B, mm, site_mma, part, (a, b, acc))
+        acc = r if part is None else np.where(active[:, None, None], r, acc)
+    return acc
 
 
 def _item(B, op, site, blocks, args):
@@ -540,9 +576,9 @@ def _layout(B, op, site, blocks, args):
     return args[0]  # layouts are the CUDA backend's business (ir/passes.py)
 
 
-_OPS = {
+OPS = {  # by the registry's names (ir/ops.py TILE_OPS)
     "layout": _layout, "full": _full, "arange": _arange, "binop": _binop, "unary": _unary,
     "cast": _cast, "math": _math, "where": _where, "broadcast": _broadcast, "reshape": _reshape,
-    "permute": _permute, "reduce": _reduce, "scan": _scan, "mma": _mma, "item": _item,
-    "load": _load, "store": _store, "atomic": _atomic, "printf": _printf,
+    "permute": _permute, "reduce": _reduce, "scan": _scan, "mma": _mma, "mma_loop": _mma_loop,
+    "item": _item, "load": _load, "store": _store, "atomic": _atomic, "printf": _printf,
 }

@@ -1,0 +1,68 @@
+"""The C++ spelling of values and types: literals of every dtype, the C++ type of an array,
+scalar or tile, and the names generated code gives tile types."""
+
+from __future__ import annotations
+
+from ...lang.types import ArrayType, Scalar, TileType, Type, float32, float64
+
+# C++ operator precedence (higher binds tighter)
+PREC = {"?:": 3, "||": 4, "&&": 5, "|": 6, "^": 7, "&": 8, "==": 9, "!=": 9, "<": 10,
+         "<=": 10, ">": 10, ">=": 10, "<<": 11, ">>": 11, "+": 12, "-": 12, "*": 13, "/": 13,
+         "%": 13, "unary": 15, "atom": 16}
+
+_SHORT = {"bool": "b8", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+          "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "float16": "f16",
+          "bfloat16": "bf16", "float32": "f32", "tfloat32": "tf32", "float64": "f64"}
+
+
+def alias(t: TileType) -> str:
+    """The name generated code gives a tile type (``using tile_f32_64x32 = ...``)."""
+    dims = "x".join(map(str, t.shape)) or "scalar"
+    lay = "" if t.layout == "blocked" else "_" + t.layout
+    return f"tile_{_SHORT[t.dtype.name]}_{dims}{lay}"
+
+
+def spelled(t: TileType, threads: int) -> str:
+    dims = "".join(f", {d}" for d in t.shape)
+    kind = "MmaTile" if t.layout == "mma" else "Tile"
+    return f"tt::tile::{kind}<{t.dtype.cname}, {threads}{dims}>"
+
+
+def ctype(t: Type) -> str:
+    if isinstance(t, Scalar):
+        return t.cname
+    if isinstance(t, ArrayType):
+        return f"tt::{'CArray' if t.layout == 'C' else 'Array'}<{t.dtype.cname}, {t.ndim}>"
+    if isinstance(t, TileType):
+        return alias(t)
+    raise TypeError(f"no C++ type for {t}")
+
+
+def literal(v, t: Scalar) -> str:
+    if t.kind == "b":
+        return "true" if v else "false"
+    if t.is_int:
+        if t.bits == 64:
+            return f"{v}LL" if t.kind == "i" else (f"{v:#x}ULL" if v >= 1 << 16 else f"{v}ULL")
+        if t.bits < 32:  # a plain literal would be an int: spell the type (int8_t(3))
+            return f"{t.cname}({v})"
+        if t.kind == "u":
+            return f"{v:#x}u" if v >= 1 << 16 else f"{v}u"
+        return str(v)
+    if t.bits == 16:  # __half and __nv_bfloat16 are built from a float
+        return f"{t.cname}({literal(v, float32)})"
+    if v != v:
+        return "__int_as_float(0x7fc00000)" if t == float32 else "__longlong_as_double(" \
+               "0x7ff8000000000000LL)"
+    if v in (float("inf"), float("-inf")):
+        s = "" if v > 0 else "-"
+        return f"{s}__int_as_float(0x7f800000)" if t == float32 else \
+            f"{s}__longlong_as_double(0x7ff0000000000000LL)"
+    r = repr(float(v))
+    if "e" not in r and "." not in r:
+        r += ".0"
+    if t == float32:
+        return r + "f"
+    if t == float64:
+        return r
+    return f"{t.cname}({r}f)"

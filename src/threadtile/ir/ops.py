@@ -1,0 +1,372 @@
+"""The operations of the IR, as data.
+
+Every thread-level intrinsic (an ``ir.Call``: math, barriers, warp operations, atomics) and
+every tile operation (an ``ir.TileOp``) the frontend may produce has one entry here: its name,
+how many operands it takes, the compile-time attributes it carries, and its typing rule (what
+the operand and result types must be). The backends spell and run operations by tables keyed
+by these names — ``backends/cuda/intrinsics.py`` and ``backends/cuda/tiles.py`` for the C++,
+``backends/sim/intrinsics.py`` and ``backends/sim/tiles.py`` for the simulator — and a unit
+test (tests/unit/test_ops.py) fails when a table lacks an operation or has one not listed here.
+``ir/verify.py`` checks every operation of a module against its entry after the passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..lang.types import ArrayType, Scalar, TileType, bool_, int32, int64, uint32, void
+from . import nodes as ir
+
+Rule = Callable[[ir.Expr], "str | None"]
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One operation: ``arity`` is (fewest, most) operands, most None for any number;
+    ``attrs`` the compile-time attributes a ``TileOp`` must carry; ``rule`` says what is wrong
+    with an operation's types (None when nothing is)."""
+
+    name: str
+    arity: tuple[int, int | None]
+    rule: Rule
+    attrs: tuple[str, ...] = ()
+    doc: str = ""
+
+
+def _types(e) -> list:
+    return [a.type for a in e.args]
+
+
+def _all_are(t_of: Callable, what: str) -> Rule:
+    """Every operand of the result's type (``t_of(e)`` is the type they must have)."""
+    def rule(e):
+        want = t_of(e)
+        if any(t != want for t in _types(e)):
+            return f"operands must be {what} {want}"
+        return None
+    return rule
+
+
+def _float_same(e):
+    if not (isinstance(e.type, Scalar) and e.type.is_float):
+        return "the result must be a float"
+    return _all_are(lambda e: e.type, "of the result's type")(e)
+
+
+def _same(e):
+    return _all_are(lambda e: e.type, "of the result's type")(e)
+
+
+def _sig(result, *args) -> Rule:
+    """Fixed operand and result types (None: any)."""
+    def rule(e):
+        if result is not None and e.type != result:
+            return f"the result must be {result}"
+        for k, (a, t) in enumerate(zip(args, _types(e))):
+            if a is not None and t != a:
+                return f"operand {k} must be {a}, not {t}"
+        return None
+    return rule
+
+
+def _pred(e):
+    if e.type != bool_ or not e.args[0].type.is_float:
+        return "a float operand and a bool result"
+    return None
+
+
+def _bits(e):
+    x = e.args[0].type
+    want = x if e.name == "brev" else int32
+    if not (isinstance(x, Scalar) and x.is_int) or e.type != want:
+        return f"an integer operand and a {want} result"
+    return None
+
+
+def _shfl(e):
+    m, v, lane = _types(e)
+    if m != uint32 or lane != int32 or v != e.type:
+        return "(uint32 mask, value, int32 lane) -> the value's type"
+    return None
+
+
+def _atomic(e):
+    target, *vals = e.args
+    if not (isinstance(target, ir.Load) and target.array.type.dtype == e.type):
+        return "the first operand is an element of an array of the result's type"
+    if any(v.type != e.type for v in vals):
+        return "the values must be of the array's dtype"
+    return None
+
+
+_MATH1 = ("sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin",
+          "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc",
+          "lgamma", "tgamma", "exp2", "rsqrt", "cbrt", "floor", "ceil", "trunc", "fabs", "rint")
+_MATH2 = ("pow", "atan2", "hypot", "copysign", "fmod")
+ATOMICS = ("add", "sub", "max", "min", "and_", "or_", "xor", "exch", "inc", "dec", "cas")
+
+
+def _intrinsics() -> dict[str, OpSpec]:
+    out: list[OpSpec] = []
+    out += [OpSpec(n, (1, 1), _float_same, doc="math, float32 or float64") for n in _MATH1]
+    out += [OpSpec(n, (2, 2), _float_same, doc="math, float32 or float64") for n in _MATH2]
+    out += [OpSpec("fma", (3, 3), _float_same, doc="a * b + c, rounded once")]
+    out += [OpSpec(n, (1, 1), _pred, doc="float predicate") for n in ("isnan", "isinf",
+                                                                       "isfinite")]
+    out += [OpSpec(n, (2, 2), _same, doc="Python's min/max of two numbers") for n in ("min",
+                                                                                     "max")]
+    out += [OpSpec("abs", (1, 1), _same, doc="absolute value")]
+    out += [OpSpec(n, (1, 1), _bits, doc="bit counting/reversal") for n in ("popc", "clz",
+                                                                           "ffs", "brev")]
+    out += [OpSpec(n, (0, 0), _sig(void), doc="barrier / fence") for n in (
+        "syncthreads", "threadfence", "threadfence_block", "threadfence_system")]
+    out += [OpSpec(n, (0, 0), _sig(uint32), doc="lane mask") for n in ("activemask",
+                                                                       "lanemask_lt")]
+    out += [OpSpec(n, (1, 1), _sig(int32, bool_), doc="barrier with a predicate") for n in (
+        "syncthreads_count", "syncthreads_and", "syncthreads_or")]
+    out += [OpSpec("syncwarp", (1, 1), _sig(void, uint32), doc="warp barrier over a mask")]
+    out += [OpSpec(n, (3, 3), _shfl, doc="warp shuffle") for n in (
+        "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync")]
+    out += [OpSpec(n, (2, 2), _sig(int32, uint32, bool_), doc="warp vote") for n in (
+        "all_sync", "any_sync", "eq_sync")]
+    out += [OpSpec("ballot_sync", (2, 2), _sig(uint32, uint32, bool_), doc="warp vote")]
+    out += [OpSpec(f"atomic.{n}", (3, 3) if n == "cas" else (2, 2), _atomic,
+                   doc="read-modify-write of one array element; the old value") for n in ATOMICS]
+    return {s.name: s for s in out}
+
+
+# -- tile operations ---------------------------------------------------------------------------
+
+def _tile(t) -> bool:
+    return isinstance(t, TileType)
+
+
+def _scalar_dtype(t):
+    return t.dtype if _tile(t) else t
+
+
+def _elementwise(e):
+    """Operands are tiles of the result's shape or scalars, all of one dtype: the result's, or
+    for a comparison each other's (``where``'s condition is bool)."""
+    t = e.type
+    compare = e.op == "binop" and e.attrs["op"] in _COMPARES
+    if compare and t.dtype != bool_:
+        return "a comparison gives a bool tile"
+    args = e.args
+    if e.op == "where":
+        if _scalar_dtype(args[0].type) != bool_:
+            return "the condition must be bool"
+        args = args[1:]
+    want = _scalar_dtype(args[0].type) if compare else t.dtype
+    for k, a in enumerate(args):
+        at = a.type
+        if _tile(at) and (at.shape != t.shape or at.dtype != want):
+            return f"operand {k} must be a {want} tile of shape {t.shape}, not {at}"
+        if not _tile(at) and at != want:
+            return f"operand {k} must be a {want} scalar, not {at}"
+    return None
+
+
+_COMPARES = ("lt", "le", "gt", "ge", "eq", "ne")
+
+
+def _full(e):
+    if e.args and any(a.type != e.type.dtype for a in e.args):
+        return f"the values must be {e.type.dtype} scalars"
+    if e.op == "arange" and e.type.ndim != 1:
+        return "arange makes a 1-d tile"
+    return None
+
+
+def _same_tile(e):
+    x = e.args[0].type
+    if not _tile(x) or x.shape != e.type.shape or x.dtype != e.type.dtype:
+        return f"the result must be a tile like its operand ({x})"
+    return None
+
+
+def _cast(e):
+    x = e.args[0].type
+    if not _tile(x) or x.shape != e.type.shape:
+        return "a cast keeps the shape"
+    return None
+
+
+def _math(e):
+    x = e.args[0].type
+    want = bool_ if e.attrs["fn"] == "isnan" else x.dtype
+    if x.shape != e.type.shape or e.type.dtype != want:
+        return f"the result must be a {want} tile of the operand's shape"
+    return None
+
+
+def _broadcast(e):
+    x, t = e.args[0].type, e.type
+    padded = (1,) * (t.ndim - x.ndim) + x.shape
+    if x.dtype != t.dtype or len(padded) != t.ndim or any(
+            a not in (1, b) for a, b in zip(padded, t.shape)):
+        return f"{x} does not broadcast to {t}"
+    return None
+
+
+def _reshape(e):
+    x, t = e.args[0].type, e.type
+    if x.dtype != t.dtype or x.size != t.size:
+        return f"a reshape keeps the dtype and the number of elements ({x} -> {t})"
+    return None
+
+
+def _permute(e):
+    x, t = e.args[0].type, e.type
+    if x.dtype != t.dtype or tuple(x.shape[p] for p in e.attrs["perm"]) != t.shape:
+        return f"{t} is not {x} permuted by {e.attrs['perm']}"
+    return None
+
+
+def _reduce(e):
+    x, t = e.args[0].type, e.type
+    axes = e.attrs["axes"]
+    kept = tuple(d for k, d in enumerate(x.shape) if k not in axes)
+    keep = tuple(1 if k in axes else d for k, d in enumerate(x.shape))
+    if t.shape not in (kept, keep):
+        return f"reducing {x} over {axes} does not give shape {t.shape}"
+    arg = e.attrs["kind"] in ("argmax", "argmin")
+    if t.dtype != (int32 if arg else x.dtype):
+        return f"the result dtype must be {int32 if arg else x.dtype}"
+    return None
+
+
+def _mma(e):
+    a, b, acc = _types(e)
+    if not all(_tile(t) and t.ndim == 2 for t in (a, b, acc)):
+        return "mma takes 2-d tiles"
+    (m, k), (k2, n) = a.shape, b.shape
+    if k != k2 or acc.shape != (m, n) or a.dtype != b.dtype:
+        return f"{a} @ {b} + {acc} do not match"
+    if e.type.shape != acc.shape or e.type.dtype != acc.dtype:
+        return "the result is the accumulator's type"
+    return None
+
+
+def _item(e):
+    x = e.args[0].type
+    if not _tile(x) or x.size != 1 or e.type != x.dtype:
+        return "item() takes a one-element tile to its scalar"
+    return None
+
+
+def _array_first(e, fixed: int) -> str | None:
+    arr = e.args[0].type
+    if not isinstance(arr, ArrayType):
+        return "the first operand is an array"
+    if len(e.args) != fixed + arr.ndim:
+        return f"one index per axis of the {arr.ndim}-d array"
+    return None
+
+
+def _load(e):
+    bad = _array_first(e, 1)
+    if bad:
+        return bad
+    arr = e.args[0].type
+    if e.type.dtype != arr.dtype or e.type.shape != tuple(e.attrs["shape"]):
+        return "a load gives a tile of the array's dtype and the given shape"
+    if any(i.type != int64 for i in e.args[1:]):
+        return "tile indices are int64"
+    return None
+
+
+def _store(e):
+    bad = _array_first(e, 2)
+    if bad:
+        return bad
+    arr, tile = e.args[0].type, e.args[1].type
+    if e.type != void or not _tile(tile) or tile.dtype != arr.dtype or \
+            tile.shape != tuple(e.attrs["shape"]):
+        return "a store writes a tile of the array's dtype and gives nothing"
+    return None
+
+
+def _atomic_tile(e):
+    arr = e.args[0].type
+    nvals = 2 if e.attrs["op"] == "cas" else 1
+    if not isinstance(arr, ArrayType) or len(e.args) != 1 + arr.ndim + nvals:
+        return "an array, one index tile per axis, then the value tiles"
+    if e.type.dtype != arr.dtype or any(_tile(a.type) and a.type.shape != e.type.shape
+                                        for a in e.args[1:]):
+        return "tiles of the result's shape; the result has the array's dtype"
+    return None
+
+
+def _void(e):
+    return None if e.type == void else "it gives nothing"
+
+
+def _mma_loop(e):
+    a_arr, b_arr, i, j, lo, hi, acc = _types(e)
+    if not (isinstance(a_arr, ArrayType) and isinstance(b_arr, ArrayType)):
+        return "A and B are arrays"
+    if any(t != int64 for t in (i, j)) or not all(isinstance(t, Scalar) and t.is_int
+                                                  for t in (lo, hi)):
+        return "the tile indices and the bounds of the loop are integers"
+    if acc != e.type or not _tile(acc) or acc.layout != "mma":
+        return "the result is the accumulator, kept in fragments"
+    return _mma(e.attrs["mma"])
+
+
+def _layout(e):
+    x, t = e.args[0].type, e.type
+    if x.shape != t.shape or x.dtype != t.dtype or x.layout == t.layout:
+        return "a layout change keeps shape and dtype and changes the layout"
+    return None
+
+
+def _tile_ops() -> dict[str, OpSpec]:
+    out = [
+        OpSpec("full", (1, 1), _full, doc="a tile filled with one value"),
+        OpSpec("arange", (2, 2), _full, doc="start + step * [0, 1, ...]"),
+        OpSpec("binop", (2, 2), _elementwise, ("op",), "arithmetic, bitwise or comparison"),
+        OpSpec("unary", (1, 1), _same_tile, ("op",), "neg or invert"),
+        OpSpec("cast", (1, 1), _cast, doc="astype: each element converted"),
+        OpSpec("math", (1, 1), _math, ("fn",), "elementwise math function"),
+        OpSpec("where", (3, 3), _elementwise, doc="select by a bool tile"),
+        OpSpec("broadcast", (1, 1), _broadcast, doc="NumPy broadcasting to a larger shape"),
+        OpSpec("reshape", (1, 1), _reshape, doc="same elements in row-major order"),
+        OpSpec("permute", (1, 1), _permute, ("perm",), "axes reordered"),
+        OpSpec("reduce", (1, 1), _reduce, ("kind", "axes"), "sum/prod/max/min/argmax/argmin"),
+        OpSpec("scan", (1, 1), _same_tile, ("kind", "axis", "reverse"), "cumsum/cumprod"),
+        OpSpec("mma", (3, 3), _mma, doc="acc + a @ b"),
+        OpSpec("mma_loop", (7, 7), _mma_loop, ("a", "b", "cast", "mma", "var", "hopper"),
+               "a matmul's k loop as one operation (ir/kloop.py)"),
+        OpSpec("item", (1, 1), _item, doc="the value of a one-element tile"),
+        OpSpec("load", (2, None), _load, ("shape", "order", "padding"), "a tile from an array"),
+        OpSpec("store", (3, None), _store, ("shape", "order"), "a tile into an array"),
+        OpSpec("atomic", (3, None), _atomic_tile, ("op", "order", "scope"),
+               "an atomic per element; the old values"),
+        OpSpec("printf", (0, None), _void, ("fmt", "kinds"), "C printf by the block's thread 0"),
+        OpSpec("layout", (1, 1), _layout, doc="blocked <-> tensor-core fragment layout"),
+    ]
+    return {s.name: s for s in out}
+
+
+INTRINSICS: dict[str, OpSpec] = _intrinsics()
+TILE_OPS: dict[str, OpSpec] = _tile_ops()
+
+
+def check(e: ir.Expr) -> str | None:
+    """What is wrong with operation ``e`` (a ``Call`` or ``TileOp``) by its entry, or None."""
+    table, name = (TILE_OPS, e.op) if isinstance(e, ir.TileOp) else (INTRINSICS, e.name)
+    spec = table.get(name)
+    if spec is None:
+        return f"no operation {name!r} in the registry"
+    lo, hi = spec.arity
+    n = len(e.args)
+    if n < lo or (hi is not None and n > hi):
+        want = str(lo) if lo == hi else f"{lo} to {'any' if hi is None else hi}"
+        return f"{name} takes {want} operands, got {n}"
+    missing = [a for a in spec.attrs if a not in getattr(e, "attrs", {})]
+    if missing:
+        return f"{name} lacks its attributes {missing}"
+    return spec.rule(e)
+

@@ -1,0 +1,138 @@
+"""The facts of tile code that every layer reads, written once: the vector width of the tile
+layout, the tensor cores' instruction shape and operand types, and the shared memory of the
+matrix multiply and of its k loops.
+
+The IR passes decide from these which accumulators live in tensor-core fragments and which k
+loops become one ``mma_loop`` operation; the CUDA backend sizes the shared-memory scratch from
+them; tile.h reads the same numbers from ``include/tile/config.h``, which
+``tools/gen_tile_config.py`` writes from :func:`config_header` (a unit test fails when the two
+differ), and decides nothing about which shapes run on tensor cores: the generated code says so
+(``tt::tile::mma<TC>``).
+"""
+
+from __future__ import annotations
+
+from ..lang.types import Scalar, TileType, bfloat16, float16, float32, tfloat32
+
+# -- the tile layout ---------------------------------------------------------------------------
+
+VEC = 4  # the longest run of consecutive elements a thread holds: 16 bytes of float32
+
+
+def vec_width(shape: tuple, threads: int) -> int:
+    """How many consecutive elements of a tile of ``shape`` each of ``threads`` holds in a run:
+    the largest power of two up to VEC for which the last axis is a multiple of V * threads,
+    else 1. It depends on the shape and the block only, never on the dtype, so tiles of one
+    shape share a layout whatever their types."""
+    d = shape[-1] if shape else 1
+    v = VEC
+    while v > 1 and d % (v * threads):
+        v //= 2
+    return v
+
+
+# -- tensor cores (mma.sync.m16n8k*) -----------------------------------------------------------
+
+MMA_M, MMA_N = 16, 8  # the block of the result one warp's instruction computes
+MMA_K = {float16: 16, bfloat16: 16, tfloat32: 8}  # k per instruction, by operand dtype
+A_PAD_BYTES = 16  # A is staged row-major with its rows this many bytes longer than K
+B_PAD = 8  # B is staged as it is, its rows this many elements longer than N
+
+
+def tensor_core(a: TileType, b: TileType) -> bool:
+    """Whether ``a @ b`` runs on tensor cores: operands of a dtype the instruction takes, and
+    M, N, K multiples of its shape."""
+    (m, k), (_, n) = a.shape, b.shape
+    ks = MMA_K.get(a.dtype)
+    return ks is not None and b.dtype == a.dtype and m % MMA_M == 0 and n % MMA_N == 0 and \
+        k % ks == 0
+
+
+def fragments_ok(a: TileType, b: TileType, acc: TileType, threads: int) -> bool:
+    """Whether an ``mma``'s float32 accumulator can stay in tensor-core fragments (the "mma"
+    layout): the multiply runs on tensor cores and the result's MMA_M x MMA_N blocks are shared
+    evenly by the block's warps."""
+    (m, _), (_, n) = a.shape, b.shape
+    return tensor_core(a, b) and acc.dtype == float32 and \
+        (m // MMA_M) * (n // MMA_N) % (threads // 32) == 0
+
+
+def _isz(t: Scalar) -> int:
+    return 1 if t.kind == "b" else t.itemsize
+
+
+def mma_bytes(a: TileType, b: TileType, fragments: bool = False) -> int:
+    """Scratch of one ``mma``: A and B staged (padded rows where tensor cores read them), and
+    the float32 accumulator unless it stays in fragments."""
+    (m, k), (_, n) = a.shape, b.shape
+    isz = _isz(a.dtype)
+    if tensor_core(a, b):
+        staged = (m * (k + A_PAD_BYTES // isz) + k * (n + B_PAD)) * isz
+        return staged + (0 if fragments else m * n * 4)
+    return (m * k + k * n) * isz
+
+
+# -- the k loop of a matrix multiply -----------------------------------------------------------
+
+STAGES = 3  # buffers of the staged loop's asynchronous copies
+STAGED_MAX_BYTES = 163 * 1024  # the most scratch it may take: an sm_80 block's shared memory
+
+
+def staged_bytes(a: TileType, b: TileType) -> int:
+    """Scratch of tile.h's staged k loop (mma_loop_staged): STAGES buffers of A and B."""
+    return STAGES * mma_bytes(a, b, fragments=True)
+
+
+def staged_ok(a: TileType, b: TileType, threads: int) -> bool:
+    """Whether the staged k loop runs these operands: each warp holds blocks of one row strip
+    of the accumulator (the warps a multiple of M / MMA_M; slower otherwise), and its buffers
+    fit an sm_80 block."""
+    m = a.shape[0]
+    return (threads // 32) % (m // MMA_M) == 0 and staged_bytes(a, b) <= STAGED_MAX_BYTES
+
+
+# Hopper's main loop (sm_90a, include/tile/kloop_sm90.h): TMA copies of A and B into swizzled
+# stages, wgmma per warpgroup of 4 warps, one warp per MMA_M rows of the accumulator
+SM90_ROW_BYTES = 128  # K of A and B spans one 128-byte swizzle row
+SM90_N_STEP = 64  # N in steps of the 128-byte swizzle atom of 16-bit B (one TMA box)
+SM90_MAX_N = 256  # wgmma's widest N
+SM90_MAX_STAGES = 4
+SM90_STAGE_BUDGET = 200 * 1024  # the shared memory its stages may take
+SM90_ALIGN = 1024  # swizzle atoms start at 1024-byte boundaries (slack for the alignment)
+
+
+def sm90_bytes(a: TileType, b: TileType, threads: int) -> int:
+    """Shared memory of the Hopper main loop for these operands, 0 where it does not apply."""
+    (m, k), (_, n) = a.shape, b.shape
+    isz = a.dtype.itemsize
+    stage = (m * k + k * n) * isz
+    stages = min(SM90_MAX_STAGES, SM90_STAGE_BUDGET // stage)
+    ok = (a.dtype in (float16, bfloat16) and b.dtype == a.dtype and
+          k * isz == SM90_ROW_BYTES and threads % 128 == 0 and m == MMA_M * (threads // 32) and
+          n % SM90_N_STEP == 0 and n <= SM90_MAX_N and stages >= 2)
+    return SM90_ALIGN + stages * stage + 2 * 8 * stages if ok else 0
+
+
+def sm90_boxes(a: TileType, b: TileType) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The TMA boxes (innermost extent first, in elements) of A's and B's tensor maps."""
+    (m, k), (_, n) = a.shape, b.shape
+    return (k, m), (min(n, SM90_N_STEP), k)
+
+
+def config_header() -> str:
+    """include/tile/config.h: the numbers above for tile.h (tools/gen_tile_config.py)."""
+    defs = [("TT_VEC", VEC), ("TT_MMA_M", MMA_M), ("TT_MMA_N", MMA_N),
+            ("TT_MMA_K16", MMA_K[float16]), ("TT_MMA_KTF32", MMA_K[tfloat32]),
+            ("TT_A_PAD_BYTES", A_PAD_BYTES), ("TT_B_PAD", B_PAD), ("TT_STAGES", STAGES),
+            ("TT_STAGED_MAX", STAGED_MAX_BYTES), ("TT_SM90_ROW_BYTES", SM90_ROW_BYTES),
+            ("TT_SM90_N_STEP", SM90_N_STEP), ("TT_SM90_MAX_N", SM90_MAX_N),
+            ("TT_SM90_MAX_STAGES", SM90_MAX_STAGES),
+            ("TT_SM90_STAGE_BUDGET", SM90_STAGE_BUDGET), ("TT_SM90_ALIGN", SM90_ALIGN)]
+    lines = ["// Generated by tools/gen_tile_config.py from src/threadtile/ir/tiling.py: edit",
+             "// that file, not this one. The sizes of tile code that tile.h and the compiler",
+             "// share (the tile layout's vector width, the tensor cores' shape, the scratch of",
+             "// the matmul and its k loops).",
+             "#pragma once", ""]
+    lines += [f"#define {name} {value}" for name, value in defs]
+    return "\n".join(lines) + "\n"
+
