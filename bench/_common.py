@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 KERNELS = ROOT / "bench" / "kernels.py"
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(1, str(ROOT / "examples"))  # tile_kernels: the tile kernels tile_bench times
 
 
 def load_kernels(target: str, path: Path = KERNELS, name: str | None = None):

@@ -10,7 +10,8 @@
 
 Each case that fails (compile error, launch limit) is recorded with its error instead of a
 time. Writes bench/results/tile_bench.json (naming parts on the command line, e.g.
-``python tile_bench.py rows``, runs only those and writes nothing). Kernels: tests/kernels/tiles.py.
+``python tile_bench.py rows``, runs only those and writes nothing). Kernels:
+examples/tile_kernels.py.
 """
 
 from __future__ import annotations
@@ -19,12 +20,8 @@ import os
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 from _common import cuda_time_ms, write
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # tests.kernels: bench/kernels.py would shadow a bare `kernels`
 
 
 def triton_matmul():
@@ -53,7 +50,8 @@ def triton_matmul():
 
 
 # the layer norm kernel and warps per block of the one-row-per-block kernels, by row length
-# and dtype, and the chunk of layer_norm_wide: the best of bench/rows_probe.py on an H100
+# and dtype, and the chunk of layer_norm_wide: the best of a sweep of warps, chunks and
+# kernels on an H100 (docs/performance.md)
 WARPS = {("softmax", 4096, "fp32"): 4, ("softmax", 4096, "bf16"): 4,
          ("softmax", 32768, "fp32"): 16, ("softmax", 32768, "bf16"): 16,
          ("layer_norm", 4096, "fp32"): 8, ("layer_norm", 4096, "bf16"): 4,
@@ -64,10 +62,10 @@ WIDE_CHUNK = 8192
 
 
 def main() -> None:
+    import tile_kernels as tiles
     import torch
 
     import threadtile.tile as ct
-    from tests.kernels import tiles
 
     parts = set(sys.argv[1:]) or {"matmul", "rows", "compile"}
     res: dict = {"matmul": {}, "softmax": {}, "layer_norm": {}, "compile": {}}
@@ -83,7 +81,7 @@ def main() -> None:
             try:
                 # 16-bit: 128x256x64 tiles on 8 warps (the Hopper path: TMA + wgmma);
                 # float32 through tfloat32: 128x256x32 on 8 warps (tile.h's staged loop,
-                # mma.sync; the best of bench/tf32_probe.py)
+                # mma.sync; the best of a sweep of tile shapes, docs/performance.md)
                 kern, (tm, tn, tk) = ((tiles.matmul_8warps, (128, 256, 32))
                                       if dt == torch.float32
                                       else (tiles.matmul_8warps, (128, 256, 64)))

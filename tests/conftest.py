@@ -27,6 +27,7 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 if str(TESTS) not in sys.path:  # the kernels package: tests/kernels
     sys.path.insert(0, str(TESTS))
+sys.path.insert(1, str(TESTS.parent / "examples"))  # tile_kernels, which kernels.tiles imports
 
 
 # ---- what this machine has -------------------------------------------------------------------

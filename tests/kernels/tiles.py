@@ -1,9 +1,22 @@
 """Tile-level kernels (threadtile.tile, cuTile's names), and one that mixes levels.
 
-The first five are written as cuTile's samples write them, so that porting is only the import.
+The kernels the benchmarks time (the matmuls, ``softmax_rows``, the layer norms) are written
+in examples/tile_kernels.py and imported here, so that each is ``kernels.tiles.<name>`` with
+its ``EXAMPLES`` entry like the rest. ``vector_add``, ``softmax`` and ``transpose`` are
+written as cuTile's samples write them, so that porting is only the import.
 """
 
 import numpy as np
+from tile_kernels import (  # noqa: F401  (kernels.tiles.<name>, as the tests use them)
+    layer_norm_fwd,
+    layer_norm_packed,
+    layer_norm_rows,
+    layer_norm_wide,
+    matmul,
+    matmul_8warps,
+    matmul_fp32,
+    softmax_rows,
+)
 
 import threadtile as cuda
 import threadtile.tile as ct
@@ -25,40 +38,6 @@ def vector_add(a, b, c, tile: ConstInt):
 
 
 @ct.kernel
-def matmul(A, B, C, tm: ConstInt, tn: ConstInt, tk: ConstInt):
-    """C = A @ B, one (tm, tn) tile of C per block; float32 inputs go through tfloat32 (tensor
-    cores), as in cuTile's MatMul sample."""
-    bidx = ct.bid(0)
-    bidy = ct.bid(1)
-    num_tiles_k = ct.num_tiles(A, axis=1, shape=(tm, tk))
-    accumulator = ct.full((tm, tn), 0, dtype=ct.float32)
-    dtype = ct.tfloat32 if A.dtype == ct.float32 else A.dtype
-    for k in range(num_tiles_k):
-        a = ct.load(A, index=(bidx, k), shape=(tm, tk), padding_mode=PAD_ZERO).astype(dtype)
-        b = ct.load(B, index=(k, bidy), shape=(tk, tn), padding_mode=PAD_ZERO).astype(dtype)
-        accumulator = ct.mma(a, b, accumulator)
-    accumulator = ct.astype(accumulator, C.dtype)
-    ct.store(C, index=(bidx, bidy), tile=accumulator)
-
-
-# the same kernel on 8 warps: 128-row tiles, two warpgroups (the Hopper path's best shape,
-# docs/tiles.md)
-matmul_8warps = ct.kernel(num_warps=8)(matmul.py_func)
-
-
-@ct.kernel
-def matmul_fp32(A, B, C, tm: ConstInt, tn: ConstInt, tk: ConstInt):
-    """Plain float32 (no tfloat32): `@` on float32 tiles multiplies with FMAs."""
-    bidx, bidy = ct.bid(0), ct.bid(1)
-    acc = ct.zeros((tm, tn), dtype=ct.float32)
-    for k in range(ct.num_tiles(A, axis=1, shape=(tm, tk))):
-        a = ct.load(A, index=(bidx, k), shape=(tm, tk), padding_mode=PAD_ZERO)
-        b = ct.load(B, index=(k, bidy), shape=(tk, tn), padding_mode=PAD_ZERO)
-        acc += a @ b
-    ct.store(C, index=(bidx, bidy), tile=acc)
-
-
-@ct.kernel
 def softmax(input, output, B: ConstInt, N: ConstInt):
     """cuTile's softmax test kernel: B rows of N per block."""
     rows = ct.load(input, index=(ct.bid(0), 0), shape=(B, N))
@@ -67,50 +46,8 @@ def softmax(input, output, B: ConstInt, N: ConstInt):
     ct.store(output, index=(ct.bid(0), 0), tile=numerator / denominator)
 
 
-@ct.kernel(num_warps=8)
-def softmax_rows(x, y, N: ConstInt):
-    """One row per block, any row length up to N (padded with -inf), computed in float32."""
-    row = ct.load(x, index=(ct.bid(0), 0), shape=(1, N),
-                  padding_mode=ct.PaddingMode.NEG_INF).astype(ct.float32)
-    e = ct.exp(row - ct.max(row))
-    ct.store(y, index=(ct.bid(0), 0), tile=(e * (1.0 / ct.sum(e))).astype(y.dtype))
-
-
 # rows of 32768 on 32 warps: 32 values per thread stay in registers
 softmax_rows_wide = ct.kernel(num_warps=32)(softmax_rows.py_func)
-
-
-@ct.kernel
-def layer_norm_fwd(X, W, B, Y, Mean, Rstd, eps, TILE_N: ConstInt):
-    """cuTile's LayerNorm sample, forward pass."""
-    bid_m = ct.bid(0)
-    num_tiles = ct.num_tiles(X, axis=1, shape=(1, TILE_N))
-    N = X.shape[1]
-
-    mean = ct.full((1, TILE_N), 0, dtype=ct.float32)
-    for j in range(num_tiles):
-        tx = ct.load(X, index=(bid_m, j), shape=(1, TILE_N), padding_mode=PAD_ZERO)
-        mean += tx
-    mean = ct.sum(mean, axis=1) / N
-    ct.store(Mean, index=(bid_m,), tile=mean)
-
-    var = ct.full((1, TILE_N), 0, dtype=ct.float32)
-    for j in range(num_tiles):
-        tx = ct.load(X, index=(bid_m, j), shape=(1, TILE_N), padding_mode=PAD_ZERO)
-        mask = (j * TILE_N + ct.arange(TILE_N, dtype=ct.int32)) < N
-        centered_tx = ct.where(mask, tx - mean, 0)
-        var += centered_tx ** 2
-    var = ct.sum(var, axis=1) / N
-    rstd = 1 / ct.sqrt(var + eps)
-    ct.store(Rstd, index=(bid_m,), tile=rstd)
-
-    for j in range(num_tiles):
-        tx = ct.load(X, index=(bid_m, j), shape=(1, TILE_N), padding_mode=PAD_ZERO)
-        tw = ct.load(W, index=(j,), shape=(TILE_N,), padding_mode=PAD_ZERO)
-        tb = ct.load(B, index=(j,), shape=(TILE_N,), padding_mode=PAD_ZERO)
-        ty = (tx - mean) * rstd
-        ty = ty * tw + tb
-        ct.store(Y, index=(bid_m, j), tile=ty.astype(Y.dtype))
 
 
 @ct.kernel
@@ -283,69 +220,6 @@ def vector_runs_reference(x, w, h, C):
     colsum = xp.reshape(nb, 4, C).sum(axis=1)[:, :x.shape[1]]
     scanned = np.cumsum(xp.reshape(nb * 8, C // 2), axis=1)
     return out, amax, colsum, scanned, h.astype(np.float64) * 2 + 1
-
-
-@ct.kernel(num_warps=8)
-def layer_norm_rows(X, W, B, Y, Mean, Rstd, eps, N: ConstInt):
-    """Layer norm forward with one row per block held in registers: X is read once (the
-    cuTile sample, layer_norm_fwd, reads it three times). Rows up to N long, in float32.
-    W and B are loaded first, so that their latency overlaps the row's."""
-    bid = ct.bid(0)
-    n = X.shape[1]
-    w = ct.load(W, index=(0,), shape=(N,), padding_mode=PAD_ZERO).astype(ct.float32)
-    b = ct.load(B, index=(0,), shape=(N,), padding_mode=PAD_ZERO).astype(ct.float32)
-    x = ct.load(X, index=(bid, 0), shape=(1, N), padding_mode=PAD_ZERO).astype(ct.float32)
-    mean = ct.sum(x) / n
-    centered = x - mean  # the N - n padding zeros add (N - n) mean^2 to the squares
-    rstd = 1.0 / ct.sqrt((ct.sum(centered * centered) - (N - n) * mean * mean) / n + eps)
-    ct.store(Y, index=(bid, 0), tile=(centered * rstd * w + b).astype(Y.dtype))
-    ct.store(Mean, index=(bid,), tile=ct.reshape(mean, (1,)))
-    ct.store(Rstd, index=(bid,), tile=ct.reshape(rstd, (1,)))
-
-
-@ct.kernel(num_warps=32)
-def layer_norm_packed(X, W, B, Y, Mean, Rstd, eps, N: ConstInt):
-    """Layer norm forward with one row per block in registers, for 16-bit rows: the row stays
-    as loaded (two values to a 32-bit register) and is converted to float32 afresh in each
-    pass, and W and B are loaded only for the output, so a bfloat16 row of 32768 fits the
-    registers of 32 warps. Rows up to N long."""
-    bid = ct.bid(0)
-    n = X.shape[1]
-    inv_n = 1.0 / ct.float32(n)
-    xr = ct.load(X, index=(bid, 0), shape=(1, N), padding_mode=PAD_ZERO)
-    mean = ct.sum(xr.astype(ct.float32)) * inv_n
-    centered = xr.astype(ct.float32) - mean  # the N - n padding zeros add (N - n) mean^2
-    rstd = ct.rsqrt((ct.sum(centered * centered) - (N - n) * mean * mean) * inv_n + eps)
-    w = ct.load(W, index=(0,), shape=(N,), padding_mode=PAD_ZERO)
-    b = ct.load(B, index=(0,), shape=(N,), padding_mode=PAD_ZERO)
-    # converted where they are used, so that the compiler need not hold them as float32
-    y = (xr.astype(ct.float32) - mean) * rstd * w.astype(ct.float32) + b.astype(ct.float32)
-    ct.store(Y, index=(bid, 0), tile=y.astype(Y.dtype))
-    ct.store(Mean, index=(bid,), tile=ct.reshape(mean, (1,)))
-    ct.store(Rstd, index=(bid,), tile=ct.reshape(rstd, (1,)))
-
-
-@ct.kernel(num_warps=32)
-def layer_norm_wide(X, W, B, Y, Mean, Rstd, eps, N: ConstInt, CHUNK: ConstInt):
-    """Layer norm forward for long rows: the statistics from the row held in registers (X
-    read once from memory), then the output chunk by chunk, re-reading the row's chunks
-    (which this block has just read, so they come from cache) with W and B: the registers
-    hold one row, not the row and W and B."""
-    bid = ct.bid(0)
-    n = X.shape[1]
-    x = ct.load(X, index=(bid, 0), shape=(1, N), padding_mode=PAD_ZERO).astype(ct.float32)
-    mean = ct.sum(x) / n
-    centered = x - mean  # the N - n padding zeros add (N - n) mean^2 to the squares
-    rstd = 1.0 / ct.sqrt((ct.sum(centered * centered) - (N - n) * mean * mean) / n + eps)
-    ct.store(Mean, index=(bid,), tile=ct.reshape(mean, (1,)))
-    ct.store(Rstd, index=(bid,), tile=ct.reshape(rstd, (1,)))
-    for j in range(ct.cdiv(n, CHUNK)):
-        xj = ct.load(X, index=(bid, j), shape=(1, CHUNK), padding_mode=PAD_ZERO)
-        wj = ct.load(W, index=(j,), shape=(CHUNK,), padding_mode=PAD_ZERO)
-        bj = ct.load(B, index=(j,), shape=(CHUNK,), padding_mode=PAD_ZERO)
-        yj = (xj.astype(ct.float32) - mean) * rstd * wj.astype(ct.float32) + bj.astype(
-            ct.float32)
-        ct.store(Y, index=(bid, j), tile=yj.astype(Y.dtype))
 
 
 @ct.kernel(num_warps=8)
