@@ -129,7 +129,8 @@ def _per_block(B, v, blocks, site: int, op, what: str):
         raise checks.make_error(
             errors.BarrierDivergenceError,
             f"{what} of {_what(op)} differs between the threads of block {block}: thread "
-            f"{thread} passes {r[b].flat[lane - b * B.T]!r}, thread (0, 0, 0) {first[b]!r}",
+            f"{thread} passes {r[b].flat[lane - b * B.T].item()!r}, thread (0, 0, 0) "
+            f"{first[b].item()!r}",
             s.loc, "Tile operations are block-collective: their arguments must be the same in "
             "every thread of the block.", block=block, thread=thread) from None
     return first
