@@ -104,9 +104,13 @@ def main(argv: list[str] | None = None) -> int:
     include = Path(__file__).parent / "backends" / "cuda" / "include"
     headers = [h for h in sorted(include.glob("*.h")) if f'"{h.name}"' in source or
                h.name == "threadtile.h"]  # tile.h, when the kernel uses tiles, includes it
+    wrote = [str(out / h.name) for h in headers]
     for h in headers:
         shutil.copy(h, out / h.name)
-    print(f"wrote {cu} and {', '.join(str(out / h.name) for h in headers)}")
+    if any(h.name == "tile.h" for h in headers):  # its sections, which it includes from tile/
+        shutil.copytree(include / "tile", out / "tile", dirs_exist_ok=True)
+        wrote.append(str(out / "tile") + "/")
+    print(f"wrote {cu} and {', '.join(wrote)}")
     if args.cubin:
         from .compiler import Target  # noqa: PLC0415
 

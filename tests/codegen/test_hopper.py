@@ -1,5 +1,5 @@
 """The tile matmul's k loop as one operation (backends/cuda/tiles.py mma_loops) and its Hopper
-path (tile_sm90.h): which loops qualify, what the generated source declares, and that the
+path (tile/kloop_sm90.h): which loops qualify, what the generated source declares, and that the
 sm_90a build really issues wgmma and TMA copies while other targets do not. No GPU needed."""
 
 import numpy as np

@@ -1,5 +1,11 @@
-// tile_sm90.h: the Hopper main loop of a tile matrix multiply (sm_90a), used by tile.h's
-// mma_loop when the kernel is compiled for sm_90a and the operands allow it.
+// tile/kloop_sm90.h: the Hopper main loop of a tile matrix multiply's k loop (sm_90a), with
+// the mbarrier, TMA and wgmma wrappers it needs, and the TensorMap parameter it reads.
+//
+// Path: sm90::mainloop, which kloop.h's mma_loop takes when built for sm_90a
+// (__CUDA_ARCH_FEAT_SM90_ALL), Plan::ok holds (16-bit operands, K of 128 bytes, M = 16 rows
+// per warp in warpgroups, N a multiple of 64 up to 256, two stages or more in 200 KiB), the
+// accumulator is float32 and both tensor maps are present (the host zeros a map that TMA
+// cannot use: runtime/tensormaps.py).
 //
 //   acc += sum over k in [lo, hi) of A[bi*M : +M, k*K : +K] @ B[k*K : +K, bj*N : +N]
 //
@@ -11,12 +17,13 @@
 // a stage have finished it arrives on that stage's "empty" mbarrier; thread 0 waits for all the
 // warps there before it refills the stage, S - 1 stages ahead of the multiplies.
 //
-// The accumulators are those of tile.h's MmaTile: warp w holds the 16 rows 16w..16w+15 and all
+// The accumulators are those of mma.h's MmaTile: warp w holds the 16 rows 16w..16w+15 and all
 // N columns, value 4i + j of a lane being row lane/4 + 8(j/2), column 8i + 2(lane%4) + j%2 -
 // exactly wgmma's m64nNk16 fragment, so the loop hands its result back without moving it.
 #pragma once
 
-#include "tile_wgmma.h"
+#include "layout.h"
+#include "wgmma.h"
 
 namespace tt {
 namespace tile {

@@ -1,0 +1,381 @@
+// tile/mma.h: the matrix multiply c + a @ b of tiles. mma_plan lays the operands out in the
+// scratch and says whether tensor cores take them; the mma.sync fragments; MmaTile, an
+// accumulator kept in the tensor cores' fragment layout, and its conversions to and from
+// Tile; the epilogue straight from fragments (astype, store_fragments).
+//
+// Paths of mma:
+//   fragments      an MmaTile accumulator (ir/passes.py, mma_fragments_ok: float32 from
+//                  float16, bfloat16 or tfloat32 on shapes the instruction tiles, the 16x8
+//                  blocks shared evenly by the warps): A and B through the scratch, the
+//                  result stays in the warps' registers
+//   tensor cores   a Tile accumulator where mma_plan::tc holds (those dtypes; M a multiple
+//                  of 16, N of 8, K of the instruction's k): A, B and C through the scratch
+//   FMA            other dtypes or shapes: A and B through the scratch, a loop of FMAs
+// Paths of store_fragments (ir/passes.py lets a cast and a store of an accumulator keep the
+// fragment layout: a 2-d global array, axes in order):
+//   pairs          16-bit elements where pairs_ok holds (contiguous rows of even length, a
+//                  4-byte aligned base): two adjacent columns as one 32-bit word
+//   one by one     anything else, and a pair's second column past the array's edge
+#pragma once
+
+#include "elementwise.h"
+#include "shapes.h"
+#include "memory.h"
+
+namespace tt {
+namespace tile {
+
+// ---- matrix multiply -------------------------------------------------------------------------
+// float16, bfloat16 and tfloat32 run on tensor cores (mma.sync, float32 accumulators); other
+// dtypes, and shapes the instruction does not tile, multiply with FMAs. Both stage the operands
+// in the scratch (A row-major, rows of K + 16 bytes; B as it is, rows of N + 8 values: a
+// warp's consecutive values of a row store without bank conflicts, and fragments read without
+// them too, 16-bit B's through ldmatrix.trans), each warp computes 16x8 blocks of the result,
+// and the result goes back to the tile's layout through the scratch.
+template <class T> struct mma_kind { static constexpr int value = 0; };
+#ifdef TT_HALF
+template <> struct mma_kind<__half> { static constexpr int value = 1; };
+template <> struct mma_kind<__nv_bfloat16> { static constexpr int value = 2; };
+#endif
+template <> struct mma_kind<tf32> { static constexpr int value = 3; };
+
+template <class TA, int M, int N, int K_>
+struct mma_plan {
+  typedef TA elem;
+  static constexpr int kind = mma_kind<TA>::value;
+  static constexpr int K = K_;
+  static constexpr int KS = kind == 3 ? 8 : 16;  // k per instruction
+  static constexpr bool tc = kind != 0 && M % 16 == 0 && N % 8 == 0 && K_ % KS == 0;
+  static constexpr int PAD = tc ? 16 / int(sizeof(TA)) : 0;  // rows apart by 16 more bytes
+  static constexpr int LD = K_ + PAD;          // A's rows (of K)
+  static constexpr int LDB = N + 8;              // B's rows (of N), as it is
+  static constexpr int B_ELEMS = K_ * LDB;
+  static constexpr int bytes = tc ? (M * LD + B_ELEMS) * int(sizeof(TA)) + M * N * 4
+                                  : (M * K_ + K_ * N) * int(sizeof(TA));
+};
+
+__device__ __forceinline__ uint32_t word(const void* p) {
+  return *reinterpret_cast<const uint32_t*>(p);
+}
+template <int Kind>
+__device__ __forceinline__ void mma_sync(float* d, const uint32_t* a, const uint32_t* b) {
+  if constexpr (Kind == 1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else if constexpr (Kind == 2) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+}
+
+// stage A and B of an mma in the scratch, as plan P lays them
+template <class P, class TA, int NT, int M, int N, int K>
+__device__ __forceinline__ void stage_operands(const Tile<TA, NT, M, K>& a,
+                                               const Tile<TA, NT, K, N>& b, TA* As, TA* Bs) {
+  constexpr int LD = P::LD;
+  typedef Tile<TA, NT, M, K> XA;
+  typedef Tile<TA, NT, K, N> XB;
+  const int t = tid();
+  if (owner<XA>(t)) {
+#pragma unroll
+    for (int k = 0; k < XA::N; ++k) {
+      const int e = elem<XA>(t, k);
+      As[(e / K) * LD + e % K] = a.v[k];
+    }
+  }
+  if (owner<XB>(t)) {
+#pragma unroll
+    for (int k = 0; k < XB::N; ++k) {
+      const int e = elem<XB>(t, k);
+      Bs[(e / N) * P::LDB + e % N] = b.v[k];
+    }
+  }
+}
+
+// a lane's fragments of A (rows i0..i0+15, k0..k0+KS) and B (k0.., columns j0..j0+7)
+template <class P, class TA>
+__device__ __forceinline__ void frag_a(uint32_t* ra, const TA* As, int i0, int k0, int lane) {
+  const int g = lane >> 2, q = lane & 3;
+  const TA* a0 = As + (i0 + g) * P::LD + k0;
+  const TA* a1 = a0 + 8 * P::LD;
+  if constexpr (P::kind == 3) {  // one tf32 per register
+    ra[0] = word(a0 + q), ra[1] = word(a1 + q), ra[2] = word(a0 + q + 4),
+    ra[3] = word(a1 + q + 4);
+  } else {  // two 16-bit values per register: k = 2q, 2q + 1 (and 8 more)
+    ra[0] = word(a0 + 2 * q), ra[1] = word(a1 + 2 * q), ra[2] = word(a0 + 2 * q + 8),
+    ra[3] = word(a1 + 2 * q + 8);
+  }
+}
+template <class P, class TA>
+__device__ __forceinline__ void frag_b(uint32_t* rb, const TA* Bs, int j0, int k0, int lane) {
+  const int g = lane >> 2, q = lane & 3;
+  if constexpr (P::kind == 3) {  // B as it is: row k, column n
+    const TA* b0 = Bs + (k0 + q) * P::LDB + j0 + g;
+    rb[0] = word(b0), rb[1] = word(b0 + 4 * P::LDB);
+  } else {  // two 16-bit values of k = 2q, 2q + 1 (and 8 more) per register: the two 8x8
+    // matrices of rows k0.. and k0 + 8.., transposed as they load; lanes 0-15 give the rows
+    const TA* row = Bs + (k0 + (lane & 15)) * P::LDB + j0;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                 : "=r"(rb[0]), "=r"(rb[1])
+                 : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(row))));
+  }
+}
+
+// d += A[i0:i0+16, :] @ B[:, j0:j0+8] for this lane's fragment d of the 16x8 block at (i0, j0)
+template <class P, class TA>
+__device__ __forceinline__ void mma_block(float* d, const TA* As, const TA* Bs, int i0, int j0,
+                                          int lane) {
+  for (int k0 = 0; k0 < P::K; k0 += P::KS) {
+    uint32_t ra[4], rb[2];
+    frag_a<P>(ra, As, i0, k0, lane);
+    frag_b<P>(rb, Bs, j0, k0, lane);
+    mma_sync<P::kind>(d, ra, rb);
+  }
+}
+
+// acc (an MmaTile's registers, below) += A @ B from the staged operands, for this thread's
+// warp: k step by k step, each A fragment loaded once for all the warp's blocks of its rows
+// (when the warp's blocks share their rows, as they do when M = 16 NW)
+// (Round: the operands are float32 as loaded, rounded to tfloat32 fragment by fragment)
+__device__ __forceinline__ uint32_t round_tf32(uint32_t x) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(__uint_as_float(x)));
+  return r;
+}
+template <class P, int NT, int M, int N, bool Round = false, class TA>
+__device__ __forceinline__ void warp_mma(float* acc, const TA* As, const TA* Bs) {
+  constexpr int NW = NT / 32, MB = M / 16, BLOCKS = MB * (N / 8) / NW;
+  constexpr bool same_rows = NW % MB == 0;  // block w + i NW has rows 16 ((w + i NW) % MB)
+  const int t = tid(), w = t / 32, lane = t % 32;
+#pragma unroll
+  for (int k0 = 0; k0 < P::K; k0 += P::KS) {
+    uint32_t ra[4], rb[2];
+    auto a_of = [&](int i0) {
+      frag_a<P>(ra, As, i0, k0, lane);
+      if constexpr (Round)
+        for (int j = 0; j < 4; ++j) ra[j] = round_tf32(ra[j]);
+    };
+    if constexpr (same_rows) a_of((w % MB) * 16);
+#pragma unroll
+    for (int i = 0; i < BLOCKS; ++i) {
+      const int blk = w + i * NW;
+      if constexpr (!same_rows) a_of((blk % MB) * 16);
+      frag_b<P>(rb, Bs, (blk / MB) * 8, k0, lane);
+      if constexpr (Round) rb[0] = round_tf32(rb[0]), rb[1] = round_tf32(rb[1]);
+      mma_sync<P::kind>(acc + 4 * i, ra, rb);
+    }
+  }
+}
+
+// An accumulator kept in the tensor cores' fragment layout (the "mma" layout of ir/passes.py):
+// warp w owns the 16x8 blocks w, w + NW, ... of the (M, N) result, numbered down the columns
+// (block b is rows 16(b % (M/16)), columns 8(b / (M/16))), and lane l holds v[4i..4i+3] of its
+// i-th block: rows l/4 and l/4 + 8, columns 2(l%4) and + 1. When M = 16 NW, warp w thus holds
+// rows 16w..16w+15 entirely, which is wgmma's accumulator layout (kloop_sm90.h).
+template <typename T, int NT, int Rows, int Cols>
+struct MmaTile {
+  static constexpr int BLOCKS = (Rows / 16) * (Cols / 8) / (NT / 32);  // per warp
+  static constexpr int E = Rows * Cols;
+  static constexpr int N = BLOCKS * 4;  // registers per thread
+  static_assert((Rows / 16) * (Cols / 8) % (NT / 32) == 0, "blocks shared evenly by warps");
+  T v[N];
+};
+template <typename T, int NT_, int M, int N_>
+struct traits<MmaTile<T, NT_, M, N_>> {
+  static constexpr bool tile = true;
+  static constexpr int NT = NT_;
+  typedef T elem;
+};
+// the (row, column) of value j of this lane's i-th block
+template <int NT, int M, int N>
+__device__ __forceinline__ int frag_index(int t, int i, int j) {
+  const int blk = t / 32 + i * (NT / 32), lane = t % 32;
+  const int row = (blk % (M / 16)) * 16 + (lane >> 2) + (j >> 1) * 8;
+  const int col = (blk / (M / 16)) * 8 + 2 * (lane & 3) + (j & 1);
+  return row * N + col;
+}
+
+template <class T, int NT, int M, int N>
+__device__ __forceinline__ Tile<T, NT, M, N> to_blocked(const MmaTile<T, NT, M, N>& x) {
+  typedef MmaTile<T, NT, M, N> X;
+  typedef Tile<T, NT, M, N> R;
+  static_assert(M * N * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  T* buf = scratch<T>();
+  const int t = tid();
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < X::BLOCKS; ++i) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) buf[frag_index<NT, M, N>(t, i, j)] = x.v[i * 4 + j];
+  }
+  __syncthreads();
+  R r;
+#pragma unroll
+  for (int k = 0; k < R::N; ++k) r.v[k] = buf[elem<R>(t, k)];
+  return r;
+}
+
+template <class T, int NT, int M, int N>
+__device__ __forceinline__ MmaTile<T, NT, M, N> to_mma(const Tile<T, NT, M, N>& x) {
+  typedef MmaTile<T, NT, M, N> R;
+  static_assert(M * N * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  T* buf = scratch<T>();
+  to_scratch(x, buf);
+  R r;
+  const int t = tid();
+#pragma unroll
+  for (int i = 0; i < R::BLOCKS; ++i) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) r.v[i * 4 + j] = buf[frag_index<NT, M, N>(t, i, j)];
+  }
+  return r;
+}
+
+// The epilogue straight from fragments (ir/passes.py lets a cast and a store of an accumulator
+// keep the "mma" layout): a cast converts each register, and a store writes each lane's pairs
+// of adjacent columns (store_fragments), as one 32-bit word where the array allows it (16-bit elements,
+// contiguous rows of even length, a 4-byte aligned base), with no trip through shared memory.
+template <class U, int Site = 0, class T, int NT, int M, int N>
+__device__ __forceinline__ MmaTile<U, NT, M, N> astype(const MmaTile<T, NT, M, N>& x) {
+  MmaTile<U, NT, M, N> r;
+#pragma unroll
+  for (int k = 0; k < MmaTile<T, NT, M, N>::N; ++k) r.v[k] = to<U>(x.v[k]);
+  return r;
+}
+
+template <class T>
+__device__ __forceinline__ bool pairs_ok(const ::tt::CArray<T, 2>& a) {
+  return a.shape[1] % 2 == 0 && reinterpret_cast<unsigned long long>(a.data) % 4 == 0;
+}
+template <class T>
+__device__ __forceinline__ bool pairs_ok(const ::tt::Array<T, 2>& a) {
+  return a.strides[1] == 1 && a.strides[0] % 2 == 0 &&
+         reinterpret_cast<unsigned long long>(a.data) % 4 == 0;
+}
+template <class T> __device__ __forceinline__ uint32_t bits16(const T& x) {
+  uint16_t b;
+  memcpy(&b, &x, 2);
+  return b;
+}
+
+template <class Arr, class T, int NT, int M, int N, class I0, class I1>
+__device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, NT, M, N>& x,
+                                                I0 i0, I1 i1) {
+  typedef MmaTile<T, NT, M, N> X;
+  const int t = tid();
+  const int64_t r0 = int64_t(i0) * M, c0 = int64_t(i1) * N;
+  const bool pairs = sizeof(T) == 2 && pairs_ok(a);
+#pragma unroll
+  for (int i = 0; i < X::BLOCKS; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int e = frag_index<NT, M, N>(t, i, 2 * h);
+      int64_t g[2] = {r0 + e / N, c0 + e % N};
+      if (g[0] < 0 || g[1] < 0 || g[0] >= a.shape[0] || g[1] >= a.shape[1]) continue;
+      const T lo = x.v[4 * i + 2 * h], hi = x.v[4 * i + 2 * h + 1];
+      T* p = a.data + offset(a, g);
+      const bool two = g[1] + 1 < a.shape[1];
+      if constexpr (sizeof(T) == 2) {
+        if (pairs && two) {
+          *reinterpret_cast<uint32_t*>(p) = bits16(lo) | (bits16(hi) << 16);
+          continue;
+        }
+      }
+      *p = lo;
+      if (two) {
+        g[1] += 1;
+        a.data[offset(a, g)] = hi;
+      }
+    }
+  }
+}
+
+// mma into an accumulator in fragments: only A and B go through the scratch
+template <class TA, int NT, int M, int N, int K>
+__device__ __forceinline__ MmaTile<float, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
+                                                        const Tile<TA, NT, K, N>& b,
+                                                        const MmaTile<float, NT, M, N>& c) {
+  typedef mma_plan<TA, M, N, K> P;
+  static_assert(P::tc, "fragment accumulators need tensor-core operands and shapes");
+  static_assert((M * P::LD + P::B_ELEMS) * sizeof(TA) <= TT_SCRATCH_BYTES,
+                "tile scratch too small");
+  TA* As = scratch<TA>();
+  TA* Bs = As + M * P::LD;
+  __syncthreads();
+  stage_operands<P>(a, b, As, Bs);
+  __syncthreads();
+  MmaTile<float, NT, M, N> r = c;
+  warp_mma<P, NT, M, N>(r.v, As, Bs);
+  return r;
+}
+
+template <class TA, class TC, int NT, int M, int N, int K>
+__device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
+                                                  const Tile<TA, NT, K, N>& b,
+                                                  const Tile<TC, NT, M, N>& c) {
+  typedef mma_plan<TA, M, N, K> P;
+  typedef Tile<TA, NT, M, K> XA;
+  typedef Tile<TA, NT, K, N> XB;
+  typedef Tile<TC, NT, M, N> XC;
+  static_assert(P::bytes <= TT_SCRATCH_BYTES, "tile scratch too small");
+  const int t = tid();
+  TA* As = scratch<TA>();
+  if constexpr (P::tc) {
+    constexpr int LD = P::LD;
+    TA* Bs = As + M * LD;
+    float* Cs = reinterpret_cast<float*>(Bs + P::B_ELEMS);
+    __syncthreads();
+    stage_operands<P>(a, b, As, Bs);
+    if (owner<XC>(t)) {
+#pragma unroll
+      for (int k = 0; k < XC::N; ++k) Cs[elem<XC>(t, k)] = float(wide(c.v[k]));
+    }
+    __syncthreads();
+    const int lane = t % 32, g = lane >> 2, q = lane & 3;
+    for (int blk = t / 32; blk < (M / 16) * (N / 8); blk += NT / 32) {
+      const int i0 = (blk / (N / 8)) * 16, j0 = (blk % (N / 8)) * 8;
+      float* c0 = Cs + (i0 + g) * N + j0 + 2 * q;
+      float* c1 = c0 + 8 * N;
+      float d[4] = {c0[0], c0[1], c1[0], c1[1]};
+      mma_block<P>(d, As, Bs, i0, j0, lane);
+      c0[0] = d[0], c0[1] = d[1], c1[0] = d[2], c1[1] = d[3];
+    }
+    __syncthreads();
+    XC r;
+#pragma unroll
+    for (int k = 0; k < XC::N; ++k) r.v[k] = to<TC>(Cs[elem<XC>(t, k)]);
+    return r;
+  } else {
+    TA* Bs = As + M * K;
+    to_scratch(a, As);  // (its barriers also cover the second copy)
+    if (owner<XB>(t)) {
+#pragma unroll
+      for (int k = 0; k < XB::N; ++k) Bs[elem<XB>(t, k)] = b.v[k];
+    }
+    __syncthreads();
+    XC r;
+#pragma unroll
+    for (int k = 0; k < XC::N; ++k) {
+      const int e = elem<XC>(t, k), i = e / N, j = e % N;
+      auto acc = wide(c.v[k]);
+      for (int kk = 0; kk < K; ++kk) acc += wide(As[i * K + kk]) * wide(Bs[kk * N + j]);
+      r.v[k] = to<TC>(acc);
+    }
+    return r;
+  }
+}
+
+}  // namespace tile
+}  // namespace tt

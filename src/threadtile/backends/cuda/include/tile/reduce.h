@@ -1,0 +1,223 @@
+// tile/reduce.h: reductions over a set of axes (sum, prod, max, min, argmax, argmin) and
+// inclusive scans along one axis; 16-bit floats and small integers accumulate wider (acc_of).
+//
+// Paths (reduce_rows or reduce is the code generator's choice: backends/cuda/tiles.py,
+// rows_reduction):
+//   reduce_rows  the trailing axes, each result combining a multiple of NT elements: each
+//                thread combines its own slots, then the warp through shuffles, then the
+//                warps through the scratch
+//   reduce       any other reduction: through the scratch, each result combining its inputs
+//                in order
+//   scan         always through the scratch
+#pragma once
+
+#include "elementwise.h"
+#include "shapes.h"
+
+namespace tt {
+namespace tile {
+
+// ---- reductions and scans --------------------------------------------------------------------
+enum Op { SUM, PROD, MAX, MIN, ARGMAX, ARGMIN };
+
+template <class T> struct acc_of { typedef T type; };
+#ifdef TT_HALF
+template <> struct acc_of<__half> { typedef float type; };
+template <> struct acc_of<__nv_bfloat16> { typedef float type; };
+#endif
+
+template <> struct acc_of<int8_t> { typedef int32_t type; };
+template <> struct acc_of<int16_t> { typedef int32_t type; };
+template <> struct acc_of<uint8_t> { typedef uint32_t type; };
+template <> struct acc_of<uint16_t> { typedef uint32_t type; };
+
+// max/min ignore NaNs (as fmax), sum/prod of 16-bit floats accumulate in float
+template <int K, class A> __device__ __forceinline__ A combine(A a, A b) {
+  if constexpr (K == SUM) return a + b;
+  else if constexpr (K == PROD) return a * b;
+  else if constexpr (same<A, float>::value) return K == MAX ? fmaxf(a, b) : fminf(a, b);
+  else if constexpr (same<A, double>::value) return K == MAX ? fmax(a, b) : fmin(a, b);
+  else if constexpr (K == MAX) return a != a ? b : ::tt::max(a, b);
+  else return a != a ? b : ::tt::min(a, b);
+}
+// combining get(0), get(1), ..., get(n - 1) (n a compile-time count): four independent
+// chains, then their tree, so that a long run is not one chain of dependent instructions (the
+// order differs from a left fold only by rounding, as on any GPU)
+template <int K, int n, class A, class F>
+__device__ __forceinline__ A combine_chains(F get) {
+  constexpr int C = n >= 8 ? 4 : 1;
+  A acc[C];
+#pragma unroll
+  for (int c = 0; c < C; ++c) acc[c] = get(c);
+#pragma unroll
+  for (int j = C; j < n; ++j) acc[j % C] = combine<K>(acc[j % C], get(j));
+#pragma unroll
+  for (int w = C / 2; w >= 1; w /= 2) {
+#pragma unroll
+    for (int c = 0; c < w; ++c) acc[c] = combine<K>(acc[c], acc[c + w]);
+  }
+  return acc[0];
+}
+// combining a thread's slots x.v[base], ..., x.v[base + n - 1]
+template <int K, int n, class A, class TL>
+__device__ __forceinline__ A combine_slots(const TL& x, int base) {
+  return combine_chains<K, n, A>([&](int j) { return A(wide(x.v[base + j])); });
+}
+// argmax/argmin: the better value, the lower index on ties
+template <int K, class A>
+__device__ __forceinline__ void combine_arg(A& a, int& ia, A b, int ib) {
+  bool take = K == ARGMAX ? (b > a || (b == a && ib < ia)) : (b < a || (b == a && ib < ia));
+  if (take) {
+    a = b;
+    ia = ib;
+  }
+}
+
+// generic: through the scratch, each result element combining its inputs in order
+template <int K, int Mask, int... O, class T, int NT, int... S>
+__device__ __forceinline__ auto reduce(const Tile<T, NT, S...>& x) {
+  typedef Tile<T, NT, S...> X;
+  typedef typename cond<(K == ARGMAX || K == ARGMIN), int32_t, T>::type RT;
+  typedef Tile<RT, NT, O...> R;
+  typedef typename acc_of<T>::type A;
+  static_assert(X::E * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  T* buf = scratch<T>();
+  to_scratch(x, buf);
+  constexpr int rank = traits<X>::rank;
+  int count = 1;  // elements combined into each result
+#pragma unroll
+  for (int d = 0; d < rank; ++d)
+    if (Mask >> d & 1) count *= traits<X>::dim(d);
+  R r;
+  const int t = tid();
+#pragma unroll
+  for (int k = 0; k < R::N; ++k) {
+    // the result element's coordinates over the kept axes (reduced axes at 0)
+    int e = elem<R>(t, k), c[rank + 1];
+#pragma unroll
+    for (int d = rank - 1; d >= 0; --d) {
+      if (Mask >> d & 1) {
+        c[d] = 0;
+      } else {
+        c[d] = e % traits<X>::dim(d);
+        e /= traits<X>::dim(d);
+      }
+    }
+    A acc = A(wide(buf[flat<X>(c)]));
+    int best = 0;
+    for (int i = 1; i < count; ++i) {
+      int j = i;
+#pragma unroll
+      for (int d = rank - 1; d >= 0; --d) {
+        if (Mask >> d & 1) {
+          c[d] = j % traits<X>::dim(d);
+          j /= traits<X>::dim(d);
+        }
+      }
+      A v = A(wide(buf[flat<X>(c)]));
+      if (K == ARGMAX || K == ARGMIN) combine_arg<K>(acc, best, v, i);
+      else acc = combine<K>(acc, v);
+    }
+    if (K == ARGMAX || K == ARGMIN) r.v[k] = RT(best);
+    else r.v[k] = to<RT>(acc);
+  }
+  return r;
+}
+
+template <int K, class A>
+__device__ __forceinline__ void warp_combine(A& a, int& ia) {
+#pragma unroll
+  for (int s = 16; s > 0; s >>= 1) {
+    A b = __shfl_xor_sync(0xffffffffu, a, s);
+    if (K == ARGMAX || K == ARGMIN) {
+      int ib = __shfl_xor_sync(0xffffffffu, ia, s);
+      combine_arg<K>(a, ia, b, ib);
+    } else {
+      a = combine<K>(a, b);
+    }
+  }
+}
+
+// reducing the trailing axes, R = E / E_out elements per result with R a multiple of NT: each
+// thread combines its own registers (a result's inputs are slots [o*R/NT, (o+1)*R/NT) of
+// every thread), then the warp through shuffles, then the warps through the scratch
+template <int K, int... O, class T, int NT, int... S>
+__device__ __forceinline__ auto reduce_rows(const Tile<T, NT, S...>& x) {
+  typedef Tile<T, NT, S...> X;
+  typedef typename cond<(K == ARGMAX || K == ARGMIN), int32_t, T>::type RT;
+  typedef Tile<RT, NT, O...> R;
+  typedef typename acc_of<T>::type A;
+  constexpr int EO = R::E, RS = X::N / EO, NW = NT / 32;
+  static_assert(X::E % (EO * NT * X::V) == 0, "reduce_rows: rows of a multiple of V NT elements");
+  static_assert(EO * NW * (sizeof(A) + 4) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  const int t = tid(), lane = t % 32, w = t / 32;
+  A* part = scratch<A>();
+  int* ipart = reinterpret_cast<int*>(part + EO * NW);
+  __syncthreads();
+#pragma unroll
+  for (int o = 0; o < EO; ++o) {
+    constexpr bool arg = K == ARGMAX || K == ARGMIN;
+    A acc;
+    int best = elem<X>(t, o * RS) - o * (X::E / EO);  // the index within the row
+    if constexpr (arg) {
+      acc = A(wide(x.v[o * RS]));
+#pragma unroll
+      for (int j = 1; j < RS; ++j)
+        combine_arg<K>(acc, best, A(wide(x.v[o * RS + j])),
+                       elem<X>(t, o * RS + j) - o * (X::E / EO));
+    } else {
+      acc = combine_slots<K, RS, A>(x, o * RS);
+    }
+    warp_combine<K>(acc, best);
+    if (lane == 0) {
+      part[o * NW + w] = acc;
+      if constexpr (arg) ipart[o * NW + w] = best;
+    }
+  }
+  __syncthreads();
+  R r;
+#pragma unroll
+  for (int k = 0; k < R::N; ++k) {
+    int o = elem<R>(t, k);
+    A acc = part[o * NW];
+    if constexpr (K == ARGMAX || K == ARGMIN) {
+      int best = ipart[o * NW];
+      for (int i = 1; i < NW; ++i) combine_arg<K>(acc, best, part[o * NW + i], ipart[o * NW + i]);
+      r.v[k] = RT(best);
+    } else {  // the warps' partials, in chains (combine_chains)
+      acc = combine_chains<K, NW, A>([&](int i) { return part[o * NW + i]; });
+      r.v[k] = to<RT>(acc);
+    }
+  }
+  return r;
+}
+
+// inclusive scan along one axis (from the end with Rev), through the scratch
+template <int K, int Axis, bool Rev, class T, int NT, int... S>
+__device__ __forceinline__ Tile<T, NT, S...> scan(const Tile<T, NT, S...>& x) {
+  typedef Tile<T, NT, S...> X;
+  typedef typename acc_of<T>::type A;
+  static_assert(X::E * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  T* buf = scratch<T>();
+  to_scratch(x, buf);
+  X r;
+  const int t = tid();
+  constexpr int n = traits<X>::dim(Axis);
+#pragma unroll
+  for (int k = 0; k < X::N; ++k) {
+    int c[traits<X>::rank + 1];
+    coords<X>(elem<X>(t, k), c);
+    const int last = c[Axis];
+    c[Axis] = Rev ? n - 1 : 0;
+    A acc = A(wide(buf[flat<X>(c)]));
+    for (int i = 1; i <= (Rev ? n - 1 - last : last); ++i) {
+      c[Axis] = Rev ? n - 1 - i : i;
+      acc = combine<K>(acc, A(wide(buf[flat<X>(c)])));
+    }
+    r.v[k] = to<T>(acc);
+  }
+  return r;
+}
+
+}  // namespace tile
+}  // namespace tt
