@@ -20,7 +20,7 @@ def _src(kernel, *args, **consts) -> str:
 
 def test_k_loop_becomes_one_operation_with_tensor_maps():
     src = _src(tiles.matmul_8warps, F16, F16, F16, tm=128, tn=256, tk=64)
-    assert "tt::tile::mma_loop<tile_f16_128x64, tile_f16_64x256>(A, B," in src
+    assert "tt::tile::mma_loop<tile_f16_128x64, tile_f16_64x256, true>(A, B," in src
     assert "for (" not in src.split("mma_loop")[0].rsplit("accumulator = tt::tile::full", 1)[1]
     assert src.count("const __grid_constant__ tt::tile::sm90::TensorMap") == 2
     cuda = tiles.matmul_8warps.specialize([F16, F16, F16], dict(tm=128, tn=256, tk=64)).cuda
@@ -84,7 +84,7 @@ def k_nan_padding(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.Co
 def test_loops_that_do_not_qualify_stay_loops(kernel):
     src = _src(kernel, F16, F16, F16, tm=128, tn=128, tk=64)
     assert "mma_loop" not in src and "TensorMap" not in src
-    assert "tt::tile::mma(" in src
+    assert "tt::tile::mma<true>(" in src
 
 
 def test_shapes_without_a_hopper_loop_take_the_staged_loop():

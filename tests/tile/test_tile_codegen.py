@@ -54,8 +54,8 @@ def test_k_loops_whose_warps_span_row_strips_stay_loops():
     # 128 rows on 4 warps: each warp's blocks lie in two row strips (tiles.py, mma_loops)
     f32 = np.zeros((64, 64), np.float32)
     body = _body(tiles.matmul.cuda_source(f32, f32, f32, tm=128, tn=64, tk=32))
-    assert any(s.startswith("accumulator = tt::tile::mma(tt::tile::astype<tt::tile::tf32>(")
-               or s == "accumulator = tt::tile::mma(a, b, accumulator);" for s in body)
+    assert any(s.startswith("accumulator = tt::tile::mma<true>(tt::tile::astype<tt::tile::tf32>(")
+               or s == "accumulator = tt::tile::mma<true>(a, b, accumulator);" for s in body)
     assert not any("mma_loop" in s for s in body)
 
 
@@ -64,7 +64,7 @@ def test_k_loops_whose_two_buffers_would_not_fit_stay_loops():
     f32 = np.zeros((64, 64), np.float32)
     kern = ct.kernel(num_warps=16)(tiles.matmul.py_func)
     src = kern.cuda_source(f32, f32, f32, tm=256, tn=256, tk=64)
-    assert "mma_loop" not in src and "accumulator = tt::tile::mma(" in src
+    assert "mma_loop" not in src and "accumulator = tt::tile::mma<true>(" in src
     src = kern.cuda_source(f32, f32, f32, tm=256, tn=128, tk=32)  # 3 (256*36 + 32*136)*4
     assert "mma_loop_staged" in src and "#define TT_SCRATCH_BYTES 162816" in src
 

@@ -6,8 +6,9 @@ The IR passes decide from these which accumulators live in tensor-core fragments
 loops become one ``mma_loop`` operation; the CUDA backend sizes the shared-memory scratch from
 them; tile.h reads the same numbers from ``include/tile/config.h``, which
 ``tools/gen_tile_config.py`` writes from :func:`config_header` (a unit test fails when the two
-differ), and decides nothing about which shapes run on tensor cores: the generated code says so
-(``tt::tile::mma<TC>``).
+differ). tile.h does not decide which operands run on tensor cores or which k loops take the
+staged loop: the generated code says so (``tt::tile::mma<TC>``, ``mma_loop<A, B, Staged>``),
+and tile.h only asserts the instructions' own requirements.
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ def config_header() -> str:
     defs = [("TT_VEC", VEC), ("TT_MMA_M", MMA_M), ("TT_MMA_N", MMA_N),
             ("TT_MMA_K16", MMA_K[float16]), ("TT_MMA_KTF32", MMA_K[tfloat32]),
             ("TT_A_PAD_BYTES", A_PAD_BYTES), ("TT_B_PAD", B_PAD), ("TT_STAGES", STAGES),
-            ("TT_STAGED_MAX", STAGED_MAX_BYTES), ("TT_SM90_ROW_BYTES", SM90_ROW_BYTES),
+            ("TT_SM90_ROW_BYTES", SM90_ROW_BYTES),
             ("TT_SM90_N_STEP", SM90_N_STEP), ("TT_SM90_MAX_N", SM90_MAX_N),
             ("TT_SM90_MAX_STAGES", SM90_MAX_STAGES),
             ("TT_SM90_STAGE_BUDGET", SM90_STAGE_BUDGET), ("TT_SM90_ALIGN", SM90_ALIGN)]

@@ -299,6 +299,11 @@ def _wide(text: str, e: ir.Expr) -> str:
     return text
 
 
+def _tc(x: ir.TileOp) -> str:
+    """Whether tensor cores take an mma's operands: the compiler's decision, passed to tile.h."""
+    return "true" if tiling.tensor_core(x.args[0].type, x.args[1].type) else "false"
+
+
 def _mma_loop(em, x, args):
     """``tt::tile::mma_loop`` (the Hopper main loop where the target and the arrays allow,
     tile.h otherwise) with the op's two tensor maps, or ``mma_loop_staged``."""
@@ -306,11 +311,12 @@ def _mma_loop(em, x, args):
     la, lb = x.attrs["a"], x.attrs["b"]
     pad = literal(0.0, la.type.dtype)
     call = [arr_a, arr_b, pad, i, j, lo, hi, acc]
+    ta, tb = operands(x)
     if x.attrs["hopper"]:
-        fn = f"mma_loop<{alias(la.type)}, {alias(lb.type)}>"
+        staged = "true" if tiling.staged_ok(ta, tb, em.threads) else "false"
+        fn = f"mma_loop<{alias(la.type)}, {alias(lb.type)}, {staged}>"
         call += em.tensormaps[id(x)]
     else:
-        ta, _ = operands(x)
         fn = f"mma_loop_staged<{ta.dtype.cname}, {alias(la.type)}, {alias(lb.type)}>"
     return f"tt::tile::{fn}({', '.join(call)})"
 
@@ -329,7 +335,7 @@ TILE_OPS = {
     "permute": lambda em, x, args: f"tt::tile::permute<{_dims(x.attrs['perm'])}>({args[0]})",
     "reduce": _reduce,
     "scan": _scan,
-    "mma": lambda em, x, args: f"tt::tile::mma({', '.join(args)})",
+    "mma": lambda em, x, args: f"tt::tile::mma<{_tc(x)}>({', '.join(args)})",
     "mma_loop": _mma_loop,
     "item": lambda em, x, args: f"tt::tile::item({args[0]})",
     "load": _load,

@@ -11,6 +11,7 @@
 // __syncthreads().
 //
 // Sections, in include order (each includes the earlier ones it uses):
+//   tile/config.h       the sizes shared with the compiler (generated from ir/tiling.py)
 //   tile/layout.h       Tile, traits, metaprogramming, element <-> (thread, slot), the scratch
 //   tile/elementwise.h  scalar conversions, full/arange, astype, arithmetic, math, where
 //   tile/shapes.h       broadcast, reshape, permute; to_scratch
@@ -32,13 +33,14 @@
 //     per element       anything else (an axis order, a replicated tile, an edge tile of V = 1)
 //     fragments         an accumulator stored as it is (mma.h store_fragments, ir/passes.py)
 //   mma (mma.h):
-//     fragments         an MmaTile accumulator (ir/passes.py, mma_fragments_ok)
+//     fragments         an MmaTile accumulator (ir/tiling.py, fragments_ok)
 //     tensor cores      a Tile accumulator of 16-bit or tfloat32 operands on shapes that tile
 //     FMA               other dtypes or shapes
-//   the k loop (kloop.h, kloop_sm90.h; code generator: backends/cuda/tiles.py, mma_loops):
+//   the k loop (kloop.h, kloop_sm90.h; the IR's mma_loop op, ir/kloop.py):
 //     Hopper main loop  sm_90a, sm90::Plan::ok, both tensor maps present (mma_loop)
 //     cp.async          the staged loop (mma_loop_staged: each warp's blocks in one row
-//                       strip, its buffers within STAGED_MAX) on sm_80 and later, every tile
+//                       strip, its buffers within an sm_80 block: ir/tiling.py staged_ok) on
+//                       sm_80 and later, every tile
 //                       inside its array with 16-byte aligned rows
 //     registers         the staged loop, tfloat32, where cp.async cannot copy the tiles
 //     as written        the staged loop, 16-bit, where cp.async cannot; a loop with no

@@ -1,14 +1,15 @@
 // tile/kloop.h: the k loop of a matrix multiply as one operation,
 //   for (k = lo; k < hi; ++k) acc = mma(load<TLA>(A, pad, bi, k), load<TLB>(B, pad, k, bj), acc)
-// with the accumulator in fragments (MmaTile), recognised by the code generator
-// (backends/cuda/tiles.py, mma_loops). It calls mma_loop where the shapes have a Hopper main
-// loop (it then passes two tensor maps), else mma_loop_staged.
+// with the accumulator in fragments (MmaTile): the IR's mma_loop operation (ir/kloop.py). The
+// code generator calls mma_loop where the shapes have a Hopper main loop (it then passes two
+// tensor maps, and says whether the staged loop applies), else mma_loop_staged.
 //
 // Paths, in the order they are tried:
 //   Hopper main loop  mma_loop, built for sm_90a, sm90::Plan::ok, a float32 accumulator and
 //                     both tensor maps present: sm90::mainloop (kloop_sm90.h), TMA + wgmma
-//   cp.async          mma_loop_staged (mma_loop takes it where each warp's blocks lie in one
-//                     row strip and STAGES buffers fit STAGED_MAX), on sm_80 and later where
+//   cp.async          mma_loop_staged (mma_loop takes it where the compiler says Staged: each
+//                     warp's blocks in one row strip, the buffers within an sm_80 block's
+//                     shared memory, ir/tiling.py staged_ok), on sm_80 and later where
 //                     every tile lies inside its array with 16-byte aligned rows:
 //                     mma_loop_async, STAGES buffers, copies STAGES - 1 steps ahead
 //   registers         mma_loop_staged otherwise, tfloat32: mma_loop_registers, two buffers,
@@ -31,8 +32,7 @@ namespace tile {
 // of mma_plan) STAGES - 1 steps ahead of the multiplies, straight from global memory; float32
 // arrays through tfloat32 round as warp_mma loads fragments. Returns false, having done
 // nothing, where the tiles do not allow it.
-constexpr int STAGES = 3;                // (backends/cuda/tiles.py mirrors both)
-constexpr int STAGED_MAX = 163 * 1024;  // an sm_80 block's dynamic shared memory
+constexpr int STAGES = TT_STAGES;  // config.h (ir/tiling.py)
 template <class P, int NT, int M, int N, class ArrA, class ArrB>
 __device__ __forceinline__ bool mma_loop_async(const ArrA& A, const ArrB& B, int64_t bi,
                                                int64_t bj, int64_t lo, int64_t hi, float* acc) {
@@ -103,7 +103,7 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_registers(
     const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t bi, int64_t bj,
     int64_t lo, int64_t hi, const MmaTile<TC, NT, M, N>& acc) {
   constexpr int K = traits<TLA>::dim(1);
-  typedef mma_plan<TM, M, N, K> P;
+  typedef mma_plan<TM, M, N, K, true> P;
   constexpr int AS = M * P::LD, BUF = AS + P::B_ELEMS;  // elements of one buffer
   static_assert(2 * BUF * sizeof(TM) <= TT_SCRATCH_BYTES, "tile scratch too small");
   MmaTile<TC, NT, M, N> r = acc;
@@ -147,14 +147,14 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_staged(
     const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t bi, int64_t bj,
     int64_t lo, int64_t hi, const MmaTile<TC, NT, M, N>& acc) {
   constexpr int K = traits<TLA>::dim(1);
-  typedef mma_plan<TM, M, N, K> P;
-  static_assert(P::tc && same<TC, float>::value, "mma_loop_staged: tensor-core operands");
+  typedef mma_plan<TM, M, N, K, true> P;
+  static_assert(same<TC, float>::value, "mma_loop_staged: tensor-core operands");
   MmaTile<TC, NT, M, N> r = acc;
   if (lo >= hi) return r;
   if (mma_loop_async<P, NT, M, N>(A, B, bi, bj, lo, hi, r.v)) return r;
   if constexpr (P::kind != 3) {  // 16-bit: the loop as written (staged through registers, it
     for (int64_t k = lo; k < hi; ++k)  // measured slower as often as faster)
-      r = mma(load<TLA>(A, pad, bi, k), load<TLB>(B, pad, k, bj), r);
+      r = mma<true>(load<TLA>(A, pad, bi, k), load<TLB>(B, pad, k, bj), r);
     return r;
   } else {
     return mma_loop_registers<TM, TLA, TLB>(A, B, pad, bi, bj, lo, hi, r);
@@ -162,10 +162,12 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_staged(
 }
 
 // for (k = lo; k < hi; ++k) acc = mma(load<TLA>(A, pad, bi, k), load<TLB>(B, pad, k, bj), acc),
-// recognised by the code generator (backends/cuda/tiles.py, mma_loops) and run here as one
-// operation: on sm_90a with TMA-ready operands by the pipelined main loop of kloop_sm90.h, else
+// the IR's mma_loop operation (ir/kloop.py), run here as one operation: on sm_90a with TMA-ready operands by the pipelined main loop of kloop_sm90.h, else
 // by mma_loop_staged where its buffers fit (cp.async where the arrays allow), else as written.
-template <class TLA, class TLB, class TC, int NT, int M, int N, class ArrA, class ArrB>
+// Staged: whether mma_loop_staged runs the loop off the Hopper path (its buffers fit and each
+// warp's blocks lie in one row strip: ir/tiling.py staged_ok, which also sizes the scratch).
+template <class TLA, class TLB, bool Staged, class TC, int NT, int M, int N, class ArrA,
+          class ArrB>
 __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
     const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t bi, int64_t bj,
     int64_t lo, int64_t hi, const MmaTile<TC, NT, M, N>& acc, const sm90::TensorMap& ma,
@@ -173,23 +175,22 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
   typedef typename traits<TLA>::elem TA;
   constexpr int K = traits<TLA>::dim(1);
   MmaTile<TC, NT, M, N> r = acc;
+  static_assert(sm90::Plan<TA, NT, M, N, K>::ok && same<TC, float>::value,
+                "mma_loop: the compiler asks for the Hopper main loop where it applies only "
+                "(ir/tiling.py, sm90_bytes)");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  if constexpr (sm90::Plan<TA, NT, M, N, K>::ok && same<TC, float>::value) {
-    if (sm90::present(ma) && sm90::present(mb)) {
-      sm90::mainloop<TA, NT, M, N, K>(ma, mb, bi, bj, lo, hi, r.v);
-      return r;
-    }
+  if (sm90::present(ma) && sm90::present(mb)) {
+    sm90::mainloop<TA, NT, M, N, K>(ma, mb, bi, bj, lo, hi, r.v);
+    return r;
   }
 #endif
-  typedef mma_plan<TA, M, N, K> P;
-  if constexpr (NT / 32 % (M / 16) == 0 &&
-                STAGES * (M * P::LD + P::B_ELEMS) * sizeof(TA) <= STAGED_MAX) {
-    return mma_loop_staged<TA, TLA, TLB>(A, B, pad, bi, bj, lo, hi, r);  // tiles.py sizes it
+  if constexpr (Staged) {
+    return mma_loop_staged<TA, TLA, TLB>(A, B, pad, bi, bj, lo, hi, r);
   } else {
     for (int64_t k = lo; k < hi; ++k) {
       TLA a = load<TLA>(A, pad, bi, k);
       TLB b = load<TLB>(B, pad, k, bj);
-      r = mma(a, b, r);
+      r = mma<true>(a, b, r);
     }
     return r;
   }

@@ -115,18 +115,19 @@ template <> struct kind<__half> { static constexpr int value = 1; };
 template <> struct kind<__nv_bfloat16> { static constexpr int value = 2; };
 #endif
 
-// The shared memory the loop needs (the formula of backends/cuda/tiles.py, mma_loop_bytes):
+// The shared memory the loop needs (the formula of ir/tiling.py, sm90_bytes):
 // 1024 bytes of alignment slack, S stages of A and B, and 2 S mbarriers.
 template <class TA, int NT, int M, int N, int K>
 struct Plan {
   static constexpr int A_BYTES = M * K * int(sizeof(TA));
   static constexpr int B_BYTES = K * N * int(sizeof(TA));
   static constexpr int STAGE = A_BYTES + B_BYTES;
-  static constexpr int S = (200 * 1024 / STAGE) < 4 ? (200 * 1024 / STAGE) : 4;
-  static constexpr bool ok = kind<TA>::value != 0 && K * int(sizeof(TA)) == 128 &&
-                             NT % 128 == 0 && M == 16 * (NT / 32) && N % 64 == 0 &&
-                             N <= 256 && S >= 2;
-  static constexpr int bytes = ok ? 1024 + S * STAGE + 2 * S * 8 : 0;
+  static constexpr int S = (TT_SM90_STAGE_BUDGET / STAGE) < TT_SM90_MAX_STAGES
+                              ? (TT_SM90_STAGE_BUDGET / STAGE) : TT_SM90_MAX_STAGES;
+  static constexpr bool ok = kind<TA>::value != 0 && K * int(sizeof(TA)) == TT_SM90_ROW_BYTES &&
+                             NT % 128 == 0 && M == TT_MMA_M * (NT / 32) &&
+                             N % TT_SM90_N_STEP == 0 && N <= TT_SM90_MAX_N && S >= 2;
+  static constexpr int bytes = ok ? TT_SM90_ALIGN + S * STAGE + 2 * S * 8 : 0;
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

@@ -21,9 +21,13 @@
 //           (TT_SCRATCH_BYTES, sized by the code generator for the largest user); each starts
 //           with __syncthreads() so that the previous user has finished reading it.
 //
-// The generated code defines TT_SCRATCH_BYTES (and TT_VEC where it is not 4) before it
-// includes tile.h. No paths here: the sections after this one choose theirs.
+// The generated code defines TT_SCRATCH_BYTES before it includes tile.h; the sizes tile code
+// shares with the compiler (TT_VEC, the tensor cores' shape, the k loops' buffers) are in
+// config.h, generated from ir/tiling.py. No paths here: the sections after this one choose
+// theirs.
 #pragma once
+
+#include "config.h"
 
 #ifndef TT_SCRATCH_BYTES
 #define TT_SCRATCH_BYTES 0
@@ -39,10 +43,7 @@ struct tf32 {
   float x;
 };
 
-#ifndef TT_VEC
-#define TT_VEC 4
-#endif
-// the vector width of a tile whose last axis has d elements (backends/cuda/tiles.py, vec_width)
+// the vector width of a tile whose last axis has d elements (ir/tiling.py, vec_width)
 __host__ __device__ constexpr int vec_width(int nt, int d) {
   int v = TT_VEC;
   while (v > 1 && d % (v * nt) != 0) v /= 2;

@@ -4,7 +4,7 @@
 // Tile; the epilogue straight from fragments (astype, store_fragments).
 //
 // Paths of mma:
-//   fragments      an MmaTile accumulator (ir/passes.py, mma_fragments_ok: float32 from
+//   fragments      an MmaTile accumulator (ir/tiling.py, fragments_ok: float32 from
 //                  float16, bfloat16 or tfloat32 on shapes the instruction tiles, the 16x8
 //                  blocks shared evenly by the warps): A and B through the scratch, the
 //                  result stays in the warps' registers
@@ -39,16 +39,20 @@ template <> struct mma_kind<__nv_bfloat16> { static constexpr int value = 2; };
 #endif
 template <> struct mma_kind<tf32> { static constexpr int value = 3; };
 
-template <class TA, int M, int N, int K_>
+// TC: whether tensor cores multiply these operands, which the compiler decides
+// (ir/tiling.py, tensor_core); the assertion is the instruction's own requirement.
+template <class TA, int M, int N, int K_, bool TC>
 struct mma_plan {
   typedef TA elem;
   static constexpr int kind = mma_kind<TA>::value;
   static constexpr int K = K_;
-  static constexpr int KS = kind == 3 ? 8 : 16;  // k per instruction
-  static constexpr bool tc = kind != 0 && M % 16 == 0 && N % 8 == 0 && K_ % KS == 0;
-  static constexpr int PAD = tc ? 16 / int(sizeof(TA)) : 0;  // rows apart by 16 more bytes
-  static constexpr int LD = K_ + PAD;          // A's rows (of K)
-  static constexpr int LDB = N + 8;              // B's rows (of N), as it is
+  static constexpr int KS = kind == 3 ? TT_MMA_KTF32 : TT_MMA_K16;  // k per instruction
+  static constexpr bool tc = TC;
+  static_assert(!TC || (kind != 0 && M % TT_MMA_M == 0 && N % TT_MMA_N == 0 && K_ % KS == 0),
+                "mma_plan: tensor cores do not take these operands");
+  static constexpr int PAD = tc ? TT_A_PAD_BYTES / int(sizeof(TA)) : 0;  // rows 16 bytes apart
+  static constexpr int LD = K_ + PAD;            // A's rows (of K)
+  static constexpr int LDB = N + TT_B_PAD;       // B's rows (of N), as it is
   static constexpr int B_ELEMS = K_ * LDB;
   static constexpr int bytes = tc ? (M * LD + B_ELEMS) * int(sizeof(TA)) + M * N * 4
                                   : (M * K_ + K_ * N) * int(sizeof(TA));
@@ -302,13 +306,14 @@ __device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, N
   }
 }
 
+// mma<TensorCores>: the compiler says whether tensor cores take the operands (mma_plan)
 // mma into an accumulator in fragments: only A and B go through the scratch
-template <class TA, int NT, int M, int N, int K>
+template <bool TensorCores, class TA, int NT, int M, int N, int K>
 __device__ __forceinline__ MmaTile<float, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
                                                         const Tile<TA, NT, K, N>& b,
                                                         const MmaTile<float, NT, M, N>& c) {
-  typedef mma_plan<TA, M, N, K> P;
-  static_assert(P::tc, "fragment accumulators need tensor-core operands and shapes");
+  static_assert(TensorCores, "fragment accumulators need tensor-core operands and shapes");
+  typedef mma_plan<TA, M, N, K, true> P;
   static_assert((M * P::LD + P::B_ELEMS) * sizeof(TA) <= TT_SCRATCH_BYTES,
                 "tile scratch too small");
   TA* As = scratch<TA>();
@@ -321,11 +326,11 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(const Tile<TA, NT, M, K>
   return r;
 }
 
-template <class TA, class TC, int NT, int M, int N, int K>
+template <bool TensorCores, class TA, class TC, int NT, int M, int N, int K>
 __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
                                                   const Tile<TA, NT, K, N>& b,
                                                   const Tile<TC, NT, M, N>& c) {
-  typedef mma_plan<TA, M, N, K> P;
+  typedef mma_plan<TA, M, N, K, TensorCores> P;
   typedef Tile<TA, NT, M, K> XA;
   typedef Tile<TA, NT, K, N> XB;
   typedef Tile<TC, NT, M, N> XC;
