@@ -209,6 +209,24 @@ class Target:
         kernel[config](*args, **constants)
         self.synchronize()
 
+    def launch_tile(self, kernel, grid, *args) -> None:
+        """``kernel[grid](*args)`` for a tile kernel (whose block is its own) on this target."""
+        with self.running():
+            kernel[grid](*args)
+
+    @contextlib.contextmanager
+    def running(self):
+        """Launches made inside run on this target: in the simulator for ``sim``; on the GPU the
+        target synchronizes at the end."""
+        if self.name == "sim":
+            if SIMULATE is None:
+                pytest.xfail("simulator not built yet")
+            with SIMULATE():
+                yield
+            return
+        yield
+        self.synchronize()
+
     @contextlib.contextmanager
     def capture_prints(self, capfd):
         """Collects what kernels print (device printf reaches fd 1 at synchronization)."""
