@@ -1,6 +1,6 @@
 """Tile kernels (tests/kernels/tiles.py) on paths that only compiled code has: the Hopper
 tensor maps (TMA), an sm_90 build's staged loop, launches on torch streams. Their numerics on
-every target, simulator included, are in tests/tile/test_tile_numerics*.py.
+every target, simulator included, are in tests/tile/test_tile_numerics.py.
 
 Every test is marked ``gpu`` and skipped without a GPU or torch; each says why it has no
 simulator counterpart. Inputs are fresh random tensors (the seed is printed); outputs are
@@ -61,7 +61,8 @@ def dot_close(got, a, b, u_out=U32):
     ((1000, 520, 1030), (128, 256, 64)),  # edge tiles: TMA fills zeros, the store skips
     ((384, 1024, 256), (128, 128, 64)),
     ((512, 1001, 512), (128, 256, 64)),   # rows of 1001 halves: no TMA, the portable loop
-])
+], ids=["512x256x768/128x256x64", "1000x520x1030/128x256x64", "384x1024x256/128x128x64",
+        "512x1001x512/128x256x64"])
 def test_matmul_encodes_tensor_maps_for_whole_16_byte_rows(gen, dtype, shape, tiles_mnk):
     """GPU only: tensor maps are what the sm_90a build's TMA copies read; the simulator has
     none. On a compute capability 9.0 GPU the launch encodes A's tensor map iff its rows are

@@ -1,18 +1,21 @@
 """Tile kernels (tests/kernels/tiles.py) on every target against NumPy in float64: elementwise
-work, softmax and layer norm in their several layouts, reductions, scans, atomics, device
-functions, printf and corners of the language. Matrix products are in
-test_tile_numerics_matmul.py.
+work; matrix products (the tensor-core matmul in float16, bfloat16 and float32 through
+tfloat32 at the shapes that reach each of tile.h's k loops, the FMA matmul, a transpose, tiles
+inside a thread-level kernel); softmax and layer norm in their several layouts; reductions,
+scans, atomics, device functions, printf and corners of the language.
 
 Each test runs in the simulator and on the GPU from one body (the ``target`` fixture,
 tests/conftest.py). Inputs are fresh random arrays (the seed is printed: THREADTILE_TEST_SEED
 replays a failure), outputs are poisoned with NaN (or a sentinel) first and checked whole, and
 tolerances follow from the dtypes: float32 within about 1e-5, 16-bit outputs within their
-rounding, sums in any order within their float32 rounding bounds, selections exact.
+rounding, sums in any order within their float32 rounding bounds, selections exact. What only
+a compiled kernel has (tensor maps, the sm_90 build, torch streams) is in
+tests/gpu/test_tile_paths_gpu.py.
 """
 
 import numpy as np
 import pytest
-from conftest import U32, assert_close, cdiv, poison, quantize
+from conftest import U32, assert_close, assert_dot_close, cdiv, poison, quantize
 from kernels import tiles
 
 import threadtile.tile as ct
@@ -115,6 +118,159 @@ def test_elementwise(target, rng):
         np.maximum(lo - got, got - hi) - tol)
 
 
+# ---- matrix products on tensor cores ---------------------------------------------------------
+
+U_OUT = dict(U_HALF, float32=U32)
+U_TF32 = 2.0 ** -11  # tfloat32 keeps 10 mantissa bits
+
+
+def assert_mma_close(got, a, b, u_in=0.0, u_out=U32):
+    """``got`` is a @ b (float64 operands, as the kernel sees them) accumulated in float32 in
+    any order: within (k + 2) u |a| @ |b|, plus 2 u_in |a| @ |b| where the operands are rounded
+    to tfloat32 first, plus one rounding (u_out) of the result to the output dtype."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    ref = a @ b
+    mag = np.abs(a) @ np.abs(b)
+    k = a.shape[1]
+    bound = (k + 2) * U32 * mag + 2 * u_in * mag + u_out * np.abs(ref) + 1e-30
+    got = np.asarray(got, np.float64)
+    assert got.shape == ref.shape
+    assert not np.isnan(got).any(), "unwritten (NaN) elements"
+    err = np.abs(got - ref)
+    bad = err > bound
+    assert not bad.any(), f"{bad.sum()} elements off; worst {(err - bound).max()}"
+
+
+def ids(cases):
+    """Test ids for (shape, tiles, ...) cases: m x k x n / tm x tn x tk (and the rest)."""
+    return ["x".join(map(str, c[0])) + "/" + "x".join(map(str, c[1])) + "".join(
+        f"-{v}" for v in c[2:]) for c in cases]
+
+
+def operands(target, rng, m, k, n, dtype, b_transposed=False):
+    """Random A (m, k) and B (k, n) on the target in ``dtype`` and, as float64, the values the
+    kernel sees. A transposed B is the (k, n) view of an (n, k) array."""
+    av = quantize(rng.standard_normal((m, k)), dtype)
+    if b_transposed:
+        bt = quantize(rng.standard_normal((n, k)), dtype)
+        return target.array(av, dtype), target.array(bt, dtype).T, av, bt.T
+    bv = quantize(rng.standard_normal((k, n)), dtype)
+    return target.array(av, dtype), target.array(bv, dtype), av, bv
+
+
+MATMUL_SHAPES = [
+    ((96, 80, 64), (32, 32, 16)),
+    ((70, 50, 40), (32, 32, 16)),     # edge tiles along every axis
+    ((200, 96, 136), (32, 32, 16)),
+    ((512, 512, 512), (64, 64, 32)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize(("shape", "tiles_mnk"), MATMUL_SHAPES, ids=ids(MATMUL_SHAPES))
+def test_matmul(target, rng, dtype, shape, tiles_mnk):
+    """float16/bfloat16 on tensor cores accumulate in float32; float32 inputs are rounded to
+    tfloat32 (10 mantissa bits) before they are multiplied."""
+    m, k, n = shape
+    tm, tn, tk = tiles_mnk
+    a, b, av, bv = operands(target, rng, m, k, n, dtype)
+    c = target.array(poison((m, n), dtype), dtype)
+    target.launch_tile(tiles.matmul, (cdiv(m, tm), cdiv(n, tn)), a, b, c, tm, tn, tk)
+    assert_mma_close(target.to_host(c), av, bv, u_in=U_TF32 if dtype == "float32" else 0.0,
+                     u_out=U_OUT[dtype])
+
+
+# the shapes of tile.h's k loops on 8 warps (on the GPU each reaches its own C++ path)
+K_LOOP_SHAPES = [
+    ((512, 256, 768), (128, 256, 64)),    # Hopper main loop (TMA + wgmma) on sm_90a
+    ((1000, 520, 1030), (128, 256, 64)),  # edge tiles: TMA fills zeros, the store skips
+    ((384, 1024, 256), (128, 128, 64)),
+    ((512, 1001, 512), (128, 256, 64)),   # rows of 1001 halves: no TMA, the portable loop
+]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize(("shape", "tiles_mnk"), K_LOOP_SHAPES, ids=ids(K_LOOP_SHAPES))
+def test_matmul_k_loop_paths(target, rng, dtype, shape, tiles_mnk):
+    m, k, n = shape
+    tm, tn, tk = tiles_mnk
+    a, b, av, bv = operands(target, rng, m, k, n, dtype)
+    c = target.array(poison((m, n), dtype), dtype)
+    target.launch_tile(tiles.matmul_8warps, (cdiv(m, tm), cdiv(n, tn)), a, b, c, tm, tn, tk)
+    assert_mma_close(target.to_host(c), av, bv, u_out=U_OUT[dtype])
+
+
+TF32_SHAPES = [
+    ((512, 512, 512), (128, 128, 16), False),  # aligned and inside: cp.async, three buffers
+    ((256, 96, 384), (64, 128, 32), False),
+    ((1000, 1001, 520), (128, 128, 16), False),  # edge tiles, odd rows: the register loop
+    ((256, 128, 256), (128, 128, 32), True),     # B a transposed view: the register loop
+]
+
+
+@pytest.mark.parametrize(("shape", "tiles_mnk", "b_transposed"), TF32_SHAPES,
+                         ids=ids(TF32_SHAPES))
+def test_matmul_tf32_k_loop_paths(target, rng, shape, tiles_mnk, b_transposed):
+    """float32 through tfloat32 in tile.h's staged loop (8 warps: each warp's blocks share
+    their rows), on each of its paths; the operands round to tfloat32 either way."""
+    m, k, n = shape
+    tm, tn, tk = tiles_mnk
+    a, b, av, bv = operands(target, rng, m, k, n, "float32", b_transposed)
+    c = target.to_device(poison((m, n), np.float32))
+    target.launch_tile(tiles.matmul_8warps, (cdiv(m, tm), cdiv(n, tn)), a, b, c, tm, tn, tk)
+    assert_mma_close(target.to_host(c), av, bv, u_in=U_TF32, u_out=U32)
+
+
+def test_matmul_strided_operand(target, rng):
+    """A transposed view of B cannot be copied by TMA (last axis not contiguous): the kernel,
+    compiled for strided arrays, takes the portable loop and still multiplies right."""
+    m, k, n = 256, 128, 256
+    a, b, av, bv = operands(target, rng, m, k, n, "float16", b_transposed=True)
+    c = target.array(poison((m, n), "float16"), "float16")
+    target.launch_tile(tiles.matmul_8warps, (cdiv(m, 128), cdiv(n, 128)), a, b, c, 128, 128,
+                       64)
+    assert_mma_close(target.to_host(c), av, bv, u_out=U_OUT["float16"])
+
+
+# ---- FMAs, transpose, and tiles inside a thread-level kernel ---------------------------------
+
+@pytest.mark.parametrize("shape", [(50, 70, 40), (130, 70, 100)], ids=["50x70x40", "130x70x100"])
+def test_matmul_fp32_fma(target, rng, shape):
+    """Plain float32 (no tfloat32): each product is one FMA into the float32 accumulator."""
+    m, k, n = shape
+    a, b, av, bv = operands(target, rng, m, k, n, "float32")
+    c = target.to_device(poison((m, n), np.float32))
+    target.launch_tile(tiles.matmul_fp32, (cdiv(m, 32), cdiv(n, 32)), a, b, c, 32, 32, 8)
+    assert_dot_close(target.to_host(c), av, bv)
+
+
+@pytest.mark.parametrize("shape", [(100, 70), (300, 170)], ids=["100x70", "300x170"])
+def test_transpose(target, rng, shape):
+    h, w = shape
+    x = rng.standard_normal((h, w)).astype(np.float32)
+    y = target.to_device(poison((w, h), np.float32))
+    target.launch_tile(tiles.transpose, (cdiv(h, 32), cdiv(w, 64)), target.to_device(x), y,
+                       32, 64)
+    np.testing.assert_array_equal(target.to_host(y), x.T)  # copies: exact, NaNs included
+
+
+@pytest.mark.parametrize("shape", [(70, 64, 200), (200, 64, 300)], ids=["70x64x200", "200x64x300"])
+def test_mixed_matmul_rowsum(target, rng, shape):
+    """Tile matmul, then warp shuffles and atomics per thread (tests/kernels/tiles.py): C is
+    the float32 accumulator; each row's sum adds the float32 partial sums of several blocks."""
+    m, k, n = shape
+    a, b, av, bv = operands(target, rng, m, k, n, "float16")
+    c = target.to_device(poison((m, n), np.float32))
+    rowsum = target.to_device(np.zeros(m, np.float32))  # accumulated into by atomics
+    target.launch(tiles.matmul_rowsum, (cdiv(m, 32), cdiv(n, 64)), 128, a, b, c, rowsum, 32,
+                  64, 32)
+    assert_dot_close(target.to_host(c), av, bv)
+    ref = (av @ bv).sum(axis=1)
+    bound = (k + n + 2) * U32 * (np.abs(av) @ np.abs(bv)).sum(axis=1)
+    got = target.to_host(rowsum).astype(np.float64)
+    assert (np.abs(got - ref) <= bound).all()
+
+
 # ---- softmax ---------------------------------------------------------------------------------
 
 def _softmax(x):
@@ -196,8 +352,7 @@ def test_layer_norm(target, rng, m, n, tile_n):
     close(target.to_host(rstd), rs, 1e-4, 1e-6)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-@pytest.mark.parametrize(("kernel", "n", "consts"), [
+LAYER_NORM_ROWS = [  # (kernel, row length, its constants: the tile's length N or chunk C)
     ("layer_norm_rows", 300, (1024,)), ("layer_norm_rows", 1024, (1024,)),
     ("layer_norm_rows", 4096, (4096,)), ("layer_norm_rows", 1000, (4096,)),
     ("layer_norm_packed", 3000, (4096,)), ("layer_norm_packed", 4096, (4096,)),
@@ -206,7 +361,12 @@ def test_layer_norm(target, rng, m, n, tile_n):
     ("layer_norm_wide", 32768, (32768, 4096)), ("layer_norm_wide", 20000, (32768, 4096)),
     ("layer_norm_chunked", 700, (256,)), ("layer_norm_chunked", 1024, (256,)),
     ("layer_norm_chunked", 100, (256,)), ("layer_norm_chunked", 32768, (2048,)),
-    ("layer_norm_chunked", 20000, (2048,)), ("layer_norm_chunked", 1000, (2048,))])
+    ("layer_norm_chunked", 20000, (2048,)), ("layer_norm_chunked", 1000, (2048,))]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize(("kernel", "n", "consts"), LAYER_NORM_ROWS, ids=[
+    f"{k}-{n}/" + "/".join(map(str, c)) for k, n, c in LAYER_NORM_ROWS])
 def test_layer_norm_rows(target, rng, kernel, n, consts, dtype):
     """The row in registers, or chunked; rows shorter than the tile (300, 1000, 3000, 20000)
     are padded (masked out of the variance), and 700 and 20000 pad the last chunk."""
