@@ -10,7 +10,8 @@ Every numeric test takes ``target`` and runs once per target:
 
 Tests build inputs on the host with NumPy, move them with ``target.to_device`` (a NumPy view
 such as ``a.T`` keeps its strides: the device array is the same view of a device copy of the
-base), launch with ``target.launch`` and read back with ``target.to_host``.
+base), launch with ``target.launch`` (``target.launch_tile`` for tile kernels, whose block is
+their own) and read back with ``target.to_host``.
 """
 
 from __future__ import annotations
