@@ -10,7 +10,8 @@ Every numeric test takes ``target`` and runs once per target:
 
 Tests build inputs on the host with NumPy, move them with ``target.to_device`` (a NumPy view
 such as ``a.T`` keeps its strides: the device array is the same view of a device copy of the
-base), launch with ``target.launch`` and read back with ``target.to_host``.
+base), launch with ``target.launch`` (``target.launch_tile`` for tile kernels, whose block is
+their own) and read back with ``target.to_host``.
 """
 
 from __future__ import annotations
@@ -208,6 +209,24 @@ class Target:
                 kernel[config](*args, **constants)
             return
         kernel[config](*args, **constants)
+        self.synchronize()
+
+    def launch_tile(self, kernel, grid, *args) -> None:
+        """``kernel[grid](*args)`` for a tile kernel (whose block is its own) on this target."""
+        with self.running():
+            kernel[grid](*args)
+
+    @contextlib.contextmanager
+    def running(self):
+        """Launches made inside run on this target: in the simulator for ``sim``; on the GPU the
+        target synchronizes at the end."""
+        if self.name == "sim":
+            if SIMULATE is None:
+                pytest.xfail("simulator not built yet")
+            with SIMULATE():
+                yield
+            return
+        yield
         self.synchronize()
 
     @contextlib.contextmanager

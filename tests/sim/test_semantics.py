@@ -1,12 +1,12 @@
 """What the lockstep simulator computes: the CUDA backend's semantics, lane by lane.
 
-Entry points (``simulate()``, ``THREADTILE_SIMULATE``), ``print``, atomics in lane order,
-per-thread control flow under masks, Python arithmetic, arrays of every kind.
+Entry points (``simulate()``, ``THREADTILE_SIMULATE``), ``print``, atomics in lane order, CPU
+torch tensors. Per-thread control flow under masks, Python arithmetic, warps and arrays of
+every kind run on both targets, in tests/gpu/test_numerics.py.
 """
 
 import importlib
 import importlib.util
-import math
 
 import numpy as np
 import pytest
@@ -15,8 +15,6 @@ import threadtile as cuda
 from threadtile import errors
 from threadtile.backends.sim import simulate, switch
 from threadtile.runtime.arrays import kernel_type
-
-FULL = 0xFFFFFFFF
 
 
 # ---- entry points ----------------------------------------------------------------------------
@@ -166,174 +164,6 @@ def test_atomic_operations_return_the_old_values():
         atomic_wrap[1, 10](r, o)
     np.testing.assert_array_equal(o[0], [0, 1, 2, 3, 4, 0, 1, 2, 3, 4])
     np.testing.assert_array_equal(o[1], [0, 4, 3, 2, 1, 0, 4, 3, 2, 1])
-
-
-# ---- control flow under masks ----------------------------------------------------------------
-
-@cuda.jit(device=True)
-def first_multiple(a, k):
-    for j in range(a.size):
-        if a[j] % k == 0:
-            return j
-    return -1
-
-
-@cuda.jit
-def control(a, out):
-    i = cuda.grid(1)
-    if i >= out.shape[0]:
-        return
-    s = 0
-    for j in range(10, 0, -2):  # negative step
-        if j == i % 10:
-            continue
-        if j < i % 7:
-            break
-        s += j
-    out[i, 0] = s
-    n = 0
-    while True:
-        n += 1
-        if n * n > i:
-            break
-    out[i, 1] = n
-    out[i, 2] = first_multiple(a, i + 1)
-    for q in range(i % 3):  # noqa: B007  (read after the loop)
-        pass
-    out[i, 3] = q if i % 3 else -7  # Python: the loop variable keeps its last value
-
-
-def _control_ref(a, i):
-    s = 0
-    for j in range(10, 0, -2):
-        if j == i % 10:
-            continue
-        if j < i % 7:
-            break
-        s += j
-    n = 0
-    while True:
-        n += 1
-        if n * n > i:
-            break
-    fm = next((j for j in range(a.size) if a[j] % (i + 1) == 0), -1)
-    q = (i % 3) - 1 if i % 3 else -7
-    return [s, n, fm, q]
-
-
-def test_divergent_control_flow():
-    a = np.array([7, 9, 4, 25, 6, 13, 35, 22], np.int64)
-    out = np.zeros((50, 4), np.int64)
-    with simulate():
-        control[2, 32](a, out)
-    ref = np.array([_control_ref(a, i) for i in range(50)])
-    np.testing.assert_array_equal(out, ref)
-
-
-# ---- arithmetic ------------------------------------------------------------------------------
-
-@cuda.jit
-def arith(x, y, fx, fy, out, fout):
-    i = cuda.grid(1)
-    a, b = x[i], y[i]
-    out[i, 0] = a // b
-    out[i, 1] = a % b
-    out[i, 2] = min(a, b)
-    out[i, 3] = max(a, b, 0)
-    out[i, 4] = abs(a)
-    out[i, 5] = a ** 3
-    out[i, 6] = (a << 2) >> 1
-    out[i, 7] = int(fx[i])
-    p, q = fx[i], fy[i]
-    fout[i, 0] = p // q
-    fout[i, 1] = p % q
-    fout[i, 2] = math.sqrt(abs(p))
-    fout[i, 3] = p ** 2
-    fout[i, 4] = math.floor(p)
-    fout[i, 5] = min(p, q)
-
-
-def test_python_arithmetic():
-    rng = np.random.default_rng(9)
-    x = rng.integers(-50, 50, 64).astype(np.int32)
-    y = rng.integers(1, 9, 64).astype(np.int32) * rng.choice([-1, 1], 64).astype(np.int32)
-    fx = rng.standard_normal(64) * 10
-    fy = rng.standard_normal(64) + 3
-    out = np.zeros((64, 8), np.int32)
-    fout = np.zeros((64, 6))
-    with simulate():
-        arith[2, 32](x, y, fx, fy, out, fout)
-    xi, yi = x.astype(np.int64), y.astype(np.int64)
-    np.testing.assert_array_equal(out[:, 0], xi // yi)
-    np.testing.assert_array_equal(out[:, 1], xi % yi)
-    np.testing.assert_array_equal(out[:, 2], np.minimum(x, y))
-    np.testing.assert_array_equal(out[:, 3], np.maximum(np.maximum(x, y), 0))
-    np.testing.assert_array_equal(out[:, 4], np.abs(x))
-    np.testing.assert_array_equal(out[:, 5], xi ** 3)
-    np.testing.assert_array_equal(out[:, 6], (xi << 2) >> 1)
-    np.testing.assert_array_equal(out[:, 7], np.trunc(fx))
-    np.testing.assert_allclose(fout[:, 0], np.floor(fx / fy))
-    np.testing.assert_allclose(fout[:, 1], np.mod(fx, fy), atol=1e-12)
-    np.testing.assert_allclose(fout[:, 2], np.sqrt(np.abs(fx)))
-    np.testing.assert_allclose(fout[:, 3], fx ** 2)
-    np.testing.assert_allclose(fout[:, 4], np.floor(fx))
-    np.testing.assert_allclose(fout[:, 5], np.minimum(fx, fy))
-
-
-# ---- threads, warps and arrays ---------------------------------------------------------------
-
-@cuda.jit
-def ids3(out):
-    t = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x + \
-        cuda.threadIdx.z * cuda.blockDim.x * cuda.blockDim.y
-    g = t + (cuda.blockIdx.x + cuda.blockIdx.y * cuda.gridDim.x) * (
-        cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z)
-    out[g, 0] = cuda.laneid
-    out[g, 1] = cuda.shfl_sync(FULL, t, 0)  # lane 0 of the warp: the warp's first thread
-    out[g, 2] = cuda.ballot_sync(FULL, t % 3 == 0)
-
-
-def test_warps_follow_the_linear_thread_id():
-    out = np.zeros((2 * 2 * 96, 3), np.int64)
-    with simulate():
-        ids3[(2, 2), (8, 4, 3)](out)
-    t = np.tile(np.arange(96), 4)
-    np.testing.assert_array_equal(out[:, 0], t % 32)
-    np.testing.assert_array_equal(out[:, 1], t - t % 32)
-    bits = sum(1 << k for k in range(32) if k % 3 == 0)
-    other = sum(1 << k for k in range(32) if (k + 32) % 3 == 0)
-    third = sum(1 << k for k in range(32) if (k + 64) % 3 == 0)
-    np.testing.assert_array_equal(out[:96, 2], np.repeat([bits, other, third], 32))
-
-
-@cuda.jit
-def views(a, out, tmp):
-    i = cuda.grid(1)
-    row = a[i]  # a row view per thread
-    loc = cuda.local.array(4, np.float64)
-    for k in range(4):
-        loc[k] = row[k] * 2.0
-    tail = row[1:]
-    out[i, 0] = tail[0] + loc[3]
-    out[i, 1] = len(tail)
-    col = a[:, 2]
-    out[i, 2] = col[i]
-    sub = tmp[::2]
-    sub[i] = i
-
-
-def test_views_local_arrays_and_strides():
-    base = np.arange(64, dtype=np.float64).reshape(8, 8)
-    a = base[:, ::2]  # a strided argument
-    out = np.zeros((8, 3))
-    tmp = np.zeros(16)
-    with simulate():
-        views[1, 8](a, out, tmp)
-    np.testing.assert_array_equal(out[:, 0], a[:, 1] + 2 * a[:, 3])
-    np.testing.assert_array_equal(out[:, 1], 3)
-    np.testing.assert_array_equal(out[:, 2], a[:, 2])
-    np.testing.assert_array_equal(tmp[::2], np.arange(8))
-    np.testing.assert_array_equal(tmp[1::2], 0)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch not installed")

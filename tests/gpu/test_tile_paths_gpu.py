@@ -1,0 +1,114 @@
+"""Tile kernels (tests/kernels/tiles.py) on paths that only compiled code has: the Hopper
+tensor maps (TMA), an sm_90 build's staged loop, launches on torch streams. Their numerics on
+every target, simulator included, are in tests/tile/test_tile_numerics.py.
+
+Every test is marked ``gpu`` and skipped without a GPU or torch; each says why it has no
+simulator counterpart. Inputs are fresh random tensors (the seed is printed); outputs are
+poisoned with NaN before the launch.
+"""
+
+import pytest
+from conftest import HAVE_GPU, HAVE_TORCH, U32, cdiv
+from kernels import tiles
+
+import threadtile.tile as ct
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not (HAVE_GPU and HAVE_TORCH), reason="needs a GPU and torch")]
+
+if HAVE_TORCH:
+    import torch
+
+U_OUT = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8}
+
+
+@pytest.fixture
+def gen(rng):
+    g = torch.Generator(device="cuda")
+    g.manual_seed(int(rng.integers(1 << 62)))
+    return g
+
+
+def randn(gen, *shape, dtype=None):
+    t = torch.randn(*shape, generator=gen, device="cuda", dtype=torch.float32)
+    return t.to(dtype or torch.float32)
+
+
+def nans(*shape, dtype=None):
+    return torch.full(shape, float("nan"), device="cuda", dtype=dtype or torch.float32)
+
+
+def launch(kernel, grid, *args):
+    kernel[grid](*args)
+    torch.cuda.synchronize()
+
+
+def dot_close(got, a, b, u_out=U32):
+    """|got - a@b| within the float32-accumulation bound plus the output's rounding."""
+    a64, b64 = a.double(), b.double()
+    ref = a64 @ b64
+    mag = a64.abs() @ b64.abs()
+    bound = (a.shape[1] + 2) * U32 * mag + u_out * ref.abs() + 1e-30
+    err = (got.double() - ref).abs()
+    assert not torch.isnan(got).any(), "unwritten (NaN) elements"
+    bad = err > bound
+    assert not bad.any(), f"{int(bad.sum())} elements off; worst {float((err - bound).max())}"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize(("shape", "tiles_mnk"), [
+    ((512, 256, 768), (128, 256, 64)),    # Hopper main loop (TMA + wgmma) on sm_90a
+    ((1000, 520, 1030), (128, 256, 64)),  # edge tiles: TMA fills zeros, the store skips
+    ((384, 1024, 256), (128, 128, 64)),
+    ((512, 1001, 512), (128, 256, 64)),   # rows of 1001 halves: no TMA, the portable loop
+], ids=["512x256x768/128x256x64", "1000x520x1030/128x256x64", "384x1024x256/128x128x64",
+        "512x1001x512/128x256x64"])
+def test_matmul_encodes_tensor_maps_for_whole_16_byte_rows(gen, dtype, shape, tiles_mnk):
+    """GPU only: tensor maps are what the sm_90a build's TMA copies read; the simulator has
+    none. On a compute capability 9.0 GPU the launch encodes A's tensor map iff its rows are
+    whole 16-byte units (and multiplies right either way)."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("tensor maps are encoded for compute capability 9.0 only")
+    m, k, n = shape
+    dt = getattr(torch, dtype)
+    a, b = randn(gen, m, k, dtype=dt), randn(gen, k, n, dtype=dt)
+    c = nans(m, n, dtype=dt)
+    tm, tn, tk = tiles_mnk
+    launch(tiles.matmul_8warps, (cdiv(m, tm), cdiv(n, tn)), a, b, c, tm, tn, tk)
+    dot_close(c, a, b, u_out=U_OUT[dtype])
+    from threadtile.runtime import tensormaps
+    maps = [v for key, v in tensormaps._CACHE.items() if key[2:4] == (a.data_ptr(), (m, k))]
+    assert maps and all((v != tensormaps.ZERO) == (k % 8 == 0) for v in maps)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_matmul_hopper_shapes_built_for_sm90_take_the_staged_loop(gen, dtype, monkeypatch):
+    """GPU only: which C++ loop a plain sm_90 build (as for a GPU without wgmma) compiles has
+    no simulator meaning. The Hopper loop's shapes run tile.h's staged loop: cp.async into
+    three buffers, B through ldmatrix.trans."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs a compute capability 9.0 GPU (others build their own arch anyway)")
+    from threadtile.runtime import driver
+    monkeypatch.setattr(driver.DeviceInfo, "arch", property(lambda self: "sm_90"))
+    kern = ct.kernel(num_warps=8)(tiles.matmul.py_func)  # fresh: nothing built yet
+    m, k, n = 512, 256, 768
+    dt = getattr(torch, dtype)
+    a, b = randn(gen, m, k, dtype=dt), randn(gen, k, n, dtype=dt)
+    c = nans(m, n, dtype=dt)
+    launch(kern, (cdiv(m, 128), cdiv(n, 256)), a, b, c, 128, 256, 64)
+    dot_close(c, a, b, u_out=U_OUT[dtype])
+    spec = next(iter(kern._dispatch.values()))
+    assert spec.arch == "sm_90" and "mma_loop<" in spec.source
+
+
+def test_launch_on_a_torch_stream(gen):
+    """GPU only: a torch stream orders GPU work; the simulator runs launches at once."""
+    n = 5000
+    a, b = randn(gen, n), randn(gen, n)
+    c = nans(n)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        ct.launch(s, (ct.cdiv(n, 256), 1, 1), tiles.vector_add, (a, b, c, 256))
+    s.synchronize()
+    assert torch.equal(c, (a.double() + b.double()).float())  # one float32 rounding, no NaN
