@@ -15,7 +15,8 @@ Two disk caches (runtime/cache.py) make a warm start skip the work:
 1. the C++ source with its fields, keyed by the kernel's Python source, the argument types,
    the constants and a fingerprint of the compiler's own files; an entry is used only if
    every global the kernel read still has the value it had (frontend/deps.py);
-2. the cubin, keyed by the C++ text, the target and the NVRTC in use.
+2. the cubin, keyed by the C++ text, the headers it includes, the target and the NVRTC in
+   use.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import errors
-from .backends.cuda.emit import CudaSource, emit_module
+from .backends.cuda.emit import HEADERS, CudaSource, emit_module
 from .frontend.deps import still_valid
 from .frontend.source import get_source
 from .frontend.specialize import specialize
@@ -171,7 +172,7 @@ def compile(spec: Specialization, target: Target) -> Build:  # noqa: A001  (the 
     the Python line the ``#line`` directives name."""
     cuda = spec.cuda
     key = cache.make_key("cubin", cuda.text, target.arch, " ".join(target.options),
-                         nvrtc.compiler_id())
+                         nvrtc.compiler_id(), _headers_fingerprint())
     cubin = cache.get(key)
     if cubin is None:
         try:
@@ -207,6 +208,17 @@ def _compiler_fingerprint() -> str:
     st = Path(__file__).stat()
     parts.append(f"compiler.py:{st.st_size}:{st.st_mtime_ns}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+@functools.cache
+def _headers_fingerprint() -> str:
+    """The contents of the headers generated code includes: a cubin built against other
+    headers (an edited tile.h, with the same generated text) must not be reused."""
+    h = hashlib.sha256()
+    for f in sorted(HEADERS.rglob("*.h")):
+        h.update(f"{f.relative_to(HEADERS)}\0".encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
 
 
 def _map_nvrtc_error(e: errors.NvrtcError, spec: Specialization) -> errors.KernelCompileError:

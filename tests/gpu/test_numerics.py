@@ -16,7 +16,6 @@ from conftest import assert_close, assert_dot_close, cdiv, poison
 from kernels import language
 
 import threadtile as cuda
-from threadtile.errors import KernelCompileError
 
 FULL = 0xFFFFFFFF
 
@@ -74,13 +73,8 @@ def ids3(out):
     out[g, 2] = cuda.ballot_sync(FULL, t % 3 == 0)
 
 
-def test_warps_follow_the_linear_thread_id(target, request):
+def test_warps_follow_the_linear_thread_id(target):
     """3-d blocks of 96 threads: warps are runs of 32 in the linear thread index."""
-    if target.name == "gpu":
-        request.applymarker(pytest.mark.xfail(
-            raises=KernelCompileError, strict=True,
-            reason="backends/cuda/emit.py casts laneid to int64 by its register name: "
-                   "'(int64_t)laneid' does not compile"))
     out = target.to_device(poison((2 * 2 * 96, 3), np.int64))
     target.launch(ids3, (2, 2), (8, 4, 3), out)
     got = target.to_host(out)

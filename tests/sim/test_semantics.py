@@ -16,7 +16,6 @@ from threadtile import errors
 from threadtile.backends.sim import simulate, switch
 from threadtile.runtime.arrays import kernel_type
 
-
 # ---- entry points ----------------------------------------------------------------------------
 
 @cuda.jit

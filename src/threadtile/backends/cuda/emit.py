@@ -9,6 +9,7 @@ from the simulator by data, not by branches through the code.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ...ir import nodes as ir
 from ...lang.types import ArrayType, Scalar, TileType, float32, float64, int64
@@ -17,6 +18,7 @@ from .cxx import PREC as _PREC
 from .cxx import ctype, literal
 
 HEADER = "threadtile.h"
+HEADERS = Path(__file__).parent / "include"  # threadtile.h, tile.h and tile/
 
 _SPECIAL = {"laneid": "int(tt::laneid())"}
 
@@ -325,7 +327,8 @@ class FunctionEmitter:
 
     def x_Cast(self, x: ir.Cast):
         src, dst = x.value.type, x.type
-        if isinstance(x.value, ir.Special) and dst.is_int and dst.bits == 64:
+        if isinstance(x.value, ir.Special) and dst.is_int and dst.bits == 64 and \
+                x.value.reg not in _SPECIAL:  # threadIdx.x: an unsigned int, widened directly
             return f"({dst.cname}){x.value.reg}", _PREC["unary"]
         v = self.e(x.value, _PREC["unary"])
         if isinstance(src, Scalar) and src.bits == 16 and src.is_float and not (
