@@ -96,7 +96,7 @@ class Specialization:
         self._deps: list = []
         self._builds: dict[Target, Build] = {}
         self.last: Build | None = None  # the build made or found most recently
-        self.loaded: dict[Target, object] = {}  # the runtime's loaded kernels (jit.build)
+        self.loaded: dict[Target, object] = {}  # the runtime's loaded kernels, by jit
 
     @property
     def module(self) -> ir.Module:

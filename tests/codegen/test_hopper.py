@@ -1,4 +1,4 @@
-"""The tile matmul's k loop as one operation (backends/cuda/tiles.py mma_loops) and its Hopper
+"""The tile matmul's k loop as one operation (ir/kloop.py, the mma_loop op) and its Hopper
 path (tile/kloop_sm90.h): which loops qualify, what the generated source declares, and that the
 sm_90a build really issues wgmma and TMA copies while other targets do not. No GPU needed."""
 

@@ -51,7 +51,7 @@ def test_matmul_source_reads_like_the_kernel():
 
 
 def test_k_loops_whose_warps_span_row_strips_stay_loops():
-    # 128 rows on 4 warps: each warp's blocks lie in two row strips (tiles.py, mma_loops)
+    # 128 rows on 4 warps: each warp's blocks lie in two row strips (ir/tiling.py staged_ok)
     f32 = np.zeros((64, 64), np.float32)
     body = _body(tiles.matmul.cuda_source(f32, f32, f32, tm=128, tn=64, tk=32))
     assert any(s.startswith("accumulator = tt::tile::mma<true>(tt::tile::astype<tt::tile::tf32>(")

@@ -155,7 +155,7 @@ class DeviceInfo:
     def arch(self) -> str:
         """The NVRTC target for this device, e.g. ``"sm_80"``. Compute capability 9.0 gets
         ``"sm_90a"``: its cubins run on exactly that capability, which is the device's, and
-        only that target has wgmma (the tile matrix multiply's Hopper path, tile_sm90.h)."""
+        only that target has wgmma (the tile matrix multiply's Hopper path, tile/kloop_sm90.h)."""
         major, minor = self.compute_capability
         return f"sm_{major}{minor}" + ("a" if (major, minor) == (9, 0) else "")
 

@@ -7,7 +7,7 @@ elements). At launch the launcher encodes each from the argument's address, shap
 with ``cuTensorMapEncodeTiled`` (128-byte swizzle, zero fill outside the array), cached per array
 geometry. An array TMA cannot copy (an address or row stride not a multiple of 16 bytes, a
 last axis that is not contiguous, a box over 256) gets 128 zero bytes instead, and the kernel
-takes its portable path (``sm90::present`` in tile_sm90.h).
+takes its portable path (``sm90::present`` in tile/kloop_sm90.h).
 """
 
 from __future__ import annotations
