@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import enum
 
+from .thread import context
+
 __all__ = [
     "PaddingMode", "MemoryOrder", "MemoryScope", "RoundingMode",
     "bid", "num_blocks", "num_tiles", "cdiv",
@@ -82,8 +84,6 @@ class RoundingMode(enum.Enum):
 
 def _stub(name: str, doc: str):
     def f(*args, **kwargs):
-        from .thread import context  # noqa: PLC0415
-
         if context.current is not None:
             raise RuntimeError(f"threadtile.tile.{name}() does not run in simulate(mode="
                                "'python'); tile kernels run in the default lockstep mode")

@@ -253,7 +253,7 @@ def store(B, A: ArrayRef, idx: tuple, v, m, site: int) -> None:
     mem.flat[offs] = mem.to_raw(v)
 
 
-def _apply(op: str, old, v, extra):
+def apply_rmw(op: str, old, v, extra):
     """The new value of an atomic: the C++ header's definition of each operation."""
     if op == "add":
         return old + v
@@ -325,7 +325,7 @@ def atomic(B, op: str, A: ArrayRef, idx: tuple, vals: tuple, m, site: int, used:
     if len(starts) == n:  # every lane on its own element: one vectorized step
         cur = mem.to_value(flat[offs])
         old[:] = cur
-        flat[offs] = mem.to_raw(_apply(op, cur, v, extra))
+        flat[offs] = mem.to_raw(apply_rmw(op, cur, v, extra))
     elif op in _ACCUMULATE and native and len(starts) < 64:
         # few hot elements (a histogram): per element, a running reduction in lane order
         ends = np.append(starts[1:], n)
@@ -346,7 +346,7 @@ def atomic(B, op: str, A: ArrayRef, idx: tuple, vals: tuple, m, site: int, used:
             o = offs[sel]
             cur = mem.to_value(flat[o])
             old[sel] = cur
-            flat[o] = mem.to_raw(_apply(op, cur, v[sel], None if extra is None else
+            flat[o] = mem.to_raw(apply_rmw(op, cur, v[sel], None if extra is None else
                                         extra[sel]))
     if lanes is None:
         return old

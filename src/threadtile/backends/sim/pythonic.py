@@ -24,8 +24,10 @@ import numpy as np
 from ... import errors
 from ...ir.nodes import Loc
 from ...lang import thread as lt
+from ...lang.types import scalar_of
 from . import checks, ops
 from .lockstep import _dims
+from .memory import apply_rmw
 
 _print_lock = threading.Lock()
 _OURS = {__file__, lt.__file__}
@@ -344,9 +346,7 @@ class _Thread:
             old = arr[idx]
             v = np.asarray(vals[0]).astype(arr.dtype)[()]
             extra = np.asarray(vals[1]).astype(arr.dtype)[()] if len(vals) > 1 else None
-            from .memory import _apply  # noqa: PLC0415
-
-            arr[idx] = _apply(op, arr.dtype.type(old), v, extra)
+            arr[idx] = apply_rmw(op, arr.dtype.type(old), v, extra)
             return old
 
     def _shared(self, shape, dtype):
@@ -364,8 +364,6 @@ class _Thread:
 
 
 def _scalar(dtype):
-    from ...lang.types import scalar_of  # noqa: PLC0415
-
     return scalar_of(dtype)
 
 

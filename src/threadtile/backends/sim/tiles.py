@@ -549,7 +549,7 @@ def _serial_rmw(mem, kind: str, offs, v, extra):
         o = offs[s]
         cur = mem.to_value(mem.flat[o])
         old[s] = cur
-        mem.flat[o] = mem.to_raw(memory._apply(kind, cur, v[s], None if extra is None else
+        mem.flat[o] = mem.to_raw(memory.apply_rmw(kind, cur, v[s], None if extra is None else
                                                extra[s]))
     return old
 
