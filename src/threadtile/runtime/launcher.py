@@ -77,6 +77,7 @@ __all__ = ["dim3", "cdiv", "normalize_dims", "stream_handle", "CompiledKernel", 
            "FAST_LAUNCH", "call_base", "check_config", "arrays_device", "device_copies",
            "copy_back"]
 
+
 class dim3(NamedTuple):
     """Grid or block dimensions, as in CUDA: ``dim3(x, y=1, z=1)``."""
 
