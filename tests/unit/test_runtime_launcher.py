@@ -174,7 +174,9 @@ def _stubbed(monkeypatch, k, dev=0):
     calls = []
 
     def cu(h, gx, gy, gz, bx, by, bz, shared, stream, argv, extra):
-        calls.append(k._buf.raw[:k.layout.nbytes])
+        # the parameters kernelParams points at (the first one starts the buffer)
+        first = ctypes.c_void_p.from_address(argv).value if argv else 0
+        calls.append(ctypes.string_at(first, k.layout.nbytes) if argv else b"")
         return (0,)
 
     k._func, k._handle, k._cu_launch, k._cfg = object(), 1, cu, (G, B, 0, dev)
@@ -211,6 +213,16 @@ def test_other_arguments_take_the_full_check(monkeypatch):
     _stubbed(monkeypatch, k2)
     with pytest.raises(LaunchError, match="different devices"):
         k2.launch(G, B, None, 0, _on(0, _infos(FakeCuda((4,)))) + _on(1, _infos(FakeCuda((4,)))))
+
+
+def test_a_launch_while_another_thread_packs_uses_a_buffer_of_its_own(monkeypatch):
+    k = CompiledKernel(b"", "k", [C1, int32])
+    calls = _stubbed(monkeypatch, k)
+    infos = _on(0, _infos(FakeCuda((4,)), 7))
+    with k._lock:  # another thread between its pack and its launch
+        k.launch(G, B, None, 0, infos)
+    assert calls == [k.layout.struct.pack(0x7000_0000, 4, 1, 7)]
+    assert k._buf.raw[:k.layout.nbytes] == bytes(k.layout.nbytes)  # ours left alone
 
 
 def test_scalars_alone_and_no_parameters(monkeypatch):

@@ -269,7 +269,8 @@ class CompiledKernel:
         # The common case, checked inline (a call per launch would cost more than the check):
         # each argument exactly of its parameter's type, so that its `flat` values are what
         # abi.values would make of it, and no host array nor a second device among them.
-        vals: list = []
+        # vals are pack_into's arguments: the buffer (set when packing), the offset, values.
+        vals: list = [None, 0]
         dev, first = -1, None
         exact = len(infos) == self._n
         if exact:
@@ -294,6 +295,7 @@ class CompiledKernel:
             if r is None:
                 return self._launch_host(grid, block, stream, shared_bytes, infos)
             vals, dev, first = r
+            vals[:0] = (None, 0)
         if self.tensormaps:
             vals += tensormaps.values(self.tensormaps, infos)
         if dev < 0:
@@ -315,7 +317,8 @@ class CompiledKernel:
             st = self._stream = (sh, driver._cu().CUstream(sh))
         if self._lock.acquire(False):
             try:
-                self._pack(self._buf, 0, *vals)
+                vals[0] = self._buf
+                self._pack(*vals)
                 err = self._cu_launch(self._handle, grid[0], grid[1], grid[2], block[0],
                                       block[1], block[2], shared_bytes, st[1], self._argv_addr,
                                       0)[0]
@@ -325,8 +328,9 @@ class CompiledKernel:
                 self._lock.release()
         else:  # another thread is between its pack and its launch with our buffer
             buf, argv = self._new_buffers()
+            vals[0] = buf
             try:
-                self.layout.struct.pack_into(buf, 0, *vals)
+                self.layout.struct.pack_into(*vals)
             except struct.error as e:
                 raise abi.pack_error(self.entry, self.params, infos, e) from None
             err = self._cu_launch(self._handle, grid[0], grid[1], grid[2], block[0], block[1],
