@@ -180,7 +180,7 @@ static int mul_fits(int64_t a, int64_t b, int64_t *out)
 #endif
 }
 
-/* Check argument a against array parameter p (spec_values' checks), keeping its shape in
+/* Check argument a against array parameter p (abi.spec_values' checks), keeping its shape in
  * *shape. 1: matches; 0: does not; -1: error set. */
 static int check_array(Launcher *self, const Param *p, PyObject *a, PyObject **shape)
 {
@@ -274,7 +274,7 @@ static int check_and_pack(Launcher *self, PyObject *args)
 {
     Py_ssize_t i;
     int ok;
-    /* all the checks first, as spec_values does, so a mismatch calls no data_ptr()/stride() */
+    /* all the checks first, so that a mismatch calls no data_ptr()/stride() */
     for (i = 0; i < self->n; i++) {
         const Param *p = &self->params[i];
         PyObject *a = PyTuple_GET_ITEM(args, i);

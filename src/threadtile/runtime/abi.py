@@ -377,34 +377,30 @@ def launcher_specs(params, layout: ParamLayout, args, infos) -> tuple[tuple, int
 def spec_values(specs, args, dev: int) -> list | None:
     """What a steady-state launcher packs for ``args``, in parameter order (the layout's struct
     packs them), or None when an argument is not exactly of its spec's kind: the checks of the
-    C launcher (``_fastlaunch.c``), all made before any value is read. A contiguous array of
-    rank 1 to 3 takes its strides from its shape (which is what its layout means, also when an
-    axis of length 1 has an odd stride), the others from ``stride()``."""
+    C launcher (``_fastlaunch.c``), which declines the same arguments (it makes every check
+    before reading any value; this reads each argument once checked, which is cheaper in
+    Python). A contiguous array of rank 1 to 3 takes its strides from its shape (which is what
+    its layout means, also when an axis of length 1 has an odd stride), the others from
+    ``stride()``. Plain tuples for ``specs`` unpack faster than the named ones."""
     if not isinstance(args, tuple) or len(args) != len(specs):
         return None
-    shapes = []
-    for s, a in zip(specs, args):
-        if s[0] == "array":
-            if type(a) is not s.type or a.dtype is not s.dtype or a.get_device() != dev:
-                return None
-            shape = a.shape
-            if not isinstance(shape, tuple) or len(shape) != s.ndim or \
-                    bool(a.is_contiguous()) != s.contiguous:
-                return None
-            shapes.append(shape)
-        elif type(a) is not _SPEC_PYTYPES[s.code]:
-            return None
     vals: list = []
-    shapes_it = iter(shapes)
     for s, a in zip(specs, args):
         if s[0] != "array":
+            if type(a) is not _SPEC_PYTYPES[s[0]]:
+                return None
             vals.append(a)
             continue
-        shape = next(shapes_it)
+        _, _, n, contiguous, tp, dtype = s
+        if type(a) is not tp or a.dtype is not dtype or a.get_device() != dev:
+            return None
+        shape = a.shape
+        if not isinstance(shape, tuple) or len(shape) != n or \
+                (not a.is_contiguous()) is contiguous:
+            return None
         vals.append(a.data_ptr())
         vals += shape
-        n = s.ndim
-        if s.contiguous and 1 <= n <= 3:
+        if contiguous and 1 <= n <= 3:
             vals += (1,) if n == 1 else (shape[1], 1) if n == 2 else (
                 shape[1] * shape[2], shape[2], 1)
         else:

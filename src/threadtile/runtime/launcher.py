@@ -447,7 +447,7 @@ class PyLauncher:
         self.grid, self.block = tuple(grid), tuple(block)
         self.shared_bytes = int(shared_bytes)
         self.device = dev
-        self.specs = specs
+        self.specs = tuple(tuple(s) for s in specs)  # (plain tuples unpack faster)
         # an int handle, or a callable giving the framework's current stream on a device
         self.getstream = stream if callable(stream) else None
         self.stream = 0 if callable(stream) else int(stream)
