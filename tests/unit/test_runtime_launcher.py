@@ -215,14 +215,20 @@ def test_other_arguments_take_the_full_check(monkeypatch):
         k2.launch(G, B, None, 0, _on(0, _infos(FakeCuda((4,)))) + _on(1, _infos(FakeCuda((4,)))))
 
 
-def test_a_launch_while_another_thread_packs_uses_a_buffer_of_its_own(monkeypatch):
+def test_launches_take_a_parameter_buffer_no_other_launch_packs_into(monkeypatch):
     k = CompiledKernel(b"", "k", [C1, int32])
     calls = _stubbed(monkeypatch, k)
     infos = _on(0, _infos(FakeCuda((4,)), 7))
-    with k._lock:  # another thread between its pack and its launch
-        k.launch(G, B, None, 0, infos)
+    (mine,) = k._buffers
+    k._buffers.clear()  # another thread is between its pack and its launch with it
+    k.launch(G, B, None, 0, infos)
     assert calls == [k.layout.struct.pack(0x7000_0000, 4, 1, 7)]
-    assert k._buf.raw[:k.layout.nbytes] == bytes(k.layout.nbytes)  # ours left alone
+    assert mine[0].raw[:k.layout.nbytes] == bytes(k.layout.nbytes)  # left alone
+    (made,) = k._buffers  # the one made meanwhile, kept
+    k._buffers.append(mine)
+    k.launch(G, B, None, 0, _on(0, _infos(FakeCuda((4,)), 8)))
+    assert calls[1] == k.layout.struct.pack(0x7000_0000, 4, 1, 8) == mine[0].raw
+    assert k._buffers == [made, mine]
 
 
 def test_scalars_alone_and_no_parameters(monkeypatch):

@@ -1,6 +1,7 @@
 """RawKernel without a GPU: compiling (through the cache), launch syntax, the parameter lists
 made from the driver's sizes, and launching through CompiledKernel (cuLaunchKernel a stub)."""
 
+import ctypes
 import struct
 import types
 
@@ -132,7 +133,8 @@ def test_launch_goes_through_compiled_kernel(monkeypatch):
     calls = []
 
     def cu(h, gx, gy, gz, bx, by, bz, shared, stream, argv, extra):
-        calls.append(((gx, gy, gz), (bx, by, bz), c._buf.raw[:c.layout.nbytes]))
+        params = ctypes.string_at(ctypes.c_void_p.from_address(argv).value, c.layout.nbytes)
+        calls.append(((gx, gy, gz), (bx, by, bz), params))
         return (0,)
 
     monkeypatch.setattr(c, "_load", lambda: None)

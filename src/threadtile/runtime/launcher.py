@@ -8,10 +8,11 @@ launches. There are two launch paths:
   parameter's type, arrays on one device) is checked inline and packs each record's ``flat``
   values; anything else goes through :func:`abi.values`, which converts what converts safely and
   raises the errors users see. Host NumPy arrays are copied to the GPU and back around the
-  launch. Each kernel packs into one ``ctypes`` buffer of its own under a lock (a thread that
-  finds it taken packs into a buffer of its own) and launches through cuda-bindings'
-  ``cuLaunchKernel``. ``RawKernel`` launches through it too, one :class:`CompiledKernel` per
-  kind of argument list, with the parameters :func:`abi.raw_params` makes.
+  launch. A launch packs into a ``ctypes`` parameter buffer that no other launch is packing into
+  (the kernel keeps them in a list; a thread that finds it empty makes one) and launches
+  through cuda-bindings' ``cuLaunchKernel``. ``RawKernel`` launches through it too, one
+  :class:`CompiledKernel` per kind of argument list, with the parameters :func:`abi.raw_params`
+  makes.
 - the **steady state**, :meth:`CompiledKernel.direct`: once a launch configuration has launched
   with torch tensors and Python numbers, a launcher bound to those argument kinds checks each
   argument (exact type, dtype, device, rank, contiguity) and packs it without describing it, as
@@ -21,28 +22,31 @@ launches. There are two launch paths:
   parameter buffer of its own and calls libcuda's ``cuLaunchKernel`` through its address (found
   with ctypes), skipping the cuda-bindings wrapper. Without the extension, or with
   ``THREADTILE_NO_CEXT=1`` set when this module is imported, it is :class:`PyLauncher`, the same
-  checks in Python (:func:`abi.spec_values`) over the general path's buffer
+  checks in Python (:func:`abi.spec_values`) packing into the general path's buffers
   (:data:`FAST_LAUNCH` says which). Both decline (return False, launching nothing) anything that
   is not exactly of the recorded kinds; the general path then checks and raises.
 
-Per-launch host overhead of the general path, measured with ``timeit`` (best of 5) on this
-project's CI container (2 vCPU AMD EPYC, Python 3.11; ``len(list)`` takes 17 ns there; a
-current desktop or an H100 host is likely faster, not measured yet):
+Per-launch host overhead, measured with ``timeit`` (best of many runs) on this project's CI
+container (2 vCPU AMD EPYC, Python 3.11; ``len(list)`` takes 17 ns there; a current desktop or
+an H100 host is likely faster) with a stub in place of ``cuLaunchKernel``:
 
 - ``describe`` of three objects exposing torch's tensor API (``get_device()``, ``shape``,
   ``dtype``, ``is_contiguous()``, ``data_ptr()``, ``stride()``): 2.7-2.9 us for the three
   (0.6 us of it is the fake tensor's own Python methods; torch's are C);
-- ``CompiledKernel.launch`` for them, up to the ``cuLaunchKernel`` call (argument checks,
-  device and configuration checks, stream, lock, ``pack_into`` of 9 fields): 1.5 us;
+- ``CompiledKernel.launch`` for three arrays on one device and an int, up to the
+  ``cuLaunchKernel`` call (argument checks, device and configuration checks, stream, buffer,
+  ``pack_into`` of 10 fields): 1.6-1.7 us; ``kernel[grid, block](...)`` through the general
+  path with such arrays (ready-made ArgInfo records, as a ``DeviceArray`` has): 4.3-4.4 us;
 - the cuda-bindings ``cuLaunchKernel`` wrapper itself: 0.65 us (measured against a stub
   libcuda that returns at once; the real driver adds its own ~2 us).
 
-The steady-state launcher there, for three 1-d fake tensors and an int, launching through a C
+The steady-state launcher there, for three 1-d fake tensors and an int, launching through a
 stub that returns at once: with fakes whose methods are Python (0.53 us of each figure), the C
-launcher takes 0.92 us and the Python one 1.6 us plus the cuda-bindings wrapper; with
+launcher takes 0.7-0.9 us and :class:`PyLauncher` 2.6 us plus the cuda-bindings wrapper; with
 fakes whose methods are C builtins, as torch's are, the C launcher takes 0.57 us, most of it
 those five attribute reads and calls per tensor (``dtype``, ``get_device()``, ``shape``,
-``is_contiguous()``, ``data_ptr()``). Not yet measured with torch on a GPU host.
+``is_contiguous()``, ``data_ptr()``). Asking ``switch.requested()`` from the C ``Call`` before
+it costs 0.05 us. Not yet measured with torch on a GPU host.
 """
 
 from __future__ import annotations
@@ -52,7 +56,6 @@ import operator
 import os
 import struct
 import sys
-import threading
 import warnings
 from typing import NamedTuple
 
@@ -201,9 +204,9 @@ class CompiledKernel:
         # an argument whose ArgInfo key is its parameter's packs its `flat` values as they are
         self._keys = tuple(type_key(p) for p in self.params)
         self._pack = self.layout.struct.pack_into
-        self._buf, self._argv = self._new_buffers()
-        self._argv_addr = ctypes.addressof(self._argv) if self._nall else 0
-        self._lock = threading.Lock()
+        # parameter buffers no launch is packing into (list.pop and append are atomic): a launch
+        # takes one, or makes one while other threads hold them all, and gives it back
+        self._buffers = [self._new_buffer()]
         self._loaded = loaded
         self._func = None  # driver.LoadedKernel
         self._handle = None
@@ -217,11 +220,13 @@ class CompiledKernel:
     def __repr__(self) -> str:
         return f"<CompiledKernel {self.entry}({', '.join(map(repr, self.params))})>"
 
-    def _new_buffers(self):
+    def _new_buffer(self) -> tuple:
+        """A parameter buffer, the kernelParams array pointing at each parameter in it, and that
+        array's address (0 for a kernel without parameters)."""
         buf = ctypes.create_string_buffer(max(self.layout.nbytes, 1))
         base = ctypes.addressof(buf)
         argv = (ctypes.c_void_p * max(self._nall, 1))(*[base + o for o in self.layout.offsets])
-        return buf, argv
+        return buf, argv, ctypes.addressof(argv) if self._nall else 0
 
     # -- loading -------------------------------------------------------------------------------
 
@@ -234,8 +239,7 @@ class CompiledKernel:
         if layout is not self.layout:
             self.layout = layout
             self._pack = layout.struct.pack_into
-            self._buf, self._argv = self._new_buffers()
-            self._argv_addr = ctypes.addressof(self._argv)
+            self._buffers = [self._new_buffer()]
         self._func = func
         self._handle = func.handle
         self._cu_launch = driver._cu().cuLaunchKernel
@@ -315,27 +319,20 @@ class CompiledKernel:
         st = self._stream
         if sh != st[0]:
             st = self._stream = (sh, driver._cu().CUstream(sh))
-        if self._lock.acquire(False):
-            try:
-                vals[0] = self._buf
-                self._pack(*vals)
-                err = self._cu_launch(self._handle, grid[0], grid[1], grid[2], block[0],
-                                      block[1], block[2], shared_bytes, st[1], self._argv_addr,
-                                      0)[0]
-            except struct.error as e:
-                raise abi.pack_error(self.entry, self.params, infos, e) from None
-            finally:
-                self._lock.release()
-        else:  # another thread is between its pack and its launch with our buffer
-            buf, argv = self._new_buffers()
-            vals[0] = buf
-            try:
-                self.layout.struct.pack_into(*vals)
-            except struct.error as e:
-                raise abi.pack_error(self.entry, self.params, infos, e) from None
+        buffers = self._buffers
+        try:
+            b = buffers.pop()
+        except IndexError:  # other threads are between their pack and their launch
+            b = self._new_buffer()
+        vals[0] = b[0]
+        try:
+            self._pack(*vals)
             err = self._cu_launch(self._handle, grid[0], grid[1], grid[2], block[0], block[1],
-                                  block[2], shared_bytes, st[1],
-                                  ctypes.addressof(argv) if self._nall else 0, 0)[0]
+                                  block[2], shared_bytes, st[1], b[2], 0)[0]
+        except struct.error as e:
+            raise abi.pack_error(self.entry, self.params, infos, e) from None
+        finally:
+            buffers.append(b)  # the driver has copied the parameters
         if err:
             self._launch_failed(err, grid, block, shared_bytes)
 
@@ -436,7 +433,7 @@ def call_base(requested):
 class PyLauncher:
     """``CompiledKernel.direct``'s launcher where the C one is not built or cannot find libcuda:
     ``go(args) -> bool`` makes the C launcher's checks (:func:`abi.spec_values`) and launches
-    from the general path's buffer, under its lock (declining while another thread holds it)."""
+    from the general path's parameter buffers."""
 
     __slots__ = ("kernel", "grid", "block", "shared_bytes", "device", "specs", "stream",
                  "getstream")
@@ -460,21 +457,24 @@ class PyLauncher:
         if vals is None:
             return False
         k = self.kernel
-        if not k._lock.acquire(False):
-            return False
+        buffers = k._buffers
+        try:
+            buf = buffers.pop()
+        except IndexError:  # other threads are between their pack and their launch
+            buf = k._new_buffer()
         g, b = self.grid, self.block
         try:
-            k._pack(k._buf, 0, *vals)
+            k._pack(buf[0], 0, *vals)
             sh = self.stream if self.getstream is None else self.getstream(dev)
             st = k._stream
             if sh != st[0]:
                 st = k._stream = (sh, driver._cu().CUstream(sh))
             err = k._cu_launch(k._handle, g[0], g[1], g[2], b[0], b[1], b[2], self.shared_bytes,
-                               st[1], k._argv_addr, 0)[0]
+                               st[1], buf[2], 0)[0]
         except struct.error:
             return False
         finally:
-            k._lock.release()
+            buffers.append(buf)
         if err:
             k._launch_failed(err, g, b, self.shared_bytes)
         return True
