@@ -58,6 +58,7 @@ Python, and packs the same bytes through the layout's struct.
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from ..errors import ThreadtileError
@@ -66,7 +67,7 @@ from . import tensormaps
 from .arrays import _bf16_bits
 from .tensormaps import TensorMapParam
 
-__all__ = ["POINTER", "Pointer", "TensorMapParam", "ParamLayout", "param_layout",
+__all__ = ["POINTER", "Pointer", "TensorMapParam", "Param", "ParamLayout", "param_layout",
            "param_format", "struct_code", "driver_layout", "values", "check", "check_count",
            "convert_scalar", "pack_error", "raw_params", "ArraySpec", "ScalarSpec",
            "launcher_specs", "spec_values"]
@@ -82,6 +83,9 @@ class Pointer:
 
 
 POINTER = Pointer()
+
+# a kernel parameter: one of the kinds above
+Param = ArrayType | Scalar | Pointer | TensorMapParam
 
 
 # ----------------------------------------------------------------------------------------------
@@ -102,7 +106,7 @@ def struct_code(t: Scalar) -> str:
         raise TypeError(f"kernels cannot take a {t} parameter") from None
 
 
-def param_format(p) -> tuple[str, int, int]:
+def param_format(p: Param) -> tuple[str, int, int]:
     """(``struct`` format, size, alignment) of one parameter."""
     if isinstance(p, ArrayType):
         return "Q" + "q" * (2 * p.ndim), 8 + 16 * p.ndim, 8
@@ -130,7 +134,7 @@ class ParamLayout(NamedTuple):
         return self.struct.size
 
 
-def param_layout(params, at=None) -> ParamLayout:
+def param_layout(params: Sequence[Param], at: Sequence[int] | None = None) -> ParamLayout:
     """The :class:`ParamLayout` of ``params``; ``at`` gives each parameter's offset where the
     driver reports them, else each is placed at its natural alignment."""
     fmt, offsets, sizes, off = ["<"], [], [], 0
@@ -149,7 +153,8 @@ def param_layout(params, at=None) -> ParamLayout:
     return ParamLayout(struct.Struct("".join(fmt)), tuple(offsets), tuple(sizes))
 
 
-def driver_layout(entry: str, params, layout: ParamLayout, info, nargs: int) -> ParamLayout:
+def driver_layout(entry: str, params: Sequence[Param], layout: ParamLayout, info: list | None,
+                  nargs: int) -> ParamLayout:
     """The layout to pack with once the driver has said where it reads each parameter
     (``info``: ``[(offset, size)]``, or None when it cannot tell): ``layout`` when they agree,
     a layout at the driver's offsets when only the hidden parameters after the ``nargs``
@@ -186,7 +191,7 @@ def check_count(entry: str, n: int, got: int) -> None:
         raise TypeError(f"kernel {entry!r} takes {n} argument{_s(n)}, got {got}")
 
 
-def convert_scalar(info, p: Scalar, where: str):
+def convert_scalar(info, p: Scalar, where: str) -> bool | int | float:
     """The packable value of scalar argument ``info`` for parameter type ``p``: a bool takes a
     bool, an integer an int or bool, a float any number; anything else is a TypeError."""
     src = info.dtype
@@ -233,7 +238,7 @@ def _param_values(p, info, entry: str, i: int):
     raise TypeError(f"kernel {entry!r} parameter {i}: {p!r} is not an argument's parameter")
 
 
-def values(entry: str, params, infos) -> list:
+def values(entry: str, params: Sequence[Param], infos: Sequence) -> list:
     """Check every argument against its parameter and return the packed values of the whole
     list, converting what converts safely. Raises TypeError naming the argument otherwise."""
     check_count(entry, len(params), len(infos))
@@ -243,12 +248,13 @@ def values(entry: str, params, infos) -> list:
     return vals
 
 
-def check(entry: str, params, infos) -> None:
+def check(entry: str, params: Sequence[Param], infos: Sequence) -> None:
     """The checks of :func:`values`, for a launch that packs nothing (the simulator)."""
     values(entry, params, infos)
 
 
-def pack_error(entry: str, params, infos, e: Exception) -> Exception:
+def pack_error(entry: str, params: Sequence[Param], infos: Sequence,
+               e: Exception) -> Exception:
     """The error to raise when ``struct`` refused the values of ``infos`` (``e``): an
     OverflowError naming the first scalar that does not fit its parameter."""
     for i, (info, p) in enumerate(zip(infos, params)):
@@ -269,7 +275,7 @@ _FLOATS = {4: float32, 8: float64}
 _WEAK = (int, float, bool)  # Python numbers adapt to their parameter's size
 
 
-def raw_params(entry: str, info, infos) -> tuple[list, list | None]:
+def raw_params(entry: str, info: list | None, infos: Sequence) -> tuple[list, list | None]:
     """The parameter list of a hand-written kernel for these arguments, and the offsets to lay
     it out at (``info``: the driver's ``[(offset, size)]``, or None when it cannot tell). An
     array argument is a :data:`POINTER`; a Python number takes the scalar type of its
@@ -348,7 +354,8 @@ _SPEC_SCALARS = {"int64": ("q", int), "float64": ("d", float), "bool": ("?", boo
 _SPEC_PYTYPES = {"q": int, "d": float, "?": bool}
 
 
-def launcher_specs(params, layout: ParamLayout, args, infos) -> tuple[tuple, int] | None:
+def launcher_specs(params: Sequence[Param], layout: ParamLayout, args: tuple,
+                   infos: Sequence) -> tuple[tuple, int] | None:
     """(specs, device) of a steady-state launcher for arguments of the kinds of ``args``
     (described as ``infos``, which a launch accepted), or None where it does not apply: it
     takes torch tensors on one device for array parameters and Python int/float/bool for
@@ -374,7 +381,7 @@ def launcher_specs(params, layout: ParamLayout, args, infos) -> tuple[tuple, int
     return tuple(specs), dev
 
 
-def spec_values(specs, args, dev: int) -> list | None:
+def spec_values(specs: tuple, args: tuple, dev: int) -> list | None:
     """What a steady-state launcher packs for ``args``, in parameter order (the layout's struct
     packs them), or None when an argument is not exactly of its spec's kind: the checks of the
     C launcher (``_fastlaunch.c``), which declines the same arguments (it makes every check

@@ -57,6 +57,7 @@ import os
 import struct
 import sys
 import warnings
+from collections.abc import Callable
 from typing import NamedTuple
 
 from ..errors import LaunchError
@@ -420,7 +421,7 @@ class CompiledKernel:
         copy_back(copies, stream_handle(stream) if stream is not None else 0)
 
 
-def call_base(requested):
+def call_base(requested: Callable[[], bool]) -> type | None:
     """The C base class of a launch configuration, ``_fastlaunch.Call``, whose call runs the
     steady-state launcher without a Python frame unless ``requested()`` (the simulation
     switch) is true; None where the extension is not built or is disabled."""
