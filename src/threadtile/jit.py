@@ -14,7 +14,6 @@ import inspect
 import numpy as np
 
 from . import errors
-from .backends.sim import switch
 from .backends.sim.switch import requested
 from .compiler import Specialization, Target
 from .frontend.specialize import constant_params
@@ -211,12 +210,7 @@ def _c_call_base():
     without a Python frame), or None where the extension is not built or is disabled."""
     from .runtime import launcher as rt_launcher  # noqa: PLC0415
 
-    fl = rt_launcher._fastlaunch
-    if fl is None or not isinstance(switch.ENV_DATA, dict) or not isinstance(switch.ENV_KEY,
-                                                                            bytes):
-        return None
-    fl.set_simulation(switch.STATE, switch.ENV_DATA, switch.ENV_KEY)  # switch.requested in C
-    return fl.Call
+    return rt_launcher.call_base(requested)  # whose call asks the one predicate
 
 
 class _PyCall:

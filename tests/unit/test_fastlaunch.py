@@ -1,7 +1,9 @@
 """The optional C launcher (threadtile.runtime._fastlaunch) without a GPU: a ctypes callback
 stands in for cuLaunchKernel and records what it is given, and small fake tensors stand in for
-torch's. The packed parameters must be the bytes the Python ``struct`` layout packs; every
-argument that is not of the recorded kind must be declined (False) before anything launches."""
+torch's. The packed parameters must be the bytes the Python ``struct`` layout packs, and the
+bytes its Python twin (launcher.PyLauncher, abi.spec_values) packs from the same specs; every
+argument that is not of the recorded kind must be declined (False) by both before anything
+launches."""
 
 import ctypes
 import gc
@@ -17,8 +19,9 @@ import pytest
 from threadtile.backends.sim import switch
 from threadtile.errors import CudaDriverError
 from threadtile.lang.types import ArrayType, bool_, float32, float64, int64
-from threadtile.runtime import launcher
-from threadtile.runtime.launcher import CompiledKernel, make_param_struct, struct_code
+from threadtile.runtime import abi, launcher
+from threadtile.runtime.abi import param_layout, struct_code
+from threadtile.runtime.launcher import CompiledKernel, PyLauncher
 
 
 @pytest.fixture
@@ -98,7 +101,7 @@ class OtherTensor(Tensor):
 # C 4-d (strides from stride())
 PARAMS = [ArrayType(float32, 2, "C"), ArrayType(float32, 2, "A"), ArrayType(float64, 3, "C"),
           int64, float64, bool_, ArrayType(float32, 1, "C"), ArrayType(float32, 4, "C")]
-LAYOUT = make_param_struct(PARAMS)
+LAYOUT = param_layout(PARAMS)
 
 
 def good_args():
@@ -120,8 +123,8 @@ def expected_bytes(args):
 
 
 def specs(args):
-    return tuple(("array", o, p.ndim, p.layout == "C", type(a), a.dtype)
-                 if isinstance(p, ArrayType) else (struct_code(p), o)
+    return tuple(abi.ArraySpec("array", o, p.ndim, p.layout == "C", type(a), a.dtype)
+                 if isinstance(p, ArrayType) else abi.ScalarSpec(struct_code(p), o)
                  for p, a, o in zip(PARAMS, args, LAYOUT.offsets))
 
 
@@ -224,6 +227,48 @@ def test_mismatches_decline_without_launching(fl, what):
     assert go(args) is False
     assert rec.calls == []
     assert go(on_device_1(good_args())) is True  # and the launcher still works
+
+
+def params_at(argv: int) -> bytes:
+    """The parameter buffer a kernelParams array (at address ``argv``) points into."""
+    return ctypes.string_at(ctypes.c_void_p.from_address(argv).value, LAYOUT.nbytes)
+
+
+def twin(monkeypatch, calls, args=None):
+    """The Python twin of make()'s launcher, over a CompiledKernel whose cuLaunchKernel (the
+    cuda-bindings wrapper it launches through) records the packed buffer."""
+    from threadtile.runtime import driver
+
+    k = CompiledKernel(b"", "k", PARAMS)
+    k._handle = 0xF00D0000
+
+    def cu(h, gx, gy, gz, bx, by, bz, shared, stream, argv, extra):
+        calls.append(params_at(argv))
+        return (0,)
+
+    k._cu_launch = cu
+    k._stream = (0x55, 0x55)  # as if converted to a CUstream before
+    monkeypatch.setattr(driver._tls, "device", 1)
+    return PyLauncher(k, (3, 2, 1), (128, 1, 1), 0x55, 4096, 1, specs(args or good_args()))
+
+
+def test_python_twin_packs_the_c_launchers_bytes(fl, monkeypatch):
+    rec, calls = Recorder(LAYOUT), []
+    go, py_go = make(fl, rec), twin(monkeypatch, calls)
+    args = on_device_1(good_args())
+    args2 = MISMATCHES["another rank"](args)  # declined by both
+    for a in (args, args2, args):
+        assert go(a) is py_go(a)
+    assert len(calls) == 2 and calls == [c["params"] for c in rec.calls]
+
+
+@pytest.mark.parametrize("what", list(MISMATCHES))
+def test_python_twin_declines_the_same_mismatches(monkeypatch, what):
+    calls = []
+    py_go = twin(monkeypatch, calls)
+    assert py_go(MISMATCHES[what](on_device_1(good_args()))) is False and calls == []
+    args = on_device_1(good_args())
+    assert py_go(args) is True and calls == [expected_bytes(args)]
 
 
 def test_another_current_device_declines(fl):
@@ -365,6 +410,11 @@ def compiled(monkeypatch, rec):
     return k
 
 
+def go_specs(k, args):
+    """The specs direct() builds its launcher from (abi.launcher_specs)."""
+    return abi.launcher_specs(k.params, k.layout, args, infos(args))[0]
+
+
 def infos(args):
     return [types.SimpleNamespace(kind="array", framework="torch", device=a.get_device())
             if isinstance(a, Tensor) else types.SimpleNamespace(kind="scalar", framework=None,
@@ -381,18 +431,17 @@ def test_direct_builds_the_c_launcher_and_packs_as_the_python_one(c_direct, monk
     assert go(args) and rec.calls[0]["params"] == expected_bytes(args)
     assert rec.calls[0]["func"] == 0xF00D0000 and rec.calls[0]["stream"] == 0x55
 
-    # the generated Python launcher, given the same arguments, packs the same bytes
+    # the Python twin, given the same arguments, packs the same bytes
     py_calls = []
 
     def cu(h, gx, gy, gz, bx, by, bz, shared, stream, argv, extra):
-        assert argv == k._argv_addr
-        py_calls.append(k._buf.raw[:LAYOUT.nbytes])
+        py_calls.append(params_at(argv))
         return (0,)
 
     monkeypatch.setattr(launcher, "_fastlaunch", None)
     k._cu_launch = cu
     py_go = k.direct((3, 2, 1), (128, 1, 1), 0x55, 4096, args, infos(args))
-    assert py_go.__name__ == "go" and py_go(args)
+    assert isinstance(py_go, PyLauncher) and py_go.specs == go_specs(k, args) and py_go(args)
     assert py_calls == [rec.calls[0]["params"]]
 
 
@@ -409,7 +458,7 @@ def test_without_libcuda_direct_uses_the_python_launcher(monkeypatch):
     k = compiled(monkeypatch, Recorder(LAYOUT))
     monkeypatch.setattr(launcher, "_cu_launch_address", lambda: 0)
     args = on_device_1(good_args())
-    assert k.direct((1, 1, 1), (1, 1, 1), 0, 0, args, infos(args)).__name__ == "go"
+    assert isinstance(k.direct((1, 1, 1), (1, 1, 1), 0, 0, args, infos(args)), PyLauncher)
 
 
 def test_threadtile_no_cext_chooses_the_python_launcher():
@@ -425,7 +474,7 @@ def test_packing_formats_match_struct():
     """The C launcher's assumptions about the layout: an array is "Q" then 2N "q", the scalars
     it takes are int64 "q", double "d" and bool "?", 8-byte aligned but the bool."""
     assert [struct_code(t) for t in (int64, float64, bool_)] == ["q", "d", "?"]
-    layout = make_param_struct([ArrayType(float32, 3, "C"), bool_, float64])
+    layout = param_layout([ArrayType(float32, 3, "C"), bool_, float64])
     assert layout.offsets == (0, 56, 64) and layout.sizes == (56, 1, 8)
     assert layout.struct.format == "<Q" + "q" * 6 + "?7xd"
     assert struct.calcsize(layout.struct.format) == layout.nbytes
@@ -466,7 +515,7 @@ class PropTensor:
 
 
 PARAMS2 = [ArrayType(float32, 1, "C"), ArrayType(float32, 2, "C"), int64]
-LAYOUT2 = make_param_struct(PARAMS2)
+LAYOUT2 = param_layout(PARAMS2)
 
 
 def make2(fl, rec, *, device=0, one_device=True):
@@ -509,7 +558,7 @@ def test_several_devices_ask_get_device(fl):
 
 @pytest.fixture
 def call_cls(fl):
-    fl.set_simulation(switch.STATE, switch.ENV_DATA, switch.ENV_KEY)
+    fl.set_simulation(switch.requested)
 
     class Launch(fl.Call):
         def __init__(self):

@@ -1,5 +1,6 @@
-"""Launch configuration, stream handles, the parameter packing layout, and argument checks
-that happen before anything touches a GPU."""
+"""Launch configuration, stream handles, the parameter packing layout, and the general launch
+path's argument checks, which happen before anything touches a GPU (cuLaunchKernel is a stub
+recording the packed buffer)."""
 
 import ctypes
 import struct
@@ -7,6 +8,7 @@ import struct
 import numpy as np
 import pytest
 
+from threadtile.errors import LaunchError
 from threadtile.lang.types import (
     ArrayType,
     bfloat16,
@@ -20,15 +22,9 @@ from threadtile.lang.types import (
     int64,
     uint8,
 )
-from threadtile.runtime import arrays, launcher
-from threadtile.runtime.launcher import (
-    CompiledKernel,
-    cdiv,
-    dim3,
-    make_param_struct,
-    normalize_dims,
-    stream_handle,
-)
+from threadtile.runtime import arrays, driver, launcher
+from threadtile.runtime.abi import param_layout
+from threadtile.runtime.launcher import CompiledKernel, cdiv, dim3, normalize_dims, stream_handle
 
 # -- dims ----------------------------------------------------------------------------------------
 
@@ -124,7 +120,7 @@ LAYOUTS = [
 
 @pytest.mark.parametrize("params", LAYOUTS, ids=range(len(LAYOUTS)))
 def test_layout_matches_ctypes_structure(params):
-    layout = make_param_struct(params)
+    layout = param_layout(params)
     ref = _ctypes_struct(params)
     assert layout.offsets == tuple(getattr(ref, f"p{i}").offset for i in range(len(params)))
     assert layout.sizes == tuple(getattr(ref, f"p{i}").size for i in range(len(params)))
@@ -134,17 +130,17 @@ def test_layout_matches_ctypes_structure(params):
 
 def test_layout_by_hand():
     # bool @0, array<int8,3> @8 (8 + 48 bytes), int8 @64, int16 @66, half @68, int64 @72
-    layout = make_param_struct([bool_, ArrayType(int8, 3), int8, int16, float16, int64])
+    layout = param_layout([bool_, ArrayType(int8, 3), int8, int16, float16, int64])
     assert layout.offsets == (0, 8, 64, 66, 68, 72)
     assert layout.sizes == (1, 56, 1, 2, 2, 8)
     assert layout.struct.format == "<?7xQqqqqqqb1xhe2xq"
     # arrays are 8 + 16 * ndim bytes, 8-byte aligned
-    assert make_param_struct([ArrayType(float32, 2)]).sizes == (40,)
-    assert make_param_struct([int8, ArrayType(float32, 1)]).offsets == (0, 8)
+    assert param_layout([ArrayType(float32, 2)]).sizes == (40,)
+    assert param_layout([int8, ArrayType(float32, 1)]).offsets == (0, 8)
 
 
 def test_packed_bytes_of_an_array_param():
-    layout = make_param_struct([int32, ArrayType(float32, 2, "A")])
+    layout = param_layout([int32, ArrayType(float32, 2, "A")])
     buf = bytearray(layout.nbytes)
     layout.struct.pack_into(buf, 0, -3, 0xDEAD0000, 4, 5, 5, 1)
     assert struct.unpack_from("<i", buf, 0) == (-3,)
@@ -169,24 +165,81 @@ def _infos(*objs):
     return arrays.describe_all(objs, [f"a{i}" for i in range(len(objs))])
 
 
-def test_fast_path_accepts_exact_types_on_one_device():
+G, B = (1, 1, 1), (32, 1, 1)
+
+
+def _stubbed(monkeypatch, k, dev=0):
+    """``k`` as if loaded and configured for (G, B) on ``dev``, with a cuLaunchKernel that
+    records the packed parameters; returns the list it records into."""
+    calls = []
+
+    def cu(h, gx, gy, gz, bx, by, bz, shared, stream, argv, extra):
+        # the parameters kernelParams points at (the first one starts the buffer)
+        first = ctypes.c_void_p.from_address(argv).value if argv else 0
+        calls.append(ctypes.string_at(first, k.layout.nbytes) if argv else b"")
+        return (0,)
+
+    k._func, k._handle, k._cu_launch, k._cfg = object(), 1, cu, (G, B, 0, dev)
+    k._stream = (0, 0)
+    monkeypatch.setattr(driver._tls, "device", dev)
+    monkeypatch.setattr(driver, "current_index", lambda: dev)
+    return calls
+
+
+def _on(dev, infos):
+    return [i._replace(device=dev) if i.kind == "array" else i for i in infos]
+
+
+def test_exact_arguments_pack_their_flat_values(monkeypatch):
     k = CompiledKernel(b"", "k", [C1, int64, C1])
-    infos = _infos(FakeCuda((4,)), 3, FakeCuda((4,)))
-    infos = [i._replace(device=0) if i.kind == "array" else i for i in infos]
-    vals, dev, first = k._fast(infos)
-    assert vals == (0x7000_0000, 4, 1, 3, 0x7000_0000, 4, 1)
-    assert dev == 0 and first is infos[0]
-    assert k._fast(infos[:2]) is None  # wrong count: the slow path explains
-    assert k._fast([infos[0], arrays.describe(3.0), infos[2]]) is None
-    mixed = [infos[0], infos[1], infos[2]._replace(device=1)]
-    assert k._fast(mixed) is None
-    assert k._fast([infos[0], infos[1], infos[2]._replace(device=-1)]) is None
+    calls = _stubbed(monkeypatch, k)
+    monkeypatch.setattr(k, "_checked", None)  # the inline check takes them: no full check
+    k.launch(G, B, None, 0, _on(0, _infos(FakeCuda((4,)), 3, FakeCuda((4,)))))
+    assert calls == [k.layout.struct.pack(0x7000_0000, 4, 1, 3, 0x7000_0000, 4, 1)]
+    # an array that does not say its device goes with the others
+    k.launch(G, B, None, 0, _on(0, _infos(FakeCuda((4,)), 3))[:2] + _infos(FakeCuda((5,))))
+    assert calls[1] == k.layout.struct.pack(0x7000_0000, 4, 1, 3, 0x7000_0000, 5, 1)
 
 
-def test_fast_path_without_arrays_and_without_params():
+def test_other_arguments_take_the_full_check(monkeypatch):
+    k = CompiledKernel(b"", "k", [C1, int32])
+    calls = _stubbed(monkeypatch, k)
+    k.launch(G, B, None, 0, _on(0, _infos(FakeCuda((4,)), 7)))  # an int64 for an int32
+    assert calls == [k.layout.struct.pack(0x7000_0000, 4, 1, 7)]
+    with pytest.raises(OverflowError, match="argument 1: 4294967296 does not fit in int32"):
+        k.launch(G, B, None, 0, _on(0, _infos(FakeCuda((4,)), 2**32)))
+    assert len(calls) == 1
+    k2 = CompiledKernel(b"", "k", [C1, C1])
+    _stubbed(monkeypatch, k2)
+    with pytest.raises(LaunchError, match="different devices"):
+        k2.launch(G, B, None, 0, _on(0, _infos(FakeCuda((4,)))) + _on(1, _infos(FakeCuda((4,)))))
+
+
+def test_launches_take_a_parameter_buffer_no_other_launch_packs_into(monkeypatch):
+    k = CompiledKernel(b"", "k", [C1, int32])
+    calls = _stubbed(monkeypatch, k)
+    infos = _on(0, _infos(FakeCuda((4,)), 7))
+    (mine,) = k._buffers
+    k._buffers.clear()  # another thread is between its pack and its launch with it
+    k.launch(G, B, None, 0, infos)
+    assert calls == [k.layout.struct.pack(0x7000_0000, 4, 1, 7)]
+    assert mine[0].raw[:k.layout.nbytes] == bytes(k.layout.nbytes)  # left alone
+    (made,) = k._buffers  # the one made meanwhile, kept
+    k._buffers.append(mine)
+    k.launch(G, B, None, 0, _on(0, _infos(FakeCuda((4,)), 8)))
+    assert calls[1] == k.layout.struct.pack(0x7000_0000, 4, 1, 8) == mine[0].raw
+    assert k._buffers == [made, mine]
+
+
+def test_scalars_alone_and_no_parameters(monkeypatch):
     k = CompiledKernel(b"", "k", [int32])
-    assert k._fast(_infos(np.int32(5))) == ((np.int32(5),), -1, None)
-    assert CompiledKernel(b"", "k", [])._fast([]) == ((), -1, None)
+    calls = _stubbed(monkeypatch, k)
+    k.launch(G, B, None, 0, _infos(np.int32(5)))
+    assert calls == [struct.pack("<i", 5)]
+    k0 = CompiledKernel(b"", "k", [])
+    calls0 = _stubbed(monkeypatch, k0)
+    k0.launch(G, B, None, 0, [])
+    assert calls0 == [b""]
 
 
 def _launch(k, *objs):
@@ -225,18 +278,6 @@ def test_scalar_parameters():
         _launch(k, FakeCuda((4,)))
 
 
-def test_scalar_conversions():
-    info = arrays.describe(3)
-    assert launcher._convert_scalar(info, float32, "x") == 3.0
-    assert launcher._convert_scalar(info, int8, "x") == 3
-    assert launcher._convert_scalar(arrays.describe(True), int32, "x") == 1
-    assert launcher._convert_scalar(arrays.describe(1.0), bfloat16, "x") == 0x3F80
-    with pytest.raises(TypeError, match="does not convert"):
-        launcher._convert_scalar(arrays.describe(np.float32(2)), int64, "x")
-    with pytest.raises(TypeError):
-        launcher._convert_scalar(arrays.describe(2), bool_, "x")
-
-
 def test_arrays_on_two_devices():
     infos = _infos(FakeCuda((4,)), FakeCuda((4,)))
     infos = [infos[0]._replace(device=0), infos[1]._replace(device=1)]
@@ -244,9 +285,3 @@ def test_arrays_on_two_devices():
                                          "on cuda:1"):
         launcher.arrays_device("k", infos)
     assert launcher.arrays_device("k", [infos[0], arrays.describe(2)]) == (0, infos[0])
-
-
-def test_generated_fast_path_source_handles_one_param():
-    k = CompiledKernel(b"", "k", [C1])
-    info = _infos(FakeCuda((8,)))[0]._replace(device=0)
-    assert k._fast([info]) == ((0x7000_0000, 8, 1), 0, info)

@@ -1,9 +1,16 @@
-"""RawKernel without a GPU: compiling (through the cache), launch syntax, argument plans."""
+"""RawKernel without a GPU: compiling (through the cache), launch syntax, the parameter lists
+made from the driver's sizes, and launching through CompiledKernel (cuLaunchKernel a stub)."""
+
+import ctypes
+import struct
+import types
 
 import numpy as np
 import pytest
 
-from threadtile.runtime import arrays, cache, nvrtc
+from threadtile.lang.types import float32, int32
+from threadtile.runtime import abi, arrays, cache, driver, nvrtc
+from threadtile.runtime.launcher import CompiledKernel
 from threadtile.runtime.raw import RawKernel
 
 SRC = r"""
@@ -63,14 +70,16 @@ class Dev:
 
 
 def _plan(params, *args):
-    k = RawKernel(SRC, "scale")
-    k._params = params
-    return k._plan(arrays.describe_all(args))
+    """(struct, parameter list, offsets) RawKernel lays these arguments out with, given the
+    driver's (offset, size) list ``params``."""
+    ps, at = abi.raw_params("scale", params, arrays.describe_all(args))
+    layout = abi.param_layout(ps, at)
+    return layout.struct, ps, layout.offsets
 
 
 def test_plan_follows_the_driver_layout():
-    st, kinds, offsets, codes = _plan([(0, 8), (8, 4), (12, 4)], Dev(), 2.0, 8)
-    assert st.format == "<Qfi" and kinds == ("ptr", "val", "val") and offsets == (0, 8, 12)
+    st, ps, offsets = _plan([(0, 8), (8, 4), (12, 4)], Dev(), 2.0, 8)
+    assert st.format == "<Qfi" and ps[0] is abi.POINTER and offsets == (0, 8, 12)
     st, *_ = _plan([(0, 8), (8, 8), (16, 8)], Dev(), 2.0, 8)  # double and long long
     assert st.format == "<Qdq"
     st, *_ = _plan([(0, 1), (8, 8)], True, Dev())
@@ -92,15 +101,47 @@ def test_plan_errors():
 
 
 def test_plan_without_driver_parameter_info():
-    st, kinds, offsets, _ = _plan(None, Dev(), np.float32(2), np.int32(8))
+    st, _, offsets = _plan(None, Dev(), np.float32(2), np.int32(8))
     assert st.format == "<Qfi" and offsets == (0, 8, 12)
     with pytest.raises(TypeError, match="np.int32"):
         _plan(None, Dev(), 2.0, 8)
 
 
-def test_python_and_numpy_scalars_get_separate_plans():
+def _loaded(k, params):
+    """``k`` as if its cubin were loaded and the driver had reported ``params``."""
+    k._func = types.SimpleNamespace(cubin=b"", handle=1, kernel=None, _shared_set={})
+    k._params = params
+
+
+def test_python_and_numpy_scalars_get_separate_launchers():
     k = RawKernel(SRC, "scale")
-    k._params = [(0, 8), (8, 4), (12, 4)]
-    k._plan(arrays.describe_all([Dev(), 2.0, 8]))
+    _loaded(k, [(0, 8), (8, 4), (12, 4)])
+    c = k._kernel_for(arrays.describe_all([Dev(), 2.0, 8]))
+    assert isinstance(c, CompiledKernel) and c.params == [abi.POINTER, float32, int32]
+    assert k._kernel_for(arrays.describe_all([Dev(), 3.0, 9])) is c
     with pytest.raises(TypeError, match="8 bytes"):
-        k._plan(arrays.describe_all([Dev(), 2.0, np.int64(8)]))
+        k._kernel_for(arrays.describe_all([Dev(), 2.0, np.int64(8)]))
+
+
+def test_launch_goes_through_compiled_kernel(monkeypatch):
+    """A RawKernel launch is a CompiledKernel launch: its checks, its buffer and its
+    cuLaunchKernel call, with the parameters at the driver's offsets."""
+    k = RawKernel(SRC, "scale")
+    _loaded(k, [(0, 8), (8, 4), (12, 4)])
+    launch = k[2, 32]
+    c = k._kernel_for(arrays.describe_all([Dev(), 2.0, 8]))
+    calls = []
+
+    def cu(h, gx, gy, gz, bx, by, bz, shared, stream, argv, extra):
+        params = ctypes.string_at(ctypes.c_void_p.from_address(argv).value, c.layout.nbytes)
+        calls.append(((gx, gy, gz), (bx, by, bz), params))
+        return (0,)
+
+    monkeypatch.setattr(c, "_load", lambda: None)
+    c._func, c._handle, c._cu_launch, c._stream = k._func, 1, cu, (0, 0)
+    c._cfg = (launch.grid, launch.block, 0, 0)
+    monkeypatch.setattr(driver, "current_index", lambda: 0)
+    launch(Dev(), 0.5, 7)
+    assert calls == [((2, 1, 1), (32, 1, 1), struct.pack("<Qfi", 0x1000, 0.5, 7))]
+    with pytest.raises(OverflowError, match="argument 2: 4294967296 does not fit in int32"):
+        launch(Dev(), 0.5, 2**32)

@@ -1,16 +1,16 @@
 /* threadtile.runtime._fastlaunch: the steady-state launcher of CompiledKernel.direct, in C.
  *
  * A Launcher is made for one kernel, one launch configuration (grid, block, dynamic shared
- * memory, stream) and one set of argument kinds: for each parameter either an array
- * (exact tensor type, dtype by identity, rank, contiguity) or a Python int/float/bool scalar.
- * Calling it with the tuple of kernel arguments does what launcher.py's generated `go(args)`
- * does:
+ * memory, stream) and one set of argument kinds, the parameter specs of abi.launcher_specs:
+ * for each parameter either an array (exact tensor type, dtype by identity, rank, contiguity)
+ * or a Python int/float/bool scalar. Calling it with the tuple of kernel arguments does what
+ * launcher.py's PyLauncher does (abi.spec_values, then cuLaunchKernel):
  *
  *   - check the argument count and that this thread's current device (tls.device) is the
  *     recorded one, then every argument: type(a) is T, a.dtype is D, a.get_device() == dev,
  *     len(a.shape) == ndim, a.is_contiguous() true for layout "C" parameters and false for the
  *     others; scalars: type(a) is int / float / bool exactly;
- *   - pack the parameters at the offsets of launcher.py's ParamLayout (an array as the
+ *   - pack the parameters at the offsets of abi.py's ParamLayout (an array as the
  *     uint64 data pointer, int64 shape[N], int64 strides[N] in elements; an int as int64, a
  *     float as double, a bool as one byte): contiguous arrays of rank 1-3 take their strides
  *     from the shape, the others from a.stride();
@@ -20,7 +20,7 @@
  * It returns True after launching, or False having launched nothing when an argument is not of
  * the recorded kind or a value does not fit its parameter (the caller then takes the general
  * path, which raises the proper error). Exceptions raised by the arguments' own methods
- * propagate, as they do from `go`. A nonzero CUresult calls `failed(err)`, which raises.
+ * propagate, as they do from PyLauncher. A nonzero CUresult calls `failed(err)`, which raises.
  *
  * Each Launcher owns its parameter buffer and kernelParams array. Packing runs with the GIL
  * held, so two threads never interleave in C; but the arguments' methods and the stream getter
@@ -88,7 +88,7 @@ typedef struct {
     int busy;
 } Launcher;
 
-static PyObject *s_device, *s_call, *s_active;
+static PyObject *s_device, *s_call;
 
 /* Argument a's attribute k (see attr_names), a new reference or NULL with an error set. */
 static PyObject *get_attr(const Param *p, int k, PyObject *a)
@@ -180,7 +180,7 @@ static int mul_fits(int64_t a, int64_t b, int64_t *out)
 #endif
 }
 
-/* Check argument a against array parameter p (the first half of `go`), keeping its shape in
+/* Check argument a against array parameter p (abi.spec_values' checks), keeping its shape in
  * *shape. 1: matches; 0: does not; -1: error set. */
 static int check_array(Launcher *self, const Param *p, PyObject *a, PyObject **shape)
 {
@@ -243,7 +243,7 @@ static int pack_array(Launcher *self, const Param *p, PyObject *a, PyObject *sha
     }
     unsigned char *strides = at + 8 + 8 * n;
     if (p->shape_strides) {
-        /* C-contiguous, rank 1-3: (1), (s1, 1), (s1*s2, s2, 1), as _strides_expr writes it */
+        /* C-contiguous, rank 1-3: (1), (s1, 1), (s1*s2, s2, 1), as spec_values packs it */
         int64_t s[3] = {0, 0, 0}, st[3];
         memcpy(s, at + 8, 8 * (size_t)n);
         st[n - 1] = 1;
@@ -274,7 +274,7 @@ static int check_and_pack(Launcher *self, PyObject *args)
 {
     Py_ssize_t i;
     int ok;
-    /* all the checks first, as `go` does, so that a mismatch calls no data_ptr()/stride() */
+    /* all the checks first, so that a mismatch calls no data_ptr()/stride() */
     for (i = 0; i < self->n; i++) {
         const Param *p = &self->params[i];
         PyObject *a = PyTuple_GET_ITEM(args, i);
@@ -418,8 +418,8 @@ static int get_dims(PyObject *o, const char *what, unsigned out[3])
     return 0;
 }
 
-/* One parameter spec: ("array", offset, ndim, contiguous, type, dtype) or (code, offset) with
- * code "q" (int64), "d" (double) or "?" (bool). */
+/* One parameter spec (abi.ArraySpec / abi.ScalarSpec): ("array", offset, ndim, contiguous,
+ * type, dtype) or (code, offset) with code "q" (int64), "d" (double) or "?" (bool). */
 static int get_param(Launcher *self, PyObject *spec, Param *p)
 {
     const char *code;
@@ -605,37 +605,28 @@ static PyTypeObject LauncherType = {
 
 /* ---- Call: the base of jit's _Launch (kernel[grid, block]), whose call runs its Launcher ----
  *
- * call(*args) with no keywords, while no simulation is asked for (set_simulation's state
- * object's `active` false and the environment variable unset, "" or "0", as jit._sim_env
- * reads it), runs `direct` (a Launcher from C, another callable with the argument tuple);
- * otherwise, or when it declines, it returns self._call(*args, **kwargs), the general path in
- * Python. */
+ * call(*args) with no keywords, while no simulation is asked for (the predicate given to
+ * set_simulation, backends/sim/switch.py's requested(), returns false), runs `direct` (a
+ * Launcher from C, another callable with the argument tuple); otherwise, or when it declines,
+ * it returns self._call(*args, **kwargs), the general path in Python. */
 typedef struct {
     PyObject_HEAD
     PyObject *direct;  /* a Launcher, another callable(args) -> bool, or None */
 } Call;
 
-static PyObject *sim_state, *sim_env, *sim_key;  /* set_simulation's */
+static PyObject *sim_requested;  /* set_simulation's predicate */
 
 /* Whether a simulation is asked for: 1, 0, or -1 with an error set. */
 static int simulating(void)
 {
-    if (sim_state == NULL)
+    if (sim_requested == NULL)
         return 1;  /* not set up: the general path decides */
-    PyObject *a = PyObject_GetAttr(sim_state, s_active);
-    if (a == NULL)
+    PyObject *r = PyObject_CallNoArgs(sim_requested);
+    if (r == NULL)
         return -1;
-    int on = PyObject_IsTrue(a);
-    Py_DECREF(a);
-    if (on != 0)
-        return on;
-    PyObject *v = PyDict_GetItemWithError(sim_env, sim_key);  /* borrowed */
-    if (v == NULL)
-        return PyErr_Occurred() ? -1 : 0;
-    if (!PyBytes_Check(v))
-        return 1;
-    Py_ssize_t n = PyBytes_GET_SIZE(v);
-    return !(n == 0 || (n == 1 && PyBytes_AS_STRING(v)[0] == '0'));
+    int on = r == Py_False ? 0 : r == Py_True ? 1 : PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return on;
 }
 
 static PyObject *Call_call(PyObject *op, PyObject *args, PyObject *kwargs)
@@ -713,23 +704,20 @@ static PyTypeObject CallType = {
     .tp_members = Call_members,
 };
 
-/* set_simulation(state, env, key): where Call reads whether a simulation is asked for */
-static PyObject *set_simulation(PyObject *mod, PyObject *args)
+/* set_simulation(requested): the predicate Call asks before launching from C */
+static PyObject *set_simulation(PyObject *mod, PyObject *requested)
 {
-    PyObject *state, *env, *key;
-    if (!PyArg_ParseTuple(args, "OO!O!:set_simulation", &state, &PyDict_Type, &env,
-                          &PyBytes_Type, &key))
+    if (!PyCallable_Check(requested)) {
+        PyErr_SetString(PyExc_TypeError, "set_simulation takes a callable");
         return NULL;
-    Py_XSETREF(sim_state, Py_NewRef(state));
-    Py_XSETREF(sim_env, Py_NewRef(env));
-    Py_XSETREF(sim_key, Py_NewRef(key));
+    }
+    Py_XSETREF(sim_requested, Py_NewRef(requested));
     Py_RETURN_NONE;
 }
 
 static PyMethodDef module_methods[] = {
-    {"set_simulation", set_simulation, METH_VARARGS,
-     "set_simulation(state, env, key): Call launches from C only while state.active is false "
-     "and env[key] (os.environ's bytes mapping) is unset, b'' or b'0'."},
+    {"set_simulation", set_simulation, METH_O,
+     "set_simulation(requested): Call launches from C only while requested() is false."},
     {NULL},
 };
 
@@ -744,7 +732,7 @@ static struct PyModuleDef fastlaunch_module = {
 PyMODINIT_FUNC PyInit__fastlaunch(void)
 {
     struct { PyObject **slot; const char *name; } names[] = {
-        {&s_device, "device"}, {&s_call, "_call"}, {&s_active, "active"},
+        {&s_device, "device"}, {&s_call, "_call"},
     };
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         if (*names[k].slot == NULL && (*names[k].slot = PyUnicode_InternFromString(

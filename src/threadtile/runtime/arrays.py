@@ -33,9 +33,9 @@ import numpy as np
 
 from ..lang.types import ArrayType, Scalar, Type, bool_, float64, int64, scalar_of
 
-__all__ = ["ArgInfo", "HOST", "describe", "describe_all", "type_key", "array_type",
-           "DeviceArray", "HostArrayWarning", "to_device", "device_array", "device_array_like",
-           "as_cuda_array", "synchronize", "register_handler"]
+__all__ = ["ArgInfo", "HOST", "describe", "describe_all", "describe_host", "type_key",
+           "array_type", "DeviceArray", "HostArrayWarning", "to_device", "device_array",
+           "device_array_like", "as_cuda_array", "synchronize", "register_handler"]
 
 
 class HostArrayWarning(UserWarning):
@@ -404,6 +404,51 @@ def describe_all(args, names=None) -> list[ArgInfo]:
             h = _classify(a, i, name)
         out.append(h(a, i, name))
     return out
+
+
+def describe_host(arg, index: int | None = None, name: str | None = None) -> ArgInfo:
+    """Describe ``arg`` for a launch that runs on the host (the simulator): as
+    :func:`describe`, with the same errors for what kernels do not take, except that a host
+    array is not refused nor marked for a contiguous device copy: a NumPy array, a CPU torch
+    tensor or another array NumPy can view is described as it is (its own layout, device
+    ``HOST``)."""
+    try:
+        info = describe(arg, index, name)
+    except TypeError:
+        info = _describe_host_array(arg, index, name)
+        if info is None:
+            raise
+        return info
+    if info.device == HOST:  # NumPy: described for the GPU, where it would be copied
+        return _describe_host_array(info.writeback, index, name)
+    return info
+
+
+def _describe_host_array(a, index, name) -> ArgInfo | None:
+    """The ArgInfo of host array ``a`` as it is, or None when ``a`` is no host array."""
+    mod = type(a).__module__ or ""
+    if mod.startswith("torch"):
+        torch = sys.modules.get("torch")
+        if torch is None or not isinstance(a, torch.Tensor) or a.device.type != "cpu":
+            return None
+        shape = tuple(a.shape)
+        ndim = len(shape)
+        ent = _torch_entry(a, ndim, index, name)
+        strides = tuple(a.stride())
+        return _new(ArgInfo, ("array", ent[0], ndim, ent[3], 0, shape, strides, None, None,
+                              HOST, ent[2], ent[1], (0, *shape, *strides), "torch"))
+    if not isinstance(a, np.ndarray):
+        if _has(a, "__cuda_array_interface__") or not (
+                _has(a, "__array_interface__") or _has(a, "__array__")):
+            return None
+        a = np.asarray(a)
+    s = _scalar_for(a.dtype, index, name)
+    item = a.itemsize
+    strides = tuple(x // item for x in a.strides)
+    layout = "C" if a.flags.c_contiguous else "A"
+    t, key = array_type(s, a.ndim, layout)
+    return _new(ArgInfo, ("array", s, a.ndim, layout, 0, a.shape, strides, None, a, HOST, key,
+                          t, (0, *a.shape, *strides), None))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,51 +1,52 @@
-"""Launching a compiled kernel: validate the arguments, pack them, ``cuLaunchKernel``.
+"""Launching a compiled kernel: check the arguments, pack them, ``cuLaunchKernel``.
 
-The kernel ABI (what ``backends/cuda/emit.py`` generates): ``extern "C" __global__`` with one
-parameter per runtime argument. An array is passed *by value* as
-``{T* data; int64_t shape[N]; int64_t strides[N];}`` (strides in elements; 8-byte aligned,
-8 + 16*N bytes), a scalar as its C type with natural size and alignment (bool 1 byte, (b)float16
-2, 32-bit types 4, 64-bit types 8).
+What the parameters are in memory, and how an argument becomes them, is ``abi.py``; this module
+launches. There are two launch paths:
 
-Packing: each :class:`CompiledKernel` precompiles one ``struct.Struct`` for its parameter list
-(alignment padding included, as ``x`` bytes) and owns one ``ctypes`` buffer it packs into, plus an
-array of pointers to each parameter's offset in that buffer, made once. ``cuLaunchKernel`` gets
-that pointer array as ``kernelParams``: the driver reads each parameter's size from the kernel
-image, so nothing about sizes or the buffer's length is left to the ``extra``/
-``CU_LAUNCH_PARAM_BUFFER_SIZE`` convention, and the per-launch cost is the same single
-``pack_into`` either way. On first load the layout is checked against the driver's own
-(``cuKernelGetParamInfo``), so an ABI drift between the code generator and this packer is an
-error at load instead of garbage in a kernel.
+- the **general path**, :meth:`CompiledKernel.launch`, given the arguments' ``ArgInfo`` records
+  (:func:`threadtile.runtime.arrays.describe`): the common case (every argument exactly of its
+  parameter's type, arrays on one device) is checked inline and packs each record's ``flat``
+  values; anything else goes through :func:`abi.values`, which converts what converts safely and
+  raises the errors users see. Host NumPy arrays are copied to the GPU and back around the
+  launch. A launch packs into a ``ctypes`` parameter buffer that no other launch is packing into
+  (the kernel keeps them in a list; a thread that finds it empty makes one) and launches
+  through cuda-bindings' ``cuLaunchKernel``. ``RawKernel`` launches through it too, one
+  :class:`CompiledKernel` per kind of argument list, with the parameters :func:`abi.raw_params`
+  makes.
+- the **steady state**, :meth:`CompiledKernel.direct`: once a launch configuration has launched
+  with torch tensors and Python numbers, a launcher bound to those argument kinds checks each
+  argument (exact type, dtype, device, rank, contiguity) and packs it without describing it, as
+  :func:`abi.launcher_specs` specifies. It is ``_fastlaunch.Launcher``, an optional C extension
+  (``setup.py``; built by ``pip install`` where a C compiler exists, or ``python setup.py
+  build_ext --inplace`` in a checkout), which does those checks through the CPython API into a
+  parameter buffer of its own and calls libcuda's ``cuLaunchKernel`` through its address (found
+  with ctypes), skipping the cuda-bindings wrapper. Without the extension, or with
+  ``THREADTILE_NO_CEXT=1`` set when this module is imported, it is :class:`PyLauncher`, the same
+  checks in Python (:func:`abi.spec_values`) packing into the general path's buffers
+  (:data:`FAST_LAUNCH` says which). Both decline (return False, launching nothing) anything that
+  is not exactly of the recorded kinds; the general path then checks and raises.
 
-The steady state (:meth:`CompiledKernel.direct`, once a launch configuration has launched with
-torch tensors and Python numbers): a launcher bound to the argument kinds it saw checks each
-argument (exact type, dtype, device, rank, contiguity) and packs it without describing it. It is
-``_fastlaunch.Launcher``, an optional C extension (``setup.py``; built by ``pip install`` where a
-C compiler exists, or ``python setup.py build_ext --inplace`` in a checkout), which does those
-checks through the CPython API into a parameter buffer of its own and calls libcuda's
-``cuLaunchKernel`` through its address (found with ctypes), skipping the cuda-bindings wrapper.
-Without the extension, or with ``THREADTILE_NO_CEXT=1`` set when this module is imported, it is
-a Python function generated per configuration (:data:`FAST_LAUNCH` says which). Both decline
-(return False, launching nothing) anything that is not exactly of the recorded kinds; the
-general path below then checks and raises.
-
-Per-launch host overhead of the general path, measured with ``timeit`` (best of 5) on this
-project's CI container (2 vCPU AMD EPYC, Python 3.11; ``len(list)`` takes 17 ns there; a
-current desktop or an H100 host is likely faster, not measured yet):
+Per-launch host overhead, measured with ``timeit`` (best of many runs) on this project's CI
+container (2 vCPU AMD EPYC, Python 3.11; ``len(list)`` takes 17 ns there; a current desktop or
+an H100 host is likely faster) with a stub in place of ``cuLaunchKernel``:
 
 - ``describe`` of three objects exposing torch's tensor API (``get_device()``, ``shape``,
   ``dtype``, ``is_contiguous()``, ``data_ptr()``, ``stride()``): 2.7-2.9 us for the three
   (0.6 us of it is the fake tensor's own Python methods; torch's are C);
-- ``CompiledKernel.launch`` for them, up to the ``cuLaunchKernel`` call (fast-path checks,
-  device and configuration checks, stream, lock, ``pack_into`` of 9 fields): 1.5 us;
+- ``CompiledKernel.launch`` for three arrays on one device and an int, up to the
+  ``cuLaunchKernel`` call (argument checks, device and configuration checks, stream, buffer,
+  ``pack_into`` of 10 fields): 1.6-1.7 us; ``kernel[grid, block](...)`` through the general
+  path with such arrays (ready-made ArgInfo records, as a ``DeviceArray`` has): 4.3-4.4 us;
 - the cuda-bindings ``cuLaunchKernel`` wrapper itself: 0.65 us (measured against a stub
   libcuda that returns at once; the real driver adds its own ~2 us).
 
-The steady-state launcher there, for three 1-d fake tensors and an int, launching through a C
+The steady-state launcher there, for three 1-d fake tensors and an int, launching through a
 stub that returns at once: with fakes whose methods are Python (0.53 us of each figure), the C
-launcher takes 0.92 us and the generated Python one 1.6 us plus the cuda-bindings wrapper; with
+launcher takes 0.7-0.9 us and :class:`PyLauncher` 2.6 us plus the cuda-bindings wrapper; with
 fakes whose methods are C builtins, as torch's are, the C launcher takes 0.57 us, most of it
 those five attribute reads and calls per tensor (``dtype``, ``get_device()``, ``shape``,
-``is_contiguous()``, ``data_ptr()``). Not yet measured with torch on a GPU host.
+``is_contiguous()``, ``data_ptr()``). Asking ``switch.requested()`` from the C ``Call`` before
+it costs 0.05 us. Not yet measured with torch on a GPU host.
 """
 
 from __future__ import annotations
@@ -55,13 +56,12 @@ import operator
 import os
 import struct
 import sys
-import threading
 import warnings
+from collections.abc import Callable
 from typing import NamedTuple
 
-from ..errors import LaunchError, ThreadtileError
-from ..lang.types import ArrayType, Scalar
-from . import arrays, driver, tensormaps
+from ..errors import LaunchError
+from . import abi, arrays, driver, tensormaps
 from .arrays import HOST, type_key
 from .driver import _tls
 
@@ -75,8 +75,12 @@ else:
         _fastlaunch = None
 FAST_LAUNCH = _fastlaunch is not None  # direct() builds C launchers (where libcuda is found)
 
-__all__ = ["dim3", "cdiv", "normalize_dims", "stream_handle", "make_param_struct",
-           "ParamLayout", "CompiledKernel", "struct_code"]
+_KEY, _FLAT, _DEVICE = (arrays.ArgInfo._fields.index(f) for f in ("key", "flat", "device"))
+
+__all__ = ["dim3", "cdiv", "normalize_dims", "stream_handle", "CompiledKernel", "PyLauncher",
+           "FAST_LAUNCH", "call_base", "check_config", "arrays_device", "device_copies",
+           "copy_back"]
+
 
 class dim3(NamedTuple):
     """Grid or block dimensions, as in CUDA: ``dim3(x, y=1, z=1)``."""
@@ -159,71 +163,6 @@ def stream_handle(stream) -> int:
 
 
 # ----------------------------------------------------------------------------------------------
-# Parameter layout
-# ----------------------------------------------------------------------------------------------
-
-_CODES = {"bool": "?", "int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "int32": "i",
-          "uint32": "I", "int64": "q", "uint64": "Q", "float16": "e",
-          "bfloat16": "H",  # the raw bits; the launcher converts values to them
-          "float32": "f", "float64": "d"}
-
-
-def struct_code(t: Scalar) -> str:
-    """The ``struct`` format character for scalar type ``t``."""
-    try:
-        return _CODES[t.name]
-    except KeyError:
-        raise TypeError(f"kernels cannot take a {t} parameter") from None
-
-
-class ParamLayout(NamedTuple):
-    """A parameter list's packing: the ``struct.Struct`` (little-endian, explicit padding) and
-    each parameter's byte offset and size."""
-
-    struct: struct.Struct
-    offsets: tuple[int, ...]
-    sizes: tuple[int, ...]
-
-    @property
-    def nbytes(self) -> int:
-        return self.struct.size
-
-
-def _param_shape(p) -> tuple[str, int, int]:
-    """(format, size, alignment) of one parameter."""
-    if isinstance(p, ArrayType):
-        return "Q" + "q" * (2 * p.ndim), 8 + 16 * p.ndim, 8
-    if isinstance(p, tensormaps.TensorMapParam):
-        return f"{tensormaps.SIZE}s", tensormaps.SIZE, tensormaps.ALIGN
-    if isinstance(p, Scalar):
-        c = struct_code(p)
-        n = struct.calcsize("<" + c)
-        return c, n, n
-    raise TypeError(f"kernel parameters are ArrayType or Scalar, got {p!r}")
-
-
-def make_param_struct(params, at: list | None = None) -> ParamLayout:
-    """The :class:`ParamLayout` of a kernel taking ``params`` (``ArrayType``/``Scalar``/
-    ``TensorMapParam``); ``at`` gives the offsets the driver reports, where they are known
-    to differ from the natural ones (tensor maps: 64-byte alignment of the parameter's address
-    in the constant bank, which starts at an architecture-defined offset)."""
-    fmt, offsets, sizes, off = ["<"], [], [], 0
-    for i, p in enumerate(params):
-        f, size, align = _param_shape(p)
-        pad = -off % align if at is None else at[i] - off
-        if pad < 0:
-            raise ThreadtileError(f"parameter {i} overlaps the one before it at offset {off}")
-        if pad:
-            fmt.append(f"{pad}x")
-            off += pad
-        offsets.append(off)
-        sizes.append(size)
-        fmt.append(f)
-        off += size
-    return ParamLayout(struct.Struct("".join(fmt)), tuple(offsets), tuple(sizes))
-
-
-# ----------------------------------------------------------------------------------------------
 # Warnings
 # ----------------------------------------------------------------------------------------------
 
@@ -242,28 +181,34 @@ def _user_stacklevel() -> int:
 # ----------------------------------------------------------------------------------------------
 
 class CompiledKernel:
-    """A cubin's kernel ``entry`` taking ``params`` (``ArrayType``/``Scalar``, the C++ ABI in
-    this module's docstring), loaded on first launch.
+    """A cubin's kernel ``entry`` taking ``params`` (the parameter kinds of ``abi.py``), loaded
+    on first launch.
 
     ``launch(grid, block, stream, shared_bytes, infos)`` with 3-tuples ``grid``/``block`` (see
     :func:`normalize_dims`), ``stream`` None/int/stream object, and ``infos`` from
-    :func:`threadtile.runtime.arrays.describe`.
+    :func:`threadtile.runtime.arrays.describe`. ``maps``: the hidden tensor-map parameters after
+    the arguments; ``at``: the parameters' offsets where the driver has reported them;
+    ``loaded``: a kernel already loaded (``driver.LoadedKernel``) to launch instead of loading
+    ``cubin``, which several parameter lists of one ``RawKernel`` share.
     """
 
-    def __init__(self, cubin: bytes, entry: str, params: list, maps: list = ()):
+    def __init__(self, cubin: bytes, entry: str, params: list, maps: list = (), *,
+                 at: list | None = None, loaded=None):
         self.cubin = bytes(cubin)
         self.entry = entry
         self.params = list(params)
         # hidden parameters after the arguments: tensor maps of array arguments (tensormaps.py)
         self.tensormaps = list(maps)
-        self.layout = make_param_struct(self.params + self.tensormaps)
+        self.layout = abi.param_layout(self.params + self.tensormaps, at)
         self._n = len(self.params)
         self._nall = self._n + len(self.tensormaps)
+        # an argument whose ArgInfo key is its parameter's packs its `flat` values as they are
         self._keys = tuple(type_key(p) for p in self.params)
         self._pack = self.layout.struct.pack_into
-        self._buf, self._argv = self._new_buffers()
-        self._argv_addr = ctypes.addressof(self._argv) if self._nall else 0
-        self._lock = threading.Lock()
+        # parameter buffers no launch is packing into (list.pop and append are atomic): a launch
+        # takes one, or makes one while other threads hold them all, and gives it back
+        self._buffers = [self._new_buffer()]
+        self._loaded = loaded
         self._func = None  # driver.LoadedKernel
         self._handle = None
         self._attrs: dict[int, dict] = {}  # device -> func_attributes
@@ -272,40 +217,30 @@ class CompiledKernel:
         self._cfg = (None, None, -1, -2)
         self._cu_launch = None
         self._stream = (None, None)  # (int handle, CUstream): one attribute, read at once
-        self._fast = _make_fast_path(self.params, self._keys)
 
     def __repr__(self) -> str:
         return f"<CompiledKernel {self.entry}({', '.join(map(repr, self.params))})>"
 
-    def _new_buffers(self):
+    def _new_buffer(self) -> tuple:
+        """A parameter buffer, the kernelParams array pointing at each parameter in it, and that
+        array's address (0 for a kernel without parameters)."""
         buf = ctypes.create_string_buffer(max(self.layout.nbytes, 1))
         base = ctypes.addressof(buf)
         argv = (ctypes.c_void_p * max(self._nall, 1))(*[base + o for o in self.layout.offsets])
-        return buf, argv
+        return buf, argv, ctypes.addressof(argv) if self._nall else 0
 
     # -- loading -------------------------------------------------------------------------------
 
     def _load(self):
-        func = driver.load_function(self.cubin, self.entry)
-        info = driver.param_info(func)
-        if info is not None:
-            mine = list(zip(self.layout.offsets, self.layout.sizes))
-            if info != mine and self.tensormaps and len(info) == self._nall and \
-                    info[:self._n] == mine[:self._n] and \
-                    [n for _o, n in info] == list(self.layout.sizes):
-                # the compiler aligns a tensor map's address in the constant bank (64 bytes
-                # from a bank base of its own), not its offset: adopt the driver's offsets
-                self.layout = make_param_struct(self.params + self.tensormaps,
-                                                [o for o, _n in info])
-                self._pack = self.layout.struct.pack_into
-                self._buf, self._argv = self._new_buffers()
-                self._argv_addr = ctypes.addressof(self._argv)
-                mine = info
-            if info != mine:
-                raise ThreadtileError(
-                    f"kernel {self.entry!r}: the driver's parameter layout {info} (offset, "
-                    f"size) differs from the one threadtile packs {mine} for {self.params}; "
-                    "this is a threadtile bug (generated code and launcher disagree)")
+        func = self._loaded
+        if func is None:
+            func = driver.load_function(self.cubin, self.entry)
+        layout = abi.driver_layout(self.entry, self.params + self.tensormaps, self.layout,
+                                   driver.param_info(func), self._n)
+        if layout is not self.layout:
+            self.layout = layout
+            self._pack = layout.struct.pack_into
+            self._buffers = [self._new_buffer()]
         self._func = func
         self._handle = func.handle
         self._cu_launch = driver._cu().cuLaunchKernel
@@ -336,14 +271,38 @@ class CompiledKernel:
         memory on ``stream`` (None: the current stream of the arguments' framework, else the
         legacy default stream). Raises before submitting anything when arguments or limits are
         wrong."""
-        r = self._fast(infos)
-        if r is None:
-            r = self._slow(infos)
+        # The common case, checked inline (a call per launch would cost more than the check):
+        # each argument exactly of its parameter's type, so that its `flat` values are what
+        # abi.values would make of it, and no host array nor a second device among them.
+        # vals are pack_into's arguments: the buffer (set when packing), the offset, values.
+        vals: list = [None, 0]
+        dev, first = -1, None
+        exact = len(infos) == self._n
+        if exact:
+            keys = self._keys
+            i = 0
+            for info in infos:
+                # fields by index: an ArgInfo attribute is a descriptor call, costlier per
+                # argument than the rest of this loop (and zip costlier than the counter)
+                if info[_KEY] != keys[i]:
+                    exact = False
+                    break
+                vals += info[_FLAT]
+                d = info[_DEVICE]
+                if d != dev and d != -1:  # -1: a scalar, or an array that does not say
+                    if dev != -1 or d == HOST:
+                        exact = False
+                        break
+                    dev, first = d, info
+                i += 1
+        if not exact:
+            r = self._checked(infos)
             if r is None:
                 return self._launch_host(grid, block, stream, shared_bytes, infos)
-        vals, dev, first = r
+            vals, dev, first = r
+            vals[:0] = (None, 0)
         if self.tensormaps:
-            vals = (*vals, *tensormaps.values(self.tensormaps, infos))
+            vals += tensormaps.values(self.tensormaps, infos)
         if dev < 0:
             dev = driver.current_index()
         elif _tls.device != dev:
@@ -361,30 +320,34 @@ class CompiledKernel:
         st = self._stream
         if sh != st[0]:
             st = self._stream = (sh, driver._cu().CUstream(sh))
-        if self._lock.acquire(False):
-            try:
-                self._pack(self._buf, 0, *vals)
-                err = self._cu_launch(self._handle, grid[0], grid[1], grid[2], block[0],
-                                      block[1], block[2], shared_bytes, st[1], self._argv_addr,
-                                      0)[0]
-            except struct.error as e:
-                raise self._pack_error(infos, e) from None
-            finally:
-                self._lock.release()
-        else:  # another thread is between its pack and its launch with our buffer
-            buf, argv = self._new_buffers()
-            try:
-                self.layout.struct.pack_into(buf, 0, *vals)
-            except struct.error as e:
-                raise self._pack_error(infos, e) from None
+        buffers = self._buffers
+        try:
+            b = buffers.pop()
+        except IndexError:  # other threads are between their pack and their launch
+            b = self._new_buffer()
+        vals[0] = b[0]
+        try:
+            self._pack(*vals)
             err = self._cu_launch(self._handle, grid[0], grid[1], grid[2], block[0], block[1],
-                                  block[2], shared_bytes, st[1],
-                                  ctypes.addressof(argv) if self._nall else 0, 0)[0]
+                                  block[2], shared_bytes, st[1], b[2], 0)[0]
+        except struct.error as e:
+            raise abi.pack_error(self.entry, self.params, infos, e) from None
+        finally:
+            buffers.append(b)  # the driver has copied the parameters
         if err:
-            driver.check((err,), f"launching {self.entry!r} with grid {tuple(grid)}, block "
-                                 f"{tuple(block)}, {shared_bytes} bytes of dynamic shared memory")
+            self._launch_failed(err, grid, block, shared_bytes)
 
     __call__ = launch
+
+    def _checked(self, infos):
+        """What the inline check declines, checked in full: the argument count, arguments of
+        other types than their parameters (converted when safe, else TypeError), arrays whose
+        device is unknown or differs, host arrays (returns None: copy around the launch)."""
+        vals = abi.values(self.entry, self.params, infos)
+        if any(info.device == HOST for info in infos):
+            return None
+        dev, first = arrays_device(self.entry, infos)
+        return vals, dev, first
 
     def direct(self, grid, block, stream, shared_bytes: int, args, infos):
         """A launcher for the common steady state, or None: after ``launch`` has accepted
@@ -397,85 +360,27 @@ class CompiledKernel:
 
         ``go`` is a ``_fastlaunch.Launcher`` (C: the same checks, a buffer of its own,
         ``cuLaunchKernel`` called through its address in libcuda) when that extension is built
-        (:data:`FAST_LAUNCH`), else a generated Python function named ``go``."""
+        (:data:`FAST_LAUNCH`), else a :class:`PyLauncher`; both are built from the same
+        :func:`abi.launcher_specs`."""
         if stream is not None and type(stream) is not int or self._handle is None or \
                 self.tensormaps:
             return None
-        if len(args) != self._n or not args:
+        r = abi.launcher_specs(self.params, self.layout, args, infos)
+        if r is None:
             return None
-        dev = infos[0].device if infos[0].kind == "array" else -1
-        specs = []  # the C launcher's parameter specs (_c_launcher)
-        ns = {"lock": self._lock, "pack": self._pack, "buf": self._buf, "K": self,
-              "argv": self._argv_addr, "tls": _tls, "error": struct.error,
-              "cu": self._cu_launch, "h": self._handle, "CUstream": driver._cu().CUstream}
-        checks, packed = [], []
-        for i, (a, info, p) in enumerate(zip(args, infos, self.params)):
-            if isinstance(p, ArrayType):
-                if info.framework != "torch" or type(a).__name__ != "Tensor" or (
-                        info.device != dev):
-                    return None
-                ns[f"T{i}"], ns[f"D{i}"] = type(a), a.dtype
-                contiguous = "not " if p.layout == "C" else ""  # refuse the other layout
-                checks.append(f"type(a{i}) is not T{i} or a{i}.dtype is not D{i} or "
-                              f"a{i}.get_device() != {dev} or len(s{i} := a{i}.shape) != "
-                              f"{p.ndim} or {contiguous}a{i}.is_contiguous()")
-                packed.append(f"a{i}.data_ptr(), *s{i}, {_strides_expr(p, i)}")
-                specs.append(("array", self.layout.offsets[i], p.ndim, p.layout == "C",
-                              type(a), a.dtype))
-            else:
-                py = {"int64": "int", "float64": "float", "bool": "bool"}.get(p.name)
-                if py is None or type(a).__name__ != py:
-                    return None
-                checks.append(f"type(a{i}) is not {py}")
-                packed.append(f"a{i}")
-                specs.append((struct_code(p), self.layout.offsets[i]))
-        if dev < 0:
-            return None
-        if stream is None:
-            ns["getstream"] = _stream_getter("torch")
-            sh = f"getstream({dev})"
-        else:
-            sh = str(stream)
-        go = self._c_launcher(grid, block, ns.get("getstream", stream), shared_bytes, dev,
-                              specs)
-        if go is not None:
-            return go
-        names = ", ".join(f"a{i}" for i in range(self._n)) + ("," if self._n == 1 else "")
-        g, b = tuple(grid), tuple(block)
-        lines = [
-            "def go(args):",
-            f"    if len(args) != {self._n} or tls.device != {dev}:",
-            "        return False",
-            f"    {names} = args",
-            *[f"    if {c}:\n        return False" for c in checks],
-            "    if not lock.acquire(False):",
-            "        return False",
-            "    try:",
-            f"        pack(buf, 0, {', '.join(packed)})",
-            f"        sh = {sh}",
-            "        st = K._stream",
-            "        if sh != st[0]:",
-            "            st = K._stream = (sh, CUstream(sh))",
-            f"        err = cu(h, {g[0]}, {g[1]}, {g[2]}, {b[0]}, {b[1]}, {b[2]}, "
-            f"{int(shared_bytes)}, st[1], argv, 0)[0]",
-            "    except error:",
-            "        return False",
-            "    finally:",
-            "        lock.release()",
-            "    if err:",
-            f"        K._launch_failed(err, {g}, {b}, {int(shared_bytes)})",
-            "    return True",
-        ]
-        exec("\n".join(lines), ns)  # noqa: S102  (generated from ints and type names only)
-        return ns["go"]
+        specs, dev = r
+        getter = _stream_getter("torch") if stream is None else stream
+        go = self._c_launcher(grid, block, getter, shared_bytes, dev, specs)
+        if go is None:
+            go = PyLauncher(self, grid, block, getter, shared_bytes, dev, specs)
+        return go
 
     def _c_launcher(self, grid, block, stream, shared_bytes: int, dev: int, specs):
         """``direct``'s launcher in C (``_fastlaunch.Launcher``: the same checks, its own
         parameter buffer, ``cuLaunchKernel`` through a function pointer), or None when the
-        extension is not built or disabled, libcuda's ``cuLaunchKernel`` cannot be found, or
-        a parameter is of a kind it does not pack. ``stream``: an int handle or
-        ``getstream(dev)``."""
-        if _fastlaunch is None or any(s[0] not in _C_CODES for s in specs):
+        extension is not built or disabled, or libcuda's ``cuLaunchKernel`` cannot be found.
+        ``stream``: an int handle or ``getstream(dev)``."""
+        if _fastlaunch is None:
             return None
         addr = _cu_launch_address()
         if not addr:
@@ -509,61 +414,71 @@ class CompiledKernel:
                      dev)
         self._cfg = (grid, block, shared_bytes, dev)
 
-    def _slow(self, infos):
-        """Everything the generated fast path declines: a wrong argument count, argument types
-        that differ from the parameters (converted when safe, else TypeError), arrays whose
-        device is unknown or differs, host arrays (returns None: copy around the launch)."""
-        if len(infos) != self._n:
-            raise TypeError(f"kernel {self.entry!r} takes {self._n} argument"
-                            f"{'s' if self._n != 1 else ''}, got {len(infos)}")
-        vals = self._adapt(infos)
-        if any(info.device == HOST for info in infos):
-            return None
-        dev, first = arrays_device(self.entry, infos)
-        return vals, dev, first
-
-    def _adapt(self, infos) -> list:
-        """Check every argument against its parameter and build the packed values, converting
-        what converts safely (a Python int to an int32 parameter, a C-contiguous array to a
-        strided parameter). Raises TypeError naming the argument otherwise."""
-        vals = []
-        for i, (info, p) in enumerate(zip(infos, self.params)):
-            where = f"kernel {self.entry!r} argument {i}"
-            if isinstance(p, ArrayType):
-                if info.kind != "array":
-                    raise TypeError(f"{where} must be an array of {p.dtype} with {p.ndim} "
-                                    f"dimension{'s' if p.ndim != 1 else ''}, got a scalar "
-                                    f"({info.dtype})")
-                if info.dtype != p.dtype or info.ndim != p.ndim:
-                    raise TypeError(f"{where} must be a {p.ndim}-d array of {p.dtype}, got a "
-                                    f"{info.ndim}-d array of {info.dtype}")
-                if p.layout == "C" and info.layout != "C":
-                    raise TypeError(f"{where} must be C-contiguous (the kernel was compiled "
-                                    "for a contiguous array); pass .contiguous() / "
-                                    "np.ascontiguousarray(), or compile for strided arrays")
-                vals += info.flat
-            else:
-                if info.kind != "scalar":
-                    raise TypeError(f"{where} must be a {p} scalar, got a {info.ndim}-d array "
-                                    f"of {info.dtype}")
-                vals.append(_convert_scalar(info, p, where))
-        return vals
-
-    def _pack_error(self, infos, e) -> Exception:
-        for i, (info, p) in enumerate(zip(infos, self.params)):
-            if info.kind == "scalar":
-                try:
-                    struct.pack("<" + struct_code(p), *info.flat)
-                except struct.error:
-                    return OverflowError(f"kernel {self.entry!r} argument {i}: {info.value!r} "
-                                         f"does not fit in {p}")
-        return TypeError(f"kernel {self.entry!r}: could not pack the arguments ({e})")
-
     def _launch_host(self, grid, block, stream, shared_bytes, infos) -> None:
         """Copy host NumPy arrays to the GPU, launch, synchronize, copy them back."""
         new_infos, copies = device_copies(self.entry, infos, stream)
         self.launch(grid, block, stream, shared_bytes, new_infos)
         copy_back(copies, stream_handle(stream) if stream is not None else 0)
+
+
+def call_base(requested: Callable[[], bool]) -> type | None:
+    """The C base class of a launch configuration, ``_fastlaunch.Call``, whose call runs the
+    steady-state launcher without a Python frame unless ``requested()`` (the simulation
+    switch) is true; None where the extension is not built or is disabled."""
+    if _fastlaunch is None:
+        return None
+    _fastlaunch.set_simulation(requested)
+    return _fastlaunch.Call
+
+
+class PyLauncher:
+    """``CompiledKernel.direct``'s launcher where the C one is not built or cannot find libcuda:
+    ``go(args) -> bool`` makes the C launcher's checks (:func:`abi.spec_values`) and launches
+    from the general path's parameter buffers."""
+
+    __slots__ = ("kernel", "grid", "block", "shared_bytes", "device", "specs", "stream",
+                 "getstream")
+
+    def __init__(self, kernel: CompiledKernel, grid, block, stream, shared_bytes: int, dev: int,
+                 specs: tuple):
+        self.kernel = kernel
+        self.grid, self.block = tuple(grid), tuple(block)
+        self.shared_bytes = int(shared_bytes)
+        self.device = dev
+        self.specs = tuple(tuple(s) for s in specs)  # (plain tuples unpack faster)
+        # an int handle, or a callable giving the framework's current stream on a device
+        self.getstream = stream if callable(stream) else None
+        self.stream = 0 if callable(stream) else int(stream)
+
+    def __call__(self, args) -> bool:
+        dev = self.device
+        if _tls.device != dev:
+            return False
+        vals = abi.spec_values(self.specs, args, dev)
+        if vals is None:
+            return False
+        k = self.kernel
+        buffers = k._buffers
+        try:
+            buf = buffers.pop()
+        except IndexError:  # other threads are between their pack and their launch
+            buf = k._new_buffer()
+        g, b = self.grid, self.block
+        try:
+            k._pack(buf[0], 0, *vals)
+            sh = self.stream if self.getstream is None else self.getstream(dev)
+            st = k._stream
+            if sh != st[0]:
+                st = k._stream = (sh, driver._cu().CUstream(sh))
+            err = k._cu_launch(k._handle, g[0], g[1], g[2], b[0], b[1], b[2], self.shared_bytes,
+                               st[1], buf[2], 0)[0]
+        except struct.error:
+            return False
+        finally:
+            buffers.append(buf)
+        if err:
+            k._launch_failed(err, g, b, self.shared_bytes)
+        return True
 
 
 def device_copies(entry: str, infos, stream) -> tuple[list, list]:
@@ -608,27 +523,6 @@ def copy_back(copies, stream: int) -> None:
             host[...] = d.copy_to_host()
 
 
-def _convert_scalar(info, p: Scalar, where: str):
-    """The packable value of scalar argument ``info`` for parameter type ``p``."""
-    src = info.dtype
-    ok = (p.kind == "b" and src.kind == "b") or (
-        p.kind in "iu" and src.kind in "biu") or (p.kind == "f" and src.kind in "biuf")
-    if not ok:
-        raise TypeError(f"{where} must be a {p} scalar, got {info.value!r} ({src}): "
-                        f"a {src} does not convert to {p} without losing its meaning")
-    v = info.value
-    if p.name == "bfloat16":
-        return arrays._bf16_bits(float(v))
-    if p.kind == "f":
-        return float(v)
-    if p.kind == "b":
-        return bool(v)
-    return int(v)
-
-
-# the struct codes of the scalars the C launcher packs (direct takes no other scalars), and the
-# array parameter it packs as pointer, shape and strides
-_C_CODES = frozenset(("q", "d", "?", "array"))
 _CU_LAUNCH_ADDR: int | None = None
 
 
@@ -647,51 +541,6 @@ def _cu_launch_address() -> int:
         except (OSError, AttributeError, ValueError):
             _CU_LAUNCH_ADDR = 0
     return _CU_LAUNCH_ADDR
-
-
-def _strides_expr(p: ArrayType, i: int) -> str:
-    """The packed strides of tensor ``a{i}`` in ``direct``'s generated code: a C-contiguous
-    parameter's strides follow from its shape (``s{i}``), which is cheaper to index than
-    ``Tensor.stride()`` is to call (and is what the layout means when size-1 axes carry odd
-    strides)."""
-    if p.layout != "C" or not 1 <= p.ndim <= 3:
-        return f"*a{i}.stride()"
-    s = f"s{i}"
-    return {1: "1", 2: f"{s}[1], 1", 3: f"{s}[1] * {s}[2], {s}[2], 1"}[p.ndim]
-
-
-def _make_fast_path(params, keys):
-    """A function ``fast(infos) -> (values, device, first_array_info) | None`` unrolled for
-    this parameter list: it accepts only the common case (every argument exactly of its
-    parameter's type, all arrays on one known device) and returns None for anything else,
-    which :meth:`CompiledKernel._slow` then checks in full. Unrolling (rather than a loop over
-    the parameters) halves the Python work per launch; namedtuple builds its accessors the
-    same way."""
-    n = len(params)
-    arr = [i for i, p in enumerate(params) if isinstance(p, ArrayType)]
-    lines = ["def fast(infos):",
-             f"    if len(infos) != {n}:",
-             "        return None"]
-    if n:
-        lines.append("    " + ", ".join(f"a{i}" for i in range(n)) + (", = infos" if n == 1
-                                                                       else " = infos"))
-        lines.append("    if " + " or ".join(f"a{i}.key != {keys[i]}" for i in range(n)) + ":")
-        lines.append("        return None")
-    if arr:
-        first = arr[0]
-        lines.append(f"    d = a{first}.device")
-        cond = ["d < 0"] + [f"a{i}.device != d" for i in arr[1:]]
-        lines.append("    if " + " or ".join(cond) + ":")
-        lines.append("        return None")
-        first_ref = f"a{first}"
-    else:
-        lines.append("    d = -1")
-        first_ref = "None"
-    flat = ", ".join(f"*a{i}.flat" for i in range(n))
-    lines.append(f"    return ({flat}{',' if n == 1 else ''}), d, {first_ref}")
-    ns: dict = {}
-    exec("\n".join(lines), ns)  # noqa: S102  (generated from ints and indices only)
-    return ns["fast"]
 
 
 def _framework_stream(framework: str, device: int) -> int:

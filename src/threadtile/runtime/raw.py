@@ -7,34 +7,22 @@ kernel declares ``float* x``), a scalar as a value. The parameter *sizes* come f
 ``long long`` (8 bytes) parameter and a Python ``float`` a ``float`` or a ``double``, whichever
 the kernel declares; a NumPy scalar must match its parameter's size exactly. With an older
 driver that cannot tell, scalars must be NumPy scalars (``np.int32(n)``).
+
+Each kind of argument list gets its parameter list from ``abi.raw_params`` (arrays as
+pointers) and a ``CompiledKernel`` over the one loaded kernel, so a launch goes through the
+same machinery as a jit kernel's: argument checks and packing, configuration checks, host-array
+copies and the choice of stream.
 """
 
 from __future__ import annotations
 
-import ctypes
-import struct
-
 import numpy as np
 
-from . import driver
-from .arrays import HOST, describe
-from .launcher import (
-    _framework_stream,
-    arrays_device,
-    check_config,
-    copy_back,
-    device_copies,
-    normalize_dims,
-    stream_handle,
-    struct_code,
-)
+from . import abi, driver
+from .arrays import describe_all
+from .launcher import CompiledKernel, normalize_dims
 
 __all__ = ["RawKernel"]
-
-# struct codes by (kind of the argument, parameter size in bytes)
-_INT_CODES = {1: "b", 2: "h", 4: "i", 8: "q"}
-_UINT_CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
-_FLOAT_CODES = {2: "e", 4: "f", 8: "d"}
 
 
 class RawKernel:
@@ -54,9 +42,9 @@ class RawKernel:
         self.arch = arch
         self._cubins: dict[str, bytes] = {}
         self._func = None
-        self._params: list[tuple[int, int]] | None = None
-        self._attrs: dict[int, dict] = {}
-        self._plans: dict[tuple, tuple] = {}
+        self._params: list[tuple[int, int]] | None = None  # the driver's (offset, size)
+        # the launcher of each kind of argument list (abi.raw_params makes its parameters)
+        self._kernels: dict[tuple, CompiledKernel] = {}
         self._configs: dict = {}
 
     def __repr__(self) -> str:
@@ -119,88 +107,23 @@ class RawKernel:
         raise TypeError(f"launch a RawKernel with {self.name}[grid, block](...) (or [grid, "
                         "block, stream] / [grid, block, stream, shared_bytes])")
 
-    def _plan(self, infos) -> tuple:
-        """(struct.Struct, per-argument 'ptr'/'val' kinds, offsets, struct codes) for these
-        argument types, cached by their type keys."""
-        # Python numbers adapt to their parameter's size, NumPy scalars must match it: the
-        # cache key tells them apart (both describe as int64/float64).
+    def _kernel_for(self, infos) -> CompiledKernel:
+        """The launcher for arguments of these kinds, made once per kind of argument list."""
+        # Python numbers adapt to their parameter's size, NumPy scalars must match it: the key
+        # tells them apart (both describe as int64/float64)
         sig = tuple([i.key if i.kind == "array" else (i.key, type(i.value)) for i in infos])
-        plan = self._plans.get(sig)
-        if plan is not None:
-            return plan
-        params = self._params
-        n = len(infos)
-        if params is not None and len(params) != n:
-            raise TypeError(f"kernel {self.name!r} takes {len(params)} argument"
-                            f"{'s' if len(params) != 1 else ''}, got {n}")
-        fmt, kinds, offsets, codes, off = ["<"], [], [], [], 0
-        for i, info in enumerate(infos):
-            where = f"kernel {self.name!r} argument {i}"
-            if params is not None:
-                p_off, p_size = params[i]
-            else:
-                p_size = 8 if info.kind == "array" else _natural_size(info, where)
-                p_off = off + (-off % p_size)
-            if info.kind == "array":
-                if p_size != 8:
-                    raise TypeError(f"{where} is an array (passed as an 8-byte pointer), but "
-                                    f"the kernel's parameter {i} is {p_size} bytes")
-                code, kind = "Q", "ptr"
-            else:
-                code, kind = _scalar_code(info, p_size, where), "val"
-            if p_off < off:
-                raise TypeError(f"kernel {self.name!r}: unexpected parameter layout {params}")
-            if p_off > off:
-                fmt.append(f"{p_off - off}x")
-            fmt.append(code)
-            kinds.append(kind)
-            offsets.append(p_off)
-            codes.append(code)
-            off = p_off + p_size
-        plan = (struct.Struct("".join(fmt)), tuple(kinds), tuple(offsets), tuple(codes))
-        if len(self._plans) < 256:
-            self._plans[sig] = plan
-        return plan
+        k = self._kernels.get(sig)
+        if k is None:
+            func = self._load()
+            params, at = abi.raw_params(self.name, self._params, infos)
+            k = CompiledKernel(func.cubin, self.name, params, at=at, loaded=func)
+            if len(self._kernels) < 256:
+                self._kernels[sig] = k
+        return k
 
     def _launch(self, grid, block, stream, shared_bytes, args) -> None:
-        infos = [describe(a, i, None) for i, a in enumerate(args)]
-        copies = []
-        if any(i.device == HOST for i in infos):
-            infos, copies = device_copies(self.name, infos, stream)
-        dev, first = arrays_device(self.name, infos)
-        if dev < 0:
-            dev = driver.current_index()
-        else:
-            driver.ensure_device(dev)
-        func = self._load()
-        attrs = self._attrs.get(dev)
-        if attrs is None:
-            attrs = self._attrs[dev] = driver.func_attributes(func, dev)
-        check_config(self.name, func, attrs, grid, block, shared_bytes, dev)
-        st, kinds, offsets, codes = self._plan(infos)
-        vals = [i.ptr if k == "ptr" else i.flat[0] for i, k in zip(infos, kinds)]
-        # A buffer per launch (not one per kernel): RawKernel favours simplicity over the last
-        # microsecond, and this is safe with concurrent launches from several threads.
-        buf = ctypes.create_string_buffer(max(st.size, 1))
-        try:
-            st.pack_into(buf, 0, *vals)
-        except struct.error:
-            raise _pack_error(self.name, infos, vals, codes) from None
-        base = ctypes.addressof(buf)
-        argv = (ctypes.c_void_p * max(len(offsets), 1))(*[base + o for o in offsets])
-        if stream is None:
-            sh = _framework_stream(first.framework, dev) if (
-                first is not None and first.framework is not None) else 0
-        else:
-            sh = stream_handle(stream)
-        cu = driver._cu()
-        driver.check(cu.cuLaunchKernel(func.handle, grid[0], grid[1], grid[2], block[0],
-                                       block[1], block[2], shared_bytes, cu.CUstream(sh),
-                                       ctypes.addressof(argv), 0),
-                     f"launching {self.name!r} with grid {grid}, block {block}, "
-                     f"{shared_bytes} bytes of dynamic shared memory")
-        if copies:
-            copy_back(copies, sh)
+        infos = describe_all(args)
+        self._kernel_for(infos).launch(grid, block, stream, shared_bytes, infos)
 
 
 class _RawLaunch:
@@ -223,43 +146,3 @@ class _RawLaunch:
 
     def __call__(self, *args) -> None:
         self.kernel._launch(self.grid, self.block, self.stream, self.shared_bytes, args)
-
-
-def _natural_size(info, where: str) -> int:
-    if type(info.value) in (int, float):
-        raise TypeError(f"{where}: this driver does not report kernel parameter sizes (CUDA "
-                        "< 12.4), so a Python int or float is ambiguous; pass a NumPy scalar "
-                        "such as np.int32(n) or np.float32(x)")
-    return info.dtype.itemsize
-
-
-def _scalar_code(info, size: int, where: str) -> str:
-    """The struct code packing scalar ``info`` into a ``size``-byte parameter."""
-    s = info.dtype
-    weak = type(info.value) in (int, float, bool)  # Python numbers adapt to the parameter
-    if weak:
-        if s.kind == "b" and size == 1:
-            return "?"
-        if s.kind in "bi" and size in _INT_CODES:
-            return _INT_CODES[size]
-        if s.kind == "f" and size in (4, 8):
-            return _FLOAT_CODES[size]
-        kind = {"b": "a bool", "i": "an int", "f": "a float"}[s.kind]
-        raise TypeError(f"{where} is {kind} ({info.value!r}), but the kernel's parameter is "
-                        f"{size} bytes; pass a NumPy scalar of the parameter's type")
-    if s.itemsize != size:
-        raise TypeError(f"{where} is a {s} ({s.itemsize} bytes), but the kernel's parameter is "
-                        f"{size} bytes")
-    if s.name == "bfloat16":
-        return "H"
-    return struct_code(s)
-
-
-def _pack_error(name: str, infos, vals, codes) -> Exception:
-    for i, (v, c) in enumerate(zip(vals, codes)):
-        try:
-            struct.pack("<" + c, v)
-        except struct.error:
-            return OverflowError(f"kernel {name!r} argument {i}: {infos[i].value!r} does not "
-                                 f"fit its {struct.calcsize(c)}-byte parameter")
-    return TypeError(f"kernel {name!r}: could not pack the arguments")

@@ -23,7 +23,7 @@ import os
 import numpy as np
 
 from ...errors import KernelRuntimeError
-from ...runtime.arrays import kernel_type
+from ...runtime.arrays import describe_host
 from . import switch
 from .checks import ALL_CHECKS
 from .switch import STATE
@@ -143,11 +143,15 @@ def run(kernel, launch, args: tuple, kwargs: dict) -> None:
     """Execute one launch ``kernel[launch.grid, launch.block, ...](*args, **kwargs)``.
 
     ``threadtile.jit`` calls this when simulation is on; ``launch`` needs ``grid``, ``block``
-    and ``shared_bytes``.
+    and ``shared_bytes``. The arguments are described as for the GPU (``describe_host``: the
+    same errors for what kernels do not take, host arrays taken as they are) and the lockstep
+    mode checks them against the specialization's parameters as a GPU launch does
+    (``runtime.abi``); each then runs on its host view.
     """
     opts = _current()
     runtime, consts = kernel._split(args, kwargs)
     names = [n for n in kernel.param_names if n not in kernel.constants]
+    infos = [describe_host(a, i, n) for i, (a, n) in enumerate(zip(runtime, names))]
     host, backs = [], []
     for a, n in zip(runtime, names):
         h, back = _to_host(a, n)
@@ -164,8 +168,7 @@ def run(kernel, launch, args: tuple, kwargs: dict) -> None:
 
             # types come from the arguments as given: a torch bfloat16 tensor travels as its
             # uint16 bits (NumPy has no bfloat16) but is still a bfloat16 array
-            types = [kernel_type(a) for a in runtime]
-            lockstep.run(kernel, launch, host, consts, opts.checks, types)
+            lockstep.run(kernel, launch, host, consts, opts.checks, infos)
     except KernelRuntimeError as e:
         if os.environ.get(_DEBUG_ENV, "") not in ("", "0"):
             raise

@@ -21,7 +21,8 @@ import numpy as np
 from ... import errors
 from ...ir import nodes as ir
 from ...lang.types import ArrayType, Scalar
-from ...runtime.arrays import kernel_type
+from ...runtime import abi
+from ...runtime.arrays import describe_host
 from . import checks, memory, ops
 from .codegen import Program, translate
 
@@ -350,17 +351,23 @@ def _dims(v, what: str) -> tuple[int, int, int]:
 
 
 def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset,
-        types: list | None = None) -> None:
+        infos: list | None = None) -> None:
     """Run one launch of ``kernel`` over the host (NumPy) arrays and scalars ``host_args``
-    (``types``: their kernel types, when they differ from what the host arrays say)."""
+    (``infos``: the arguments' ``ArgInfo`` records as given, whose types may differ from what
+    the host arrays say, and which are checked against the kernel's parameters as a GPU
+    launch checks them)."""
     grid = _dims(launch.grid, "grid")
     block = _dims(launch.block, "block")
     T = block[0] * block[1] * block[2]
     if T > 1024 or block[2] > 64:
         raise errors.LaunchError(f"a block has at most 1024 threads (and z <= 64); got "
                                  f"{block} = {T}")
-    spec = kernel.specialize(types or [kernel_type(a) for a in host_args], consts)
+    if infos is None:
+        infos = [describe_host(a, i) for i, a in enumerate(host_args)]
+    spec = kernel.specialize([i.type for i in infos], consts)
     prog = program_for(spec)
+    params = [p for p in prog.params if not p.is_constant]
+    abi.check(kernel.__name__, [p.type for p in params], infos)
     shared_bytes = int(getattr(launch, "shared_bytes", 0) or 0)
     static = sum(int(np.prod(d.shape)) * d.type.dtype.itemsize for d in prog.decls
                  if d.type.space == "shared" and not d.dynamic)
@@ -372,7 +379,6 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset,
     if prog.fences and L.race:
         L.fence = np.zeros(nblocks * T, _I64)
     st = LaunchState(prog, L, shared_bytes)
-    params = [p for p in prog.params if not p.is_constant]
     values = []
     for p, a in zip(params, host_args):
         if isinstance(p.type, ArrayType):

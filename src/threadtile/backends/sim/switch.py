@@ -3,8 +3,8 @@
 ``simulate()`` sets ``STATE.active`` while its context is open; the environment variable
 ``THREADTILE_SIMULATE`` asks for the simulator too ("", "0" or unset: no), and is read at each
 launch, so a test or a notebook can switch it without re-importing anything. ``requested()``
-is the one predicate; the launch path's C base (runtime/_fastlaunch.c, ``Call``) is handed
-``STATE`` and the environment's raw mapping and asks the same question without a Python frame.
+is the one definition of that question: the Python launch path calls it, and so does the C one
+(runtime/_fastlaunch.c's ``Call``, handed this function by ``jit``).
 """
 
 from __future__ import annotations
@@ -12,10 +12,15 @@ from __future__ import annotations
 import os
 
 ENV = "THREADTILE_SIMULATE"
-# os.environ.get costs about a microsecond (it encodes the key and decodes the value); the
-# launch path asks at every launch, so it looks in the raw bytes mapping instead
-ENV_DATA = getattr(os.environ, "_data", None)
-ENV_KEY = os.environ.encodekey(ENV) if hasattr(os.environ, "encodekey") else None
+
+# os.environ.get costs about a microsecond (it encodes the key and decodes the value); every
+# launch asks, so the question goes to the raw mapping behind os.environ where there is one
+_data = getattr(os.environ, "_data", None)
+if isinstance(_data, dict) and hasattr(os.environ, "encodekey"):
+    _lookup, _key = _data.get, os.environ.encodekey(ENV)
+else:
+    _lookup, _key = os.environ.get, ENV
+_OFF = frozenset((None, "", "0", b"", b"0"))  # the raw mapping holds bytes on POSIX
 
 
 class State:
@@ -32,9 +37,4 @@ STATE = State()
 
 def requested() -> bool:
     """Whether the next launch should run in the simulator."""
-    if STATE.active:
-        return True
-    if ENV_DATA is not None and ENV_KEY is not None:
-        v = ENV_DATA.get(ENV_KEY)
-        return v is not None and v not in (b"", b"0")
-    return os.environ.get(ENV, "") not in ("", "0")
+    return STATE.active or _lookup(_key) not in _OFF
