@@ -59,7 +59,7 @@ def _gpu_available() -> bool:
 
 
 SIMULATE = _simulate()
-# a launch goes through jit._Launch, which needs the runtime's launcher even when simulating
+# a launch goes through jit.Launch, which needs the runtime's launcher even when simulating
 if importlib.util.find_spec("threadtile.runtime.launcher") is None:
     SIMULATE = None
 HAVE_GPU = _gpu_available()

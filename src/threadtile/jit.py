@@ -70,7 +70,7 @@ class Kernel:
         # by the launch path's argument keys: what was built for the current device. Kept
         # apart from the Specialization, which compile(arch=...) may rebuild for another arch.
         self._launches: dict[tuple, tuple] = {}
-        self._configs: dict[tuple, _Launch] = {}
+        self._configs: dict[tuple, Launch] = {}
 
     def __repr__(self) -> str:
         kind = "device function" if self.device else "kernel"
@@ -78,7 +78,7 @@ class Kernel:
 
     # -- launching -----------------------------------------------------------------------------
 
-    def __getitem__(self, config) -> _Launch:
+    def __getitem__(self, config) -> Launch:
         if self.device:
             raise TypeError(f"{self.__name__} is a device function: call it from a kernel")
         launch = self._configs.get(config) if isinstance(config, (tuple, int)) else None
@@ -90,7 +90,7 @@ class Kernel:
                                 f"alone, {self.__name__}[grid](...), or ct.launch(stream, "
                                 f"grid, kernel, args); its block is {self.block_threads} "
                                 "threads (num_warps)")
-            launch = _Launch(self, (config, self.block_threads) if self.tile else config)
+            launch = Launch(self, (config, self.block_threads) if self.tile else config)
             if isinstance(config, (tuple, int)) and len(self._configs) < 256:
                 try:
                     self._configs[config] = launch
@@ -98,7 +98,7 @@ class Kernel:
                     pass
         return launch
 
-    def forall(self, n: int, threads_per_block: int = 256) -> _Launch:
+    def forall(self, n: int, threads_per_block: int = 256) -> Launch:
         """A launch configuration that covers ``n`` threads: ``kernel.forall(n)(args)``."""
         return self[-(-n // threads_per_block), threads_per_block]
 
@@ -206,7 +206,7 @@ def build(spec: Specialization, arch: str, options: tuple = ()):
 
 
 def _c_call_base():
-    """The C base of _Launch (runtime/_fastlaunch.c: its call runs the steady-state launcher
+    """The C base of Launch (runtime/_fastlaunch.c: its call runs the steady-state launcher
     without a Python frame), or None where the extension is not built or is disabled."""
     from .runtime import launcher as rt_launcher  # noqa: PLC0415
 
@@ -214,7 +214,7 @@ def _c_call_base():
 
 
 class _PyCall:
-    """_Launch's base in Python, where the C one is not built: the same steps."""
+    """Launch's base in Python, where the C one is not built: the same steps."""
 
     __slots__ = ("direct",)
 
@@ -225,7 +225,7 @@ class _PyCall:
         return self._call(*args, **kwargs)
 
 
-class _Launch(_c_call_base() or _PyCall):
+class Launch(_c_call_base() or _PyCall):
     """``kernel[grid, block(, stream(, shared_bytes))]``: call it with the kernel's arguments.
 
     A call with no keywords and no simulation asked for first tries ``direct``, the

@@ -603,7 +603,7 @@ def test_call_runs_its_launcher_from_c(fl, call_cls):
 
 def test_call_takes_the_general_path_while_simulating(fl, call_cls, monkeypatch):
     jit = sys.modules["threadtile.jit"]
-    if jit._Launch.__base__ is not fl.Call:
+    if jit.Launch.__base__ is not fl.Call:
         pytest.skip("jit does not use the C base here")
     rec = Recorder(LAYOUT2)
     k = call_cls()

@@ -603,7 +603,7 @@ static PyTypeObject LauncherType = {
     .tp_call = PyVectorcall_Call,
 };
 
-/* ---- Call: the base of jit's _Launch (kernel[grid, block]), whose call runs its Launcher ----
+/* ---- Call: the base of jit's Launch (kernel[grid, block]), whose call runs its Launcher ----
  *
  * call(*args) with no keywords, while no simulation is asked for (the predicate given to
  * set_simulation, backends/sim/switch.py's requested(), returns false), runs `direct` (a

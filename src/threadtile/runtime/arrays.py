@@ -32,6 +32,7 @@ import weakref
 import numpy as np
 
 from ..lang.types import ArrayType, Scalar, Type, bool_, float64, int64, scalar_of
+from . import driver
 
 __all__ = ["ArgInfo", "HOST", "describe", "describe_all", "describe_host", "type_key",
            "array_type", "DeviceArray", "HostArrayWarning", "to_device", "device_array",
@@ -485,18 +486,6 @@ def _c_contiguous(a) -> bool:
     return bool(getattr(getattr(a, "flags", None), "c_contiguous", True))
 
 
-def _driver():
-    from . import driver  # noqa: PLC0415
-
-    return driver
-
-
-def _stream_handle(stream) -> int:
-    from .launcher import stream_handle  # noqa: PLC0415
-
-    return stream_handle(stream)
-
-
 class DeviceArray:
     """A minimal n-d array in GPU memory (like numba's ``DeviceNDArray``).
 
@@ -529,15 +518,14 @@ class DeviceArray:
         self.nbytes = self.size * item
         self._owner = owner
         self._finalizer = None
-        drv = _driver()
         if ptr is None:
-            dev = drv.current_index() if device is None else int(device)
-            drv.ensure_device(dev)
-            ptr = drv.mem_alloc(self.nbytes)
+            dev = driver.current_index() if device is None else int(device)
+            driver.ensure_device(dev)
+            ptr = driver.mem_alloc(self.nbytes)
             if ptr:
-                self._finalizer = weakref.finalize(self, drv.mem_free, ptr)
+                self._finalizer = weakref.finalize(self, driver.mem_free, ptr)
         elif device is None:
-            dev = drv.pointer_device(ptr) if ptr else -1
+            dev = driver.pointer_device(ptr) if ptr else -1
         else:
             dev = int(device)
         self.ptr = int(ptr)
@@ -611,9 +599,8 @@ class DeviceArray:
             if not ok:
                 raise ValueError(f"copy_to_host needs a {order}-contiguous host array")
         if self.nbytes:
-            drv = _driver()
-            drv.ensure_device(self.device if self.device >= 0 else drv.current_index())
-            drv.copy_dtoh(ary.ctypes.data, self.ptr, self.nbytes, _stream_handle(stream))
+            driver.ensure_device(self.device if self.device >= 0 else driver.current_index())
+            driver.copy_dtoh(ary.ctypes.data, self.ptr, self.nbytes, driver.stream_handle(stream))
         return ary
 
     def copy_to_device(self, host, stream=0) -> None:
@@ -621,25 +608,24 @@ class DeviceArray:
         if not self._dense():
             raise NotImplementedError("copy_to_device into a non-contiguous DeviceArray view")
         src = getattr(host, "__cuda_array_interface__", None)
-        drv = _driver()
-        drv.ensure_device(self.device if self.device >= 0 else drv.current_index())
+        driver.ensure_device(self.device if self.device >= 0 else driver.current_index())
         if src is not None:
             other = as_cuda_array(host)
             if other.shape != self.shape or other.dtype != self.dtype or (
                     other._order() != self._order()):
                 raise ValueError("copy_to_device from a device array needs the same shape, "
                                  "dtype and layout")
-            drv.copy_dtod(self.ptr, other.ptr, self.nbytes, _stream_handle(stream))
+            driver.copy_dtod(self.ptr, other.ptr, self.nbytes, driver.stream_handle(stream))
             return
         a = np.asarray(host, dtype=self.dtype)
         if a.shape != self.shape:
             raise ValueError(f"copy_to_device of shape {a.shape} into a DeviceArray of shape "
                              f"{self.shape}")
         a = np.asfortranarray(a) if self._order() == "F" else np.ascontiguousarray(a)
-        stream_h = _stream_handle(stream)
-        drv.copy_htod(self.ptr, a.ctypes.data, self.nbytes, stream_h)
+        stream_h = driver.stream_handle(stream)
+        driver.copy_htod(self.ptr, a.ctypes.data, self.nbytes, stream_h)
         if stream_h:  # a pageable-memory async copy: make sure `a` may be freed on return
-            drv.stream_synchronize(stream_h)
+            driver.stream_synchronize(stream_h)
 
     def __getitem__(self, item):
         raise TypeError("DeviceArray does not support indexing on the host; copy_to_host() it, "
@@ -714,4 +700,4 @@ def as_cuda_array(obj) -> DeviceArray:
 
 def synchronize() -> None:
     """Wait for all work on the current GPU (numba's ``cuda.synchronize``)."""
-    _driver().synchronize()
+    driver.synchronize()

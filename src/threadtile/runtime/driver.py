@@ -20,6 +20,7 @@ the ``CUDA_ERROR_...`` code and what was being done.
 from __future__ import annotations
 
 import functools
+import operator
 import threading
 from dataclasses import dataclass
 
@@ -462,3 +463,33 @@ def pointer_device(ptr: int) -> int:
     except Exception:  # noqa: BLE001
         return -1
     return -1 if err else int(value)
+
+
+def stream_handle(stream) -> int:
+    """The raw ``CUstream`` value of ``stream`` as an int (0: the legacy default stream).
+
+    Accepts an int, or an object with ``__cuda_stream__()`` (the CUDA stream protocol),
+    ``.cuda_stream`` (torch), ``.ptr`` (CuPy) or ``.handle`` (cuda.core, numba).
+    """
+    if stream is None:
+        return 0
+    if type(stream) is int:
+        return stream
+    proto = getattr(stream, "__cuda_stream__", None)
+    if proto is not None:
+        v = proto() if callable(proto) else proto
+        return int(v[1]) if isinstance(v, tuple) else int(v)
+    for attr in ("cuda_stream", "ptr", "handle"):
+        v = getattr(stream, attr, None)
+        if v is not None:
+            v = getattr(v, "value", v)  # a ctypes c_void_p handle
+            return int(v or 0)
+    try:
+        return operator.index(stream)
+    except TypeError:
+        pass
+    try:
+        return int(stream)
+    except (TypeError, ValueError):
+        raise TypeError(f"cannot use a {type(stream).__name__} as a CUDA stream: pass an int "
+                        "handle, a torch/CuPy/cuda.core stream, or None") from None

@@ -63,7 +63,7 @@ from typing import NamedTuple
 from ..errors import LaunchError
 from . import abi, arrays, driver, tensormaps
 from .arrays import HOST, type_key
-from .driver import _tls
+from .driver import _tls, stream_handle
 
 # the optional C launcher (setup.py builds it; THREADTILE_NO_CEXT=1 ignores it)
 if os.environ.get("THREADTILE_NO_CEXT", "") not in ("", "0"):
@@ -130,36 +130,6 @@ def normalize_dims(v, what: str = "dims") -> tuple[int, int, int]:
             raise ValueError(f"{what} dimensions must be >= 1, got {tuple(dims)!r}")
         out.append(d)
     return out[0], out[1], out[2]
-
-
-def stream_handle(stream) -> int:
-    """The raw ``CUstream`` value of ``stream`` as an int (0: the legacy default stream).
-
-    Accepts an int, or an object with ``__cuda_stream__()`` (the CUDA stream protocol),
-    ``.cuda_stream`` (torch), ``.ptr`` (CuPy) or ``.handle`` (cuda.core, numba).
-    """
-    if stream is None:
-        return 0
-    if type(stream) is int:
-        return stream
-    proto = getattr(stream, "__cuda_stream__", None)
-    if proto is not None:
-        v = proto() if callable(proto) else proto
-        return int(v[1]) if isinstance(v, tuple) else int(v)
-    for attr in ("cuda_stream", "ptr", "handle"):
-        v = getattr(stream, attr, None)
-        if v is not None:
-            v = getattr(v, "value", v)  # a ctypes c_void_p handle
-            return int(v or 0)
-    try:
-        return operator.index(stream)
-    except TypeError:
-        pass
-    try:
-        return int(stream)
-    except (TypeError, ValueError):
-        raise TypeError(f"cannot use a {type(stream).__name__} as a CUDA stream: pass an int "
-                        "handle, a torch/CuPy/cuda.core stream, or None") from None
 
 
 # ----------------------------------------------------------------------------------------------

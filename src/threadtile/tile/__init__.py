@@ -21,7 +21,7 @@ Tile operations are block-collective; a tile kernel may also use every thread-le
 from __future__ import annotations
 
 from ..frontend.specialize import Constant, ConstantAnnotation
-from ..jit import Kernel, _Launch
+from ..jit import Kernel, Launch
 from ..lang.tile import *  # noqa: F403  (the kernel language is this package's surface)
 from ..lang.tile import UNSUPPORTED, UNSUPPORTED_STUBS
 from ..lang.types import (
@@ -86,7 +86,7 @@ def launch(stream, grid, kernel, args) -> None:
                         "kernel[grid, block, stream](...)")
     if not isinstance(args, (tuple, list)):
         raise TypeError("ct.launch(stream, grid, kernel, args): args must be a tuple")
-    _Launch(kernel, (grid, kernel.block_threads, stream))(*args)
+    Launch(kernel, (grid, kernel.block_threads, stream))(*args)
 
 
 def __getattr__(name: str):
