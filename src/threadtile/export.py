@@ -18,6 +18,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from .compiler import Target
 from .lang.types import ArrayType, Scalar, scalar_of
 
 _ARRAY = re.compile(r"^\s*(\w+)\s*\[(.*)\]\s*$")
@@ -112,8 +113,6 @@ def main(argv: list[str] | None = None) -> int:
         wrote.append(str(out / "tile") + "/")
     print(f"wrote {cu} and {', '.join(wrote)}")
     if args.cubin:
-        from .compiler import Target  # noqa: PLC0415
-
         b = spec.build(Target(args.cubin, kernel.options))
         cubin = out / f"{kernel.__name__}.{args.cubin}.cubin"
         cubin.write_bytes(b.cubin)

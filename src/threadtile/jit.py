@@ -14,12 +14,17 @@ import inspect
 import numpy as np
 
 from . import errors
+from .backends.sim import run as sim_run
 from .backends.sim.switch import requested
 from .compiler import Specialization, Target
 from .frontend.specialize import constant_params
 from .ir import nodes as ir
 from .ir.printer import format_module
+from .lang.thread import context
 from .lang.types import Scalar, Type, scalar_of
+from .runtime import driver
+from .runtime import launcher as rt_launcher
+from .runtime import tensormaps as rt_tensormaps
 from .runtime.arrays import describe_all
 from .runtime.arrays import kernel_type as arg_type
 
@@ -103,8 +108,6 @@ class Kernel:
         return self[-(-n // threads_per_block), threads_per_block]
 
     def __call__(self, *args):
-        from .lang.thread import context  # noqa: PLC0415
-
         if context.current is not None:  # simulate(mode="python"): plain Python, per thread
             return self.py_func(*args)
         raise TypeError(f"{self.__name__} is a {'device function' if self.device else 'kernel'}"
@@ -180,8 +183,6 @@ class Kernel:
 
     def resources(self, *args, **constants) -> dict:
         """Registers, shared and local memory per thread of the compiled kernel (needs a GPU)."""
-        from .runtime import driver  # noqa: PLC0415
-
         spec = self._spec_for(args, constants)
         compiled, _ = build(spec, driver.current_device().arch, self.options)
         return compiled.attributes()
@@ -193,9 +194,6 @@ _MISSING = object()
 def build(spec: Specialization, arch: str, options: tuple = ()):
     """``spec`` compiled for ``arch`` (compiler.compile, through the disk cache), with its
     launcher: the ``(CompiledKernel, scratch bytes)`` a launch needs."""
-    from .runtime import launcher as rt_launcher  # noqa: PLC0415
-    from .runtime import tensormaps as rt_tensormaps  # noqa: PLC0415
-
     b = spec.build(Target(arch, tuple(options)))
     compiled = spec.loaded.get(b.target)
     if compiled is None:
@@ -208,8 +206,6 @@ def build(spec: Specialization, arch: str, options: tuple = ()):
 def _c_call_base():
     """The C base of Launch (runtime/_fastlaunch.c: its call runs the steady-state launcher
     without a Python frame), or None where the extension is not built or is disabled."""
-    from .runtime import launcher as rt_launcher  # noqa: PLC0415
-
     return rt_launcher.call_base(requested)  # whose call asks the one predicate
 
 
@@ -239,8 +235,6 @@ class Launch(_c_call_base() or _PyCall):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise TypeError("launch with kernel[grid, block], kernel[grid, block, stream] or "
                             "kernel[grid, block, stream, shared_bytes]")
-        from .runtime import launcher as rt_launcher  # noqa: PLC0415
-
         self.kernel = kernel
         self.grid = rt_launcher.normalize_dims(config[0], "grid")
         self.block = rt_launcher.normalize_dims(config[1], "block")
@@ -258,8 +252,6 @@ class Launch(_c_call_base() or _PyCall):
     def _call(self, *args, **kwargs):
         k = self.kernel
         if requested():
-            from .backends.sim import run as sim_run  # noqa: PLC0415
-
             return sim_run(k, self, args, kwargs)
         d = self.direct  # the base's call has tried it (and it declined) where it is set
         if kwargs or k._const_pos:
@@ -283,8 +275,6 @@ class Launch(_c_call_base() or _PyCall):
                                           infos) or _never
 
     def _prepare(self, key, infos, consts) -> tuple:
-        from .runtime import driver  # noqa: PLC0415
-
         k = self.kernel
         spec = k.specialize([i.type for i in infos], consts)
         hit = k._launches[key] = build(spec, driver.current_device().arch, k.options)
@@ -293,8 +283,6 @@ class Launch(_c_call_base() or _PyCall):
 
 def _never(args) -> bool:
     return False
-
-
 
 
 def jit(func=None, *, device: bool = False, **options):

@@ -248,7 +248,7 @@ def twin(monkeypatch, calls, args=None):
 
     k._cu_launch = cu
     k._stream = (0x55, 0x55)  # as if converted to a CUstream before
-    monkeypatch.setattr(driver._tls, "device", 1)
+    monkeypatch.setattr(driver.tls, "device", 1)
     return PyLauncher(k, (3, 2, 1), (128, 1, 1), 0x55, 4096, 1, specs(args or good_args()))
 
 
@@ -406,7 +406,7 @@ def compiled(monkeypatch, rec):
     k = CompiledKernel(b"", "k", PARAMS)
     k._handle = driver._cu().CUfunction(0xF00D0000)  # as if loaded
     monkeypatch.setattr(launcher, "_cu_launch_address", lambda: rec.addr)
-    monkeypatch.setattr(driver._tls, "device", 1)
+    monkeypatch.setattr(driver.tls, "device", 1)
     return k
 
 

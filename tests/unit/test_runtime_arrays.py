@@ -153,10 +153,10 @@ def test_describe_all_matches_describe():
 
 
 def test_bfloat16_bits():
-    assert arrays._bf16_bits(1.0) == 0x3F80
-    assert arrays._bf16_bits(-2.0) == 0xC000
-    assert arrays._bf16_bits(np.float32(1.00390625)) == 0x3F80  # ties round to even
-    assert arrays._bf16_bits(float("nan")) & 0x7F80 == 0x7F80
+    assert arrays.bf16_bits(1.0) == 0x3F80
+    assert arrays.bf16_bits(-2.0) == 0xC000
+    assert arrays.bf16_bits(np.float32(1.00390625)) == 0x3F80  # ties round to even
+    assert arrays.bf16_bits(float("nan")) & 0x7F80 == 0x7F80
 
 
 def test_bfloat16_arrays_from_ml_dtypes():

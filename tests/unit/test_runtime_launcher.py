@@ -181,7 +181,7 @@ def _stubbed(monkeypatch, k, dev=0):
 
     k._func, k._handle, k._cu_launch, k._cfg = object(), 1, cu, (G, B, 0, dev)
     k._stream = (0, 0)
-    monkeypatch.setattr(driver._tls, "device", dev)
+    monkeypatch.setattr(driver.tls, "device", dev)
     monkeypatch.setattr(driver, "current_index", lambda: dev)
     return calls
 

@@ -74,7 +74,7 @@ typedef struct {
     unsigned grid[3], block[3], shared;
     long device;
     PyObject *device_obj;      /* device as an int: compared with, and given to the getter */
-    PyObject *tls;             /* driver._tls; .device is the thread's current device */
+    PyObject *tls;             /* driver.tls; .device is the thread's current device */
     PyObject *stream_getter;   /* callable(device) -> int handle, or NULL: `stream` is fixed */
     void *stream;
     PyObject *failed;          /* callable(err): raises the launch error */

@@ -64,7 +64,7 @@ from typing import NamedTuple
 from ..errors import ThreadtileError
 from ..lang.types import ArrayType, Scalar, bool_, float32, float64, int8, int16, int32, int64
 from . import tensormaps
-from .arrays import _bf16_bits
+from .arrays import bf16_bits
 from .tensormaps import TensorMapParam
 
 __all__ = ["POINTER", "Pointer", "TensorMapParam", "Param", "ParamLayout", "param_layout",
@@ -203,7 +203,7 @@ def convert_scalar(info, p: Scalar, where: str) -> bool | int | float:
     v = info.value
     if p.name == "bfloat16":
         # a bfloat16 argument is described with its bits already
-        return info.flat[0] if src.name == "bfloat16" else _bf16_bits(float(v))
+        return info.flat[0] if src.name == "bfloat16" else bf16_bits(float(v))
     if p.kind == "f":
         return float(v)
     if p.kind == "b":

@@ -228,7 +228,7 @@ def _np_scalar_handler(tp: type, index, name):
     if s.name == "bfloat16":
         def handler(v, index, name):
             return _new(ArgInfo, ("scalar", s, 0, "", 0, (), (), v, None, -1, key, s,
-                                  (_bf16_bits(v),), None))
+                                  (bf16_bits(v),), None))
     else:
         def handler(v, index, name):
             return _new(ArgInfo, ("scalar", s, 0, "", 0, (), (), v, None, -1, key, s, (v,),
@@ -236,7 +236,7 @@ def _np_scalar_handler(tp: type, index, name):
     return handler
 
 
-def _bf16_bits(v) -> int:
+def bf16_bits(v) -> int:
     """The 16 bits of a bfloat16 value (what the kernel's ``__nv_bfloat16`` parameter holds)."""
     a = np.asarray(v)
     if a.dtype.itemsize == 2:

@@ -39,7 +39,7 @@ class _ThreadState(threading.local):
     device = -1  # the device whose primary context we made current in this thread
 
 
-_tls = _ThreadState()
+tls = _ThreadState()
 _lock = threading.Lock()
 
 
@@ -221,12 +221,12 @@ def activate(index: int) -> None:
         (dev,) = check(cu.cuDeviceGet(index), f"cuDeviceGet({index})")
         (ctx,) = check(cu.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
         check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
-    _tls.device = index
+    tls.device = index
 
 
 def ensure_device(index: int) -> None:
     """Cheap per-launch guard: make ``index`` current unless we already did in this thread."""
-    if _tls.device != index:
+    if tls.device != index:
         activate(index)
 
 
@@ -248,7 +248,7 @@ def current_index() -> int:
     if d < 0:
         activate(0)
         return 0
-    _tls.device = d
+    tls.device = d
     return d
 
 

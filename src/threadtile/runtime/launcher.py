@@ -63,7 +63,7 @@ from typing import NamedTuple
 from ..errors import LaunchError
 from . import abi, arrays, driver, tensormaps
 from .arrays import HOST, type_key
-from .driver import _tls, stream_handle
+from .driver import stream_handle, tls
 
 # the optional C launcher (setup.py builds it; THREADTILE_NO_CEXT=1 ignores it)
 if os.environ.get("THREADTILE_NO_CEXT", "") not in ("", "0"):
@@ -275,7 +275,7 @@ class CompiledKernel:
             vals += tensormaps.values(self.tensormaps, infos)
         if dev < 0:
             dev = driver.current_index()
-        elif _tls.device != dev:
+        elif tls.device != dev:
             driver.activate(dev)
         cfg = self._cfg
         if grid is not cfg[0] or block is not cfg[1] or shared_bytes != cfg[2] or dev != cfg[3]:
@@ -366,7 +366,7 @@ class CompiledKernel:
             self._launch_failed(err, g, b, sh)
 
         # with one device, a tensor's is_cuda says it is on it (cheaper than get_device())
-        return _fastlaunch.Launcher(addr, int(self._handle), g, b, sh, stream, dev, _tls,
+        return _fastlaunch.Launcher(addr, int(self._handle), g, b, sh, stream, dev, tls,
                                     tuple(specs), self.layout.nbytes, failed,
                                     one_device=driver.device_count() == 1)
 
@@ -422,7 +422,7 @@ class PyLauncher:
 
     def __call__(self, args) -> bool:
         dev = self.device
-        if _tls.device != dev:
+        if tls.device != dev:
             return False
         vals = abi.spec_values(self.specs, args, dev)
         if vals is None:

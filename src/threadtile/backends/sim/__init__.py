@@ -24,7 +24,7 @@ import numpy as np
 
 from ...errors import KernelRuntimeError
 from ...runtime.arrays import describe_host
-from . import switch
+from . import lockstep, pythonic, switch
 from .checks import ALL_CHECKS
 from .switch import STATE
 
@@ -160,12 +160,8 @@ def run(kernel, launch, args: tuple, kwargs: dict) -> None:
             backs.append(back)
     try:
         if opts.mode == "python":
-            from . import pythonic  # noqa: PLC0415
-
             pythonic.run(kernel, launch, host, consts, opts.checks)
         else:
-            from . import lockstep  # noqa: PLC0415
-
             # types come from the arguments as given: a torch bfloat16 tensor travels as its
             # uint16 bits (NumPy has no bfloat16) but is still a bfloat16 array
             lockstep.run(kernel, launch, host, consts, opts.checks, infos)

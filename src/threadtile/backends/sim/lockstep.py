@@ -338,7 +338,7 @@ def program_for(spec) -> Program:
     return prog
 
 
-def _dims(v, what: str) -> tuple[int, int, int]:
+def launch_dims(v, what: str) -> tuple[int, int, int]:
     if isinstance(v, (int, np.integer)):
         v = (int(v),)
     t = tuple(int(x) for x in tuple(v))
@@ -356,8 +356,8 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset,
     (``infos``: the arguments' ``ArgInfo`` records as given, whose types may differ from what
     the host arrays say, and which are checked against the kernel's parameters as a GPU
     launch checks them)."""
-    grid = _dims(launch.grid, "grid")
-    block = _dims(launch.block, "block")
+    grid = launch_dims(launch.grid, "grid")
+    block = launch_dims(launch.block, "block")
     T = block[0] * block[1] * block[2]
     if T > 1024 or block[2] > 64:
         raise errors.LaunchError(f"a block has at most 1024 threads (and z <= 64); got "

@@ -26,7 +26,7 @@ from ...ir.nodes import Loc
 from ...lang import thread as lt
 from ...lang.types import scalar_of
 from . import checks, ops
-from .lockstep import _dims
+from .lockstep import launch_dims
 from .memory import apply_rmw
 
 _print_lock = threading.Lock()
@@ -422,8 +422,8 @@ _CALLS = {
 
 def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset) -> None:
     """Run ``kernel.py_func`` once per thread of every block, block after block."""
-    grid = _dims(launch.grid, "grid")
-    block = _dims(launch.block, "block")
+    grid = launch_dims(launch.grid, "grid")
+    block = launch_dims(launch.block, "block")
     T = block[0] * block[1] * block[2]
     if T > 1024:
         raise errors.LaunchError(f"a block has at most 1024 threads; got {block} = {T}")
