@@ -7,22 +7,11 @@ import types
 
 import numpy as np
 import pytest
+from fake_torch import F32, Tensor
 
 from threadtile.errors import ThreadtileError
-from threadtile.lang.types import (
-    ArrayType,
-    bfloat16,
-    bool_,
-    float16,
-    float32,
-    float64,
-    int8,
-    int16,
-    int32,
-    int64,
-    uint8,
-    uint32,
-)
+from threadtile.lang import types as ty
+from threadtile.lang.types import ArrayType, bool_, float32, float64, int32, int64
 from threadtile.runtime import abi, arrays
 from threadtile.runtime.abi import POINTER, TensorMapParam, param_layout
 
@@ -34,10 +23,10 @@ TMAP = TensorMapParam(0, (64, 64))
 # -- layout --------------------------------------------------------------------------------------
 
 def test_every_kind_of_parameter():
-    assert abi.param_format(ArrayType(int8, 3, "C")) == ("Q" + "q" * 6, 56, 8)
-    assert abi.param_format(ArrayType(float16, 0, "C")) == ("Q", 8, 8)
-    assert abi.param_format(int16) == ("h", 2, 2)
-    assert abi.param_format(bfloat16) == ("H", 2, 2)  # its bits
+    assert abi.param_format(ArrayType(ty.int8, 3, "C")) == ("Q" + "q" * 6, 56, 8)
+    assert abi.param_format(ArrayType(ty.float16, 0, "C")) == ("Q", 8, 8)
+    assert abi.param_format(ty.int16) == ("h", 2, 2)
+    assert abi.param_format(ty.bfloat16) == ("H", 2, 2)  # its bits
     assert abi.param_format(bool_) == ("?", 1, 1)
     assert abi.param_format(POINTER) == ("Q", 8, 8)
     assert abi.param_format(TMAP) == ("128s", 128, 64)
@@ -47,8 +36,8 @@ def test_every_kind_of_parameter():
 
 def test_mixed_parameter_list():
     # bool @0, pointer @8, 2-d array @16 (40 bytes), tensor map @64 (64-aligned, 128 bytes),
-    # int16 @192, float64 @200, 1-d array @208
-    params = [bool_, POINTER, A2, TMAP, int16, float64, C1]
+    # ty.int16 @192, float64 @200, 1-d array @208
+    params = [bool_, POINTER, A2, TMAP, ty.int16, float64, C1]
     layout = param_layout(params)
     assert layout.offsets == (0, 8, 16, 64, 192, 200, 208)
     assert layout.sizes == (1, 8, 40, 128, 2, 8, 24)
@@ -60,10 +49,10 @@ def test_mixed_parameter_list():
 
 
 def test_driver_offsets():
-    layout = param_layout([C1, int8, TMAP], at=[0, 24, 128])
+    layout = param_layout([C1, ty.int8, TMAP], at=[0, 24, 128])
     assert layout.offsets == (0, 24, 128) and layout.struct.format == "<Qqqb103x128s"
     with pytest.raises(ThreadtileError, match="parameter 1 overlaps"):
-        param_layout([C1, int8], at=[0, 16])
+        param_layout([C1, ty.int8], at=[0, 16])
 
 
 def test_the_driver_layout_is_checked_and_tensor_map_offsets_adopted():
@@ -121,7 +110,7 @@ def test_a_c_contiguous_array_fills_a_strided_parameter():
                  "convert to int32 without losing its meaning"),
     (bool_, 2, "argument 0 must be a bool scalar, got 2 (int64)"),
     (bool_, 1.0, "argument 0 must be a bool scalar, got 1.0"),
-    (uint8, np.float32(2), "(float32): a float32 does not convert to uint8"),
+    (ty.uint8, np.float32(2), "(float32): a float32 does not convert to uint8"),
     (POINTER, 3, "argument 0 must be an array (passed as a pointer), got a scalar (3)"),
     (TMAP, FakeCuda((4,)), "parameter 0: TensorMapParam(arg=0, box=(64, 64)) is not an "
                            "argument's parameter"),
@@ -144,20 +133,21 @@ def test_scalar_conversions():
         return abi.convert_scalar(arrays.describe(v), p, "x")
 
     assert conv(3, float32) == 3.0 and type(conv(3, float32)) is float
-    assert conv(3, int8) == 3 and conv(True, int32) == 1 and conv(np.uint32(7), int64) == 7
+    assert conv(3, ty.int8) == 3 and conv(True, int32) == 1 and conv(np.uint32(7), int64) == 7
     assert conv(np.int8(-1), float64) == -1.0 and conv(False, bool_) is False
-    assert conv(1.0, bfloat16) == 0x3F80 and conv(3, bfloat16) == 0x4040  # the bits
+    assert conv(1.0, ty.bfloat16) == 0x3F80 and conv(3, ty.bfloat16) == 0x4040  # the bits
     assert conv(np.float16(0.5), float32) == 0.5
 
 
 def test_a_bfloat16_argument_keeps_its_bits():
     ml_dtypes = pytest.importorskip("ml_dtypes")
     v = ml_dtypes.bfloat16(1.5)
-    assert abi.convert_scalar(arrays.describe(v), bfloat16, "x") == 0x3FC0
+    assert abi.convert_scalar(arrays.describe(v), ty.bfloat16, "x") == 0x3FC0
 
 
-@pytest.mark.parametrize("param, value", [(int32, 2**31), (int32, -2**31 - 1), (uint8, -1),
-                                          (uint32, 2**32), (int64, 2**63), (int8, True + 127)])
+@pytest.mark.parametrize("param, value", [
+    (int32, 2**31), (int32, -2**31 - 1), (ty.uint8, -1), (ty.uint32, 2**32), (int64, 2**63),
+    (ty.int8, True + 127)])
 def test_a_value_that_does_not_fit_is_an_overflow_error(param, value):
     infos = _infos(FakeCuda((4,)), value)
     params = [C1, param]
@@ -180,7 +170,7 @@ def test_raw_parameters_take_the_drivers_sizes():
     infos = _infos(FakeCuda((4,)), 2, 2, 2.0, True, True, np.float16(1), np.uint32(3))
     info = [(0, 8), (8, 1), (16, 8), (24, 4), (28, 1), (32, 4), (36, 2), (40, 4)]
     params, at = abi.raw_params("r", info, infos)
-    assert params == [POINTER, int8, int64, float32, bool_, int32, float16, uint32]
+    assert params == [POINTER, ty.int8, int64, float32, bool_, int32, ty.float16, ty.uint32]
     assert at == [0, 8, 16, 24, 28, 32, 36, 40]
     vals = abi.values("r", params, infos)
     assert param_layout(params, at).struct.pack(*vals)[:8] == struct.pack("<Q", 0x7000_0000)
@@ -188,39 +178,12 @@ def test_raw_parameters_take_the_drivers_sizes():
 
 def test_raw_parameters_without_the_drivers_sizes():
     params, at = abi.raw_params("r", None, _infos(FakeCuda((4,)), np.int16(1), np.float64(2)))
-    assert params == [POINTER, int16, float64] and at is None
+    assert params == [POINTER, ty.int16, float64] and at is None
     assert param_layout(params).offsets == (0, 8, 16)
 
 
 # -- steady-state specs --------------------------------------------------------------------------
 
-class DType:
-    def __init__(self, name):
-        self.name = name
-
-
-F32 = DType("float32")
-
-
-class Tensor:
-    """What a steady-state launcher reads of a torch tensor (named Tensor, as torch's is)."""
-
-    def __init__(self, shape, strides=None, contiguous=True, device=0, ptr=0x1000):
-        self.shape, self.dtype, self._device, self._ptr = tuple(shape), F32, device, ptr
-        self._strides = strides
-        self._contiguous = contiguous
-
-    def get_device(self):
-        return self._device
-
-    def is_contiguous(self):
-        return self._contiguous
-
-    def data_ptr(self):
-        return self._ptr
-
-    def stride(self):
-        return self._strides
 
 
 def _torch_infos(args):
@@ -234,7 +197,9 @@ LAYOUT = param_layout(PARAMS)
 
 
 def _args(**kw):
-    return (Tensor((2, 3, 4), strides=(99, 4, 1), **kw),  # an odd stride on no axis of length 1
+    kw.setdefault("contiguous", True)
+    return (Tensor((2, 3, 4), strides=(99, 4, 1), ptr=0x1000, **kw),  # an odd stride on no
+            # axis of length 1
             Tensor((3, 5), strides=(1, 3), contiguous=False, ptr=0x2000), 7, 0.25, False,
             Tensor((1, 2, 3, 4), strides=(24, 12, 4, 1), ptr=0x3000))
 
