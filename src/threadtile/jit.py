@@ -1,9 +1,11 @@
 """``@jit``: a Python function becomes a kernel that specializes, compiles and launches.
 
 A launch ``kernel[grid, block](args)`` looks at each argument's dtype, rank and layout (plus the
-values of ``Constant`` parameters), finds or builds the matching specialization, and launches
-its cubin. Building one goes: frontend -> IR -> CUDA C++ -> NVRTC (through the on-disk cache).
-Repeated launches with the same kinds of arguments do one dictionary lookup of Python work.
+values of ``Constant`` parameters), finds or builds the matching specialization (compiler.py:
+frontend -> IR -> passes -> CUDA C++ -> NVRTC, through the on-disk caches), and launches its
+cubin through the runtime (runtime/launcher.py, runtime/abi.py), or runs it in the simulator
+when ``backends/sim/switch.requested()`` says so. Repeated launches with the same kinds of
+arguments take the steady-state launcher, with no Python frame where the C extension is built.
 """
 
 from __future__ import annotations
