@@ -55,7 +55,7 @@ def test_shared_memory_barriers_device_functions_print(capsys, monkeypatch):
         block_sum[2, 8](a, out)
     np.testing.assert_array_equal(out, 2 * a.reshape(2, 8).sum(axis=1))
     assert seen == [(1, 0)]  # breakpoint() ran inside thread 1 of block 0
-    assert capsys.readouterr().out == "sh[:2] = 28 16 True\n"
+    assert capsys.readouterr().out == "sh[:2] = 28.000000 16.000000 True\n"
 
 
 def test_lecture_matmul_with_constant_tile_width():

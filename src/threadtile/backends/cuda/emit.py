@@ -304,7 +304,7 @@ class FunctionEmitter:
                 fmt.append("%lld" if t.kind == "i" else "%llu")
                 args.append(f"({'long long' if t.kind == 'i' else 'unsigned long long'})({v})")
             else:
-                fmt.append("%g")
+                fmt.append("%f")  # numba's format for floats
                 args.append(f"(double)({self.as_float(it, v)})")
         tail = "".join(", " + a for a in args)
         self.line(f'printf("{" ".join(fmt)}\\n"{tail});', s.loc)

@@ -2,7 +2,7 @@
 
 This is the simulator's side of the table that ``backends/cuda/emit.py`` and ``threadtile.h``
 keep for CUDA: Python's ``//`` and ``%``, Python's ``min``/``max`` (the first argument unless
-the second compares strictly smaller/larger), C casts, the bit intrinsics, ``printf``'s ``%g``.
+the second compares strictly smaller/larger), C casts, the bit intrinsics, ``printf``'s ``%f``.
 
 Every value the generated code handles is a NumPy object: a NumPy scalar when all lanes agree
 (uniform), or a 1-d array with one entry per lane. NumPy arithmetic on two operands of one dtype
@@ -210,9 +210,9 @@ MATH = {
 
 
 def format_item(v, t: Scalar) -> str:
-    """One printed value, as the GPU's printf writes it (%lld, %llu, %g, True/False)."""
+    """One printed value, as the GPU's printf writes it (%lld, %llu, %f, True/False)."""
     if t.kind == "b":
         return "True" if v else "False"
     if t.is_int:
         return str(int(v))
-    return f"{float(v):g}"  # C printf %g: 6 significant digits, shortest form
+    return f"{float(v):f}"  # C printf %f, as numba prints floats: six decimals

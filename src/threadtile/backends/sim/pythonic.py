@@ -53,7 +53,7 @@ def _gpu_print(*items, **_kw) -> None:
         elif isinstance(v, (int, np.integer)):
             out.append(str(int(v)))
         elif isinstance(v, (float, np.floating)):
-            out.append(f"{float(v):g}")
+            out.append(f"{float(v):f}")
         else:
             out.append(str(v))
     with _print_lock:
