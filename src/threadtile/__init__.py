@@ -1,8 +1,10 @@
 """threadtile: GPU kernels for Python programmers, from threads to tiles.
 
 ``import threadtile as cuda`` gives numba.cuda's names for thread-level kernels: ``jit``,
-``threadIdx``..., ``shared.array``, ``syncthreads``, ``atomic``, warp shuffles, ``to_device``...
-Kernels run on the GPU through CUDA C++ compiled by NVRTC, or on the CPU under ``simulate()``.
+``threadIdx``..., ``shared.array``, ``syncthreads``, ``atomic``, warp shuffles; and numba's host
+API: ``to_device``, ``device_array``, ``stream()``, ``event()``, ``gpus``,
+``get_current_device()``... Kernels run on the GPU through CUDA C++ compiled by NVRTC, or on the
+CPU under ``simulate()``, where the host API works on the host too (docs/simulator.md).
 See docs/language.md for what a kernel may contain.
 """
 
@@ -75,15 +77,46 @@ from .lang.types import (
     uint64,
 )
 from .runtime import (
+    Context,
+    Device,
     DeviceArray,
+    Event,
     HostArrayWarning,
     RawKernel,
+    Stream,
     as_cuda_array,
     cdiv,
+    close,
+    current_context,
+    default_stream,
+    defer_cleanup,
+    detect,
     device_array,
     device_array_like,
+    devicearray,
     dim3,
+    event,
+    event_elapsed_time,
+    external_stream,
+    from_cuda_array_interface,
+    get_current_device,
     gpu_available,
+    gpus,
+    is_available,
+    is_bfloat16_supported,
+    is_cuda_array,
+    is_float16_supported,
+    legacy_default_stream,
+    list_devices,
+    managed_array,
+    mapped_array,
+    mapped_array_like,
+    per_thread_default_stream,
+    pinned,
+    pinned_array,
+    pinned_array_like,
+    select_device,
+    stream,
     synchronize,
     to_device,
 )

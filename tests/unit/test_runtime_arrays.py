@@ -168,11 +168,13 @@ def test_bfloat16_arrays_from_ml_dtypes():
 
 
 def test_device_array_helpers_need_no_gpu_to_import():
-    # the numba-style names exist; using them needs a GPU (tests/gpu)
+    # the numba-style names exist; outside simulate() using them needs a GPU (tests/gpu)
+    import threadtile.runtime as rt
+
     for name in ("to_device", "device_array", "device_array_like", "as_cuda_array",
                  "synchronize", "DeviceArray"):
-        assert callable(getattr(arrays, name))
+        assert callable(getattr(rt, name))
     with pytest.raises(TypeError, match="device memory"):
-        arrays.as_cuda_array(np.zeros(3))  # NumPy speaks DLPack, from the CPU
+        rt.as_cuda_array(np.zeros(3))  # NumPy speaks DLPack, from the CPU
     with pytest.raises(TypeError, match="not a device array"):
-        arrays.as_cuda_array([1, 2, 3])
+        rt.as_cuda_array([1, 2, 3])

@@ -48,7 +48,12 @@ def get_source(fn) -> SourceInfo:
     if hit is not None:
         return hit
     try:
-        src_lines, first = inspect.getsourcelines(fn)
+        try:
+            src_lines, first = inspect.getsourcelines(fn)
+        except OSError:
+            if not _cache_command_source(code.co_filename):
+                raise
+            src_lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError) as e:
         raise KernelCompileError(
             f"cannot read the source of {fn.__qualname__!r}: {e}",
@@ -71,6 +76,25 @@ def get_source(fn) -> SourceInfo:
     info = SourceInfo(tree, code.co_filename, offset, file_lines, text)
     _cache[key] = info
     return info
+
+
+def _cache_command_source(filename: str) -> bool:
+    """Put the program of ``python -c '...'`` (file ``<string>``) into linecache, where
+    ``inspect`` finds it (Python < 3.13 keeps it nowhere; Linux still has it in
+    /proc/self/cmdline). Returns whether it did."""
+    import sys  # noqa: PLC0415
+
+    if filename != "<string>" or sys.argv[:1] != ["-c"]:
+        return False
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+        text = argv[argv.index(b"-c") + 1].decode()
+    except (OSError, ValueError, IndexError, UnicodeDecodeError):
+        return False
+    lines = text.splitlines(keepends=True)
+    linecache.cache[filename] = (len(text), None, lines, filename)  # mtime None: kept
+    return True
 
 
 _MISSING = object()

@@ -1,11 +1,11 @@
-"""Kernel arguments: what each launch argument is (``describe``), and a minimal device array.
+"""Kernel arguments: what each launch argument is (``describe``).
 
 ``describe`` runs once per argument per launch, so it is the hot path of a launch. It finds a
 handler by the argument's *exact* type in a dict (one lookup, no isinstance chain); the first
 object of a new type goes through the slow classification below and registers its handler:
 
 1. ``torch.Tensor`` (torch is never imported unless an argument's type comes from torch),
-2. CuPy ``ndarray``, 3. our :class:`DeviceArray`,
+2. CuPy ``ndarray``, 3. our device arrays (``devicearray.py`` registers their handlers),
 4. Python ``int`` / ``float`` / ``bool`` (-> int64 / float64 / bool, as in ``jit``'s typing),
 5. NumPy scalars (their own dtype),
 6. anything with ``__cuda_array_interface__`` (v2/v3; numba, PyTorch, JAX, CuPy...),
@@ -18,7 +18,7 @@ Host-only arrays that are not NumPy (a CPU torch tensor, a CPU DLPack array) are
 saying how to move them.
 
 Cost: one dict lookup plus the handler; a torch tensor costs six attribute reads and one tuple
-(numbers in ``launcher.py``'s docstring). A :class:`DeviceArray` carries its ``ArgInfo``
+(numbers in ``launcher.py``'s docstring). A ``DeviceArray`` carries its ``ArgInfo``
 ready-made. ``describe_all`` describes a whole argument list without a call per argument.
 """
 
@@ -27,16 +27,13 @@ from __future__ import annotations
 import collections
 import sys
 import threading
-import weakref
 
 import numpy as np
 
 from ..lang.types import ArrayType, Scalar, Type, bool_, float64, int64, scalar_of
-from . import driver
 
 __all__ = ["ArgInfo", "HOST", "describe", "describe_all", "describe_host", "type_key",
-           "array_type", "DeviceArray", "HostArrayWarning", "to_device", "device_array",
-           "device_array_like", "as_cuda_array", "synchronize", "register_handler"]
+           "array_type", "HostArrayWarning", "register_handler", "kernel_type"]
 
 
 class HostArrayWarning(UserWarning):
@@ -198,13 +195,6 @@ def _describe_cupy(a, index, name):
                           a.device.id, key, t, (ptr, *shape, *strides), "cupy"))
 
 
-def _describe_device_array(a, index, name):
-    info = a._arginfo
-    if info is None:
-        raise _unsupported_dtype(a.dtype, index, name)
-    return info
-
-
 def _describe_int(v, index, name):
     return _new(ArgInfo, ("scalar", int64, 0, "", 0, (), (), v, None, -1, _INT_KEY, int64,
                           (v,), None))
@@ -350,9 +340,7 @@ def _classify(obj, index, name):
         if cupy is not None and isinstance(obj, cupy.ndarray):
             handler = _describe_cupy
     if handler is None:
-        if isinstance(obj, DeviceArray):
-            handler = _describe_device_array
-        elif isinstance(obj, bool):
+        if isinstance(obj, bool):
             handler = _describe_bool
         elif isinstance(obj, int):
             handler = _describe_int
@@ -453,7 +441,7 @@ def _describe_host_array(a, index, name) -> ArgInfo | None:
 
 
 # ----------------------------------------------------------------------------------------------
-# DeviceArray and the numba-style host helpers
+# Example arguments
 # ----------------------------------------------------------------------------------------------
 
 def kernel_type(value) -> Type:
@@ -474,230 +462,18 @@ def kernel_type(value) -> Type:
         if st is None:
             raise TypeError(f"arrays of dtype {value.dtype} are not supported in kernels")
         return ArrayType(st, value.ndim, "C" if _c_contiguous(value) else "A")
+    if _has(value, "__cuda_array_interface__"):  # another library's device array
+        return _describe_cai(value, None, None).type
     raise TypeError(f"cannot pass {type(value).__name__} to a kernel; kernels take arrays and "
                     "numbers")
 
 
 def _c_contiguous(a) -> bool:
-    """torch's is_contiguous(), else NumPy's and CuPy's flags; an example array that says
-    neither is taken as C-contiguous."""
+    """torch's is_contiguous(), a device array's flags (a dict), else NumPy's and CuPy's flags;
+    an example array that says neither is taken as C-contiguous."""
     if hasattr(a, "is_contiguous"):
         return bool(a.is_contiguous())
-    return bool(getattr(getattr(a, "flags", None), "c_contiguous", True))
-
-
-class DeviceArray:
-    """A minimal n-d array in GPU memory (like numba's ``DeviceNDArray``).
-
-    ``shape``, ``strides`` (in *bytes*, like NumPy), ``dtype`` (NumPy), ``size``, ``ndim``,
-    ``nbytes``; exposes ``__cuda_array_interface__`` so torch, CuPy and numba can wrap it
-    without a copy. Frees its memory when garbage-collected unless it wraps memory owned by
-    another object (``as_cuda_array``), whose owner it then keeps alive.
-    """
-
-    __slots__ = ("shape", "strides", "dtype", "size", "ndim", "nbytes", "ptr", "device",
-                 "_owner", "_arginfo", "_finalizer", "__weakref__")
-
-    def __init__(self, shape, dtype=np.float64, strides=None, *, order: str = "C",
-                 ptr: int | None = None, owner=None, device: int | None = None):
-        shape = (int(shape),) if np.isscalar(shape) else tuple(int(n) for n in shape)
-        if any(n < 0 for n in shape):
-            raise ValueError(f"negative dimensions are not allowed: {shape}")
-        self.dtype = np.dtype(dtype)
-        item = self.dtype.itemsize
-        if strides is None:
-            if order not in ("C", "F"):
-                raise ValueError(f"order must be 'C' or 'F', got {order!r}")
-            el = _c_strides(shape) if order == "C" else tuple(
-                reversed(_c_strides(tuple(reversed(shape)))))
-            strides = tuple(s * item for s in el)
-        self.shape = shape
-        self.strides = tuple(int(s) for s in strides)
-        self.ndim = len(shape)
-        self.size = int(np.prod(shape, dtype=np.int64)) if shape else 1
-        self.nbytes = self.size * item
-        self._owner = owner
-        self._finalizer = None
-        if ptr is None:
-            dev = driver.current_index() if device is None else int(device)
-            driver.ensure_device(dev)
-            ptr = driver.mem_alloc(self.nbytes)
-            if ptr:
-                self._finalizer = weakref.finalize(self, driver.mem_free, ptr)
-        elif device is None:
-            dev = driver.pointer_device(ptr) if ptr else -1
-        else:
-            dev = int(device)
-        self.ptr = int(ptr)
-        self.device = dev
-        s = scalar_of(self.dtype)
-        if s is None:
-            self._arginfo = None
-        else:
-            if any(b % item for b in self.strides):
-                raise ValueError(f"strides {self.strides} are not multiples of the item size")
-            el = tuple(b // item for b in self.strides)
-            layout = "C" if _is_c_contiguous(shape, el) else "A"
-            t, key = array_type(s, self.ndim, layout)
-            self._arginfo = _new(ArgInfo, ("array", s, self.ndim, layout, self.ptr, shape, el,
-                                           None, None, dev, key, t, (self.ptr, *shape, *el),
-                                           None))
-
-    # -- NumPy-like surface --------------------------------------------------------------------
-
-    def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError("len() of a 0-d DeviceArray")
-        return self.shape[0]
-
-    def __repr__(self) -> str:
-        return (f"<DeviceArray shape={self.shape} dtype={self.dtype} "
-                f"device={self.device} ptr=0x{self.ptr:x}>")
-
-    @property
-    def itemsize(self) -> int:
-        return self.dtype.itemsize
-
-    @property
-    def __cuda_array_interface__(self) -> dict:
-        el_contig = self._arginfo is not None and self._arginfo.layout == "C"
-        return {
-            "shape": self.shape,
-            "strides": None if el_contig else self.strides,
-            "typestr": self.dtype.str,
-            "data": (self.ptr, False),
-            "version": 3,
-            "stream": None,  # our copies are synchronous; nothing to wait for
-        }
-
-    def _order(self) -> str | None:
-        """'C' or 'F' when the elements fill one contiguous block in that order, else None."""
-        item = self.dtype.itemsize
-        el = tuple(b // item for b in self.strides)
-        if _is_c_contiguous(self.shape, el):
-            return "C"
-        if _is_c_contiguous(self.shape[::-1], el[::-1]):
-            return "F"
-        return None
-
-    def _dense(self) -> bool:
-        return self._order() is not None
-
-    def copy_to_host(self, ary: np.ndarray | None = None, stream=0) -> np.ndarray:
-        """Copy to a new (or the given) NumPy array and return it, once the data is there."""
-        order = self._order()
-        if order is None:
-            raise NotImplementedError("copy_to_host of a non-contiguous DeviceArray view; copy "
-                                      "it on the device first (e.g. through torch or CuPy)")
-        if ary is None:
-            ary = np.empty(self.shape, self.dtype, order=order)
-        else:
-            if ary.shape != self.shape or ary.dtype != self.dtype:
-                raise ValueError(f"copy_to_host into an array of shape {ary.shape} and dtype "
-                                 f"{ary.dtype}; this DeviceArray is {self.shape} {self.dtype}")
-            ok = ary.flags.c_contiguous if order == "C" else ary.flags.f_contiguous
-            if not ok:
-                raise ValueError(f"copy_to_host needs a {order}-contiguous host array")
-        if self.nbytes:
-            driver.ensure_device(self.device if self.device >= 0 else driver.current_index())
-            driver.copy_dtoh(ary.ctypes.data, self.ptr, self.nbytes, driver.stream_handle(stream))
-        return ary
-
-    def copy_to_device(self, host, stream=0) -> None:
-        """Overwrite this array's contents with ``host`` (same shape; cast to our dtype)."""
-        if not self._dense():
-            raise NotImplementedError("copy_to_device into a non-contiguous DeviceArray view")
-        src = getattr(host, "__cuda_array_interface__", None)
-        driver.ensure_device(self.device if self.device >= 0 else driver.current_index())
-        if src is not None:
-            other = as_cuda_array(host)
-            if other.shape != self.shape or other.dtype != self.dtype or (
-                    other._order() != self._order()):
-                raise ValueError("copy_to_device from a device array needs the same shape, "
-                                 "dtype and layout")
-            driver.copy_dtod(self.ptr, other.ptr, self.nbytes, driver.stream_handle(stream))
-            return
-        a = np.asarray(host, dtype=self.dtype)
-        if a.shape != self.shape:
-            raise ValueError(f"copy_to_device of shape {a.shape} into a DeviceArray of shape "
-                             f"{self.shape}")
-        a = np.asfortranarray(a) if self._order() == "F" else np.ascontiguousarray(a)
-        stream_h = driver.stream_handle(stream)
-        driver.copy_htod(self.ptr, a.ctypes.data, self.nbytes, stream_h)
-        if stream_h:  # a pageable-memory async copy: make sure `a` may be freed on return
-            driver.stream_synchronize(stream_h)
-
-    def __getitem__(self, item):
-        raise TypeError("DeviceArray does not support indexing on the host; copy_to_host() it, "
-                        "or wrap it with torch.as_tensor / cupy.asarray")
-
-
-def to_device(ary, stream=0, copy: bool = True, to: DeviceArray | None = None) -> DeviceArray:
-    """Copy host array ``ary`` to the GPU (a new :class:`DeviceArray`, or into ``to``).
-
-    A device array (CAI/DLPack) is wrapped without a copy when ``copy`` is False, else copied.
-    """
-    if to is not None:
-        to.copy_to_device(ary, stream=stream)
-        return to
-    if isinstance(ary, DeviceArray) and not copy:
-        return ary
-    if _has(ary, "__cuda_array_interface__") or isinstance(ary, DeviceArray):
-        src = as_cuda_array(ary)
-        if not copy:
-            return src
-        out = DeviceArray(src.shape, src.dtype, src.strides if src._dense() else None)
-        out.copy_to_device(src, stream=stream)
-        return out
-    a = np.asarray(ary)
-    order = "F" if a.ndim > 1 and a.flags.f_contiguous and not a.flags.c_contiguous else "C"
-    out = DeviceArray(a.shape, a.dtype, order=order)
-    out.copy_to_device(a, stream=stream)
-    return out
-
-
-def device_array(shape, dtype=np.float64, strides=None, order: str = "C",
-                 stream=0) -> DeviceArray:
-    """An uninitialised :class:`DeviceArray` (numba's ``cuda.device_array``)."""
-    return DeviceArray(shape, dtype, strides, order=order)
-
-
-def device_array_like(ary, stream=0) -> DeviceArray:
-    """An uninitialised :class:`DeviceArray` with ``ary``'s shape and dtype (C order, or
-    Fortran order when ``ary`` is Fortran-contiguous)."""
-    flags = getattr(ary, "flags", None)
-    f = bool(getattr(flags, "f_contiguous", False)) and not bool(
-        getattr(flags, "c_contiguous", True))
-    return DeviceArray(tuple(ary.shape), np.dtype(ary.dtype), order="F" if f else "C")
-
-
-def as_cuda_array(obj) -> DeviceArray:
-    """Wrap a device array (``__cuda_array_interface__`` or DLPack) as a :class:`DeviceArray`
-    sharing its memory; the wrapper keeps ``obj`` alive."""
-    if isinstance(obj, DeviceArray):
-        return obj
-    cai = None
-    if _has(obj, "__cuda_array_interface__"):
-        cai = obj.__cuda_array_interface__
-    if cai is not None:
-        if cai.get("mask") is not None:
-            raise TypeError("masked device arrays are not supported")
-        dt = np.dtype(cai["typestr"])
-        shape = tuple(int(n) for n in cai["shape"])
-        strides = cai.get("strides")
-        ptr = int(cai["data"][0] or 0)
-        return DeviceArray(shape, dt, tuple(strides) if strides is not None else None,
-                           ptr=ptr, owner=obj)
-    if _has(obj, "__dlpack__") and _has(obj, "__dlpack_device__"):
-        info = _describe_dlpack(obj, None, None)
-        item = info.dtype.numpy.itemsize
-        return DeviceArray(info.shape, info.dtype.numpy,
-                           tuple(s * item for s in info.strides), ptr=info.ptr, owner=obj,
-                           device=info.device if info.device >= 0 else None)
-    raise TypeError(f"{type(obj).__name__} is not a device array (it has neither "
-                    "__cuda_array_interface__ nor __dlpack__)")
-
-
-def synchronize() -> None:
-    """Wait for all work on the current GPU (numba's ``cuda.synchronize``)."""
-    driver.synchronize()
+    flags = getattr(a, "flags", None)
+    if isinstance(flags, dict):
+        return bool(flags.get("C_CONTIGUOUS", True))
+    return bool(getattr(flags, "c_contiguous", True))

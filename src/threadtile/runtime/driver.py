@@ -31,6 +31,10 @@ __all__ = [
     "DeviceInfo", "LoadedKernel", "load_function", "set_max_dynamic_shared", "func_attributes",
     "param_info", "synchronize", "check", "driver_version", "mem_alloc", "mem_free",
     "copy_htod", "copy_dtoh", "copy_dtod", "stream_synchronize", "pointer_device",
+    "stream_handle", "mem_host_alloc", "mem_free_host", "host_device_pointer",
+    "mem_alloc_managed", "mem_get_info", "stream_create", "stream_destroy", "stream_query",
+    "event_create", "event_destroy", "event_record", "event_synchronize", "event_query",
+    "stream_wait_event", "event_elapsed_ms", "device_attribute", "device_uuid",
 ]
 
 
@@ -493,3 +497,151 @@ def stream_handle(stream) -> int:
     except (TypeError, ValueError):
         raise TypeError(f"cannot use a {type(stream).__name__} as a CUDA stream: pass an int "
                         "handle, a torch/CuPy/cuda.core stream, or None") from None
+
+
+# ----------------------------------------------------------------------------------------------
+# Host memory, streams and events (the numba-style host API: hostarrays.py, streams.py)
+# ----------------------------------------------------------------------------------------------
+
+CU_MEMHOSTALLOC_PORTABLE, CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_WRITECOMBINED = 1, 2, 4
+CU_MEM_ATTACH_GLOBAL, CU_MEM_ATTACH_HOST = 1, 2
+
+
+def mem_host_alloc(nbytes: int, flags: int = 0) -> int:
+    """Page-locked host memory (``cuMemHostAlloc``); ``flags``: ``CU_MEMHOSTALLOC_*``."""
+    (ptr,) = check(_cu().cuMemHostAlloc(max(int(nbytes), 1), int(flags)),
+                   f"allocating {nbytes} bytes of page-locked host memory")
+    return int(ptr)
+
+
+def mem_free_host(ptr: int) -> None:
+    """Free :func:`mem_host_alloc` memory; errors swallowed, as :func:`mem_free`'s."""
+    try:
+        _cu().cuMemFreeHost(int(ptr))
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def host_device_pointer(host_ptr: int) -> int:
+    """The device address of mapped host memory (``cuMemHostGetDevicePointer``)."""
+    (ptr,) = check(_cu().cuMemHostGetDevicePointer(int(host_ptr), 0),
+                   "finding the device address of mapped host memory")
+    return int(ptr)
+
+
+def mem_alloc_managed(nbytes: int, attach_global: bool = True) -> int:
+    """Managed (unified) memory, addressable from the host and every device."""
+    flag = CU_MEM_ATTACH_GLOBAL if attach_global else CU_MEM_ATTACH_HOST
+    (ptr,) = check(_cu().cuMemAllocManaged(max(int(nbytes), 1), flag),
+                   f"allocating {nbytes} bytes of managed memory")
+    return int(ptr)
+
+
+def mem_get_info() -> tuple[int, int]:
+    """``(free, total)`` bytes of the current device's memory."""
+    free, total = check(_cu().cuMemGetInfo(), "cuMemGetInfo")
+    return int(free), int(total)
+
+
+def stream_create() -> int:
+    """A new stream (``cuStreamCreate``, default flags: it synchronizes with the legacy
+    default stream)."""
+    cu = _cu()
+    (s,) = check(cu.cuStreamCreate(0), "creating a stream")
+    return int(s)
+
+
+def stream_destroy(handle: int) -> None:
+    """Destroy a :func:`stream_create` stream; errors swallowed (runs from finalizers)."""
+    try:
+        cu = _cu()
+        cu.cuStreamDestroy(cu.CUstream(int(handle)))
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def stream_query(handle: int) -> bool:
+    """Whether all work queued on the stream has completed."""
+    cu = _cu()
+    err = cu.cuStreamQuery(cu.CUstream(int(handle)))
+    err = err[0] if isinstance(err, tuple) else err
+    if _error_name(err) == "CUDA_ERROR_NOT_READY":
+        return False
+    check(err, "cuStreamQuery")
+    return True
+
+
+def event_create(timing: bool = True) -> int:
+    """A new event (``CU_EVENT_DISABLE_TIMING`` unless ``timing``)."""
+    cu = _cu()
+    flags = 0 if timing else int(cu.CUevent_flags.CU_EVENT_DISABLE_TIMING)
+    (e,) = check(cu.cuEventCreate(flags), "creating an event")
+    return int(e)
+
+
+def event_destroy(handle: int) -> None:
+    """Destroy an event; errors swallowed (runs from finalizers)."""
+    try:
+        cu = _cu()
+        cu.cuEventDestroy(cu.CUevent(int(handle)))
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def event_record(event: int, stream: int) -> None:
+    cu = _cu()
+    check(cu.cuEventRecord(cu.CUevent(event), cu.CUstream(stream)), "recording an event")
+
+
+def event_synchronize(event: int) -> None:
+    cu = _cu()
+    check(cu.cuEventSynchronize(cu.CUevent(event)), "waiting for an event")
+
+
+def event_query(event: int) -> bool:
+    """Whether the work before the event's record has completed."""
+    cu = _cu()
+    err = cu.cuEventQuery(cu.CUevent(event))
+    err = err[0] if isinstance(err, tuple) else err
+    if _error_name(err) == "CUDA_ERROR_NOT_READY":
+        return False
+    check(err, "cuEventQuery")
+    return True
+
+
+def stream_wait_event(stream: int, event: int) -> None:
+    cu = _cu()
+    check(cu.cuStreamWaitEvent(cu.CUstream(stream), cu.CUevent(event), 0),
+          "making a stream wait for an event")
+
+
+def event_elapsed_ms(start: int, end: int) -> float:
+    """Milliseconds between two recorded events."""
+    cu = _cu()
+    (ms,) = check(cu.cuEventElapsedTime(cu.CUevent(start), cu.CUevent(end)),
+                  "measuring the time between two events")
+    return float(ms)
+
+
+def device_attribute(index: int, name: str) -> int:
+    """``CU_DEVICE_ATTRIBUTE_<name>`` of device ``index``; AttributeError for a name the driver
+    does not have."""
+    _init()
+    cu = _cu()
+    code = getattr(cu.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}", None)
+    if code is None:
+        raise AttributeError(f"the CUDA driver has no device attribute {name!r}")
+    (dev,) = check(cu.cuDeviceGet(index), f"cuDeviceGet({index})")
+    (v,) = check(cu.cuDeviceGetAttribute(code, dev), f"reading {name}")
+    return int(v)
+
+
+def device_uuid(index: int) -> str:
+    """``GPU-xxxxxxxx-xxxx-...`` of device ``index``."""
+    cu = _cu()
+    (dev,) = check(cu.cuDeviceGet(index), f"cuDeviceGet({index})")
+    fn = getattr(cu, "cuDeviceGetUuid_v2", None) or cu.cuDeviceGetUuid
+    (u,) = check(fn(dev), "cuDeviceGetUuid")
+    b = bytes(u.bytes)
+    h = b.hex()
+    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"

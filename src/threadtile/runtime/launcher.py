@@ -61,7 +61,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from ..errors import LaunchError
-from . import abi, arrays, driver, tensormaps
+from . import abi, arrays, devicearray, driver, tensormaps
 from .arrays import HOST, type_key
 from .driver import stream_handle, tls
 
@@ -468,7 +468,7 @@ def device_copies(entry: str, infos, stream) -> tuple[list, list]:
     for info in infos:
         if info.device == HOST:
             host = info.writeback
-            d = arrays.DeviceArray(host.shape, host.dtype)
+            d = devicearray.DeviceArray(host.shape, host.dtype)
             d.copy_to_device(np.ascontiguousarray(host), stream=sh)
             copies.append((host, d))
             out.append(d._arginfo)

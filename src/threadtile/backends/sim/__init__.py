@@ -2,7 +2,9 @@
 
 ``with simulate(): kernel[grid, block](a, b, out)`` (or the environment variable
 ``THREADTILE_SIMULATE=1``, read at each launch) runs launches here instead of on the GPU.
-Arrays are modified in place. Two modes:
+Arrays are modified in place; the device arrays of numba's host API (``to_device``,
+``device_array``...) made under simulation live in host memory, where the kernels use them
+in place (``runtime/devicearray.py``). Two modes:
 
 - ``mode="lockstep"`` (default): the kernel's IR, the one the CUDA backend compiles, translated
   to NumPy code that runs every thread of a batch of blocks at once (``lockstep.py``), with
@@ -24,6 +26,8 @@ import numpy as np
 
 from ...errors import KernelRuntimeError
 from ...runtime.arrays import describe_host
+from ...runtime.hostarrays import as_cuda_array
+from ...runtime.memory import simulated_view
 from . import lockstep, pythonic, switch
 from .checks import ALL_CHECKS
 from .switch import STATE
@@ -104,8 +108,12 @@ def _current() -> _Options:
 # ---------------------------------------------------------------------------------------------
 
 def _to_host(a, name: str):
-    """(a NumPy view or scalar for ``a``, a function copying results back or None)."""
-    if isinstance(a, np.ndarray) or isinstance(a, (bool, int, float, np.generic)):
+    """(a NumPy view or scalar for ``a``, a function copying results back or None): GPU memory
+    (a GPU device array, a CUDA torch tensor, CuPy, anything else with a
+    ``__cuda_array_interface__``) is copied to the host and back around the launch."""
+    if isinstance(a, np.ndarray):  # a subclass (a mapped array, a memmap) as a plain view
+        return (a if type(a) is np.ndarray else a.view(np.ndarray)), None
+    if isinstance(a, (bool, int, float, np.generic)):
         return a, None
     mod = type(a).__module__ or ""
     if mod.startswith("torch"):
@@ -129,12 +137,13 @@ def _to_host(a, name: str):
     if mod.startswith("cupy") and hasattr(a, "get"):
         host = a.get()
         return host, (lambda host=host, a=a: a.set(host))
-    if hasattr(a, "__array_interface__") or hasattr(a, "__array__"):
+    if hasattr(a, "__array_interface__") or (hasattr(a, "__array__") and
+                                             not hasattr(a, "__cuda_array_interface__")):
         return np.asarray(a), None
-    if hasattr(a, "copy_to_host"):
-        host = a.copy_to_host()
-        back = getattr(a, "copy_from_host", None)
-        return host, (lambda host=host: back(host)) if back else None
+    if hasattr(a, "__cuda_array_interface__"):  # GPU memory: a copy there and back
+        d = as_cuda_array(a)
+        host = d.copy_to_host()
+        return host, (lambda host=host, d=d: d.setitem(Ellipsis, host))
     raise TypeError(f"argument {name!r}: the simulator runs kernels on NumPy arrays, CPU "
                     f"torch tensors and numbers, not {type(a).__name__}")
 
@@ -151,10 +160,14 @@ def run(kernel, launch, args: tuple, kwargs: dict) -> None:
     opts = _current()
     runtime, consts = kernel._split(args, kwargs)
     names = [n for n in kernel.param_names if n not in kernel.constants]
-    infos = [describe_host(a, i, n) for i, (a, n) in enumerate(zip(runtime, names))]
+    # the simulator's own device memory (a device array made under simulation, or an object
+    # whose __cuda_array_interface__ points into it) runs in place, described by its host view
+    views = [None if isinstance(a, np.ndarray) else simulated_view(a) for a in runtime]
+    infos = [describe_host(a if v is None else v, i, n)
+             for i, (a, v, n) in enumerate(zip(runtime, views, names))]
     host, backs = [], []
-    for a, n in zip(runtime, names):
-        h, back = _to_host(a, n)
+    for a, v, n in zip(runtime, views, names):
+        h, back = (v, None) if v is not None else _to_host(a, n)
         host.append(h)
         if back is not None:
             backs.append(back)
