@@ -415,3 +415,23 @@ def test_runtime_version_names_the_toolkit_kernels_compile_with():
     major, minor = cuda.runtime.get_version()
     assert (major, minor) == (-1, -1) or major >= 12
     assert cuda.runtime.is_supported_version() == (major >= 12)
+
+
+def test_a_gpu_launch_waits_for_the_stream_an_interface_names(monkeypatch):
+    from threadtile.runtime import arrays, driver
+
+    waited = []
+    monkeypatch.setattr(driver, "stream_synchronize", waited.append)
+
+    class OnStream:  # another library's array, still being written on stream 0x77
+        __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "data": (0x1000, False),
+                                    "version": 3, "strides": None, "stream": 0x77}
+
+    class NoStream:
+        __cuda_array_interface__ = dict(OnStream.__cuda_array_interface__, stream=None)
+
+    info = arrays.describe(OnStream())
+    assert waited == [0x77] and info.ptr == 0x1000 and info.shape == (4,)
+    arrays.describe(NoStream())
+    assert arrays.kernel_type(OnStream()) == info.type  # a type question waits for nothing
+    assert waited == [0x77]

@@ -8,7 +8,8 @@ object of a new type goes through the slow classification below and registers it
 2. CuPy ``ndarray``, 3. our device arrays (``devicearray.py`` registers their handlers),
 4. Python ``int`` / ``float`` / ``bool`` (-> int64 / float64 / bool, as in ``jit``'s typing),
 5. NumPy scalars (their own dtype),
-6. anything with ``__cuda_array_interface__`` (v2/v3; numba, PyTorch, JAX, CuPy...),
+6. anything with ``__cuda_array_interface__`` (v2/v3; numba, PyTorch, JAX, CuPy...; the stream
+   it names is synchronized first, numba's rule),
 7. anything with ``__dlpack__`` + ``__dlpack_device__`` on a CUDA device (read through
    ``cuda.core``'s ``StridedMemoryView``, which parses the capsule and keeps it alive),
 8. NumPy ``ndarray`` on the host: described here without touching the GPU; the launcher copies it
@@ -31,6 +32,7 @@ import threading
 import numpy as np
 
 from ..lang.types import ArrayType, Scalar, Type, bool_, float64, int64, scalar_of
+from . import driver
 
 __all__ = ["ArgInfo", "HOST", "describe", "describe_all", "describe_host", "type_key",
            "array_type", "HostArrayWarning", "register_handler", "kernel_type"]
@@ -238,10 +240,16 @@ def bf16_bits(v) -> int:
     return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
 
 
-def _describe_cai(obj, index, name):
+def _describe_cai(obj, index, name, sync: bool = True):
+    """An object with a ``__cuda_array_interface__``. ``sync``: wait for the stream the
+    interface names, if any, as numba does before a launch reads the array (the producer may
+    still be writing it on that stream)."""
     cai = obj.__cuda_array_interface__
     if cai.get("mask") is not None:
         raise TypeError(f"{_where(index, name)} is a masked array; kernels take plain arrays")
+    stream = cai.get("stream") if sync else None
+    if stream:
+        driver.stream_synchronize(int(stream))
     typestr = cai["typestr"]
     dt = _TYPESTR.get(typestr)
     if dt is None:
@@ -463,7 +471,7 @@ def kernel_type(value) -> Type:
             raise TypeError(f"arrays of dtype {value.dtype} are not supported in kernels")
         return ArrayType(st, value.ndim, "C" if _c_contiguous(value) else "A")
     if _has(value, "__cuda_array_interface__"):  # another library's device array
-        return _describe_cai(value, None, None).type
+        return _describe_cai(value, None, None, sync=False).type
     raise TypeError(f"cannot pass {type(value).__name__} to a kernel; kernels take arrays and "
                     "numbers")
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..lang.types import scalar_of
 from . import driver, mode, streams
-from .arrays import ArgInfo, _describe_dlpack, array_type, register_handler
+from .arrays import ArgInfo, _describe_dlpack, _where, array_type, register_handler
 from .memory import (
     Allocation,
     c_strides,
@@ -633,12 +633,6 @@ def _describe_simulated(a: SimDeviceArray, index, name) -> ArgInfo:
                     "threadtile.simulate() or THREADTILE_SIMULATE): it lives in host memory, and "
                     "this launch runs on the GPU. Launch it under simulate(), or copy it to the "
                     "GPU: threadtile.to_device(a.copy_to_host())")
-
-
-def _where(index, name) -> str:
-    if name is not None:
-        return f"argument {name!r}" + (f" (position {index})" if index is not None else "")
-    return "an argument" if index is None else f"argument {index}"
 
 
 register_handler(DeviceArray, _describe_gpu)

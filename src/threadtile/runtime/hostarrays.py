@@ -23,7 +23,7 @@ import weakref
 import numpy as np
 
 from . import driver, mode
-from .arrays import _describe_cai, register_handler
+from .arrays import _describe_cai, _where, register_handler
 from .devicearray import (
     DeviceArray,
     array_class,
@@ -228,7 +228,7 @@ def managed_array(shape, dtype=np.float64, strides=None, order: str = "C", strea
 
 def _describe_mapped(a: MappedArray, index, name):
     if a.simulated:
-        raise TypeError(f"argument {name or index!r} is a mapped array of the simulator (made "
+        raise TypeError(f"{_where(index, name)} is a mapped array of the simulator (made "
                         "under threadtile.simulate()), and this launch runs on the GPU: launch "
                         "it under simulate(), or make the array outside it")
     return _describe_cai(a, index, name)
