@@ -106,6 +106,7 @@ from .runtime import (
     is_bfloat16_supported,
     is_cuda_array,
     is_float16_supported,
+    is_supported_version,
     legacy_default_stream,
     list_devices,
     managed_array,

@@ -435,3 +435,16 @@ def test_a_gpu_launch_waits_for_the_stream_an_interface_names(monkeypatch):
     arrays.describe(NoStream())
     assert arrays.kernel_type(OnStream()) == info.type  # a type question waits for nothing
     assert waited == [0x77]
+
+
+def test_broadcast_arrays_copy_their_core(rng):
+    with cuda.simulate():
+        a = np.broadcast_to(rng.standard_normal(1), (10,))
+        d = cuda.to_device(a)
+        assert d.strides == (0,) and d.alloc_size == 8
+        np.testing.assert_array_equal(d.copy_to_host(), a)
+        b = np.broadcast_to(rng.standard_normal((3, 1)), (3, 4))
+        e = cuda.to_device(b)
+        np.testing.assert_array_equal(e.copy_to_host(), b)
+        e.copy_to_device(np.broadcast_to(np.arange(3.0)[:, None], (3, 4)))
+        np.testing.assert_array_equal(e.copy_to_host(), np.repeat(np.arange(3.0)[:, None], 4, 1))

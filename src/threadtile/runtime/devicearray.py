@@ -484,10 +484,11 @@ def _shape(shape) -> tuple:
 
 
 def _core(a):
-    """``a`` without its broadcast (stride 0) axes: the memory a copy really moves."""
+    """``a`` with its broadcast (stride 0) axes cut to length 1: the memory a copy really
+    moves (an array still, so that a 1-d broadcast array stays one)."""
     if not a.strides or not a.size or 0 not in a.strides:
         return a
-    return a[tuple(0 if s == 0 else slice(None) for s in a.strides)]
+    return a[tuple(slice(0, 1) if s == 0 else slice(None) for s in a.strides)]
 
 
 def _check_compatible(a, b, strides: bool = False) -> None:
