@@ -127,13 +127,13 @@ class DeviceArray:
         return _new(ArgInfo, ("array", s, self.ndim, layout, self.ptr, self.shape, el, None,
                               None, self.device, key, t, (self.ptr, *self.shape, *el), None))
 
-    def _read(self, lo: int, n: int) -> np.ndarray:
-        """A host copy of ``n`` bytes from ``ptr + lo``."""
+    def _read(self, lo: int, n: int, stream=0) -> np.ndarray:
+        """A host copy of ``n`` bytes from ``ptr + lo``, once they are there."""
         buf = np.empty(n, np.uint8)
         if n:
             self._activate()
             driver.copy_dtoh(buf.ctypes.data, self.ptr + lo, n, driver.stream_handle(
-                self._stream_for(0)))
+                self._stream_for(stream)))
         return buf
 
     def _write(self, lo: int, buf: np.ndarray, stream=0) -> None:
@@ -155,7 +155,8 @@ class DeviceArray:
         if hi == lo:
             return
         dense = self.nbytes == hi - lo or 0 in self.strides
-        buf = np.empty(hi - lo, np.uint8) if overwrite and dense else self._read(lo, hi - lo)
+        buf = np.empty(hi - lo, np.uint8) if overwrite and dense else \
+            self._read(lo, hi - lo, stream)
         fn(np.ndarray(self.shape, self.dtype, buffer=buf, offset=-lo, strides=self.strides))
         self._write(lo, buf, stream)
 
@@ -235,13 +236,13 @@ class DeviceArray:
         out = self.copy_to_host()
         return out if dtype is None else out.astype(dtype)
 
-    def _snapshot(self) -> np.ndarray:
+    def _snapshot(self, stream=0) -> np.ndarray:
         """A host copy with this array's strides (over the bytes they span)."""
         lo, hi = extent(self.shape, self.strides, self.dtype.itemsize)
         if hi == lo:
             return np.empty(self.shape, self.dtype)
-        return np.ndarray(self.shape, self.dtype, buffer=self._read(lo, hi - lo), offset=-lo,
-                          strides=self.strides)
+        return np.ndarray(self.shape, self.dtype, buffer=self._read(lo, hi - lo, stream),
+                          offset=-lo, strides=self.strides)
 
     def copy_to_host(self, ary: np.ndarray | None = None, stream=0) -> np.ndarray:
         """Copy to a new NumPy array (with this array's strides) or into ``ary`` (same dtype
@@ -250,9 +251,9 @@ class DeviceArray:
             raise NotImplementedError(f"D->H copy not implemented for negative strides: "
                                       f"{self.strides}")
         if ary is None:
-            return self._snapshot()
+            return self._snapshot(stream)
         _check_compatible(self, ary)
-        np.copyto(ary, self._snapshot().reshape(ary.shape))
+        np.copyto(ary, self._snapshot(stream).reshape(ary.shape))
         return ary
 
     def copy_to_device(self, ary, stream=0) -> None:
@@ -458,7 +459,7 @@ class SimDeviceArray(DeviceArray):
                                         self.dtype)
         return h
 
-    def _read(self, lo: int, n: int) -> np.ndarray:
+    def _read(self, lo: int, n: int, stream=0) -> np.ndarray:
         off = self.ptr + lo - self.gpu_data.ptr
         return self.gpu_data.host[off:off + n].copy()
 
