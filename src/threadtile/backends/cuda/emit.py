@@ -110,6 +110,7 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         fe = FunctionEmitter(f, statics, line_directives)
         fe.threads, fe.has_tiles = module.threads, has_tiles
         fe.occupancy = module.occupancy
+        fe.launch_bounds = module.launch_bounds
         if f is module.kernel:
             fe.tensormaps = tiles.tensormap_names(module)
         out.append(fe.emit())
@@ -122,6 +123,7 @@ class FunctionEmitter:
     has_tiles = False  # the module uses tile operations (and their dynamic shared scratch)
     tensormaps: dict = {}  # id of an mma_loop op -> its tensor-map parameters (the kernel's)
     occupancy: int | None = None  # blocks per SM for __launch_bounds__ (with threads)
+    launch_bounds: tuple[int, ...] | None = None  # jit(launch_bounds=...), as given
 
     def __init__(self, f: ir.Function, statics: dict[str, ir.ArrayDecl], lines: bool):
         self.f = f
@@ -153,6 +155,8 @@ class FunctionEmitter:
             if self.threads:  # a fixed block: registers are allotted for exactly that
                 occ = f", {self.occupancy}" if self.occupancy else ""
                 bounds = f"__launch_bounds__({self.threads}{occ}) "
+            elif self.launch_bounds:
+                bounds = f"__launch_bounds__({', '.join(map(str, self.launch_bounds))}) "
             head = f'extern "C" __global__ void {bounds}{f.name}({params})'
         else:
             head = f"__device__ __forceinline__ {ctype(f.return_type)} {f.name}({params})"
