@@ -321,6 +321,51 @@ class Kernel:
         spec.build(Target(arch, self.options))
         return spec
 
+    # -- numba's questions about the compiled code ---------------------------------------------
+
+    def _by_signature(self, signature, what):
+        """``what(specialization)`` for the specialization of ``signature`` (any spelling);
+        with None, for every one, by argument types (the value alone where the kernel is
+        declared with a single signature), as numba's ``get_*`` answer."""
+        if self.device:
+            raise TypeError(f"{self.__name__} is a device function: it is compiled inside the "
+                            "kernels that call it; inspect those")
+        if signature is not None:
+            return what(self.specialization(list(sigs.signature(signature).args), {}))
+        over = self.overloads
+        if self.declared_signatures is not None and len(self.declared_signatures) == 1:
+            return what(next(iter(over.values())))
+        return {types: what(spec) for types, spec in over.items()}
+
+    def _resource(self, name: str, signature):
+        arch_opts = self.options
+
+        def get(spec):
+            compiled, _ = build(spec, driver.current_device().arch, arch_opts)
+            return compiled.attributes()[name]
+        return self._by_signature(signature, get)
+
+    def get_regs_per_thread(self, signature=None):
+        """Registers per thread (needs a GPU): for ``signature`` (any spelling), else a dict
+        by argument types, or the one value of a kernel declared with one signature."""
+        return self._resource("num_regs", signature)
+
+    def get_shared_mem_per_block(self, signature=None):
+        """Static shared memory per block in bytes (needs a GPU)."""
+        return self._resource("shared_size_bytes", signature)
+
+    def get_local_mem_per_thread(self, signature=None):
+        """Local memory per thread in bytes (needs a GPU)."""
+        return self._resource("local_size_bytes", signature)
+
+    def get_const_mem_size(self, signature=None):
+        """Constant memory in bytes (needs a GPU)."""
+        return self._resource("const_size_bytes", signature)
+
+    def get_max_threads_per_block(self, signature=None):
+        """The largest block the compiled kernel can run (needs a GPU)."""
+        return self._resource("max_threads_per_block", signature)
+
     def resources(self, *args, **constants) -> dict:
         """Registers, shared and local memory per thread of the compiled kernel (needs a GPU)."""
         spec = self._spec_for(args, constants)

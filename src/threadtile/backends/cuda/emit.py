@@ -150,17 +150,25 @@ class FunctionEmitter:
                             if not p.is_constant] +
                            [f"const __grid_constant__ tt::tile::sm90::TensorMap {m}"
                             for names in self.tensormaps.values() for m in names])
+        pre: list[str] = []
         if f.is_kernel:
             bounds = ""
             if self.threads:  # a fixed block: registers are allotted for exactly that
                 occ = f", {self.occupancy}" if self.occupancy else ""
                 bounds = f"__launch_bounds__({self.threads}{occ}) "
             elif self.launch_bounds:
-                bounds = f"__launch_bounds__({', '.join(map(str, self.launch_bounds))}) "
+                bounds = f"__launch_bounds__({', '.join(map(str, self.launch_bounds[:2]))}) "
+                if len(self.launch_bounds) == 3:  # blocks per cluster: sm_90 on only
+                    macro = f"TT_LAUNCH_BOUNDS_{f.name}"
+                    pre = ["#if __CUDA_ARCH__ >= 900",
+                           f"#define {macro} __launch_bounds__"
+                           f"({', '.join(map(str, self.launch_bounds))})",
+                           "#else", f"#define {macro} {bounds}", "#endif"]
+                    bounds = f"{macro} "
             head = f'extern "C" __global__ void {bounds}{f.name}({params})'
         else:
             head = f"__device__ __forceinline__ {ctype(f.return_type)} {f.name}({params})"
-        lines = []
+        lines = list(pre)
         if self.lines:
             lines.append(f'#line {f.loc.line} "{f.source_file}"')
         lines.append(head + " {")
