@@ -184,8 +184,8 @@ def declare_return(func: ir.Function, ret) -> None:
     got = func.return_type
     what = f"{func.pyname}() is declared to return {sigs.spell_type(ret)}"
     if isinstance(ret, Scalar) and ret.kind == "v":
-        raise KernelCompileError(f"{what} (void), but it returns a value of type "
-                                 f"{sigs.spell_type(got)}", loc=func.loc,
+        raise KernelCompileError(f"{func.pyname}() is declared void, but it returns a value of "
+                                 f"type {sigs.spell_type(got)}", loc=func.loc,
                                  hint="drop the return value, or declare its type")
     if got == void:
         raise KernelCompileError(f"{what}, but it returns nothing", loc=func.loc,
