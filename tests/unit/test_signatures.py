@@ -28,6 +28,11 @@ from threadtile.errors import KernelCompileError, LaunchError
 from threadtile.lang import signatures as sigs
 from threadtile.lang.types import ArrayType, TupleType
 
+try:  # numba's own type objects, where numba-cuda is installed
+    from numba.cuda import types as NB
+except ImportError:
+    NB = None
+
 F32A, F32C = ArrayType(float32, 1, "A"), ArrayType(float32, 1, "C")
 
 # ---- reading signatures ----------------------------------------------------------------------
@@ -149,6 +154,20 @@ def test_numbas_own_type_objects():
         sigs.signature((t.complex64[:],))
     with pytest.raises(TypeError, match="pointers"):
         sigs.signature(t.void(t.CPointer(t.int32)))
+
+
+def numba_dtypes(out, x):
+    a = cuda.local.array(2, dtype=NB.float32)
+    a[0] = NB.float32(x) + NB.int32(x)
+    out[0] = a[0]
+
+
+def test_numbas_types_as_dtypes_and_casts_in_a_kernel():
+    if NB is None:
+        pytest.skip("numba-cuda is not installed")
+    out = np.zeros(1)
+    _launch(cuda.jit(numba_dtypes), out, 2.7)
+    assert out[0] == np.float32(np.float32(2.7) + np.float32(2))
 
 
 # ---- jit with signatures ---------------------------------------------------------------------

@@ -136,7 +136,8 @@ _ALIASES = {"bool_": bool_, "float": float64, "int": int64, "half": float16, "do
 
 
 def scalar_of(obj) -> Scalar | None:
-    """The Scalar for ``obj`` (a Scalar, a NumPy dtype or type, a torch dtype, a name), or None."""
+    """The Scalar for ``obj`` (a Scalar, a NumPy dtype or type, a torch dtype, a name, one of
+    numba's scalar types), or None."""
     if isinstance(obj, Scalar):
         return obj
     if obj is bool:
@@ -147,6 +148,8 @@ def scalar_of(obj) -> Scalar | None:
         return float64
     if isinstance(obj, str):
         return SCALARS.get(obj) or _ALIASES.get(obj)
+    if is_numba_type(obj):  # numba.cuda.types.float32...: by what it prints
+        return SCALARS.get(str(obj)) or (bfloat16 if str(obj) == "__nv_bfloat16" else None)
     mod = type(obj).__module__
     if mod.startswith("torch"):
         return SCALARS.get(str(obj).removeprefix("torch.")) or _ALIASES.get(
