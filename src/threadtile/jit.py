@@ -135,7 +135,7 @@ class Kernel:
                                             zip(self.param_names, s.args)], s.return_type)
             else:
                 spec = self.specialization(list(s.args), {})
-                spec.module  # noqa: B018  (lowering now raises the kernel's errors now)
+                spec.module  # noqa: B018  (lowering raises the kernel's compile errors here)
 
     @property
     def overloads(self) -> dict[tuple, Specialization]:
