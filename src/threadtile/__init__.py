@@ -62,6 +62,7 @@ from .lang.thread import (
     warpsize,
 )
 from .lang.types import (
+    Signature,
     bfloat16,
     bool_,
     float16,
@@ -75,7 +76,28 @@ from .lang.types import (
     uint16,
     uint32,
     uint64,
+    void,
 )
+
+# numba's other names of the scalar types, for signatures (``void(f4[:], i8)``) as for casts
+# (lang/signatures.py NAMES has every name a signature string may use)
+from .lang.types import bool_ as b1
+from .lang.types import bool_ as boolean
+from .lang.types import float16 as f2
+from .lang.types import float32 as f4
+from .lang.types import float64 as double
+from .lang.types import float64 as f8
+from .lang.types import int8 as i1
+from .lang.types import int16 as i2
+from .lang.types import int32 as i4
+from .lang.types import int64 as i8
+from .lang.types import int64 as intp
+from .lang.types import uint8 as u1
+from .lang.types import uint16 as u2
+from .lang.types import uint32 as u4
+from .lang.types import uint64 as u8
+from .lang.types import uint64 as uintp
+from .lang.types import void as none
 from .runtime import (
     Context,
     Device,

@@ -69,13 +69,14 @@ class Build:
 
 
 def lower(fn, params: list[ir.Param], threads: int | None, occupancy: int | None,
-          deps: list | None = None) -> ir.Module:
+          deps: list | None = None, launch_bounds: tuple[int, ...] | None = None) -> ir.Module:
     """Python source -> typed IR -> the pass pipeline (ir/passes.py). ``threads`` is the block
     size where the kernel fixes it (tile operations need it), ``occupancy`` the blocks per
-    multiprocessor it asks registers for; the globals the frontend read are appended to
-    ``deps``."""
+    multiprocessor it asks registers for, ``launch_bounds`` jit's option of that name; the
+    globals the frontend read are appended to ``deps``."""
     module = specialize(fn, params, deps, threads)
     module.occupancy = occupancy
+    module.launch_bounds = launch_bounds
     passes.run(module)
     return module
 
@@ -105,7 +106,7 @@ class Specialization:
             self._deps = []
             k = self.kernel
             self._module = lower(k.py_func, self.ir_params, k.block_threads, k.occupancy,
-                                 self._deps)
+                                 self._deps, getattr(k, "launch_bounds", None))
         return self._module
 
     @property

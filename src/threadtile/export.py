@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(types) != n_runtime:
         raise SystemExit(f"threadtile export: {kernel.__name__} takes {n_runtime} runtime "
                          f"arguments, {len(types)} types given")
-    spec = kernel.specialize(types, consts)
+    spec = kernel.specialization(types, consts)
     source = spec.source
     name = spec.entry or kernel.__name__
     cu = out / f"{kernel.__name__}.cu"

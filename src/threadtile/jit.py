@@ -6,6 +6,11 @@ frontend -> IR -> passes -> CUDA C++ -> NVRTC, through the on-disk caches), and 
 cubin through the runtime (runtime/launcher.py, runtime/abi.py), or runs it in the simulator
 when ``backends/sim/switch.requested()`` says so. Repeated launches with the same kinds of
 arguments take the steady-state launcher, with no Python frame where the C extension is built.
+
+``jit(signature)`` (numba's spellings, lang/signatures.py) compiles the kernel for the
+signature's types when it is decorated, and a launch then converts its arguments to them or
+refuses them. ``jit``'s options are numba's (:data:`NUMBA_OPTIONS`; docs/language.md, "@jit")
+and threadtile's own (``num_warps``, ``occupancy``).
 """
 
 from __future__ import annotations
@@ -19,27 +24,35 @@ from . import errors
 from .backends.sim import run as sim_run
 from .backends.sim.switch import requested
 from .compiler import Specialization, Target
-from .frontend.specialize import constant_params
+from .frontend.specialize import constant_params, lower_device
 from .ir import nodes as ir
 from .ir.printer import format_module
+from .lang import signatures as sigs
 from .lang.thread import context
-from .lang.types import Scalar, Type, scalar_of
+from .lang.types import Scalar, Signature, Type, is_type_like, scalar_of, void
 from .runtime import driver
 from .runtime import launcher as rt_launcher
 from .runtime import tensormaps as rt_tensormaps
-from .runtime.arrays import describe_all
+from .runtime.arrays import describe_all, describe_host
 from .runtime.arrays import kernel_type as arg_type
 
 
 class Kernel:
-    """A ``@jit`` function: a kernel (``device=False``) or a device function."""
+    """A ``@jit`` function: a kernel (``device=False``) or a device function.
+
+    Without signatures it compiles one specialization per kind of arguments it is launched
+    (or called) with. With ``signatures`` (``jit("void(float32[:], int32)")``; a list of
+    :class:`~threadtile.lang.types.Signature`) it is lowered for each of them when made, and a
+    launch takes the one its arguments fit best, converted (``lang/signatures.select``).
+    The other keywords are ``jit``'s options (:func:`jit`)."""
 
     _threadtile_kernel = True
 
     def __init__(self, py_func, device: bool = False, lineinfo: bool = True,
                  fastmath: bool = False, max_registers: int | None = None,
                  num_warps: int | None = None, tile: bool = False,
-                 occupancy: int | None = None):
+                 occupancy: int | None = None, *, signatures: list[Signature] | None = None,
+                 **numba_options):
         functools.update_wrapper(self, py_func)
         self.py_func = py_func
         self.device = device
@@ -54,15 +67,23 @@ class Kernel:
             raise ValueError(
                 f"occupancy={occupancy!r}: blocks per multiprocessor, an int from 1 to 32 with "
                 "at most 64 warps in all, for a kernel with a fixed block (num_warps=)")
+        opts = _numba_options(numba_options, device)
+        self.numba_options = opts
+        self.launch_bounds = opts["launch_bounds"]
+        if self.launch_bounds and num_warps:
+            raise ValueError("launch_bounds and num_warps both bound the block: give one")
         self.tile = tile
         self.num_warps = num_warps
         self.occupancy = occupancy
         self.block_threads = 32 * num_warps if num_warps else None
         self._key_extra = (f"tile={tile} threads={self.block_threads} occupancy={occupancy}",
                            ) if (tile or num_warps) else ()
-        self.options = tuple(["-lineinfo"] if lineinfo else []) + (
-            ("--use_fast_math",) if fastmath else ()) + (
-            (f"--maxrregcount={max_registers}",) if max_registers else ())
+        if self.launch_bounds:
+            self._key_extra += (f"launch_bounds={self.launch_bounds}",)
+        self._init = dict(device=device, lineinfo=lineinfo, fastmath=fastmath,
+                          max_registers=max_registers, num_warps=num_warps, tile=tile,
+                          occupancy=occupancy, **numba_options)
+        self.options = _nvrtc_options(lineinfo, fastmath, max_registers, opts)
         sig = inspect.signature(py_func)
         self.param_names = list(sig.parameters)
         for p in sig.parameters.values():
@@ -78,10 +99,120 @@ class Kernel:
         # apart from the Specialization, which compile(arch=...) may rebuild for another arch.
         self._launches: dict[tuple, tuple] = {}
         self._configs: dict[tuple, Launch] = {}
+        self.specializations: dict[tuple, Kernel] = {}  # specialize(): kernels by types
+        self.extensions = _NoExtensions()
+        self.declared_signatures: list[Signature] | None = None
+        if signatures is not None:
+            self._declare(list(signatures))
 
     def __repr__(self) -> str:
         kind = "device function" if self.device else "kernel"
         return f"<threadtile {kind} {self.py_func.__qualname__}>"
+
+    # -- signatures ----------------------------------------------------------------------------
+
+    def _declare(self, declared: list[Signature]) -> None:
+        """Fix the kernel's types to ``declared`` and lower each now, so that an error in the
+        kernel is raised at the decorator, as numba compiles a signature eagerly. (A cubin
+        needs the GPU's arch: it is built at the first launch, or by ``compile(arch=)``.)"""
+        name = self.py_func.__name__
+        if self.constants:
+            raise TypeError(f"{name}: a kernel with Constant parameters takes no signature; "
+                            "each Constant value compiles its own variant")
+        for s in declared:
+            if len(s.args) != len(self.param_names):
+                raise TypeError(f"{name}: the signature {s} has {len(s.args)} argument "
+                                f"type{'s' if len(s.args) != 1 else ''}, the function takes "
+                                f"{len(self.param_names)} ({', '.join(self.param_names)})")
+            if not self.device and s.return_type not in (None, void):
+                raise TypeError(f"{name}: the signature {s} returns {s.return_type}, but a "
+                                "kernel must have void return type (it writes its results "
+                                "into arrays); use device=True for a function that returns")
+        self.declared_signatures = declared
+        for s in declared:
+            if self.device:  # lowered on its own now; again inside each kernel that calls it
+                lower_device(self.py_func, [ir.Param(n, t) for n, t in
+                                            zip(self.param_names, s.args)], s.return_type)
+            else:
+                spec = self.specialization(list(s.args), {})
+                spec.module  # noqa: B018  (lowering raises the kernel's compile errors here)
+
+    @property
+    def overloads(self) -> dict[tuple, Specialization]:
+        """The specializations made so far, by argument types (numba's ``overloads``): one per
+        signature of a kernel declared with signatures. Device functions are compiled inside
+        the kernels that call them and have none of their own."""
+        out: dict[tuple, Specialization] = {}
+        for spec in self._dispatch.values():
+            out.setdefault(tuple(p.type for p in spec.ir_params if not p.is_constant), spec)
+        return out
+
+    @property
+    def signatures(self) -> list[tuple]:
+        """The argument types of each specialization (numba's ``signatures``): the declared
+        signatures' for a kernel declared with them, else those launched so far."""
+        if self.declared_signatures is not None:
+            return [tuple(s.args) for s in self.declared_signatures]
+        return list(self.overloads)
+
+    @property
+    def specialized(self) -> bool:
+        """Whether this kernel's types are fixed (declared with signatures, or made by
+        ``specialize``): it compiles nothing new."""
+        return self.declared_signatures is not None
+
+    def specialize(self, *args) -> Kernel:
+        """A kernel fixed to the types of ``args`` (example arguments or types), numba's
+        ``specialize``: made once per list of types, and kept in ``specializations``."""
+        if len(args) == 2 and isinstance(args[0], list) and isinstance(args[1], dict):
+            return self.specialization(*args)  # the older name of specialization()
+        if self.declared_signatures is not None:
+            raise RuntimeError(f"{self.__name__}: Dispatcher already specialized (its types "
+                               f"are fixed to {self._declared_text()}); specialize the kernel "
+                               "it was made from")
+        if self.constants:
+            raise TypeError(f"{self.__name__}: a kernel with Constant parameters cannot be "
+                            "specialized")
+        types = tuple(_type_of(a) for a in args)
+        k = self.specializations.get(types)
+        if k is None:
+            ret = None if self.device else void
+            k = Kernel(self.py_func, **self._init, signatures=[Signature(types, ret)])
+            self.specializations[types] = k
+        return k
+
+    def _declared_text(self) -> str:
+        return " | ".join(str(s) for s in self.declared_signatures or ())
+
+    def _select(self, types: list[Type]) -> Signature:
+        """The declared signature a launch with arguments of ``types`` takes (the best fit;
+        lang/signatures.select), or the TypeError numba raises."""
+        declared = self.declared_signatures
+        best = sigs.select(declared, types)
+        if not best:
+            raise TypeError(f"{self.__name__}: No matching definition for argument type(s) "
+                            f"{sigs.spell_args(types)}; it was compiled for "
+                            f"{self._declared_text()}")
+        if len(best) > 1 and len({declared[i] for i in best}) > 1:
+            raise TypeError(f"{self.__name__}: Ambiguous overloading for argument type(s) "
+                            f"{sigs.spell_args(types)}: "
+                            f"{' and '.join(str(declared[i]) for i in best)} fit equally well; "
+                            "pass arguments of one signature's exact types")
+        return declared[best[0]]
+
+    def _coerce(self, args: list) -> list:
+        """A launch's arguments converted to the declared signature they fit best: each scalar
+        to its parameter's type (an integer wraps to the parameter's width, as numba's launch
+        does), arrays as they are (a contiguous one fits a strided parameter); the TypeError
+        "No matching definition" where none fits, before anything runs."""
+        types = [_launch_type(a) for a in args]
+        if None in types:
+            raise TypeError(f"{self.__name__}: No matching definition for argument type(s) "
+                            f"{', '.join(_spell_value(a, t) for a, t in zip(args, types))}; it "
+                            f"was compiled for {self._declared_text()}")
+        chosen = self._select(types)
+        return [sigs.convert(a, p) if isinstance(p, Scalar) and p != t else a
+                for a, t, p in zip(args, types, chosen.args)]
 
     # -- launching -----------------------------------------------------------------------------
 
@@ -139,8 +270,12 @@ class Kernel:
         consts = {self.param_names[i]: args[i] for i in self._const_pos}
         return runtime, consts
 
-    def specialize(self, types: list[Type], consts: dict) -> Specialization:
-        """The specialization for runtime argument ``types`` and constant values ``consts``."""
+    def specialization(self, types: list[Type], consts: dict) -> Specialization:
+        """The specialization for runtime argument ``types`` and constant values ``consts``;
+        for a kernel declared with signatures, the one of the signature they fit (a
+        TypeError where none does)."""
+        if self.declared_signatures is not None:
+            types = list(self._select(list(types)).args)
         key = tuple(types) + tuple(sorted(consts.items()))
         spec = self._dispatch.get(key)
         if spec is not None:
@@ -165,12 +300,15 @@ class Kernel:
         return spec
 
     def _spec_for(self, args, kwargs) -> Specialization:
+        if len(args) == 1 and not kwargs and _spells_signature(args[0]):
+            return self.specialization(list(sigs.signature(args[0]).args), {})
         runtime, consts = self._split(args, kwargs)
-        return self.specialize([arg_type(a) for a in runtime], consts)
+        return self.specialization([_type_of(a) for a in runtime], consts)
 
     def cuda_source(self, *args, **constants) -> str:
         """The CUDA C++ this kernel compiles to for arguments like ``args`` (example arrays,
-        scalars or types; only dtype, rank and layout matter)."""
+        scalars or types; only dtype, rank and layout matter), or for one signature
+        (``kernel.cuda_source("void(float32[:])")``)."""
         return self._spec_for(args, constants).source
 
     def ir(self, *args, **constants) -> str:
@@ -182,6 +320,51 @@ class Kernel:
         spec = self._spec_for(args, constants)
         spec.build(Target(arch, self.options))
         return spec
+
+    # -- numba's questions about the compiled code ---------------------------------------------
+
+    def _by_signature(self, signature, what):
+        """``what(specialization)`` for the specialization of ``signature`` (any spelling);
+        with None, for every one, by argument types (the value alone where the kernel is
+        declared with a single signature), as numba's ``get_*`` answer."""
+        if self.device:
+            raise TypeError(f"{self.__name__} is a device function: it is compiled inside the "
+                            "kernels that call it; inspect those")
+        if signature is not None:
+            return what(self.specialization(list(sigs.signature(signature).args), {}))
+        over = self.overloads
+        if self.declared_signatures is not None and len(self.declared_signatures) == 1:
+            return what(next(iter(over.values())))
+        return {types: what(spec) for types, spec in over.items()}
+
+    def _resource(self, name: str, signature):
+        arch_opts = self.options
+
+        def get(spec):
+            compiled, _ = build(spec, driver.current_device().arch, arch_opts)
+            return compiled.attributes()[name]
+        return self._by_signature(signature, get)
+
+    def get_regs_per_thread(self, signature=None):
+        """Registers per thread (needs a GPU): for ``signature`` (any spelling), else a dict
+        by argument types, or the one value of a kernel declared with one signature."""
+        return self._resource("num_regs", signature)
+
+    def get_shared_mem_per_block(self, signature=None):
+        """Static shared memory per block in bytes (needs a GPU)."""
+        return self._resource("shared_size_bytes", signature)
+
+    def get_local_mem_per_thread(self, signature=None):
+        """Local memory per thread in bytes (needs a GPU)."""
+        return self._resource("local_size_bytes", signature)
+
+    def get_const_mem_size(self, signature=None):
+        """Constant memory in bytes (needs a GPU)."""
+        return self._resource("const_size_bytes", signature)
+
+    def get_max_threads_per_block(self, signature=None):
+        """The largest block the compiled kernel can run (needs a GPU)."""
+        return self._resource("max_threads_per_block", signature)
 
     def resources(self, *args, **constants) -> dict:
         """Registers, shared and local memory per thread of the compiled kernel (needs a GPU)."""
@@ -246,6 +429,11 @@ class Launch(_c_call_base() or _PyCall):
         if self.shared_bytes < 0:
             raise ValueError(f"shared_bytes must be >= 0, got {self.shared_bytes}")
         nt = kernel.block_threads
+        lb = kernel.launch_bounds
+        if lb and self.block[0] * self.block[1] * self.block[2] > lb[0]:
+            raise errors.LaunchError(
+                f"{kernel.__name__} is compiled for blocks of at most {lb[0]} threads "
+                f"(launch_bounds={lb}); launched with block {tuple(self.block)}")
         if nt is not None and self.block[0] * self.block[1] * self.block[2] != nt:
             raise errors.LaunchError(
                 f"{kernel.__name__} is compiled for blocks of {nt} threads (num_warps="
@@ -253,6 +441,8 @@ class Launch(_c_call_base() or _PyCall):
 
     def _call(self, *args, **kwargs):
         k = self.kernel
+        if k.declared_signatures is not None:  # the arguments, converted to a signature's
+            args, kwargs = tuple(k._coerce(k._split(args, kwargs)[0])), {}
         if requested():
             return sim_run(k, self, args, kwargs)
         d = self.direct  # the base's call has tried it (and it declined) where it is set
@@ -278,8 +468,11 @@ class Launch(_c_call_base() or _PyCall):
 
     def _prepare(self, key, infos, consts) -> tuple:
         k = self.kernel
-        spec = k.specialize([i.type for i in infos], consts)
+        spec = k.specialization([i.type for i in infos], consts)
         hit = k._launches[key] = build(spec, driver.current_device().arch, k.options)
+        carveout = k.numba_options["shared_memory_carveout"]
+        if carveout is not None:
+            driver.set_shared_carveout(hit[0].load(), carveout)
         return hit
 
 
@@ -287,20 +480,185 @@ def _never(args) -> bool:
     return False
 
 
-def jit(func=None, *, device: bool = False, **options):
-    """Make ``func`` a kernel (``@jit``) or a device function (``@jit(device=True)``).
+def jit(func_or_sig=None, *, device: bool = False, **options):
+    """Make a function a kernel (``@jit``) or a device function (``@jit(device=True)``).
 
-    Options: ``lineinfo`` (default True: profilers map instructions to Python lines),
-    ``fastmath`` (approximate division, sqrt and transcendentals), ``max_registers``,
-    ``num_warps`` (a fixed block of ``32 * num_warps`` threads, which a kernel that calls tile
-    operations needs; docs/tiles.md; the kernel is then compiled with
-    ``__launch_bounds__(32 * num_warps)``), ``occupancy`` (with ``num_warps``: how many blocks
-    should fit on one multiprocessor, the second argument of ``__launch_bounds__``, which
-    caps the registers per thread; cuTile's hint of that name).
+    ``func_or_sig`` is the function, or signatures, as numba takes them: one
+    (``"void(float32[:], int32)"``, ``void(float32[:], int32)``, a tuple of argument types,
+    numba's own types and signatures) or a list of them; ``jit(signatures)`` returns the
+    decorator. A kernel with signatures is lowered for each when decorated (its compile
+    errors are raised there), and a launch converts its arguments to the signature they fit
+    best or raises a TypeError ("No matching definition"). A device function's signature may
+    give its return type (``"float32(float32, float32)"``); calls convert their arguments.
+
+    Options (docs/language.md, "@jit", says what each means here): ``lineinfo`` (default
+    True: profilers map instructions to Python lines), ``fastmath``, ``max_registers``,
+    ``debug``, ``opt``, ``launch_bounds`` (``__launch_bounds__``), ``cache``, ``inline``,
+    ``forceinline``, ``lto``, ``shared_memory_carveout``, ``link`` and ``extensions`` (empty
+    only), ``boundscheck`` (not True); threadtile's own: ``num_warps`` (a fixed block of
+    ``32 * num_warps`` threads, which a kernel that calls tile operations needs; docs/tiles.md;
+    compiled with ``__launch_bounds__(32 * num_warps)``), ``occupancy`` (with ``num_warps``:
+    how many blocks should fit on one multiprocessor, the second argument of
+    ``__launch_bounds__``; cuTile's hint of that name).
     """
-    if func is None:
-        return lambda f: Kernel(f, device=device, **options)
-    if isinstance(func, (str, list, tuple)) or not callable(func):
-        raise TypeError("jit takes no signatures: types come from the arguments at launch; "
-                        "write @jit or @jit(device=True)")
-    return Kernel(func, device=device, **options)
+    _numba_options({k: v for k, v in options.items() if k in NUMBA_OPTIONS}, device)
+    unknown = set(options) - set(NUMBA_OPTIONS) - {"lineinfo", "fastmath", "max_registers",
+                                                   "num_warps", "occupancy"}
+    if unknown:
+        raise TypeError(f"jit() got unknown option{'s' if len(unknown) > 1 else ''} "
+                        f"{', '.join(sorted(unknown))}; its options are numba's "
+                        f"({', '.join(sorted(NUMBA_OPTIONS))}, lineinfo, fastmath, "
+                        "max_registers) and num_warps, occupancy")
+    if func_or_sig is None:
+        return lambda f: jit(f, device=device, **options)
+    if sigs.is_signature(func_or_sig):
+        declared = sigs.signatures(func_or_sig)
+        return lambda f: Kernel(_function(f), device=device, signatures=declared, **options)
+    if not callable(func_or_sig):
+        raise TypeError(f"jit() takes a function or signatures, got {func_or_sig!r}")
+    return Kernel(_function(func_or_sig), device=device, **options)
+
+
+def _function(f):
+    """The Python function to compile: a jitted one is compiled anew from its own."""
+    if isinstance(f, Kernel):
+        return f.py_func
+    if not callable(f):
+        raise TypeError(f"jit(signature) decorates a function, got {f!r}")
+    return f
+
+
+# numba's options of cuda.jit, with their defaults; docs/language.md ("@jit") has a table of
+# what each means in threadtile. lineinfo, fastmath and max_registers are Kernel's arguments.
+NUMBA_OPTIONS = {
+    "debug": False, "opt": True, "inline": "never", "forceinline": False, "cache": False,
+    "launch_bounds": None, "link": (), "extensions": (), "boundscheck": None, "lto": None,
+    "shared_memory_carveout": None,
+}
+_CARVEOUTS = {"default": -1, "maxl1": 0, "maxshared": 100}
+
+
+def _numba_options(given: dict, device: bool) -> dict:
+    """numba's options checked and normalised, or the errors numba raises for bad ones."""
+    unknown = set(given) - set(NUMBA_OPTIONS)
+    if unknown:
+        raise TypeError(f"unknown jit option{'s' if len(unknown) > 1 else ''} "
+                        f"{', '.join(sorted(unknown))}")
+    o = {**NUMBA_OPTIONS, **{k: v for k, v in given.items() if v is not None}}
+    o["debug"], o["opt"], o["cache"] = bool(o["debug"]), bool(o["opt"]), bool(o["cache"])
+    o["forceinline"] = bool(o["forceinline"])
+    if isinstance(o["inline"], bool):
+        o["inline"] = "always" if o["inline"] else "never"
+    if o["inline"] not in ("never", "always") and not callable(o["inline"]):
+        raise ValueError(f"inline={o['inline']!r}: 'never', 'always' or a cost model function")
+    if o["link"]:
+        raise ValueError(f"link={o['link']!r}: threadtile does not link PTX, CUDA C++ or object "
+                         "files into a kernel; write the function in Python (@jit(device="
+                         "True)), or the whole kernel in CUDA C++ (threadtile.RawKernel)")
+    if o["extensions"]:
+        raise ValueError(f"extensions={o['extensions']!r}: threadtile has no argument-handling "
+                         "extensions (numba's prepare_args); convert the arguments before "
+                         "the launch")
+    if o["boundscheck"]:
+        raise ValueError("boundscheck=True: kernels compiled for the GPU do not check their "
+                         "indices; run the launch under threadtile.simulate(), which checks "
+                         "every index of every array")
+    o["launch_bounds"] = _launch_bounds(o["launch_bounds"])
+    if o["launch_bounds"] and device:
+        raise ValueError("launch_bounds bound a kernel's launches: a device function has none")
+    c = o["shared_memory_carveout"]
+    if isinstance(c, str):
+        if c.lower() not in _CARVEOUTS:
+            raise ValueError(f"Invalid carveout value: {c!r}; give an int from -1 to 100 or one "
+                             f"of {', '.join(map(repr, _CARVEOUTS))}")
+        c = _CARVEOUTS[c.lower()]
+    elif c is not None:
+        if not isinstance(c, (int, np.integer)) or isinstance(c, bool) or not -1 <= c <= 100:
+            raise ValueError(f"shared_memory_carveout={c!r}: the percentage of the unified "
+                             "L1/shared memory to give shared memory must be between -1 and "
+                             "100 (-1: the driver's default)")
+        c = int(c)
+    o["shared_memory_carveout"] = c
+    return o
+
+
+def _launch_bounds(lb) -> tuple[int, ...] | None:
+    if lb is None:
+        return None
+    t = (lb,) if isinstance(lb, (int, np.integer)) else tuple(lb) if isinstance(
+        lb, (tuple, list)) else None
+    if t is None or not all(isinstance(v, (int, np.integer)) and v > 0 for v in t):
+        raise ValueError(f"launch_bounds={lb!r}: an int (the most threads per block) or a "
+                         "tuple of positive ints (that, the fewest blocks per multiprocessor, "
+                         "the most blocks per cluster)")
+    if not 1 <= len(t) <= 3:
+        raise ValueError(f"launch_bounds={lb!r}: Got {len(t)} launch bounds: at most 3 (the "
+                         "most threads per block, the fewest blocks per multiprocessor, the "
+                         "most blocks per cluster)")
+    if t[0] > 1024:
+        raise ValueError(f"launch_bounds={lb!r}: a block has at most 1024 threads")
+    return tuple(int(v) for v in t)
+
+
+def _nvrtc_options(lineinfo: bool, fastmath: bool, max_registers, opts: dict) -> tuple:
+    """NVRTC's flags for jit's options."""
+    out = []
+    if opts["debug"]:  # device debug information; optimised code too where opt stays on
+        out += ["-G"] + (["-dopt=on"] if opts["opt"] else [])
+    elif not opts["opt"]:
+        out.append("--ptxas-options=-O0")
+    if lineinfo and not opts["debug"]:
+        out.append("-lineinfo")
+    if fastmath:
+        out.append("--use_fast_math")
+    if max_registers:
+        out.append(f"--maxrregcount={int(max_registers)}")
+    return tuple(out)
+
+
+class _NoExtensions(list):
+    """``kernel.extensions``, numba's list of argument handlers: always empty here."""
+
+    def _refuse(self, *args):
+        raise TypeError("kernel.extensions: threadtile has no argument-handling extensions "
+                        "(numba's prepare_args); convert the arguments before the launch")
+
+    append = extend = insert = __iadd__ = __setitem__ = _refuse
+
+
+def _type_of(a) -> Type:
+    """The type an example argument or a type (threadtile's, numba's, a string) stands for."""
+    if isinstance(a, str) or is_type_like(a):
+        return sigs.as_type(a)
+    return arg_type(a)
+
+
+def _launch_type(a) -> Type | None:
+    """The type of a launch argument, or None where kernels take no such argument."""
+    try:
+        return arg_type(a)
+    except TypeError:
+        pass
+    try:
+        return describe_host(a).type
+    except (TypeError, ValueError):
+        return None
+
+
+def _spell_value(a, t: Type | None) -> str:
+    """A launch argument's type for a message, also where kernels take no such argument."""
+    if t is not None:
+        return sigs.spell_type(t)
+    if isinstance(a, complex):
+        return "complex128"
+    dt, nd = getattr(a, "dtype", None), getattr(a, "ndim", None)
+    if dt is not None and isinstance(nd, int) and nd > 0:
+        return f"{dt}[{', '.join(':' * nd)}]"
+    return str(dt) if dt is not None else type(a).__name__
+
+
+def _spells_signature(a) -> bool:
+    """Whether one argument of ``compile``/``ir``/``cuda_source`` is a whole signature."""
+    return isinstance(a, (str, Signature)) or sigs.is_signature(a) and not isinstance(
+        a, list) and (not isinstance(a, tuple) or all(is_type_like(x) or isinstance(x, str)
+                                                      for x in a))

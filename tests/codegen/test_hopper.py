@@ -23,7 +23,7 @@ def test_k_loop_becomes_one_operation_with_tensor_maps():
     assert "tt::tile::mma_loop<tile_f16_128x64, tile_f16_64x256, true>(A, B," in src
     assert "for (" not in src.split("mma_loop")[0].rsplit("accumulator = tt::tile::full", 1)[1]
     assert src.count("const __grid_constant__ tt::tile::sm90::TensorMap") == 2
-    cuda = tiles.matmul_8warps.specialize([F16, F16, F16], dict(tm=128, tn=256, tk=64)).cuda
+    cuda = tiles.matmul_8warps.specialization([F16, F16, F16], dict(tm=128, tn=256, tk=64)).cuda
     assert cuda.tensormaps == ((0, (64, 128)), (1, (64, 64)))
     # sm_90a gets the pipeline's shared memory: 4 stages of 48 KiB, barriers, alignment slack
     assert "#define TT_SCRATCH_SM90A 197696" in src

@@ -163,6 +163,7 @@ def test_launching_a_device_function():
         bad.recursive[1, 1](3)
 
 
-def test_jit_takes_no_signature_strings():
-    with pytest.raises(TypeError, match="jit takes no signatures"):
-        threadtile.jit("void(float32[:])")
+def test_jit_names_a_bad_signature():
+    with pytest.raises(TypeError, match=r"bad signature 'void\(flaot32\[:\]\)': unknown type "
+                                        r"'flaot32' \(did you mean 'float32'\?\)"):
+        threadtile.jit("void(flaot32[:])")

@@ -64,7 +64,7 @@ def _arrays(rng, m=64, k=48):
 
 
 def _ops(kernel, args, consts) -> list[str]:
-    module = kernel.specialize([kernel_type(a) for a in args], consts).module
+    module = kernel.specialization([kernel_type(a) for a in args], consts).module
     return [x.op for x in ir.walk_module_exprs(module) if isinstance(x, ir.TileOp)]
 
 

@@ -62,7 +62,7 @@ def test_translation_is_made_once_per_specialization():
     out = np.zeros(8, np.int64)
     with simulate():
         fill_tid[1, 8](out)
-        spec = fill_tid.specialize([kernel_type(out)], {})
+        spec = fill_tid.specialization([kernel_type(out)], {})
         prog = spec._sim_program
         fill_tid[1, 8](out)
     assert spec._sim_program is prog

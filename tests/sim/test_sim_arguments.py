@@ -66,11 +66,11 @@ def test_arguments_that_do_not_match_the_parameters(gpu_path, monkeypatch, what)
     """A specialization made for other arguments (as if the dispatch had gone wrong) refuses
     these with the same message on both targets."""
     args = MISMATCHES[what]
-    spec = scale.specialize([ArrayType(float32, 1, "C"), int64], {})
+    spec = scale.specialization([ArrayType(float32, 1, "C"), int64], {})
     params = list(spec.params)
     on_gpu = _error(lambda: CompiledKernel(b"", spec.entry, params).launch(
         (1, 1, 1), (32, 1, 1), None, 0, arrays.describe_all(args, ["x", "n"])))
-    monkeypatch.setattr(scale, "specialize", lambda types, consts: spec)
+    monkeypatch.setattr(scale, "specialization", lambda types, consts: spec)
     with simulate():
         in_sim = _error(lambda: scale[1, 32](*args))
     assert in_sim == on_gpu and on_gpu.startswith("kernel 'scale' argument ")

@@ -63,7 +63,7 @@ def test_the_rules_catch_ill_typed_operations():
 
 
 def test_verify_reports_an_ill_typed_operation_at_its_line():
-    module = tiles.matmul.specialize([F16, F16, F16], dict(tm=64, tn=64, tk=32)).module
+    module = tiles.matmul.specialization([F16, F16, F16], dict(tm=64, tn=64, tk=32)).module
     verify(module)  # what the pipeline made obeys the rules
     store = next(x for x in ir.walk_module_exprs(module)
                  if isinstance(x, ir.TileOp) and x.op == "store")
@@ -76,7 +76,7 @@ def test_verify_reports_an_ill_typed_operation_at_its_line():
 def test_the_k_loop_is_one_operation_in_the_ir():
     """The IR both backends take holds the k loop as one mma_loop with the loads and the mma it
     stands for; the loop itself is gone."""
-    module = tiles.matmul.specialize([F16, F16, F16], dict(tm=64, tn=64, tk=32)).module
+    module = tiles.matmul.specialization([F16, F16, F16], dict(tm=64, tn=64, tk=32)).module
     loops = [x for x in ir.walk_module_exprs(module)
              if isinstance(x, ir.TileOp) and x.op == "mma_loop"]
     assert len(loops) == 1

@@ -24,6 +24,7 @@ from ..lang.types import (
     float64,
     int32,
     int64,
+    is_numba_type,
     scalar_of,
     uint32,
     void,
@@ -158,6 +159,8 @@ def _cast_target(obj) -> Scalar | None:
     if obj in (builtins.float, builtins.int, builtins.bool):
         return scalar_of(obj)
     if isinstance(obj, type) and issubclass(obj, np.generic):
+        return scalar_of(obj)
+    if is_numba_type(obj):  # numba.cuda.types.float32(x), in a kernel ported from numba
         return scalar_of(obj)
     return None
 

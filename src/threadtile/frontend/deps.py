@@ -32,8 +32,10 @@ def fingerprint(obj) -> list:
     if getattr(obj, "_threadtile_kernel", False):
         fn = obj.py_func
         info = get_source(fn)
+        declared = getattr(obj, "declared_signatures", None)  # jit(signatures): its types
         return ["k", fn.__module__, fn.__qualname__, info.filename, info.line_offset,
-                hashlib.sha1(info.text.encode()).hexdigest(), bool(obj.device)]
+                hashlib.sha1(info.text.encode()).hexdigest(), bool(obj.device),
+                None if declared is None else [str(s) for s in declared]]
     if isinstance(obj, type(np)):
         return ["m", obj.__name__]
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)

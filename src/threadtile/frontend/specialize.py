@@ -8,10 +8,11 @@ import numpy as np
 
 from ..errors import KernelCompileError
 from ..ir import nodes as ir
-from ..lang.types import ArrayType, Scalar, Type, scalar_of
+from ..lang import signatures as sigs
+from ..lang.types import ArrayType, Scalar, Type, scalar_of, void
 from . import typing as ty
 from .deps import dotted, fingerprint
-from .lower import Lowerer, lower_function
+from .lower import Lowerer, _fix_returns, lower_function
 
 
 class ConstantAnnotation:
@@ -98,6 +99,16 @@ class Specializer:
                                  f"got {len(args)}")
         consts = constant_params(fn)
         params: list[ir.Param] = []
+        declared = getattr(kernel, "declared_signatures", None)
+        chosen = None
+        if declared:  # jit(signatures, device=True): the arguments convert to one of them
+            chosen = _device_signature(lw, fn, declared, args, node)
+            # scalars take the signature's types (the call converts them); an array keeps
+            # its own type, which the signature's accepts (a contiguous one for a strided
+            # parameter compiles the contiguous variant)
+            params = [ir.Param(pname, a.type if isinstance(a.type, ArrayType) else t)
+                      for pname, a, t in zip(names, args, chosen.args)]
+            args = []
         for pname, a in zip(names, args):
             if pname in consts:
                 if not isinstance(a, ir.Const):
@@ -124,6 +135,8 @@ class Specializer:
         self.owner = f"{self.owner}/{dotted(node.func) or '?'}"
         try:
             func = lower_function(self, fn, params, False, self.func_name(fn.__name__))
+            if chosen is not None:
+                declare_return(func, chosen.return_type)
         finally:
             self._lowering.discard(id(fn))
             self.final, self._names, self.owner = saved
@@ -147,6 +160,51 @@ class Specializer:
             self.const_arrays[id(arr)] = decl
             self._const_keep.append(arr)
         return ir.Var(decl.type, lw.loc(node), decl.name)
+
+
+def _device_signature(lw: Lowerer, fn, declared: list, args: list[ir.Expr], node):
+    """The declared signature a call with ``args`` takes: the first of those its arguments
+    convert to best (numba resolves a device function's ambiguity so), converting as casts
+    do; an error naming the signatures where none fits."""
+    types = [a.type for a in args]
+    best = sigs.select(declared, types, casts=True)
+    if not best:
+        raise lw.error(node, f"{fn.__name__}() has no signature for argument types "
+                             f"({sigs.spell_args(types)}); it is compiled for "
+                             f"{' | '.join(str(s) for s in declared)}")
+    return declared[best[0]]
+
+
+def declare_return(func: ir.Function, ret) -> None:
+    """Give device function ``func`` the return type its signature declares (None: the one
+    inferred), converting what each ``return`` returns; a KernelCompileError where the
+    function's returns do not agree with it."""
+    if ret is None or ret == func.return_type and not func.return_weak:
+        return
+    got = func.return_type
+    what = f"{func.pyname}() is declared to return {sigs.spell_type(ret)}"
+    if isinstance(ret, Scalar) and ret.kind == "v":
+        raise KernelCompileError(f"{func.pyname}() is declared void, but it returns a value of "
+                                 f"type {sigs.spell_type(got)}", loc=func.loc,
+                                 hint="drop the return value, or declare its type")
+    if got == void:
+        raise KernelCompileError(f"{what}, but it returns nothing", loc=func.loc,
+                                 hint="return a value on every path")
+    if not (isinstance(ret, Scalar) and isinstance(got, Scalar)):
+        raise KernelCompileError(f"{what}, but it returns {sigs.spell_type(got)}", loc=func.loc)
+    func.return_type, func.return_weak = ret, False
+    _fix_returns(func)
+
+
+def lower_device(fn, params: list[ir.Param], ret=None) -> ir.Function:
+    """Lower device function ``fn`` on its own for ``params`` (a signature's types) and
+    return type ``ret``, for its compile errors: ``jit(signature, device=True)`` raises them
+    when it decorates, as numba does. The kernels that call it lower it again."""
+    sp = Specializer()
+    sp._lowering.add(id(fn))
+    func = lower_function(sp, fn, params, False, fn.__name__)
+    declare_return(func, ret)
+    return func
 
 
 def specialize(fn, params: list[ir.Param], deps: list | None = None,

@@ -318,6 +318,9 @@ class Module:
     const_arrays: list[ArrayDecl]
     threads: int | None = None  # threads per block, when fixed at compile time (tile ops)
     occupancy: int | None = None  # blocks per SM to fit registers for (with threads fixed)
+    # jit(launch_bounds=...): the most threads per block (, the fewest blocks per SM, the most
+    # blocks per cluster), for a kernel whose block is not fixed
+    launch_bounds: tuple[int, ...] | None = None
 
 
 def walk_stmts(body: list[Stmt]):

@@ -4,6 +4,11 @@ Scalar dtypes are named as in NumPy and numba (``threadtile.float32``...). Insid
 is also a cast: ``float32(x)``, like ``np.float32(x)``. On the host a dtype can be given wherever
 NumPy accepts one (``shared.array(16, float32)`` or ``shared.array(16, np.float32)``).
 
+As in numba, a dtype also spells the types of a signature (``jit(void(float32[:], int32))``):
+subscripted with slices it is an array type (``float32[:, ::1]``: 2-d, C-contiguous), called
+on types it is a :class:`Signature` whose return type it is (lang/signatures.py reads every
+spelling of a signature).
+
 Arithmetic promotion (see docs/language.md, "Numbers"):
 
 - two integers: the wider one; mixed signedness gives the signed type of the larger width;
@@ -22,6 +27,7 @@ __all__ = [
     "Type", "Scalar", "ArrayType", "TupleType", "TileType", "NoneType", "tfloat32",
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "void", "SCALARS", "scalar_of", "promote",
+    "Signature", "spell", "is_type_like", "is_numba_type",
 ]
 
 
@@ -41,10 +47,40 @@ class Scalar(Type):
     def __repr__(self) -> str:
         return self.name
 
-    def __call__(self, value):  # a cast, on the host as in a kernel (np.float32(x) style)
-        if self.name == "bfloat16":
-            return float(np.float32(value))
-        return self.numpy.type(value)
+    def __call__(self, *args):
+        """``float32(x)``: a cast, on the host as in a kernel (``np.float32(x)``).
+        ``float32(float32, int32[:])``, ``void()``: the :class:`Signature` with these
+        argument types that returns this type (numba's spelling)."""
+        if len(args) == 1 and not is_type_like(args[0]) and self.kind != "v":
+            value = args[0]
+            if self.name == "bfloat16":
+                return float(np.float32(value))
+            return self.numpy.type(value)
+        for a in args:
+            if not is_type_like(a):
+                raise TypeError(f"{self.name}({', '.join(map(repr, args))}): a signature's "
+                                f"arguments are types (float32, int32[:]...), got {a!r}")
+        return Signature(tuple(args), self)
+
+    def __getitem__(self, dims) -> ArrayType:
+        """``float32[:]`` (1-d, any strides), ``float32[::1]`` (1-d, contiguous),
+        ``float32[:, ::1]`` (2-d, C-contiguous): an array type, as numba spells it."""
+        dims = dims if isinstance(dims, tuple) else (dims,)
+        if self.kind == "v" or self.name == "tfloat32" or not dims:
+            raise TypeError(f"{self.name}[...]: no array holds {self.name}")
+        unit = []
+        for d in dims:
+            if not isinstance(d, slice) or d.start is not None or d.stop is not None or \
+                    d.step not in (None, 1):
+                raise TypeError(f"{self.name}[{_dims_text(dims)}]: an array type's axes are "
+                                "written ':' (any stride) or '::1' (contiguous), as in "
+                                "float32[:, ::1]")
+            unit.append(d.step == 1)
+        if sum(unit) > 1 or (sum(unit) == 1 and not (unit[-1] or unit[0])):
+            raise TypeError(f"{self.name}[{_dims_text(dims)}]: '::1' marks the contiguous axis, "
+                            "the last one (C order) or the first one (Fortran order)")
+        # Fortran order has no layout of its own here: strided ("A") arrays include it
+        return ArrayType(self, len(dims), "C" if unit[-1] else "A")
 
     @property
     def numpy(self) -> np.dtype:
@@ -100,7 +136,8 @@ _ALIASES = {"bool_": bool_, "float": float64, "int": int64, "half": float16, "do
 
 
 def scalar_of(obj) -> Scalar | None:
-    """The Scalar for ``obj`` (a Scalar, a NumPy dtype or type, a torch dtype, a name), or None."""
+    """The Scalar for ``obj`` (a Scalar, a NumPy dtype or type, a torch dtype, a name, one of
+    numba's scalar types), or None."""
     if isinstance(obj, Scalar):
         return obj
     if obj is bool:
@@ -111,6 +148,8 @@ def scalar_of(obj) -> Scalar | None:
         return float64
     if isinstance(obj, str):
         return SCALARS.get(obj) or _ALIASES.get(obj)
+    if is_numba_type(obj):  # numba.cuda.types.float32...: by what it prints
+        return SCALARS.get(str(obj)) or (bfloat16 if str(obj) == "__nv_bfloat16" else None)
     mod = type(obj).__module__
     if mod.startswith("torch"):
         return SCALARS.get(str(obj).removeprefix("torch.")) or _ALIASES.get(
@@ -165,6 +204,11 @@ class ArrayType(Type):
         return f"{self.space} {self.dtype}[{', '.join(':' * self.ndim)}]{self.layout}"
 
 
+def _dims_text(dims: tuple) -> str:
+    return ", ".join(":" if d.step is None else "::1" if isinstance(d, slice) and d.step == 1
+                     else repr(d) for d in dims)
+
+
 @dataclass(frozen=True)
 class TileType(Type):
     """A tile: a block-collective value of ``dtype`` with a compile-time ``shape`` (each axis a
@@ -207,3 +251,53 @@ class _NoneType(Type):
 
 
 NoneType = _NoneType()
+
+
+@dataclass(frozen=True)
+class Signature:
+    """The types a kernel or device function is compiled for (``jit(signature)``): ``args``,
+    and ``return_type`` (None where it is left to inference; ``void`` for a kernel).
+
+    Made by calling a dtype on types (``void(float32[:], int32)``); its arguments may still be
+    numba's type objects there: ``lang.signatures.signature`` reads every spelling into one with
+    threadtile types only."""
+
+    args: tuple
+    return_type: object = None
+
+    def __repr__(self) -> str:
+        return f"threadtile.Signature({self})"
+
+    def __str__(self) -> str:
+        args = ", ".join(spell(a) if isinstance(a, Type) else str(a) for a in self.args)
+        if self.return_type is None:
+            return f"({args})"
+        r = self.return_type
+        return f"{spell(r) if isinstance(r, Type) else r}({args})"
+
+
+def is_type_like(obj) -> bool:
+    """Whether ``obj`` may stand in a signature: a threadtile type or one of numba's type
+    objects (read by what they print; threadtile never imports numba)."""
+    return isinstance(obj, Type) or is_numba_type(obj)
+
+
+def is_numba_type(obj) -> bool:
+    """Whether ``obj`` is one of numba's type objects (an instance of its ``Type`` class)."""
+    return any(c.__name__ == "Type" and (c.__module__ or "").startswith("numba")
+               for c in type(obj).__mro__)
+
+
+def spell(t: Type) -> str:
+    """``t`` as a signature writes it: ``int32``, ``float32[:, ::1]``, ``Tuple(int32, float32)``."""
+    if isinstance(t, Scalar):
+        return "void" if t.kind == "v" else t.name
+    if isinstance(t, ArrayType):
+        dims = [":"] * t.ndim
+        if t.layout == "C":
+            dims[-1] = "::1"
+        space = "" if t.space == "global" else f"{t.space} "
+        return f"{space}{'readonly ' if t.readonly else ''}{t.dtype.name}[{', '.join(dims)}]"
+    if isinstance(t, TupleType):
+        return f"Tuple({', '.join(spell(i) for i in t.items)})"
+    return repr(t)

@@ -345,6 +345,16 @@ def set_max_dynamic_shared(func: LoadedKernel, nbytes: int, device: int | None =
     func._shared_set[int(dev)] = int(nbytes)
 
 
+def set_shared_carveout(func: LoadedKernel, percent: int, device: int | None = None) -> None:
+    """Prefer ``percent`` of the unified L1/shared memory as shared memory for ``func``
+    (-1: the driver's default); a hint the driver may round (jit(shared_memory_carveout=))."""
+    cu = _cu()
+    attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+    dev = _device_handle(device)
+    check(cu.cuKernelSetAttribute(attr, int(percent), func.kernel, dev),
+          f"setting the shared memory carveout of {func.name!r} to {percent}%")
+
+
 def func_attributes(func: LoadedKernel, device: int | None = None) -> dict:
     """Resources of a loaded kernel on a device: registers per thread, static shared, local
     (spill) and constant memory in bytes, and the largest block it can launch."""

@@ -110,6 +110,7 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         fe = FunctionEmitter(f, statics, line_directives)
         fe.threads, fe.has_tiles = module.threads, has_tiles
         fe.occupancy = module.occupancy
+        fe.launch_bounds = module.launch_bounds
         if f is module.kernel:
             fe.tensormaps = tiles.tensormap_names(module)
         out.append(fe.emit())
@@ -122,6 +123,7 @@ class FunctionEmitter:
     has_tiles = False  # the module uses tile operations (and their dynamic shared scratch)
     tensormaps: dict = {}  # id of an mma_loop op -> its tensor-map parameters (the kernel's)
     occupancy: int | None = None  # blocks per SM for __launch_bounds__ (with threads)
+    launch_bounds: tuple[int, ...] | None = None  # jit(launch_bounds=...), as given
 
     def __init__(self, f: ir.Function, statics: dict[str, ir.ArrayDecl], lines: bool):
         self.f = f
@@ -148,15 +150,25 @@ class FunctionEmitter:
                             if not p.is_constant] +
                            [f"const __grid_constant__ tt::tile::sm90::TensorMap {m}"
                             for names in self.tensormaps.values() for m in names])
+        pre: list[str] = []
         if f.is_kernel:
             bounds = ""
             if self.threads:  # a fixed block: registers are allotted for exactly that
                 occ = f", {self.occupancy}" if self.occupancy else ""
                 bounds = f"__launch_bounds__({self.threads}{occ}) "
+            elif self.launch_bounds:
+                bounds = f"__launch_bounds__({', '.join(map(str, self.launch_bounds[:2]))}) "
+                if len(self.launch_bounds) == 3:  # blocks per cluster: sm_90 on only
+                    macro = f"TT_LAUNCH_BOUNDS_{f.name}"
+                    pre = ["#if __CUDA_ARCH__ >= 900",
+                           f"#define {macro} __launch_bounds__"
+                           f"({', '.join(map(str, self.launch_bounds))})",
+                           "#else", f"#define {macro} {bounds}", "#endif"]
+                    bounds = f"{macro} "
             head = f'extern "C" __global__ void {bounds}{f.name}({params})'
         else:
             head = f"__device__ __forceinline__ {ctype(f.return_type)} {f.name}({params})"
-        lines = []
+        lines = list(pre)
         if self.lines:
             lines.append(f'#line {f.loc.line} "{f.source_file}"')
         lines.append(head + " {")

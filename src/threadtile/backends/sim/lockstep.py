@@ -364,7 +364,7 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset,
                                  f"{block} = {T}")
     if infos is None:
         infos = [describe_host(a, i) for i, a in enumerate(host_args)]
-    spec = kernel.specialize([i.type for i in infos], consts)
+    spec = kernel.specialization([i.type for i in infos], consts)
     prog = program_for(spec)
     params = [p for p in prog.params if not p.is_constant]
     abi.check(kernel.__name__, [p.type for p in params], infos)
