@@ -41,6 +41,8 @@ from .lang.thread import (
     laneid,
     lanemask_lt,
     local,
+    match_all_sync,
+    match_any_sync,
     popc,
     selp,
     shared,

@@ -341,7 +341,7 @@ def test_views_local_arrays_and_strides(target, rng):
 
 
 @pytest.mark.parametrize(("dtype", "value", "text"), [
-    ("float32", 1.5, "value 1.5 index 0 positive True"),
+    ("float32", 1.5, "value 1.500000 index 0 positive True"),
     ("int32", -3, "value -3 index 0 positive False")])
 def test_printer(target, capfd, dtype, value, text):
     a = target.to_device(np.array([value, 0, 0, 0], dtype))

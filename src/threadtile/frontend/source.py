@@ -6,6 +6,7 @@ import ast
 import builtins
 import inspect
 import linecache
+import sys
 from dataclasses import dataclass
 
 from ..errors import KernelCompileError
@@ -47,6 +48,8 @@ def get_source(fn) -> SourceInfo:
     hit = _cache.get(key)
     if hit is not None:
         return hit
+    if code.co_filename == "<string>":
+        _remember_command_line(fn.__name__)
     try:
         src_lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError) as e:
@@ -71,6 +74,19 @@ def get_source(fn) -> SourceInfo:
     info = SourceInfo(tree, code.co_filename, offset, file_lines, text)
     _cache[key] = info
     return info
+
+
+def _remember_command_line(name: str) -> None:
+    """``python -c "..."`` defines functions in ``<string>``, whose text Python does not keep:
+    it is the argument after ``-c`` of the command line, which linecache is given here so that
+    a kernel written there has a source like any other."""
+    argv = getattr(sys, "orig_argv", [])
+    if "-c" not in argv or linecache.getlines("<string>"):
+        return
+    i = argv.index("-c")
+    if i + 1 < len(argv) and f"def {name}(" in argv[i + 1]:
+        text = argv[i + 1]
+        linecache.cache["<string>"] = (len(text), None, text.splitlines(True), "<string>")
 
 
 _MISSING = object()

@@ -8,7 +8,8 @@ import numpy as np
 
 from ..errors import KernelCompileError
 from ..ir import nodes as ir
-from ..lang.types import ArrayType, Scalar, Type, scalar_of
+from ..lang.types import ArrayType, Scalar, scalar_of
+from . import funcs
 from . import typing as ty
 from .deps import dotted, fingerprint
 from .lower import Lowerer, lower_function
@@ -89,33 +90,22 @@ class Specializer:
         k = lower_function(self, fn, params, True, self.func_name(fn.__name__))
         return ir.Module(k, list(self.const_arrays.values()))
 
-    def device_function(self, lw: Lowerer, kernel, args: list[ir.Expr], node) -> ir.Function:
-        fn = kernel.py_func
-        sig = inspect.signature(fn)
-        names = list(sig.parameters)
-        if len(names) != len(args):
-            raise lw.error(node, f"{fn.__name__}() takes {len(names)} arguments, "
-                                 f"got {len(args)}")
+    def device_function(self, lw: Lowerer, fn, bound: list[tuple[str, object]], node
+                        ) -> tuple[ir.Function, list[ir.Expr]]:
+        """The specialization of Python function ``fn`` for the arguments ``bound`` to its
+        parameters (funcs.bind), and the arguments the call passes."""
         consts = constant_params(fn)
         params: list[ir.Param] = []
-        for pname, a in zip(names, args):
-            if pname in consts:
-                if not isinstance(a, ir.Const):
-                    raise lw.error(node, f"argument {pname!r} of {fn.__name__}() is a "
-                                         "Constant and needs a compile-time value")
-                params.append(ir.Param(pname, a.type, a.value, True))
-                continue
-            t: Type = a.type
-            # a Python literal stays weak inside the callee: clamp(x, 0.5, 4.0) with x float32
-            # computes in float32, as the same expression written inline would
-            weak = isinstance(t, Scalar) and ty.is_weak(a)
-            if weak and isinstance(a, ir.Const):
-                t = ty.literal_type(a.value)
-            params.append(ir.Param(pname, t, weak=weak))
-        key = (fn, tuple((p.name, p.type, p.constant, p.weak) for p in params))
+        call_args: list[ir.Expr] = []
+        for pname, a in bound:
+            p, arg = funcs.param_for(lw, fn, pname, a, node, pname in consts)
+            params.append(p)
+            if arg is not None:
+                call_args.append(ty.convert(arg, p.type) if isinstance(p.type, Scalar) else arg)
+        key = (fn, tuple((p.name, p.type, _hashable(p.constant), p.weak) for p in params))
         hit = self._device.get(key)
         if hit is not None:
-            return hit
+            return hit, call_args
         if id(fn) in self._lowering:
             raise lw.error(node, f"{fn.__name__}() calls itself; recursion is not supported "
                                  "in kernels", "rewrite it as a loop")
@@ -128,7 +118,7 @@ class Specializer:
             self._lowering.discard(id(fn))
             self.final, self._names, self.owner = saved
         self._device[key] = func
-        return func
+        return func, call_args
 
     def const_array(self, lw: Lowerer, arr: np.ndarray, node) -> ir.Expr:
         """A global NumPy array read by a kernel: frozen into constant memory (numba's rule)."""
@@ -147,6 +137,15 @@ class Specializer:
             self.const_arrays[id(arr)] = decl
             self._const_keep.append(arr)
         return ir.Var(decl.type, lw.loc(node), decl.name)
+
+
+def _hashable(v):
+    """A compile-time argument as part of a dictionary key (by identity if unhashable)."""
+    try:
+        hash(v)
+    except TypeError:
+        return ("id", id(v))
+    return (type(v).__name__, v)
 
 
 def specialize(fn, params: list[ir.Param], deps: list | None = None,
