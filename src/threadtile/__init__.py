@@ -35,6 +35,7 @@ from .lang.thread import (
     eq_sync,
     ffs,
     fma,
+    fp16,
     grid,
     gridDim,
     gridsize,

@@ -192,3 +192,27 @@ def test_print_tuples(target, capfd):
     lines = "".join(printed).splitlines()
     assert "t = (1.500000, (1, 2.500000)) (7,)" in lines
     assert "(0, 0, 0)" in lines
+
+
+def test_half_intrinsics(target, rng):
+    n = 100
+    a = rng.uniform(-2, 2, n).astype(np.float16)
+    b = rng.uniform(0.5, 3, n).astype(np.float16)
+    c = rng.uniform(-1, 1, n).astype(np.float16)
+    a[:3] = b[:3]  # equal operands: hge, heq hold, hne does not
+    out = target.to_device(poison((n, 16), np.float16))
+    flags = target.to_device(np.zeros((n, 4), np.bool_))
+    target.launch(ns.half_intrinsics, cdiv(n, 32), 32, *(target.to_device(v) for v in (a, b, c)),
+                  out, flags)
+    got, flags = target.to_host(out).astype(np.float64), target.to_host(flags)
+    x, y, z = (v.astype(np.float64) for v in (a, b, c))
+    # the arithmetic is rounded once to float16, as NumPy's float16 operations are
+    exact = [a + b, a - b, a * b, a / b, -a, np.abs(a), (x * y + z).astype(np.float16),
+             np.maximum(a, b), np.minimum(a, b)]
+    for col, ref in enumerate(exact):
+        np.testing.assert_array_equal(got[:, col], np.asarray(ref, np.float64), err_msg=col)
+    approx = {9: np.sqrt(np.abs(x)), 10: np.exp(x), 11: np.log(np.abs(y)), 12: np.sin(x),
+              13: 10.0 ** x, 14: 1 / y, 15: np.floor(x)}
+    for col, ref in approx.items():
+        assert_close(got[:, col], ref, "float16", ulps=2, err_msg=str(col))
+    np.testing.assert_array_equal(flags, np.stack([a < b, a >= b, a == a, a != b], axis=1))

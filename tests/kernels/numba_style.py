@@ -231,6 +231,34 @@ def matches(keys, any_out, all_out, pred_out):
 
 
 @cuda.jit
+def half_intrinsics(a, b, c, out, flags):
+    i = cuda.grid(1)
+    if i < a.size:
+        h = cuda.fp16
+        x, y, z = a[i], b[i], c[i]
+        out[i, 0] = h.hadd(x, y)
+        out[i, 1] = h.hsub(x, y)
+        out[i, 2] = h.hmul(x, y)
+        out[i, 3] = h.hdiv(x, y)
+        out[i, 4] = h.hneg(x)
+        out[i, 5] = h.habs(x)
+        out[i, 6] = h.hfma(x, y, z)
+        out[i, 7] = h.hmax(x, y)
+        out[i, 8] = h.hmin(x, y)
+        out[i, 9] = h.hsqrt(h.habs(x))
+        out[i, 10] = h.hexp(x)
+        out[i, 11] = h.hlog(h.habs(y))
+        out[i, 12] = h.hsin(x)
+        out[i, 13] = h.hexp10(x)
+        out[i, 14] = h.hrcp(y)
+        out[i, 15] = h.hfloor(x)
+        flags[i, 0] = h.hlt(x, y)
+        flags[i, 1] = h.hge(x, y)
+        flags[i, 2] = h.heq(x, x)
+        flags[i, 3] = h.hne(x, y)
+
+
+@cuda.jit
 def printer_tuples(a):
     tid = cuda.threadIdx
     if tid.x == 0:
@@ -262,4 +290,6 @@ EXAMPLES = {
     "matches": [example(np.zeros(8, np.int64), np.zeros(8, np.uint32), np.zeros(8, np.uint32),
                         np.zeros(8, np.int32))],
     "printer_tuples": [example(np.zeros(1))],
+    "half_intrinsics": [example(*(np.zeros(8, np.float16),) * 3, np.zeros((8, 16), np.float16),
+                                np.zeros((8, 4), np.bool_))],
 }

@@ -216,6 +216,8 @@ def _intrinsic(lw: Lowerer, name: str, node: ast.Call):
         return _atomic(lw, name, node)
     if name in ("match_any_sync", "match_all_sync"):
         return _match(lw, name, node)
+    if name.startswith("fp16."):
+        return mathcalls.fp16(lw, name[5:], node)
     raise lw.error(node, f"{name}() is not supported yet")
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..lang import thread as lt
-from ..lang.types import Scalar, TupleType, bool_, float32, float64, int32, int64
+from ..lang.types import Scalar, TupleType, bool_, float16, float32, float64, int32, int64
 from . import tuples
 from . import typing as ty
 from .values import Tup
@@ -225,3 +225,40 @@ def _round(lw: Lowerer, node: ast.Call) -> ir.Expr:
                         weak=ty.is_weak(x))
     return ty.mark_weak(_call(x.type, loc, "round_ndigits", [x], [ty.convert(n, int64)]),
                         ty.is_weak(x))
+
+
+_FP16_BINARY = {"hadd": "+", "hsub": "-", "hmul": "*", "hdiv": "/"}
+_FP16_COMPARE = {"heq": "==", "hne": "!=", "hge": ">=", "hgt": ">", "hle": "<=", "hlt": "<"}
+_FP16_MATH = {"hsin": "sin", "hcos": "cos", "hlog": "log", "hlog2": "log2", "hlog10": "log10",
+              "hexp": "exp", "hexp2": "exp2", "hsqrt": "sqrt", "hrsqrt": "rsqrt",
+              "hceil": "ceil", "hfloor": "floor", "htrunc": "trunc", "hrint": "rint"}
+
+
+def fp16(lw: Lowerer, name: str, node: ast.Call) -> ir.Expr:
+    """``cuda.fp16.hadd(a, b)`` and the rest of numba's half-precision intrinsics: the
+    operands become float16, then the operator or math function of that name (math in float32,
+    rounded once; ``hfma`` in float64, where the product and the sum are exact, so it is
+    rounded once too)."""
+    loc = lw.loc(node)
+    n = 3 if name == "hfma" else 2 if name in _FP16_BINARY or name in _FP16_COMPARE or name in (
+        "hmax", "hmin") else 1
+    vals = [ty.convert(v, float16) for v in _args(lw, node, n, n)]
+    if name in _FP16_BINARY:
+        return ir.BinOp(float16, loc, _FP16_BINARY[name], *vals)
+    if name in _FP16_COMPARE:
+        return ir.Compare(bool_, loc, _FP16_COMPARE[name], *vals)
+    if name in ("hmax", "hmin"):
+        return ir.Call(float16, loc, name[1:], vals)
+    if name == "hneg":
+        return ir.UnaryOp(float16, loc, "-", vals[0])
+    if name == "habs":
+        return ir.Call(float16, loc, "abs", vals)
+    if name == "hfma":
+        wide = [ty.convert(v, float64) for v in vals]
+        return ir.Cast(float16, loc, ir.Call(float64, loc, "fma", wide))
+    if name == "hrcp":
+        return ir.Cast(float16, loc, ir.BinOp(float32, loc, "/", ir.Const(float32, loc, 1.0),
+                                              ty.convert(vals[0], float32)))
+    if name == "hexp10":
+        return _call(float16, loc, "pow", [ir.Const(float16, loc, 10.0), vals[0]])
+    return _call(float16, loc, _FP16_MATH[name], vals)

@@ -18,7 +18,7 @@ __all__ = [
     "syncthreads_or", "syncwarp", "threadfence", "threadfence_block", "threadfence_system",
     "atomic", "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "all_sync",
     "any_sync", "eq_sync", "ballot_sync", "match_any_sync", "match_all_sync", "activemask",
-    "lanemask_lt", "popc", "clz", "ffs", "brev", "fma", "cbrt", "selp",
+    "lanemask_lt", "popc", "clz", "ffs", "brev", "fma", "cbrt", "selp", "fp16",
 ]
 
 
@@ -223,3 +223,17 @@ stores the larger of the two, a NaN counting as missing (the other one is kept).
     nanmin=_intrinsic("atomic.nanmin", """atomic.nanmin(array, index, value) -> the old value;
 stores the smaller of the two, a NaN counting as missing."""),
 )
+
+# numba's half-precision intrinsics: float16 arithmetic, comparisons and math by name
+_FP16 = {
+    "hadd": "a + b", "hsub": "a - b", "hmul": "a * b", "hdiv": "a / b", "hneg": "-a",
+    "habs": "|a|", "hfma": "a * b + c, rounded once", "heq": "a == b", "hne": "a != b",
+    "hge": "a >= b", "hgt": "a > b", "hle": "a <= b", "hlt": "a < b", "hmax": "max(a, b)",
+    "hmin": "min(a, b)", "hsin": "sin(a)", "hcos": "cos(a)", "hlog": "log(a)",
+    "hlog2": "log2(a)", "hlog10": "log10(a)", "hexp": "exp(a)", "hexp2": "2 ** a",
+    "hexp10": "10 ** a", "hsqrt": "sqrt(a)", "hrsqrt": "1 / sqrt(a)", "hrcp": "1 / a",
+    "hceil": "ceil(a)", "hfloor": "floor(a)", "htrunc": "trunc(a)", "hrint": "a rounded to "
+    "the nearest integer, ties to even",
+}
+fp16 = _Namespace("fp16", **{n: _intrinsic(f"fp16.{n}", f"fp16.{n}: {d}, in float16 (numba's "
+                                            "cuda.fp16)") for n, d in _FP16.items()})
