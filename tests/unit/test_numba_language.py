@@ -472,3 +472,27 @@ def test_kernels_written_on_the_command_line_compile():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, check=True).stdout
     assert out.splitlines() == ["(1, (2.500000,)) 0", "(1, (2.500000,)) 1"]
+
+
+def test_python_mode_agrees_with_lockstep():
+    """The new intrinsics in python-mode simulation (the kernel's own code per thread)."""
+    from kernels import numba_style as ns
+
+    rng = np.random.default_rng()
+    keys = rng.integers(0, 3, 64).astype(np.int64) * 1000
+    h = rng.uniform(0.5, 2, 8).astype(np.float16)
+    got = []
+    for mode in ("lockstep", "python"):
+        m = [np.zeros(64, np.uint32), np.zeros(64, np.uint32), np.zeros(64, np.int32)]
+        half = [np.zeros((8, 16), np.float16), np.zeros((8, 4), np.bool_)]
+        first = np.zeros(1, np.int32)
+        with cuda.simulate(mode=mode):
+            ns.matches[1, 64](keys, *m)
+            ns.half_intrinsics[1, 8](h, h + 1, h, *half)
+            ns.cas_claims[1, 8](first, np.zeros(8, np.int32), np.zeros(8, np.int32),
+                                np.full(4, -1, np.int32))
+        got.append((m, half, first))
+    (m1, h1, f1), (m2, h2, f2) = got
+    for x, y in zip(m1 + h1, m2 + h2):
+        np.testing.assert_array_equal(x, y)
+    assert 1 <= f1[0] <= 8 and 1 <= f2[0] <= 8  # one thread's claim (which one may differ)
