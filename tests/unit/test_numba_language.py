@@ -496,3 +496,40 @@ def test_python_mode_agrees_with_lockstep():
     for x, y in zip(m1 + h1, m2 + h2):
         np.testing.assert_array_equal(x, y)
     assert 1 <= f1[0] <= 8 and 1 <= f2[0] <= 8  # one thread's claim (which one may differ)
+
+
+# ---- the source cache follows plain functions ---------------------------------------------------
+
+PLAIN_MODULE = '''
+import threadtile as cuda
+
+def helper(x):
+    return x * {factor}
+
+@cuda.jit
+def k(a):
+    a[0] = helper(a[0])
+'''
+
+
+def test_a_changed_plain_function_is_not_served_stale(tmp_path, monkeypatch):
+    """The cache keys a kernel by the globals it read: a plain function it calls by its
+    source, as a @jit one (a changed body must compile again, not come from the cache)."""
+    import importlib
+
+    monkeypatch.setenv("THREADTILE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    a = np.zeros(1, np.float32)
+    mods, sources = [], []
+    for factor in (3, 4):  # one module, its helper's body edited between the two imports
+        (tmp_path / "plain_kernels.py").write_text(PLAIN_MODULE.format(factor=factor))
+        sys.modules.pop("plain_kernels", None)
+        importlib.invalidate_caches()
+        mods.append(importlib.import_module("plain_kernels"))
+        if factor == 3:
+            sources.append(mods[0].k.cuda_source(a))
+    assert "x * 3.0f" in sources[0]
+    mods[0].helper = mods[1].helper  # same module and name, another body
+    again = cuda.jit(mods[0].k.py_func)
+    assert "x * 4.0f" in again.cuda_source(a)
+    sys.modules.pop("plain_kernels", None)
