@@ -79,7 +79,7 @@ def lower_call(lw: Lowerer, node: ast.Call):
         raise lw.error(node, "len() of something that is not an array or tuple")
     fn = funcs.python_function(obj)
     if fn is not None:
-        return funcs.device_call(lw, fn, node)
+        return funcs.device_call(lw, obj, fn, node)
     st = _cast_target(obj)
     if st is not None:
         v = lw.scalar(_args(lw, node, 1)[0], node)

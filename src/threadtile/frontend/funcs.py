@@ -56,7 +56,7 @@ def python_function(obj) -> types.FunctionType | None:
     return f
 
 
-def device_call(lw: Lowerer, fn: types.FunctionType, node: ast.Call):
+def device_call(lw: Lowerer, callee, fn: types.FunctionType, node: ast.Call):
     args: list = []
     for a in node.args:
         if isinstance(a, ast.Starred):  # f(*t) with t a tuple
@@ -71,7 +71,8 @@ def device_call(lw: Lowerer, fn: types.FunctionType, node: ast.Call):
         if kw.arg is None:
             raise lw.unsupported(kw.value, "**kwargs in a call", "pass keywords one by one")
         kwargs[kw.arg] = lw.expr(kw.value)
-    func, call_args = lw.spec.device_function(lw, fn, bind(lw, fn, args, kwargs, node), node)
+    func, call_args = lw.spec.device_function(lw, callee, fn, bind(lw, fn, args, kwargs, node),
+                                              node)
     lw.callees.append(func)
     res = ty.mark_weak(ir.CallFunc(func.return_type, lw.loc(node), func, call_args),
                        func.return_weak)

@@ -90,9 +90,10 @@ class Specializer:
         k = lower_function(self, fn, params, True, self.func_name(fn.__name__))
         return ir.Module(k, list(self.const_arrays.values()))
 
-    def device_function(self, lw: Lowerer, fn, bound: list[tuple[str, object]], node
+    def device_function(self, lw: Lowerer, callee, fn, bound: list[tuple[str, object]], node
                         ) -> tuple[ir.Function, list[ir.Expr]]:
-        """The specialization of Python function ``fn`` for the arguments ``bound`` to its
+        """The specialization of Python function ``fn`` (what the kernel called: ``callee``, a
+        ``@jit`` function or the function itself) for the arguments ``bound`` to its
         parameters (funcs.bind), and the arguments the call passes."""
         consts = constant_params(fn)
         params: list[ir.Param] = []
