@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 
 import numpy as np
 
@@ -35,6 +36,8 @@ from .runtime import launcher as rt_launcher
 from .runtime import tensormaps as rt_tensormaps
 from .runtime.arrays import describe_all, describe_host
 from .runtime.arrays import kernel_type as arg_type
+
+TRACEBACK_ENV = "THREADTILE_TRACEBACK"  # set to see the compiler's frames under compile errors
 
 
 class Kernel:
@@ -440,6 +443,15 @@ class Launch(_c_call_base() or _PyCall):
                 f"{kernel.num_warps}); launched with block {tuple(self.block)}")
 
     def _call(self, *args, **kwargs):
+        try:
+            return self._general(args, kwargs)
+        except errors.KernelCompileError as e:
+            # the error names the kernel's line; the compiler's frames would only bury it
+            if os.environ.get(TRACEBACK_ENV, "") not in ("", "0"):
+                raise
+            raise e.with_traceback(None) from None
+
+    def _general(self, args, kwargs):
         k = self.kernel
         if k.declared_signatures is not None:  # the arguments, converted to a signature's
             args, kwargs = tuple(k._coerce(k._split(args, kwargs)[0])), {}

@@ -37,9 +37,58 @@ def lambda_expr(a):
 
 
 @cuda.jit
-def undecorated_call(a):
+def builtin_sum(a):
+    a[0] = sum(a)  # ERR builtin_sum
+
+
+@cuda.jit
+def builtin_complex(a):
+    a[0] = complex(a[1], a[2]).real  # ERR builtin_complex
+
+
+@cuda.jit
+def numpy_zeros(a):
+    tmp = np.zeros(4)  # ERR numpy_zeros
+    a[0] = tmp[0]
+
+
+@cuda.jit
+def string_format(a):
     i = cuda.grid(1)
-    a[i] = helper(a[i])  # ERR undecorated_call
+    print("%d" % i)  # noqa: UP031  # ERR string_format
+    a[0] = 1
+
+
+@cuda.jit
+def unbound_after_branch(a, out):
+    i = cuda.grid(1)
+    if i < a.size:
+        v = a[i]
+    out[i] = v * 2  # ERR unbound_after_branch
+
+
+@cuda.jit
+def unbound_elif(a, out):
+    i = cuda.grid(1)
+    if i < 2:
+        v = a[0]
+    elif i < 4:
+        v = a[1]
+    elif i < 6:
+        return
+    out[i] = v  # ERR unbound_elif
+
+
+def pair(x):
+    return x, x + 1
+
+
+@cuda.jit
+def tuple_call_in_condition(a):
+    i = 0
+    while pair(i)[1] < a.size:  # ERR tuple_call_in_condition
+        i += 1
+    a[0] = i
 
 
 @cuda.jit
@@ -48,9 +97,9 @@ def attribute_assign(a):
 
 
 @cuda.jit
-def for_over_array(a, out):
+def for_over_number(a, out):
     s = 0.0
-    for x in a:  # ERR for_over_array
+    for x in a.size:  # ERR for_over_number
         s += x
     out[0] = s
 

@@ -26,6 +26,10 @@ def marker_line(case: str) -> int:
     return hits[0]
 
 
+UNBOUND = ("local variable '{}' is not assigned on every path to this line (Python raises "
+           "UnboundLocalError here; a GPU would read an undefined value)")
+UNBOUND_HINT = "assign '{0}' before the branch or loop that sets it, or in every branch"
+
 # kernel, case marker, example args, message, hint (or None), the source text under the carets
 CASES = [
     ("list_literal", (A,), "a list is not supported in kernels",
@@ -36,14 +40,28 @@ CASES = [
     ("try_except", (A,), "try/except is not supported in kernels",
      "kernels cannot raise or catch exceptions; check conditions and return early", "t"),
     ("lambda_expr", (A,), "a lambda is not supported in kernels",
-     "define a device function with @threadtile.jit(device=True)", "lambda v: v + 1"),
-    ("undecorated_call", (A,), "calling bad_kernels.helper is not supported in kernels",
-     "decorate it with @threadtile.jit(device=True) to call it from a kernel (did you forget "
-     "@jit?)", "helper(a[i])"),
+     "define the function with def outside the kernel and call it: a Python function a kernel "
+     "calls is compiled as a device function", "lambda v: v + 1"),
+    ("builtin_sum", (A,), "the builtin sum() is not supported in kernels",
+     "add the values in a loop: s = 0.0; for v in a: s += v", "sum(a)"),
+    ("builtin_complex", (A,), "the builtin complex() is not supported in kernels",
+     "kernels have no complex numbers; keep the real and imaginary parts in two floats",
+     "complex(a[1], a[2])"),
+    ("numpy_zeros", (A,), "numpy.zeros() allocates an array, which a kernel cannot",
+     "use cuda.local.array(shape, dtype) for a per-thread array, or "
+     "cuda.shared.array(shape, dtype) for one the block shares", "np.zeros(4)"),
+    ("string_format", (A,), "string formatting is not supported in kernels",
+     "kernels print strings and numbers as they are: print('i =', i)", '"%d" % i'),
+    ("unbound_after_branch", (A, A), UNBOUND.format("v"), UNBOUND_HINT.format("v"), "v"),
+    ("unbound_elif", (A, A), UNBOUND.format("v"), UNBOUND_HINT.format("v"), "v"),
+    ("tuple_call_in_condition", (A,), "a call returning a tuple inside `and`/`or`, a "
+     "conditional expression or a loop condition",
+     "assign its result to variables first: a, b = f(x)", "pair(i)"),
     ("attribute_assign", (A,), "assigning to an attribute is not supported in kernels",
      "kernels can only assign to local variables and array elements", "a.shape"),
-    ("for_over_array", (A, A), "only `for ... in range(...)` loops are supported in kernels",
-     "loop over indices: for i in range(len(a))", "a"),
+    ("for_over_number", (A, A), "cannot loop over int64",
+     "kernels loop over range(), arrays, tuples, and enumerate/zip/reversed of those",
+     "a.size"),
     ("kernel_returns", (A,), "a kernel cannot return a value",
      "write results into an output array; only device functions (@jit(device=True)) return "
      "values", "return a[i] * 2"),

@@ -91,13 +91,14 @@ def test_print_order_and_format(capsys):
     with simulate():
         chatty[2, 3](np.arange(3, dtype=np.float32))
     lines = capsys.readouterr().out.splitlines()
-    f1 = f"{float(np.float32(1) * np.float32(0.1)):f}"  # C's %f, numba's float format
+    f1 = f"{float(np.float32(1) * np.float32(0.1)):f}"  # numba's format: %f
     f2 = f"{float(np.float32(2) * np.float32(0.1)):f}"
+    big = "100000000000000000000.000000"
     assert lines == [
-        "first 0 0.000000 7 100000000000000000000.000000 -0.000000",
+        f"first 0 0.000000 7 {big} -0.000000",
         f"block 0 thread 1 x = {f1} False",
         f"block 0 thread 2 x = {f2} True",
-        "first 1 0.000000 7 100000000000000000000.000000 -0.000000",
+        f"first 1 0.000000 7 {big} -0.000000",
         f"block 1 thread 1 x = {f1} False",
         f"block 1 thread 2 x = {f2} True",
     ]

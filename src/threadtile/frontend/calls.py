@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,8 +18,8 @@ from ..lang import thread as lt
 from ..lang.types import (
     ArrayType,
     Scalar,
+    TupleType,
     bool_,
-    float32,
     float64,
     int32,
     int64,
@@ -29,63 +28,12 @@ from ..lang.types import (
     uint32,
     void,
 )
-from . import tile_calls, tiles
+from . import funcs, mathcalls, tile_calls, tiles, tuples
 from . import typing as ty
-from .values import DeclRequest, Py, Tup, pyname
+from .values import DeclRequest, Py, ScalarMethod, Tup, pyname
 
 if TYPE_CHECKING:
     from .lower import Lowerer
-
-# name -> (python implementation used for constant folding, result rule)
-# result rule: 'float' (int args give float64), 'same', 'bool', 'int' (math.floor: int64)
-_MATH1 = {
-    "sqrt": math.sqrt, "exp": math.exp, "log": math.log, "log2": math.log2,
-    "log10": math.log10, "log1p": math.log1p, "expm1": math.expm1, "sin": math.sin,
-    "cos": math.cos, "tan": math.tan, "asin": math.asin, "acos": math.acos, "atan": math.atan,
-    "sinh": math.sinh, "cosh": math.cosh, "tanh": math.tanh, "asinh": math.asinh,
-    "acosh": math.acosh, "atanh": math.atanh, "erf": math.erf, "erfc": math.erfc,
-    "lgamma": math.lgamma, "tgamma": math.gamma, "exp2": lambda x: 2.0 ** x,
-    "rsqrt": lambda x: 1 / math.sqrt(x), "cbrt": lambda x: math.copysign(abs(x) ** (1 / 3), x),
-    "floor": math.floor, "ceil": math.ceil, "trunc": math.trunc, "fabs": math.fabs,
-}
-_MATH2 = {"pow": math.pow, "atan2": math.atan2, "hypot": math.hypot,
-          "copysign": math.copysign, "fmod": math.fmod}
-_PRED = {"isnan": math.isnan, "isinf": math.isinf, "isfinite": math.isfinite}
-
-_FUNCS: dict[int, tuple[str, str]] = {}  # id(callable) -> (intrinsic, flavour)
-
-
-def _register(obj, name: str, flavour: str) -> None:
-    if obj is not None:
-        _FUNCS[id(obj)] = (name, flavour)
-
-
-for _n in _MATH1:
-    _register(getattr(math, _n, None), _n, "math")
-    _register(getattr(np, _n, None), _n, "np")
-for _n in _MATH2:
-    _register(getattr(math, _n, None), _n, "math")
-for _n in _PRED:
-    _register(getattr(math, _n, None), _n, "pred")
-    _register(getattr(np, _n, None), _n, "pred")
-_register(np.power, "pow", "np")
-_register(np.arctan2, "atan2", "np")
-_register(np.arcsin, "asin", "np")
-_register(np.arccos, "acos", "np")
-_register(np.arctan, "atan", "np")
-_register(np.absolute, "abs", "builtin")
-_register(np.fabs, "fabs", "np")
-_register(np.minimum, "min", "builtin")
-_register(np.maximum, "max", "builtin")
-_register(np.fmin, "min", "builtin")
-_register(np.fmax, "max", "builtin")
-_register(lt.cbrt, "cbrt", "np")
-_register(builtins.abs, "abs", "builtin")
-_register(builtins.min, "min", "builtin")
-_register(builtins.max, "max", "builtin")
-_register(builtins.pow, "pow", "builtin")
-_register(builtins.round, "round", "builtin")
-
 
 def special_attr(lw: Lowerer, obj, attr: str, node):
     """``threadIdx.x`` and friends; None when ``obj.attr`` is an ordinary Python attribute."""
@@ -117,10 +65,12 @@ def lower_call(lw: Lowerer, node: ast.Call):
         return _intrinsic(lw, name, node)
     if type(obj).__name__ == "TileMethod":
         return tiles.call_method(lw, obj, node)
+    if isinstance(obj, ScalarMethod):
+        return _scalar_method(lw, obj, node)
     if obj is builtins.print:
         return _print(lw, node)
-    if obj is builtins.range:
-        raise lw.error(node, "range() can only be used as the iterable of a for loop")
+    if obj in (builtins.range, builtins.enumerate, builtins.zip, builtins.reversed):
+        raise lw.error(node, f"{obj.__name__}() can only be used as the iterable of a for loop")
     if obj is builtins.len:
         a = _args(lw, node, 1)[0]
         if isinstance(a, Tup):
@@ -128,23 +78,33 @@ def lower_call(lw: Lowerer, node: ast.Call):
         if isinstance(a, ir.Expr) and isinstance(a.type, ArrayType):
             return ir.ArrayDim(int64, lw.loc(node), a, "shape", 0)
         raise lw.error(node, "len() of something that is not an array or tuple")
-    if getattr(obj, "_threadtile_kernel", False):
-        return _device_call(lw, obj, node)
+    fn = funcs.python_function(obj)
+    if fn is not None:
+        return funcs.device_call(lw, obj, fn, node)
     st = _cast_target(obj)
     if st is not None:
         v = lw.scalar(_args(lw, node, 1)[0], node)
         return ty.convert(v, st) if not (isinstance(v, ir.Const) and v.type == st) else v
-    hit = _FUNCS.get(id(obj))
+    hit = mathcalls.FUNCS.get(id(obj))
     if hit is not None:
-        return math_call(lw, hit[0], hit[1], node)
-    hint = None
-    mod = getattr(obj, "__module__", "") or ""
-    if mod.startswith("numpy") or mod == "math":
-        hint = "see docs/language.md for the math functions kernels support"
-    elif callable(obj):
-        hint = ("decorate it with @threadtile.jit(device=True) to call it from a kernel "
-                "(did you forget @jit?)")
-    raise lw.error(node, f"calling {pyname(obj)} is not supported in kernels", hint)
+        return mathcalls.math_call(lw, hit[0], hit[1], node)
+    v = funcs.builtin_call(lw, obj, node)
+    if v is not None:
+        return v
+    raise funcs.refusal(lw, obj, node)
+
+
+SCALAR_METHODS = ("bit_count", "conjugate")
+
+
+def _scalar_method(lw: Lowerer, m: ScalarMethod, node: ast.Call):
+    _args(lw, node, 0)
+    x = m.base
+    if m.name == "conjugate":
+        return x
+    if not x.type.is_int:
+        raise lw.error(node, f"bit_count() needs an integer, got {x.type}")
+    return ir.Cast(int64, lw.loc(node), ir.Call(int32, lw.loc(node), "popc", [x]))
 
 
 def _what_called(v) -> str:
@@ -248,7 +208,7 @@ def _intrinsic(lw: Lowerer, name: str, node: ast.Call):
         t = t if t.is_float else float64
         return ir.Call(t, loc, "fma", [ty.convert(v, t) for v in (a, b, c)])
     if name == "cbrt":
-        return math_call(lw, "cbrt", "np", node)
+        return mathcalls.math_call(lw, "cbrt", "np", node)
     if name == "selp":
         p, a, b = _args(lw, node, 3)
         a, b = lw.scalar(a, node), lw.scalar(b, node)
@@ -257,6 +217,10 @@ def _intrinsic(lw: Lowerer, name: str, node: ast.Call):
                                       ty.convert(b, t)), w)
     if name.startswith("atomic."):
         return _atomic(lw, name, node)
+    if name in ("match_any_sync", "match_all_sync"):
+        return _match(lw, name, node)
+    if name.startswith("fp16."):
+        return mathcalls.fp16(lw, name[5:], node)
     raise lw.error(node, f"{name}() is not supported yet")
 
 
@@ -290,8 +254,12 @@ def _shape(lw: Lowerer, s, node) -> tuple[int, ...]:
 
 def _atomic(lw: Lowerer, name: str, node: ast.Call):
     op = name.split(".")[1]
-    n = 4 if op == "cas" else 3
-    args = _args(lw, node, n)
+    if op == "compare_and_swap":  # numba's cas on the first element of a 1-d array
+        arr, old, new = _args(lw, node, 3)
+        args = [arr, ir.Const(int64, lw.loc(node), 0, weak=True), old, new]
+        op, name = "cas", "atomic.cas"
+    else:
+        args = _args(lw, node, 4 if op == "cas" else 3)
     arr = args[0]
     if not (isinstance(arr, ir.Expr) and isinstance(arr.type, ArrayType)):
         raise lw.error(node, f"atomic.{op}() needs an array as its first argument")
@@ -304,108 +272,73 @@ def _atomic(lw: Lowerer, name: str, node: ast.Call):
     indices = lw.indices(arr, idx, node)
     vals = [ty.convert(lw.scalar(v, node), at.dtype) for v in args[2:]]
     ok = {"add": "iuf", "sub": "iuf", "max": "iuf", "min": "iuf", "exch": "iuf", "cas": "iuf",
-          "and_": "iu", "or_": "iu", "xor": "iu", "inc": "u", "dec": "u"}[op]
+          "and_": "iu", "or_": "iu", "xor": "iu", "inc": "u", "dec": "u", "nanmax": "iuf",
+          "nanmin": "iuf"}[op]
     if at.dtype.kind not in ok or at.dtype.bits < 16 or (
             at.dtype.bits == 16 and not (op == "add" and at.dtype.is_float)) or (
             op in ("inc", "dec") and at.dtype.bits != 32):
         raise lw.error(node, f"atomic.{op}() does not support {at.dtype} arrays")
+    if op in ("nanmax", "nanmin") and not at.dtype.is_float:
+        name = f"atomic.{op[3:]}"  # integers have no NaN
     return ir.Call(at.dtype, lw.loc(node), name,
                    [ir.Load(at.dtype, lw.loc(node), arr, indices)] + vals)
 
 
-def math_call(lw: Lowerer, name: str, flavour: str, node: ast.Call):
+def _match(lw: Lowerer, name: str, node: ast.Call):
+    """``match_any_sync``/``match_all_sync``: values compare by their bits, 32 or 64 of them
+    (narrower integers and bools are widened to int32 first)."""
+    mask, value = _args(lw, node, 2)
+    v = lw.scalar(value, node)
+    if ty.is_weak(v):
+        v = ty.convert(v, int64 if v.type.is_int else v.type)
+    if v.type.bits < 32 or v.type == bool_:
+        v = ty.convert(v, int32)
+    if v.type.bits == 16:
+        raise lw.error(node, f"{name}() compares 32- or 64-bit values, got {v.type}")
     loc = lw.loc(node)
-    if name in ("min", "max"):
-        raw = [lw.expr(a) for a in node.args]
-        if len(raw) == 1 and isinstance(raw[0], Tup):
-            raw = raw[0].items
-        if len(raw) < 2 or node.keywords:
-            raise lw.error(node, f"{name}() takes two or more numbers in kernels")
-        vals = [lw.scalar(v, node) for v in raw]
-        acc = vals[0]
-        for v in vals[1:]:
-            t, w = ty.unify(acc.type, ty.is_weak(acc), v.type, ty.is_weak(v))
-            if isinstance(acc, ir.Const) and isinstance(v, ir.Const):
-                acc = ir.Const(t, loc, ty.py_value((min if name == "min" else max)(
-                    acc.value, v.value), t), weak=w)
-                continue
-            acc = ty.mark_weak(ir.Call(t, loc, name, [ty.convert(acc, t), ty.convert(v, t)]), w)
-        return acc
-    if name in ("abs", "round"):
-        (x,) = _args(lw, node, (1, 1))
-        x = lw.scalar(x, node)
-        if isinstance(x, ir.Const):
-            v = abs(x.value) if name == "abs" else round(x.value)
-            t = x.type if name == "abs" else int64
-            return ir.Const(t, loc, ty.py_value(v, t), weak=ty.is_weak(x))
-        if name == "round":  # Python's round() of a float returns an int, ties to even
-            return ir.Cast(int64, loc, ir.Call(x.type, loc, "rint", [x])) if x.type.is_float \
-                else x
-        return ty.mark_weak(ir.Call(x.type, loc, "abs", [x]), ty.is_weak(x))
-    if name in _PRED:
-        (x,) = _args(lw, node, 1)
-        x = lw.scalar(x, node)
-        if not x.type.is_float:
-            return ir.Const(bool_, loc, name == "isfinite")
-        if isinstance(x, ir.Const):
-            return ir.Const(bool_, loc, _PRED[name](x.value))
-        return ir.Call(bool_, loc, name, [x])
-    nargs = 2 if name in _MATH2 else 1
-    vals = [lw.scalar(v, node) for v in _args(lw, node, nargs)]
-    t, w = vals[0].type, ty.is_weak(vals[0])
-    for v in vals[1:]:
-        t, w = ty.unify(t, w, v.type, ty.is_weak(v))
-    if not t.is_float:
-        t = float64
-    if all(isinstance(v, ir.Const) for v in vals):
-        try:
-            r = (_MATH1.get(name) or _MATH2[name])(*[v.value for v in vals])
-        except (ValueError, OverflowError, ZeroDivisionError):
-            r = math.nan
-        if name in ("floor", "ceil", "trunc") and flavour == "math":
-            return ir.Const(int64, loc, int(r), weak=w)
-        return ir.Const(t, loc, ty.py_value(r, t), weak=w)
-    # float16/bfloat16 math is computed in float32, as the hardware's half math would lose
-    # more precision than one rounding at the end
-    ct = float32 if t.bits == 16 else t
-    call: ir.Expr = ir.Call(ct, loc, name, [ty.convert(v, ct) for v in vals])
-    if ct != t:
-        call = ir.Cast(t, loc, call)
-    if name in ("floor", "ceil", "trunc") and flavour == "math":
-        return ir.Cast(int64, loc, call)  # math.floor returns an int, as in Python and numba
-    return ty.mark_weak(call, w)
+    if name == "match_any_sync":
+        return ir.Call(uint32, loc, name, [_mask(lw, mask, node), v])
+    call = ir.Call(TupleType((uint32, bool_)), loc, name, [_mask(lw, mask, node), v])
+    return tuples.explode(lw, call)
 
 
 def _print(lw: Lowerer, node: ast.Call) -> list[ir.Stmt]:
-    items: list = []
+    """``print(a, b, ...)``: the pieces are concatenated, so the spaces between arguments and
+    the punctuation of tuples are pieces of text themselves."""
+    sep = " "
     for kw in node.keywords:
-        raise lw.error(node, f"print() keyword {kw.arg!r} is not supported in kernels")
-    for a in node.args:
-        v = lw.expr(a)
-        if isinstance(v, Py) and isinstance(v.obj, str):
-            items.append(v.obj)
-        elif isinstance(v, Tup):
-            items.extend(lw.scalar(x, a) for x in v.items)
-        else:
-            items.append(lw.scalar(v, a))
-    return [ir.Print(lw.loc(node), items)]
+        v = lw.expr(kw.value)
+        if kw.arg != "sep" or not (isinstance(v, Py) and isinstance(v.obj, str)):
+            raise lw.error(node, f"print() keyword {kw.arg!r} is not supported in kernels",
+                           "print takes values and sep='...'")
+        sep = v.obj
+    items: list = []
+    for k, a in enumerate(node.args):
+        if k:
+            items.append(sep)
+        items += _pieces(lw, lw.expr(a), a)
+    merged: list = []
+    for it in items:  # adjacent texts as one
+        if isinstance(it, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += it
+        elif not (isinstance(it, str) and it == ""):
+            merged.append(it)
+    return [ir.Print(lw.loc(node), merged)]
 
 
-def _device_call(lw: Lowerer, kernel, node: ast.Call):
-    args = [lw.expr(a) for a in node.args]
-    if node.keywords:
-        raise lw.error(node, "keyword arguments to device functions are not supported")
-    params_in = []
-    for a, an in zip(args, node.args):
-        if isinstance(a, Tup):
-            raise lw.error(an, "tuples cannot be passed to device functions")
-        if isinstance(a, Py):
-            a = lw.scalar(a, an)
-        params_in.append(a)
-    fn = lw.spec.device_function(lw, kernel, params_in, node)
-    lw.callees.append(fn)
-    call_args = [ty.convert(a, p.type) if isinstance(p.type, Scalar) else a
-                 for a, p in zip(params_in, fn.params) if not p.is_constant]
-    return ty.mark_weak(ir.CallFunc(fn.return_type, lw.loc(node), fn, call_args),
-                        fn.return_weak)
-
+def _pieces(lw: Lowerer, v, node) -> list:
+    """What one printed value is made of: text and numbers, a tuple as Python writes it."""
+    if isinstance(v, Py) and isinstance(v.obj, lt.Dim3Reg):  # print(cuda.threadIdx)
+        v = Tup([ir.Special(int32, lw.loc(node), f"{v.obj._name}.{a}") for a in "xyz"])
+    if isinstance(v, Py) and (isinstance(v.obj, str) or v.obj is None):
+        return [str(v.obj)]
+    if isinstance(v, Tup):
+        out: list = ["("]
+        for k, x in enumerate(v.items):
+            if k:
+                out.append(", ")
+            if v.names:
+                out.append(f"{v.names[k]}=")
+            out += _pieces(lw, x, node)
+        return out + ([",)"] if len(v.items) == 1 and not v.names else [")"])
+    return [lw.scalar(v, node)]

@@ -4,7 +4,9 @@ Lowering records, for every free name and attribute path a kernel (or a device f
 calls) resolved, a fingerprint of the value found. A fresh process can then reuse the CUDA C++
 generated earlier without lowering again, after checking that every recorded path still leads
 to an equal value (``still_valid``). Values with no stable fingerprint make the check fail,
-which only costs a lowering: the cache can miss, never serve stale code.
+which only costs a lowering: the cache can miss, never serve stale code. A Python function the
+kernel may call (decorated or not) is fingerprinted by its source, and what it read is checked
+in its own namespace.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import hashlib
 
 import numpy as np
 
+from ..errors import KernelCompileError
+from .funcs import python_function
 from .source import MISSING, get_source, resolve_name
 
 
@@ -29,12 +33,15 @@ def fingerprint(obj) -> list:
     if isinstance(obj, np.ndarray):
         data = np.ascontiguousarray(obj)
         return ["a", data.dtype.str, list(data.shape), hashlib.sha1(data.tobytes()).hexdigest()]
-    if getattr(obj, "_threadtile_kernel", False):
-        fn = obj.py_func
-        info = get_source(fn)
+    fn = python_function(obj)
+    if fn is not None:  # a function the kernel may call: its source is what it compiles to
+        try:
+            info = get_source(fn)
+        except KernelCompileError:  # no source to compare: always a miss
+            return ["x", id(obj)]
         declared = getattr(obj, "declared_signatures", None)  # jit(signatures): its types
         return ["k", fn.__module__, fn.__qualname__, info.filename, info.line_offset,
-                hashlib.sha1(info.text.encode()).hexdigest(), bool(obj.device),
+                hashlib.sha1(info.text.encode()).hexdigest(), bool(getattr(obj, "device", False)),
                 None if declared is None else [str(s) for s in declared]]
     if isinstance(obj, type(np)):
         return ["m", obj.__name__]
@@ -90,6 +97,7 @@ def still_valid(root_fn, deps: list) -> bool:
                 return False
         except (OSError, TypeError, ValueError):
             return False
-        if getattr(obj, "_threadtile_kernel", False):
-            owners[f"{owner}/{path}"] = obj.py_func
+        fn = python_function(obj)
+        if fn is not None:  # what the device function read is recorded under its path
+            owners[f"{owner}/{path}"] = fn
     return True

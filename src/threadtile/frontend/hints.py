@@ -22,8 +22,10 @@ HINTS = {
     "List": "use local.array(shape, dtype) for a per-thread array, or a tuple for a few values",
     "ListComp": "write a for-loop over range() that fills a local.array",
     "Dict": "kernels work on numbers and arrays only",
-    "Lambda": "define a device function with @threadtile.jit(device=True)",
-    "FunctionDef": "define it at module level with @threadtile.jit(device=True)",
+    "Lambda": "define the function with def outside the kernel and call it: a Python function "
+              "a kernel calls is compiled as a device function",
+    "FunctionDef": "define it outside the kernel and call it: a Python function a kernel calls "
+                   "is compiled as a device function",
     "Try": "kernels cannot raise or catch exceptions; check conditions and return early",
     "Raise": "kernels cannot raise; check conditions and return early, or write an error flag "
              "into an array",

@@ -8,30 +8,31 @@ lets ``acc = 0.0`` take the float32 type of a later ``acc += a[i] * b[i]``.
 from __future__ import annotations
 
 import ast
+import contextlib
 
 import numpy as np
 
 from ..errors import KernelCompileError
 from ..ir import nodes as ir
 from ..lang.thread import LaneReg
-from ..lang.types import ArrayType, Scalar, TileType, Type, bool_, int32, int64, scalar_of, void
-from . import calls, tiles
+from ..lang.types import (
+    ArrayType,
+    Scalar,
+    TileType,
+    TupleType,
+    Type,
+    bool_,
+    int32,
+    int64,
+    scalar_of,
+    void,
+)
+from . import arrays, calls, flow, loops, operators, tiles, tuples
 from . import typing as ty
 from .deps import dotted
 from .hints import HINTS, describe_node
 from .source import MISSING, SourceInfo, get_source, resolve_name
-from .values import DeclRequest, Py, Tup, describe_value, pyname
-
-_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
-           ast.Mod: "%", ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
-           ast.LShift: "<<", ast.RShift: ">>", ast.MatMult: "@"}
-_CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
-_FOLD = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-         "//": lambda a, b: a // b, "%": lambda a, b: a % b, "&": lambda a, b: a & b,
-         "|": lambda a, b: a | b, "^": lambda a, b: a ^ b, "<<": lambda a, b: a << b,
-         ">>": lambda a, b: a >> b, "/": lambda a, b: a / b, "**": lambda a, b: a ** b}
-_CMPFOLD = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
-            ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
+from .values import DeclRequest, Py, ScalarMethod, Tup, describe_value, pyname
 
 
 class Lowerer(ast.NodeVisitor):
@@ -47,7 +48,8 @@ class Lowerer(ast.NodeVisitor):
         self.is_kernel = is_kernel
         self.var_types = var_types  # name -> (type, weak) from the previous round
         self.observed: dict[str, tuple[Type, bool]] = {}
-        self.tuples: dict[str, list[str]] = {}  # tuple-valued variables -> their parts
+        # tuple-valued variables -> the variables of their items, and a namedtuple's fields
+        self.tuples: dict[str, tuple[list[str], tuple]] = {}
         self.arrays: dict[str, ir.ArrayDecl] = {}
         self.return_types: list[tuple[Type, bool]] = []
         self.callees: list[ir.Function] = []
@@ -55,8 +57,14 @@ class Lowerer(ast.NodeVisitor):
         self.loop_depth = 0
         self.depth = 0  # nesting of statement blocks (1: the function's own body)
         self.tile_names: dict[str, str] = {}  # tile variable -> its current version
-        self.statics: dict[str, Py] = {}  # names bound to dtypes and enum members
+        self.statics: dict[str, Py] = {}  # names bound to compile-time objects (aliases)
         self.local_names = _assigned_names(src.tree)
+        # statements that must run before the one being lowered (a call returning a tuple,
+        # bound to a temporary so that it runs once); `lazy` contexts may not have any
+        self.pre: list[ir.Stmt] = []
+        self._lazy = 0
+        # the names every path to the current statement has assigned (flow.py)
+        self.defined: set[str] = {p.name for p in params}
         self.consts = {p.name: p.constant for p in params if p.is_constant}
         self.runtime_params = {p.name: p.type for p in params if not p.is_constant}
         for p in params:
@@ -67,6 +75,10 @@ class Lowerer(ast.NodeVisitor):
 
     def error(self, node: ast.AST, msg: str, hint: str | None = None) -> KernelCompileError:
         loc = self.src.loc(node, self.fname)
+        return KernelCompileError(msg, loc=loc, source_line=self.src.source_line(loc.line),
+                                  hint=hint)
+
+    def error_at(self, loc: ir.Loc, msg: str, hint: str | None = None) -> KernelCompileError:
         return KernelCompileError(msg, loc=loc, source_line=self.src.source_line(loc.line),
                                   hint=hint)
 
@@ -87,12 +99,37 @@ class Lowerer(ast.NodeVisitor):
         out: list[ir.Stmt] = []
         self.depth += 1
         for s in stmts:
+            saved, self.pre = self.pre, []
             r = self.visit(s)
+            pre, self.pre = self.pre, saved
+            out.extend(pre)
             if r is None:
                 continue
             out.extend(r if isinstance(r, list) else [r])
         self.depth -= 1
         return out
+
+    @contextlib.contextmanager
+    def lazy(self):
+        """Lowering an expression that runs only in some threads or repeatedly (the right of
+        `and`/`or`, a branch of `x if c else y`, a loop condition): nothing may be hoisted."""
+        self._lazy += 1
+        try:
+            yield
+        finally:
+            self._lazy -= 1
+
+    def hoist(self, e: ir.Expr, prefix: str) -> ir.Var:
+        """``e`` bound to a new variable by a statement before the current one."""
+        if self._lazy:
+            raise self.error_at(e.loc, "a call returning a tuple inside `and`/`or`, a "
+                                       "conditional expression or a loop condition",
+                                "assign its result to variables first: a, b = f(x)")
+        name = self.spec.fresh(prefix)
+        self.observe(name, e.type, False, None)
+        self.defined.add(name)
+        self.pre.append(ir.Assign(e.loc, name, e))
+        return ir.Var(e.type, e.loc, name)
 
     def visit_Pass(self, node):
         return None
@@ -130,7 +167,7 @@ class Lowerer(ast.NodeVisitor):
         return self.assign(node.target, value, node)
 
     def visit_AugAssign(self, node: ast.AugAssign):
-        op = _BINOPS.get(type(node.op))
+        op = operators.BINOPS.get(type(node.op))
         if op is None:
             raise self.unsupported(node, f"augmented operator {type(node.op).__name__}")
         if isinstance(node.target, ast.Name):
@@ -180,6 +217,9 @@ class Lowerer(ast.NodeVisitor):
         loc = self.loc(node)
         if name in self.consts:
             raise self.error(node, f"'{name}' is a compile-time constant and cannot be assigned")
+        if tuples.is_tuple(value):
+            value = tuples.explode(self, value)
+        self.defined.add(name)
         if isinstance(value, DeclRequest):
             at = ArrayType(value.dtype, len(value.shape), "C", value.space,
                            readonly=value.space == "const")
@@ -194,16 +234,24 @@ class Lowerer(ast.NodeVisitor):
             self.observe(name, at, False, node)
             return [decl]
         if isinstance(value, Tup):
+            prev = self.tuples.get(name)
+            if prev is not None and len(prev[0]) != len(value.items):
+                raise self.error(node, f"'{name}' holds a tuple of {len(prev[0])} elsewhere but "
+                                       f"is assigned one of {len(value.items)} here",
+                                 "use a different variable for each")
+            self._not_bound_as(name, "a tuple", node, self.statics, self.observed)
             parts = []
             out: list[ir.Stmt] = []
             for k, it in enumerate(value.items):
                 pn = f"{name}_{k}"
                 parts.append(pn)
                 out += self.assign_name(node, pn, it)
-            self.tuples[name] = parts
+            self.tuples[name] = (parts, tuple(value.names))
             return out
-        if isinstance(value, Py):  # a dtype or enum member: a compile-time name (cuTile's)
+        if isinstance(value, Py):  # a module, function, dtype...: a compile-time name (alias)
+            self._not_bound_as(name, pyname(value.obj), node, self.tuples)
             return tiles.assign_static(self, node, name, value)
+        self._not_bound_as(name, f"{ty.describe(value.type)}", node, self.statics, self.tuples)
         if isinstance(value.type, TileType):
             return tiles.assign(self, node, name, value)
         if name in self.arrays:
@@ -219,6 +267,17 @@ class Lowerer(ast.NodeVisitor):
                                        f"assigned {ty.describe(value.type)} here")
             return [ir.Assign(loc, name, value)]
         raise self.error(node, f"cannot assign a value of type {value.type} to '{name}'")
+
+    def _not_bound_as(self, name: str, what: str, node, *others: dict) -> None:
+        """A name has one kind of value for the whole function: a compile-time object, a
+        tuple, or a runtime value."""
+        for d in others:
+            if name in d:
+                prev = d[name]
+                was = pyname(prev.obj) if isinstance(prev, Py) else "a tuple" if isinstance(
+                    prev, tuple) else ty.describe(prev[0])
+                raise self.error(node, f"'{name}' is {was} elsewhere but is assigned {what} "
+                                       "here", "use a different variable for each")
 
     def observe(self, name: str, t: Type, weak: bool, node) -> None:
         param = self.runtime_params.get(name)
@@ -259,48 +318,29 @@ class Lowerer(ast.NodeVisitor):
         cond = self.truth(self.expr(node.test), node.test)
         if isinstance(cond, ir.Const):  # `if CONSTANT:` keeps only the taken branch
             return self.lower_body(node.body if cond.value else node.orelse)
-        return ir.If(self.loc(node), cond, self.lower_body(node.body),
-                     self.lower_body(node.orelse))
+        before = set(self.defined)
+        then = self.lower_body(node.body)
+        after_then = None if flow.terminates(node.body) else self.defined
+        self.defined = set(before)
+        orelse = self.lower_body(node.orelse)
+        after_else = None if flow.terminates(node.orelse) else self.defined
+        # after the if: what both branches that fall through assigned
+        if after_then is None and after_else is None:
+            self.defined = before | self.defined
+        else:
+            self.defined = after_else if after_then is None else after_then if \
+                after_else is None else after_then & after_else
+        return ir.If(self.loc(node), cond, then, orelse)
 
     def visit_For(self, node: ast.For):
-        if node.orelse:
-            raise self.unsupported(node, "for ... else", "use a flag variable")
-        it = node.iter
-        if not (isinstance(it, ast.Call) and self.is_builtin(it.func, range)):
-            raise self.error(it, "only `for ... in range(...)` loops are supported in kernels",
-                             "loop over indices: for i in range(len(a))")
-        if not isinstance(node.target, ast.Name):
-            raise self.unsupported(node.target, "a for-loop target other than a single name")
-        args = [self.scalar(self.expr(a), a) for a in it.args]
-        if not 1 <= len(args) <= 3 or it.keywords:
-            raise self.error(it, "range() takes 1 to 3 positional arguments")
-        for a, an in zip(args, it.args):
-            if not a.type.is_int and a.type != bool_:
-                raise self.error(an, f"range() arguments must be integers, got {a.type}")
-        zero = ir.Const(int64, self.loc(it), 0, weak=True)
-        one = ir.Const(int64, self.loc(it), 1, weak=True)
-        start, stop, step = ([zero, args[0], one] if len(args) == 1 else
-                             [args[0], args[1], one] if len(args) == 2 else args)
-        if isinstance(step, ir.Const) and step.value == 0:
-            raise self.error(it, "range() step must not be zero")
-        t, w = start.type, ty.is_weak(start)
-        for a in (stop, step):
-            t, w = ty.unify(t, w, a.type, ty.is_weak(a))
-        if w or t.kind == "u" and any(isinstance(a, ir.Const) and a.value < 0 for a in args):
-            t = int64  # range(n, 0, -1) with n unsigned counts down in a signed variable
-        name = node.target.id
-        self.observe(name, t, False, node)
-        vt = self.var_types.get(name, (t, False))[0]
-        self.loop_depth += 1
-        body = self.lower_body(node.body)
-        self.loop_depth -= 1
-        return ir.For(self.loc(node), name, ty.convert(start, vt), ty.convert(stop, vt),
-                      ty.convert(step, vt), body)
+        return loops.lower_for(self, node)
 
     def visit_While(self, node: ast.While):
         if node.orelse:
             raise self.unsupported(node, "while ... else", "use a flag variable")
-        cond = self.truth(self.expr(node.test), node.test)
+        with self.lazy():  # evaluated again before every iteration
+            cond = self.truth(self.expr(node.test), node.test)
+        self.defined |= flow.assigned_in(node.body)  # as for loops (flow.py)
         self.loop_depth += 1
         body = self.lower_body(node.body)
         self.loop_depth -= 1
@@ -324,7 +364,10 @@ class Lowerer(ast.NodeVisitor):
         if tiles.is_tile(v):
             self.return_types.append((v.type, False))
             return ir.Return(self.loc(node), v)
-        v = self.scalar(v, node.value)
+        if isinstance(v, Tup):  # `return a, b`: one tuple value
+            v = tuples.make(self, v, node.value)
+        elif not (isinstance(v, ir.Expr) and isinstance(v.type, ArrayType)):
+            v = self.scalar(v, node.value)
         self.return_types.append((v.type, ty.is_weak(v)))
         return ir.Return(self.loc(node), v)
 
@@ -372,14 +415,26 @@ class Lowerer(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name):
         name = node.id
+        if name in self.local_names and name not in self.defined:
+            raise self.error(node, f"local variable '{name}' is not assigned on every path to "
+                                   "this line (Python raises UnboundLocalError here; a GPU "
+                                   "would read an undefined value)",
+                             f"assign '{name}' before the branch or loop that sets it, or in "
+                             "every branch")
+        return self.read_name(name, node)
+
+    def read_name(self, name: str, node):
+        """The value ``name`` is bound to: a compile-time object, a tuple, a variable, or a
+        global read at compile time."""
         if name in self.statics:
             return self.statics[name]
         name = self.tile_names.get(name, name)
         if name in self.consts:
             return self.py_to_value(self.consts[name], node)
         if name in self.tuples:
-            return Tup([self.read_var(p, node) for p in self.tuples[name]])
-        if name in self.local_names or name in self.var_types:
+            parts, names = self.tuples[name]
+            return Tup([self.read_name(p, node) for p in parts], names)
+        if name in self.local_names or name in self.var_types or name in self.observed:
             return self.read_var(name, node)
         obj = resolve_name(self.fn, name)
         if obj is MISSING:
@@ -387,13 +442,16 @@ class Lowerer(ast.NodeVisitor):
         self.spec.record(name, obj)
         return self.py_to_value(obj, node, wrap=True)
 
-    def read_var(self, name: str, node) -> ir.Expr:
+    def read_var(self, name: str, node):
         t = self.var_types.get(name) or self.observed.get(name)
         if t is None:
             if self.spec.final:
                 raise self.error(node, f"local variable '{name}' is used before it is assigned")
             return ty.mark_weak(ir.Const(int64, self.loc(node), 0, weak=True))
-        return ty.mark_weak(ir.Var(t[0], self.loc(node), name), t[1])
+        v = ir.Var(t[0], self.loc(node), name)
+        if isinstance(t[0], TupleType):  # a tuple parameter: a Tup of its items
+            return tuples.explode(self, v)
+        return ty.mark_weak(v, t[1])
 
     def py_to_value(self, obj, node, wrap: bool = False):
         """A Python value frozen into the kernel (numba's rule for globals and closures)."""
@@ -402,7 +460,8 @@ class Lowerer(ast.NodeVisitor):
         if isinstance(obj, np.generic) and (st := scalar_of(obj.dtype)) is not None:
             return ir.Const(st, self.loc(node), obj.item())
         if isinstance(obj, tuple):
-            return Tup([self.py_to_value(o, node, wrap=True) for o in obj])
+            return Tup([self.py_to_value(o, node, wrap=True) for o in obj],
+                       tuple(getattr(obj, "_fields", ())))
         if isinstance(obj, np.ndarray):
             return self.spec.const_array(self, obj, node)
         if isinstance(obj, LaneReg):
@@ -434,7 +493,7 @@ class Lowerer(ast.NodeVisitor):
                 self.spec.record(path, obj)
             return self.py_to_value(obj, node, wrap=True)
         if isinstance(base, ir.Expr) and isinstance(base.type, ArrayType):
-            return self.array_attr(base, attr, node)
+            return arrays.array_attr(self, base, attr, node)
         if isinstance(base, ir.Expr) and isinstance(base.type, TileType):
             return tiles.tile_attr(self, base, attr, node)
         if isinstance(base, ir.Expr) and isinstance(base.type, Scalar):
@@ -442,24 +501,11 @@ class Lowerer(ast.NodeVisitor):
                 return base
             if attr == "imag":
                 return ir.Const(base.type, self.loc(node), 0)
+            if attr in calls.SCALAR_METHODS:
+                return Py(ScalarMethod(base, attr))
+        if isinstance(base, Tup) and attr in base.names:  # a namedtuple's field
+            return base.items[base.names.index(attr)]
         raise self.unsupported(node, f"attribute '{attr}' of {describe_value(base)}")
-
-    def array_attr(self, arr: ir.Expr, attr: str, node):
-        at: ArrayType = arr.type
-        loc = self.loc(node)
-        if attr == "shape":
-            return Tup([ir.ArrayDim(int64, loc, arr, "shape", k) for k in range(at.ndim)])
-        if attr == "ndim":
-            return ir.Const(int64, loc, at.ndim, weak=True)
-        if attr == "size":
-            size: ir.Expr = ir.ArrayDim(int64, loc, arr, "shape", 0)
-            for k in range(1, at.ndim):
-                size = ir.BinOp(int64, loc, "*", size, ir.ArrayDim(int64, loc, arr, "shape", k))
-            return size
-        if attr == "dtype":
-            return Py(at.dtype)
-        raise self.unsupported(node, f"array attribute '{attr}'",
-                         "arrays in kernels have .shape, .size, .ndim and .dtype")
 
     def visit_Tuple(self, node: ast.Tuple):
         return Tup([self.expr(e) for e in node.elts])
@@ -474,13 +520,15 @@ class Lowerer(ast.NodeVisitor):
     def visit_Subscript(self, node: ast.Subscript):
         base = self.expr(node.value)
         if isinstance(base, Tup):
-            k = self.expr(node.slice)
-            if not isinstance(k, ir.Const) or not isinstance(k.value, int):
-                raise self.error(node.slice, "tuples can only be indexed by constant integers")
-            try:
-                return base.items[k.value]
-            except IndexError:
-                raise self.error(node, f"tuple index {k.value} out of range") from None
+            sl = node.slice
+            if isinstance(sl, ast.Slice):
+                bounds = [None if b is None else self.expr(b) for b in (sl.lower, sl.upper,
+                                                                        sl.step)]
+                if any(b is not None and not isinstance(b, ir.Const) for b in bounds):
+                    raise self.error(node, "tuples can only be sliced by constants")
+                return tuples.index(self, base, slice(*[None if b is None else b.value
+                                                        for b in bounds]), node)
+            return tuples.index(self, base, self.expr(sl), node)
         if isinstance(base, Py):
             sub = calls.subscript_static(self, base.obj, node)
             if sub is not None:
@@ -491,202 +539,38 @@ class Lowerer(ast.NodeVisitor):
         arr, idx = self.subscript_parts(node, base)
         return self.index(arr, idx, node)
 
-    def subscript_parts(self, node: ast.Subscript, base=None):
-        arr = base if base is not None else self.expr(node.value)
-        if not (isinstance(arr, ir.Expr) and isinstance(arr.type, ArrayType)):
-            raise self.unsupported(node.value, f"indexing {describe_value(arr)}")
-        sl = node.slice
-        parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-        idx = []
-        for p in parts:
-            if isinstance(p, ast.Slice):
-                idx.append(p)
-            else:
-                v = self.expr(p)
-                idx.extend(v.items if isinstance(v, Tup) else [v])
-        return arr, idx
-
-    def indices(self, arr: ir.Expr, idx: list, node) -> list[ir.Expr]:
-        out = []
-        for i in idx:
-            if isinstance(i, ast.Slice):
-                raise self.unsupported(node, "slices in an assignment target")
-            v = self.scalar(i, node)
-            if not (v.type.is_int or v.type == bool_):
-                raise self.error(node, f"array index must be an integer, got {v.type}",
-                                 "convert with int(...)")
-            if isinstance(v, ir.Const) and v.value < 0 and arr.type.space != "global":
-                raise self.error(node, f"negative index {v.value}",
-                                 "indices are not wrapped on a GPU; write n - 1")
-            out.append(ty.convert(v, int64))
-        return out
-
-    def index(self, arr: ir.Expr, idx: list, node):
-        at: ArrayType = arr.type
-        if len(idx) > at.ndim:
-            raise self.error(node, f"too many indices for a {at.ndim}-d array")
-        if all(not isinstance(i, ast.Slice) for i in idx) and len(idx) == at.ndim:
-            return ir.Load(at.dtype, self.loc(node), arr, self.indices(arr, idx, node))
-        return self.slice_view(arr, idx, node)
-
-    def slice_view(self, arr: ir.Expr, idx: list, node):
-        at: ArrayType = arr.type
-        loc = self.loc(node)
-        parts: list = []
-        contiguous = at.layout == "C"
-        kept = 0
-        for axis in range(at.ndim):
-            i = idx[axis] if axis < len(idx) else ast.Slice()
-            if not isinstance(i, ast.Slice):
-                parts.append(self.indices(arr, [i], node)[0])
-                continue
-            kept += 1
-            step = self.slice_bound(i.step, 1, node)
-            if not (isinstance(step, ir.Const) and step.value > 0):
-                raise self.error(i, "slice steps must be positive constants")
-            if step.value != 1 or (kept > 1 or axis < at.ndim - 1) and (
-                    i.lower is not None or i.upper is not None):
-                contiguous = contiguous and step.value == 1 and axis == at.ndim - 1 and kept == 1
-            start = self.slice_bound(i.lower, 0, node)
-            stop = self.slice_bound(i.upper, None, node) if i.upper is not None else \
-                ir.ArrayDim(int64, loc, arr, "shape", axis)
-            parts.append((start, stop, step))
-        nd = sum(1 for p in parts if isinstance(p, tuple))
-        if nd == 0:
-            raise self.error(node, "indexing every axis with slices removed gives a scalar")
-        # a view stays C-contiguous when only leading axes are indexed and the rest are whole,
-        # or when a 1-d contiguous array is cut with step 1 (sh[:n])
-        leading_ints = all(not isinstance(p, tuple) for p in parts[:len(parts) - nd])
-        whole = all(isinstance(i, ast.Slice) and i.lower is None and i.upper is None and
-                    i.step is None for i in idx if isinstance(i, ast.Slice))
-        c = at.layout == "C" and leading_ints and (whole or (nd == 1 and parts[-1][2].value == 1))
-        return ir.Slice(ArrayType(at.dtype, nd, "C" if c else "A", at.space, at.readonly), loc,
-                        arr, parts)
-
-    def slice_bound(self, node, default, where):
-        if node is None:
-            return ir.Const(int64, self.loc(where), default, weak=True)
-        v = self.scalar(self.expr(node), node)
-        if not v.type.is_int:
-            raise self.error(node, "slice bounds must be integers")
-        return ty.convert(v, int64)
-
     def visit_BinOp(self, node: ast.BinOp):
-        op = _BINOPS.get(type(node.op))
-        if op is None:
-            raise self.unsupported(node, f"operator {type(node.op).__name__}")
-        return self.binop(op, self.expr(node.left), self.expr(node.right), node)
+        return operators.lower_binop_node(self, node)
 
     def binop(self, op: str, a, b, node) -> ir.Expr:
-        if tiles.is_tile(a) or tiles.is_tile(b):
-            return tiles.binop(self, op, a, b, node)
-        if op == "@":
-            raise self.error(node, "the @ operator multiplies tiles (threadtile.tile), not "
-                                   "numbers")
-        a, b = self.scalar(a, node), self.scalar(b, node)
-        loc = self.loc(node)
-        aw, bw = ty.is_weak(a), ty.is_weak(b)
-        if op in ("<<", ">>", "&", "|", "^"):
-            for v in (a, b):
-                if v.type.is_float:
-                    raise self.error(node, f"operator {op} needs integers, got {v.type}")
-        if op == "**" and a.type.is_int and isinstance(b, ir.Const) and b.type.is_int \
-                and b.value < 0:
-            raise self.error(node, "integers to negative integer powers are not allowed",
-                             "make the base a float: 2.0 ** -1")
-        if op == "**" and b.type.is_int and isinstance(b, ir.Const) and not a.type.is_int:
-            t = a.type if not aw else ty.literal_type(a.value)
-            res = ir.BinOp(t, loc, "**", a, b)
-        else:
-            t, w = ty.arith_type(op, a.type, aw, b.type, bw)
-            if op in ("<<", ">>"):
-                t, _w = (a.type if a.type != bool_ else int64), aw
-            res = ir.BinOp(t, loc, op, ty.convert(a, t) if op not in ("<<", ">>") else a,
-                           ty.convert(b, t) if op not in ("<<", ">>") else b)
-        if isinstance(a, ir.Const) and isinstance(b, ir.Const):
-            try:
-                v = _FOLD[op](a.value, b.value)
-            except (ZeroDivisionError, OverflowError, ValueError):
-                raise self.error(node, f"constant expression divides by zero or overflows: "
-                                       f"{a.value} {op} {b.value}") from None
-            return ir.Const(res.type, loc, ty.py_value(v, res.type), weak=aw and bw)
-        return ty.mark_weak(res, aw and bw)
+        return operators.binop(self, op, a, b, node)
 
     def visit_UnaryOp(self, node: ast.UnaryOp):
-        v = self.expr(node.operand)
-        if tiles.is_tile(v):
-            op = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~", ast.Not: "not"}[type(node.op)]
-            return tiles.unary(self, op, v, node)
-        v = self.scalar(v, node.operand)
-        loc = self.loc(node)
-        if isinstance(node.op, ast.Not):
-            c = self.truth(v, node)
-            if isinstance(c, ir.Const):
-                return ir.Const(bool_, loc, not c.value)
-            return ir.UnaryOp(bool_, loc, "not", c)
-        op = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}[type(node.op)]
-        if op == "~" and v.type.is_float:
-            raise self.error(node, "operator ~ needs an integer")
-        t = int64 if v.type == bool_ and op != "~" else v.type
-        if isinstance(v, ir.Const):
-            val = {"-": lambda x: -x, "+": lambda x: x, "~": lambda x: ~x}[op](v.value)
-            return ir.Const(t, loc, ty.py_value(val, t), weak=ty.is_weak(v))
-        return ty.mark_weak(ir.UnaryOp(t, loc, op, ty.convert(v, t)), ty.is_weak(v))
+        return operators.unary(self, node)
 
     def visit_BoolOp(self, node: ast.BoolOp):
-        op = "and" if isinstance(node.op, ast.And) else "or"
-        vals = [self.truth(self.expr(v), v) for v in node.values]
-        res = vals[0]
-        for v in vals[1:]:
-            if isinstance(res, ir.Const):
-                res = v if (res.value if op == "and" else not res.value) else res
-                continue
-            res = ir.Logical(bool_, self.loc(node), op, res, v)
-        return res
+        return operators.boolop(self, node)
 
     def visit_Compare(self, node: ast.Compare):
-        left = self.expr(node.left)
-        res = None
-        for opn, comp in zip(node.ops, node.comparators):
-            op = _CMPOPS.get(type(opn))
-            if op is None:
-                raise self.unsupported(node, f"comparison {type(opn).__name__}",
-                                 "`is`/`in` are not supported in kernels; use == and !=")
-            right = self.expr(comp)
-            c = self.compare(op, left, right, node)
-            res = c if res is None else (
-                ir.Logical(bool_, self.loc(node), "and", res, c) if not isinstance(res, ir.Const)
-                else (c if res.value else res))
-            left = right
-        return res
+        return operators.compare_chain(self, node)
 
     def compare(self, op, a, b, node) -> ir.Expr:
-        if tiles.is_tile(a) or tiles.is_tile(b):
-            return tiles.compare(self, op, a, b, node)
-        if isinstance(a, Py) and isinstance(b, Py) and op in ("==", "!="):
-            return tiles.static_compare(self, op, a, b, node)  # `x.dtype == ct.float32`
-        a, b = self.scalar(a, node), self.scalar(b, node)
-        t, _ = ty.unify(a.type, ty.is_weak(a), b.type, ty.is_weak(b))
-        if isinstance(a, ir.Const) and isinstance(b, ir.Const):
-            return ir.Const(bool_, self.loc(node), bool(_CMPFOLD[op](a.value, b.value)))
-        return ir.Compare(bool_, self.loc(node), op, ty.convert(a, t), ty.convert(b, t))
+        return operators.compare(self, op, a, b, node)
 
     def visit_IfExp(self, node: ast.IfExp):
-        cond = self.truth(self.expr(node.test), node.test)
-        a, b = self.expr(node.body), self.expr(node.orelse)
-        if isinstance(cond, ir.Const) and any(isinstance(v, Py) and tiles.static_value(v.obj)
-                                              for v in (a, b)):
-            return a if cond.value else b  # `ct.tfloat32 if x.dtype == ct.float32 else ...`
-        tiles.no_tiles(self, (a, b), node, "a conditional expression")
-        a, b = self.scalar(a, node.body), self.scalar(b, node.orelse)
-        if isinstance(cond, ir.Const):
-            return a if cond.value else b
-        t, w = ty.unify(a.type, ty.is_weak(a), b.type, ty.is_weak(b))
-        return ty.mark_weak(ir.Select(t, self.loc(node), cond, ty.convert(a, t),
-                                      ty.convert(b, t)), w)
+        return operators.ifexp(self, node)
 
     def visit_Call(self, node: ast.Call):
         return calls.lower_call(self, node)
+
+    def subscript_parts(self, node: ast.Subscript, base=None):
+        return arrays.subscript_parts(self, node, base)
+
+    def indices(self, arr: ir.Expr, idx: list, node) -> list[ir.Expr]:
+        return arrays.indices(self, arr, idx, node)
+
+    def index(self, arr: ir.Expr, idx: list, node):
+        return arrays.index(self, arr, idx, node)
 
     def scalar_math(self, name: str, flavour: str, node: ast.Call) -> ir.Expr:
         """``name(x)`` of the math function ``name`` on numbers (a tile function given a number
@@ -724,7 +608,12 @@ def lower_function(spec, fn, params: list[ir.Param], is_kernel: bool, cname: str
     if lw.return_types:
         t, w = lw.return_types[0]
         for t2, w2 in lw.return_types[1:]:
-            t, w = ty.unify(t, w, t2, w2)
+            u = tuples.unify(t, w, t2, w2)
+            if u is None:
+                raise KernelCompileError(f"{fn.__name__}() returns {ty.describe(t)} and "
+                                         f"{ty.describe(t2)}", loc=src.loc(src.tree, fn.__name__),
+                                         hint="return values of one type from every return")
+            t, w = u
         ret, ret_weak = t, w
     func = ir.Function(cname, fn.__name__, params, body, ret, locals_, src.loc(src.tree,
                        fn.__name__), is_kernel, lw.callees, lw.uses_dynamic_shared,
@@ -737,7 +626,7 @@ def lower_function(spec, fn, params: list[ir.Param], is_kernel: bool, cname: str
 def _fix_returns(func: ir.Function) -> None:
     for s in ir.walk_stmts(func.body):
         if isinstance(s, ir.Return) and s.value is not None:
-            s.value = ty.convert(s.value, func.return_type)
+            s.value = tuples.convert(s.value, func.return_type)
 
 
 def _assigned_names(tree: ast.FunctionDef) -> set[str]:

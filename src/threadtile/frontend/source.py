@@ -6,6 +6,7 @@ import ast
 import builtins
 import inspect
 import linecache
+import sys
 from dataclasses import dataclass
 
 from ..errors import KernelCompileError
@@ -82,7 +83,6 @@ def _cache_command_source(filename: str) -> bool:
     """Put the program of ``python -c '...'`` (file ``<string>``) into linecache, where
     ``inspect`` finds it (Python < 3.13 keeps it nowhere; Linux still has it in
     /proc/self/cmdline). Returns whether it did."""
-    import sys  # noqa: PLC0415
 
     if filename != "<string>" or sys.argv[:1] != ["-c"]:
         return False

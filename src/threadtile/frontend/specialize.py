@@ -9,7 +9,8 @@ import numpy as np
 from ..errors import KernelCompileError
 from ..ir import nodes as ir
 from ..lang import signatures as sigs
-from ..lang.types import ArrayType, Scalar, Type, scalar_of, void
+from ..lang.types import ArrayType, Scalar, scalar_of, void
+from . import funcs
 from . import typing as ty
 from .deps import dotted, fingerprint
 from .lower import Lowerer, _fix_returns, lower_function
@@ -90,43 +91,37 @@ class Specializer:
         k = lower_function(self, fn, params, True, self.func_name(fn.__name__))
         return ir.Module(k, list(self.const_arrays.values()))
 
-    def device_function(self, lw: Lowerer, kernel, args: list[ir.Expr], node) -> ir.Function:
-        fn = kernel.py_func
-        sig = inspect.signature(fn)
-        names = list(sig.parameters)
-        if len(names) != len(args):
-            raise lw.error(node, f"{fn.__name__}() takes {len(names)} arguments, "
-                                 f"got {len(args)}")
+    def device_function(self, lw: Lowerer, callee, fn, bound: list[tuple[str, object]], node
+                        ) -> tuple[ir.Function, list[ir.Expr]]:
+        """The specialization of Python function ``fn`` (what the kernel called: ``callee``, a
+        ``@jit`` function or the function itself) for the arguments ``bound`` to its
+        parameters (funcs.bind), and the arguments the call passes."""
         consts = constant_params(fn)
         params: list[ir.Param] = []
-        declared = getattr(kernel, "declared_signatures", None)
+        call_args: list[ir.Expr] = []
+        for pname, a in bound:
+            p, arg = funcs.param_for(lw, fn, pname, a, node, pname in consts)
+            params.append(p)
+            if arg is not None:
+                call_args.append(arg)
+        declared = getattr(callee, "declared_signatures", None)
         chosen = None
         if declared:  # jit(signatures, device=True): the arguments convert to one of them
-            chosen = _device_signature(lw, fn, declared, args, node)
+            if len(call_args) != len(params):
+                raise lw.error(node, f"{fn.__name__}() is compiled for its signatures, which "
+                                     "take numbers and arrays, not compile-time objects")
+            chosen = _device_signature(lw, fn, declared, call_args, node)
             # scalars take the signature's types (the call converts them); an array keeps
             # its own type, which the signature's accepts (a contiguous one for a strided
             # parameter compiles the contiguous variant)
-            params = [ir.Param(pname, a.type if isinstance(a.type, ArrayType) else t)
-                      for pname, a, t in zip(names, args, chosen.args)]
-            args = []
-        for pname, a in zip(names, args):
-            if pname in consts:
-                if not isinstance(a, ir.Const):
-                    raise lw.error(node, f"argument {pname!r} of {fn.__name__}() is a "
-                                         "Constant and needs a compile-time value")
-                params.append(ir.Param(pname, a.type, a.value, True))
-                continue
-            t: Type = a.type
-            # a Python literal stays weak inside the callee: clamp(x, 0.5, 4.0) with x float32
-            # computes in float32, as the same expression written inline would
-            weak = isinstance(t, Scalar) and ty.is_weak(a)
-            if weak and isinstance(a, ir.Const):
-                t = ty.literal_type(a.value)
-            params.append(ir.Param(pname, t, weak=weak))
-        key = (fn, tuple((p.name, p.type, p.constant, p.weak) for p in params))
+            params = [ir.Param(p.name, a.type if isinstance(a.type, ArrayType) else t)
+                      for p, a, t in zip(params, call_args, chosen.args)]
+        call_args = [ty.convert(a, p.type) if isinstance(p.type, Scalar) else a
+                     for a, p in zip(call_args, [p for p in params if not p.is_constant])]
+        key = (fn, tuple((p.name, p.type, _hashable(p.constant), p.weak) for p in params))
         hit = self._device.get(key)
         if hit is not None:
-            return hit
+            return hit, call_args
         if id(fn) in self._lowering:
             raise lw.error(node, f"{fn.__name__}() calls itself; recursion is not supported "
                                  "in kernels", "rewrite it as a loop")
@@ -141,7 +136,7 @@ class Specializer:
             self._lowering.discard(id(fn))
             self.final, self._names, self.owner = saved
         self._device[key] = func
-        return func
+        return func, call_args
 
     def const_array(self, lw: Lowerer, arr: np.ndarray, node) -> ir.Expr:
         """A global NumPy array read by a kernel: frozen into constant memory (numba's rule)."""
@@ -205,6 +200,15 @@ def lower_device(fn, params: list[ir.Param], ret=None) -> ir.Function:
     func = lower_function(sp, fn, params, False, fn.__name__)
     declare_return(func, ret)
     return func
+
+
+def _hashable(v):
+    """A compile-time argument as part of a dictionary key (by identity if unhashable)."""
+    try:
+        hash(v)
+    except TypeError:
+        return ("id", id(v))
+    return (type(v).__name__, v)
 
 
 def specialize(fn, params: list[ir.Param], deps: list | None = None,

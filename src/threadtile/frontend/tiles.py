@@ -63,13 +63,14 @@ def same_static(a, b) -> bool:
 
 
 def assign_static(lw: Lowerer, node, name: str, value: Py) -> list:
-    """``dtype = ct.tfloat32 if a.dtype == ct.float32 else a.dtype``: a name bound at compile
-    time to a dtype or an enum member (cuTile code does this; the name has no runtime value)."""
-    if not static_value(value.obj) or name in lw.observed:
-        raise lw.error(node, f"cannot assign {pyname(value.obj)} to a kernel variable",
-                       "only numbers, arrays and tuples of them are kernel values")
+    """``tid = cuda.threadIdx``, ``sm = cuda.shared``, ``dtype = ct.tfloat32 if ... else
+    a.dtype``: a name bound at compile time to a Python object (a module, a function, a dtype,
+    an enum member). The name has no runtime value; each use stands for the object."""
+    if name in lw.observed:
+        raise lw.error(node, f"'{name}' holds a number or an array elsewhere; it cannot also "
+                             f"be {pyname(value.obj)}", "use a different variable for each")
     prev = lw.statics.get(name)
-    if prev is not None and prev.obj is not value.obj:
+    if prev is not None and prev.obj is not value.obj and not same_static(prev.obj, value.obj):
         raise lw.error(node, f"'{name}' is bound to {pyname(prev.obj)} and to "
                              f"{pyname(value.obj)}", "use two names")
     lw.statics[name] = value

@@ -20,9 +20,19 @@ class Py:
 
 @dataclass
 class Tup:
-    """A tuple of lowered values (``a.shape``, ``grid(2)``, ``(i, j)``)."""
+    """A tuple of lowered values (``a.shape``, ``grid(2)``, ``(i, j)``); ``names`` are a
+    namedtuple's fields."""
 
     items: list
+    names: tuple = ()
+
+
+@dataclass
+class ScalarMethod:
+    """``x.bit_count`` before the call: the number and the method's name."""
+
+    base: object
+    name: str
 
 
 @dataclass
@@ -49,7 +59,7 @@ def describe_value(v) -> str:
     if isinstance(v, Py):
         return pyname(v.obj)
     if isinstance(v, Tup):
-        return "a tuple"
+        return "a namedtuple" if v.names else "a tuple"
     if isinstance(v, ir.Expr):
         return ty.describe(v.type)
     return type(v).__name__

@@ -163,6 +163,22 @@ class TileOp(Expr):
 
 
 @dataclass(eq=False)
+class MakeTuple(Expr):
+    """A tuple value built from ``items`` (type a ``TupleType``): what a device function
+    returns with ``return a, b``, a tuple passed to one."""
+
+    items: list[Expr]
+
+
+@dataclass(eq=False)
+class TupleItem(Expr):
+    """Item ``index`` of the tuple-valued ``value`` (a parameter, a variable, a call)."""
+
+    value: Expr
+    index: int
+
+
+@dataclass(eq=False)
 class CallFunc(Expr):
     """A call of another jitted (device) function, specialized for these argument types."""
 
@@ -258,7 +274,8 @@ class ArrayDecl(Stmt):
 
 @dataclass(eq=False)
 class Print(Stmt):
-    """``print(...)``: literal strings and scalar values, separated by spaces."""
+    """``print(...)``: texts and scalar values, concatenated (the frontend puts the spaces
+    between arguments and the punctuation of tuples in as texts); one line."""
 
     items: list[str | Expr]
 

@@ -15,7 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..lang.types import ArrayType, Scalar, TileType, bool_, int32, int64, uint32, void
+from ..lang.types import (
+    ArrayType,
+    Scalar,
+    TileType,
+    TupleType,
+    bool_,
+    int32,
+    int64,
+    uint32,
+    void,
+)
 from . import nodes as ir
 
 Rule = Callable[[ir.Expr], "str | None"]
@@ -103,8 +113,38 @@ def _atomic(e):
 _MATH1 = ("sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin",
           "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc",
           "lgamma", "tgamma", "exp2", "rsqrt", "cbrt", "floor", "ceil", "trunc", "fabs", "rint")
-_MATH2 = ("pow", "atan2", "hypot", "copysign", "fmod")
-ATOMICS = ("add", "sub", "max", "min", "and_", "or_", "xor", "exch", "inc", "dec", "cas")
+_MATH2 = ("pow", "atan2", "hypot", "copysign", "fmod", "remainder", "nextafter")
+ATOMICS = ("add", "sub", "max", "min", "and_", "or_", "xor", "exch", "inc", "dec", "cas",
+           "nanmax", "nanmin")
+
+
+def _float_int(second):
+    """(a float, an integer of type ``second``) -> the float's type: ldexp, round_ndigits."""
+    def rule(e):
+        x, n = _types(e)
+        if not (isinstance(e.type, Scalar) and e.type.is_float) or x != e.type or n != second:
+            return f"(a float, {second}) -> the float's type"
+        return None
+    return rule
+
+
+def _pair(second_of):
+    """One float operand -> a tuple (the operand's type, ``second_of(type)``): frexp, modf."""
+    def rule(e):
+        x = e.args[0].type
+        if not (isinstance(x, Scalar) and x.is_float) or e.type != TupleType(
+                (x, second_of(x))):
+            return f"a float operand and a ({x}, {second_of(x)}) result"
+        return None
+    return rule
+
+
+def _match(e):
+    m, v = _types(e)
+    want = uint32 if e.name == "match_any_sync" else TupleType((uint32, bool_))
+    if m != uint32 or not (isinstance(v, Scalar) and v.bits in (32, 64)) or e.type != want:
+        return f"(uint32 mask, a 32- or 64-bit value) -> {want}"
+    return None
 
 
 def _intrinsics() -> dict[str, OpSpec]:
@@ -112,6 +152,12 @@ def _intrinsics() -> dict[str, OpSpec]:
     out += [OpSpec(n, (1, 1), _float_same, doc="math, float32 or float64") for n in _MATH1]
     out += [OpSpec(n, (2, 2), _float_same, doc="math, float32 or float64") for n in _MATH2]
     out += [OpSpec("fma", (3, 3), _float_same, doc="a * b + c, rounded once")]
+    out += [OpSpec("ldexp", (2, 2), _float_int(int32), doc="x * 2**n")]
+    out += [OpSpec("round_ndigits", (2, 2), _float_int(int64),
+                   doc="x rounded to n decimal digits, ties to even (Python's round(x, n))")]
+    out += [OpSpec("frexp", (1, 1), _pair(lambda t: int32),
+                   doc="(mantissa in [0.5, 1), exponent); the exponent of inf and nan is 0")]
+    out += [OpSpec("modf", (1, 1), _pair(lambda t: t), doc="(fractional part, integer part)")]
     out += [OpSpec(n, (1, 1), _pred, doc="float predicate") for n in ("isnan", "isinf",
                                                                        "isfinite")]
     out += [OpSpec(n, (2, 2), _same, doc="Python's min/max of two numbers") for n in ("min",
@@ -131,6 +177,8 @@ def _intrinsics() -> dict[str, OpSpec]:
     out += [OpSpec(n, (2, 2), _sig(int32, uint32, bool_), doc="warp vote") for n in (
         "all_sync", "any_sync", "eq_sync")]
     out += [OpSpec("ballot_sync", (2, 2), _sig(uint32, uint32, bool_), doc="warp vote")]
+    out += [OpSpec(n, (2, 2), _match, doc="lanes of the mask holding the same bits") for n in (
+        "match_any_sync", "match_all_sync")]
     out += [OpSpec(f"atomic.{n}", (3, 3) if n == "cas" else (2, 2), _atomic,
                    doc="read-modify-write of one array element; the old value") for n in ATOMICS]
     return {s.name: s for s in out}

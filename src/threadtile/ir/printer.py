@@ -36,6 +36,10 @@ def format_expr(e: ir.Expr) -> str:
     if isinstance(e, ir.TileOp):
         attrs = "".join(f", {k}={_attr(v)}" for k, v in e.attrs.items())
         return f"tile.{e.op}({', '.join(map(format_expr, e.args))}{attrs}):{e.type}"
+    if isinstance(e, ir.MakeTuple):
+        return "(" + "".join(format_expr(x) + ", " for x in e.items) + ")"
+    if isinstance(e, ir.TupleItem):
+        return f"{format_expr(e.value)}[{e.index}]"
     if isinstance(e, ir.CallFunc):
         return f"{e.func.name}({', '.join(map(format_expr, e.args))}):{e.type}"
     return repr(e)

@@ -17,8 +17,8 @@ __all__ = [
     "shared", "local", "const", "syncthreads", "syncthreads_count", "syncthreads_and",
     "syncthreads_or", "syncwarp", "threadfence", "threadfence_block", "threadfence_system",
     "atomic", "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "all_sync",
-    "any_sync", "eq_sync", "ballot_sync", "activemask", "lanemask_lt", "popc", "clz", "ffs",
-    "brev", "fma", "cbrt", "selp",
+    "any_sync", "eq_sync", "ballot_sync", "match_any_sync", "match_all_sync", "activemask",
+    "lanemask_lt", "popc", "clz", "ffs", "brev", "fma", "cbrt", "selp", "fp16",
 ]
 
 
@@ -163,6 +163,10 @@ any_sync = _intrinsic("any_sync", "any_sync(mask, pred) -> 1 if ``pred`` holds o
 eq_sync = _intrinsic("eq_sync", "eq_sync(mask, pred) -> 1 if ``pred`` is the same on all lanes.")
 ballot_sync = _intrinsic("ballot_sync", "ballot_sync(mask, pred) -> uint32 with bit i set when "
                          "lane i's ``pred`` is true.")
+match_any_sync = _intrinsic("match_any_sync", """match_any_sync(mask, value) -> uint32 mask of
+the lanes in ``mask`` whose ``value`` has the same bits as this lane's.""")
+match_all_sync = _intrinsic("match_all_sync", """match_all_sync(mask, value) -> (``mask`` if
+every lane in ``mask`` has the same ``value`` else 0, whether they all have it).""")
 activemask = _intrinsic("activemask", "activemask() -> uint32 mask of the warp's active lanes.")
 lanemask_lt = _intrinsic("lanemask_lt", "lanemask_lt() -> uint32 mask of the lanes below this one.")
 popc = _intrinsic("popc", "popc(x) -> number of set bits.")
@@ -211,5 +215,25 @@ atomic = _Namespace(
     dec=_intrinsic("atomic.dec", """atomic.dec(array, index, limit) -> old; stores
 ``limit if old == 0 or old > limit else old - 1`` (unsigned)."""),
     cas=_intrinsic("atomic.cas", """atomic.cas(array, index, compare, value) -> the old value;
-stores ``value`` only if the old value equals ``compare``."""),
+stores ``value`` only if the old value equals ``compare`` (bit for bit)."""),
+    compare_and_swap=_intrinsic("atomic.compare_and_swap", """atomic.compare_and_swap(array,
+compare, value) -> ``atomic.cas(array, 0, compare, value)`` on a 1-d array."""),
+    nanmax=_intrinsic("atomic.nanmax", """atomic.nanmax(array, index, value) -> the old value;
+stores the larger of the two, a NaN counting as missing (the other one is kept)."""),
+    nanmin=_intrinsic("atomic.nanmin", """atomic.nanmin(array, index, value) -> the old value;
+stores the smaller of the two, a NaN counting as missing."""),
 )
+
+# numba's half-precision intrinsics: float16 arithmetic, comparisons and math by name
+_FP16 = {
+    "hadd": "a + b", "hsub": "a - b", "hmul": "a * b", "hdiv": "a / b", "hneg": "-a",
+    "habs": "|a|", "hfma": "a * b + c, rounded once", "heq": "a == b", "hne": "a != b",
+    "hge": "a >= b", "hgt": "a > b", "hle": "a <= b", "hlt": "a < b", "hmax": "max(a, b)",
+    "hmin": "min(a, b)", "hsin": "sin(a)", "hcos": "cos(a)", "hlog": "log(a)",
+    "hlog2": "log2(a)", "hlog10": "log10(a)", "hexp": "exp(a)", "hexp2": "2 ** a",
+    "hexp10": "10 ** a", "hsqrt": "sqrt(a)", "hrsqrt": "1 / sqrt(a)", "hrcp": "1 / a",
+    "hceil": "ceil(a)", "hfloor": "floor(a)", "htrunc": "trunc(a)", "hrint": "a rounded to "
+    "the nearest integer, ties to even",
+}
+fp16 = _Namespace("fp16", **{n: _intrinsic(f"fp16.{n}", f"fp16.{n}: {d}, in float16 (numba's "
+                                            "cuda.fp16)") for n, d in _FP16.items()})

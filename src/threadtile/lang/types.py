@@ -239,9 +239,16 @@ class TileType(Type):
 
 @dataclass(frozen=True)
 class TupleType(Type):
-    """A tuple of kernel values (shapes, ``grid(2)``), only ever unpacked or indexed."""
+    """A tuple of kernel values: a tuple argument, what a device function returns. ``names``
+    are a namedtuple's field names (empty for a plain tuple)."""
 
     items: tuple[Type, ...]
+    names: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={t}" for n, t in zip(self.names, self.items)) if self.names \
+            else ", ".join(map(repr, self.items)) + ("," if len(self.items) == 1 else "")
+        return f"({inner})"
 
 
 @dataclass(frozen=True)

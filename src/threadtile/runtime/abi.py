@@ -18,6 +18,10 @@ ones:
 - a **scalar** (:class:`~threadtile.lang.types.Scalar`) as its C type with natural size and
   alignment: bool 1 byte, (b)float16 2, 32-bit types 4, 64-bit types 8. A bfloat16 is packed
   as its 16 bits;
+- a **tuple** (:class:`~threadtile.lang.types.TupleType`, a tuple or namedtuple argument) as
+  a C struct of its items (``tt_t2_i64_f64``: ``backends/cuda/cxx.py``), each at its natural
+  alignment, the struct padded to its widest item's alignment; an empty tuple is 1 byte.
+  Packed from ``ArgInfo.flat``, the items' values in order;
 - a **bare pointer** (:data:`POINTER`), as ``RawKernel``'s hand-written kernels take an array
   (``float* x``): the 8-byte data address;
 - a **tensor map** (:class:`~threadtile.runtime.tensormaps.TensorMapParam`), a hidden
@@ -62,7 +66,18 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ..errors import ThreadtileError
-from ..lang.types import ArrayType, Scalar, bool_, float32, float64, int8, int16, int32, int64
+from ..lang.types import (
+    ArrayType,
+    Scalar,
+    TupleType,
+    bool_,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+)
 from . import tensormaps
 from .arrays import bf16_bits
 from .tensormaps import TensorMapParam
@@ -85,7 +100,7 @@ class Pointer:
 POINTER = Pointer()
 
 # a kernel parameter: one of the kinds above
-Param = ArrayType | Scalar | Pointer | TensorMapParam
+Param = ArrayType | Scalar | TupleType | Pointer | TensorMapParam
 
 
 # ----------------------------------------------------------------------------------------------
@@ -116,9 +131,28 @@ def param_format(p: Param) -> tuple[str, int, int]:
         return c, n, n
     if p is POINTER:
         return "Q", 8, 8
+    if isinstance(p, TupleType):
+        return _struct_format(p)
     if isinstance(p, TensorMapParam):
         return f"{tensormaps.SIZE}s", tensormaps.SIZE, tensormaps.ALIGN
     raise TypeError(f"kernel parameters are arrays, scalars, pointers or tensor maps, got {p!r}")
+
+
+def _struct_format(t: TupleType) -> tuple[str, int, int]:
+    """A tuple parameter is a C struct of its items: each at its natural alignment, the
+    struct aligned as its widest item and padded to a multiple of that (an empty struct is
+    one byte, as in C++)."""
+    if not t.items:
+        return "x", 1, 1
+    fmt, off, align = [], 0, 1
+    for x in t.items:
+        f, size, a = param_format(x)
+        pad = -off % a
+        fmt.append(f"{pad}x" * bool(pad) + f)
+        off += pad + size
+        align = max(align, a)
+    tail = -off % align
+    return "".join(fmt) + f"{tail}x" * bool(tail), off + tail, align
 
 
 class ParamLayout(NamedTuple):
@@ -230,12 +264,28 @@ def _param_values(p, info, entry: str, i: int):
             raise TypeError(f"{_where(entry, i)} must be a {p} scalar, got a {info.ndim}-d "
                             f"array of {info.dtype}")
         return (convert_scalar(info, p, _where(entry, i)),)
+    if isinstance(p, TupleType):
+        if info.kind != "tuple" or len(info.value) != len(p.items):
+            raise TypeError(f"{_where(entry, i)} must be a tuple of {len(p.items)} "
+                            f"item{_s(len(p.items))} ({p}), got {_kind(info)}")
+        vals: list = []
+        for x, item in zip(p.items, info.value):
+            vals += _param_values(x, item, entry, i)
+        return vals
     if p is POINTER:
         if info.kind != "array":
             raise TypeError(f"{_where(entry, i)} must be an array (passed as a pointer), got a "
                             f"scalar ({info.value!r})")
         return (info.ptr,)
     raise TypeError(f"kernel {entry!r} parameter {i}: {p!r} is not an argument's parameter")
+
+
+def _kind(info) -> str:
+    if info.kind == "tuple":
+        return f"a tuple of {len(info.value)}"
+    if info.kind == "array":
+        return f"a {info.ndim}-d array of {info.dtype}"
+    return f"a {info.dtype} scalar"
 
 
 def values(entry: str, params: Sequence[Param], infos: Sequence) -> list:

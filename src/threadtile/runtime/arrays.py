@@ -31,7 +31,7 @@ import threading
 
 import numpy as np
 
-from ..lang.types import ArrayType, Scalar, Type, bool_, float64, int64, scalar_of
+from ..lang.types import ArrayType, Scalar, TupleType, Type, bool_, float64, int64, scalar_of
 from . import driver
 
 __all__ = ["ArgInfo", "HOST", "describe", "describe_all", "describe_host", "type_key",
@@ -228,6 +228,27 @@ def _np_scalar_handler(tp: type, index, name):
     return handler
 
 
+def _describe_tuple(obj, index, name, item=None):
+    """A tuple (or namedtuple) argument: kind ``'tuple'``, ``value`` the ArgInfo of each item,
+    ``type`` a TupleType, ``flat`` the items' values in order (the kernel takes the tuple as a
+    struct of its items: runtime/abi.py). Arrays inside a tuple must be on the device: the
+    copy of host arrays around a launch covers top-level arguments only."""
+    item = item or describe
+    base = name if name is not None else f"argument {index}"
+    items = tuple(item(x, index, f"{base}[{k}]") for k, x in enumerate(obj))
+    dev, framework, flat = -1, None, ()
+    for k, i in enumerate(items):
+        if i.device == HOST and item is describe:
+            raise TypeError(f"{_where(index, f'{base}[{k}]')} is a NumPy array inside a tuple; "
+                            "arrays in tuples must be on the GPU: threadtile.to_device(a)")
+        if i.device >= 0 or i.device == HOST:
+            dev, framework = i.device, framework or i.framework
+        flat += tuple(i.flat)
+    t = TupleType(tuple(i.type for i in items), tuple(getattr(obj, "_fields", ())))
+    return _new(ArgInfo, ("tuple", None, 0, "", 0, (), (), items, None, dev, type_key(t), t,
+                          flat, framework))
+
+
 def bf16_bits(v) -> int:
     """The 16 bits of a bfloat16 value (what the kernel's ``__nv_bfloat16`` parameter holds)."""
     a = np.asarray(v)
@@ -360,6 +381,8 @@ def _classify(obj, index, name):
             handler = _describe_cai
         elif isinstance(obj, np.ndarray):  # a subclass (memmap, matrix): before DLPack, which
             handler = _describe_numpy      # NumPy also speaks, to get the host-copy path
+        elif isinstance(obj, tuple):
+            handler = _describe_tuple
         elif _has(obj, "__dlpack__") and _has(obj, "__dlpack_device__"):
             handler = _describe_dlpack
     if handler is None:
@@ -409,6 +432,8 @@ def describe_host(arg, index: int | None = None, name: str | None = None) -> Arg
     array is not refused nor marked for a contiguous device copy: a NumPy array, a CPU torch
     tensor or another array NumPy can view is described as it is (its own layout, device
     ``HOST``)."""
+    if isinstance(arg, tuple):
+        return _describe_tuple(arg, index, name, describe_host)
     try:
         info = describe(arg, index, name)
     except TypeError:
@@ -465,6 +490,11 @@ def kernel_type(value) -> Type:
         return scalar_of(float)
     if isinstance(value, np.generic):
         return scalar_of(value.dtype)
+    if isinstance(value, TupleType):
+        return value
+    if isinstance(value, tuple):
+        return TupleType(tuple(kernel_type(v) for v in value),
+                         tuple(getattr(value, "_fields", ())))
     if hasattr(value, "dtype") and hasattr(value, "ndim"):
         st = scalar_of(value.dtype)
         if st is None:

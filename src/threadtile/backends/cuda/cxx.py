@@ -1,9 +1,9 @@
 """The C++ spelling of values and types: literals of every dtype, the C++ type of an array,
-scalar or tile, and the names generated code gives tile types."""
+scalar, tile or tuple, and the names generated code gives tile and tuple types."""
 
 from __future__ import annotations
 
-from ...lang.types import ArrayType, Scalar, TileType, Type, float32, float64
+from ...lang.types import ArrayType, Scalar, TileType, TupleType, Type, float32, float64
 
 # C++ operator precedence (higher binds tighter)
 PREC = {"?:": 3, "||": 4, "&&": 5, "|": 6, "^": 7, "&": 8, "==": 9, "!=": 9, "<": 10,
@@ -28,6 +28,29 @@ def spelled(t: TileType, threads: int) -> str:
     return f"tt::tile::{kind}<{t.dtype.cname}, {threads}{dims}>"
 
 
+def _mangle(t: Type) -> str:
+    if isinstance(t, Scalar):
+        return _SHORT[t.name]
+    if isinstance(t, ArrayType):
+        return f"a{t.layout}{t.ndim}{_SHORT[t.dtype.name]}"
+    if isinstance(t, TupleType):  # the count first keeps nested tuples unambiguous
+        return f"t{len(t.items)}" + "".join("_" + _mangle(x) for x in t.items)
+    raise TypeError(f"no C++ type for {t}")
+
+
+def tuple_struct(t: TupleType) -> str:
+    """The name of the struct a tuple type is (``tt_t2_i64_f64``): its items' types, so equal
+    types share one struct whatever their field names."""
+    return "tt_" + _mangle(t)
+
+
+def tuple_definition(t: TupleType) -> str:
+    """``struct tt_t2_i64_f64 { int64_t _0; double _1; };``: members in order, each at its
+    natural alignment, as runtime/abi.py packs a tuple argument."""
+    members = "".join(f" {ctype(x)} _{k};" for k, x in enumerate(t.items))
+    return f"struct {tuple_struct(t)} {{{members} }};"
+
+
 def ctype(t: Type) -> str:
     if isinstance(t, Scalar):
         return t.cname
@@ -35,6 +58,8 @@ def ctype(t: Type) -> str:
         return f"tt::{'CArray' if t.layout == 'C' else 'Array'}<{t.dtype.cname}, {t.ndim}>"
     if isinstance(t, TileType):
         return alias(t)
+    if isinstance(t, TupleType):
+        return tuple_struct(t)
     raise TypeError(f"no C++ type for {t}")
 
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...ir import nodes as ir
-from ...lang.types import ArrayType, Scalar, TileType, float32, float64, int64
+from ...lang.types import ArrayType, Scalar, TileType, TupleType, float32, float64, int64
 from . import intrinsics, tiles
 from .cxx import PREC as _PREC
-from .cxx import ctype, literal
+from .cxx import ctype, literal, tuple_definition, tuple_struct
 
 HEADER = "threadtile.h"
 HEADERS = Path(__file__).parent / "include"  # threadtile.h, tile.h and tile/
@@ -36,8 +36,32 @@ _CXX_RESERVED |= set(intrinsics.MATH) | {n + "f" for n in intrinsics.MATH} | {
     "isnan", "isinf", "isfinite", "llabs", "fabsf", "powf", "fmaf"}
 
 
+def _tuple_types(module: ir.Module) -> list[TupleType]:
+    """Every tuple type of the module, each after the tuple types it holds (the order their
+    struct definitions need)."""
+    out: dict[str, TupleType] = {}
+
+    def add(t) -> None:
+        if isinstance(t, TupleType) and tuple_struct(t) not in out:
+            for x in t.items:
+                add(x)
+            out[tuple_struct(t)] = t
+
+    for f in module.kernel.all_functions():
+        for t in [p.type for p in f.params if not p.is_constant] + list(f.locals.values()) + [
+                f.return_type]:
+            add(t)
+        for s in ir.walk_stmts(f.body):
+            for e in ir.stmt_exprs(s):
+                for x in ir.walk_expr(e):
+                    add(x.type)
+    return list(out.values())
+
+
 def _uses_half(module: ir.Module) -> bool:
     def half(t) -> bool:
+        if isinstance(t, TupleType):
+            return any(half(x) for x in t.items)
         if isinstance(t, (ArrayType, TileType)):
             t = t.dtype
         return isinstance(t, Scalar) and t.bits == 16 and t.is_float
@@ -104,6 +128,7 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         dims = "".join(f"[{n}]" for n in d.shape)
         vals = ", ".join(literal(v, d.type.dtype) for v in d.init.ravel().tolist())
         out.append(f"__constant__ {d.type.dtype.cname} {d.name}{dims} = {{{vals}}};")
+    out += [tuple_definition(t) for t in _tuple_types(module)]
     statics = {d.name: d for d in module.const_arrays}
     for f in module.kernel.all_functions():
         out.append("")
@@ -281,7 +306,11 @@ class FunctionEmitter:
         self.line("continue;", s.loc)
 
     def s_Return(self, s: ir.Return) -> None:
-        self.line("return;" if s.value is None else f"return {self.e(s.value)};", s.loc)
+        if s.value is None:
+            self.line("return;", s.loc)
+            return
+        v = self.view(s.value) if isinstance(s.value.type, ArrayType) else self.e(s.value)
+        self.line(f"return {v};", s.loc)
 
     def s_ArrayDecl(self, s: ir.ArrayDecl) -> None:
         name = self.n(s.name)
@@ -301,6 +330,7 @@ class FunctionEmitter:
         self.line(f"{space}{t} {name}{dims};", s.loc)
 
     def s_Print(self, s: ir.Print) -> None:
+        # the pieces are concatenated: the frontend puts the spaces in
         fmt, args = [], []
         for it in s.items:
             if isinstance(it, str):
@@ -315,11 +345,11 @@ class FunctionEmitter:
             elif t.is_int:
                 fmt.append("%lld" if t.kind == "i" else "%llu")
                 args.append(f"({'long long' if t.kind == 'i' else 'unsigned long long'})({v})")
-            else:
-                fmt.append("%f")  # numba's format for floats
+            else:  # numba's format for floats: six decimals
+                fmt.append("%f")
                 args.append(f"(double)({self.as_float(it, v)})")
         tail = "".join(", " + a for a in args)
-        self.line(f'printf("{" ".join(fmt)}\\n"{tail});', s.loc)
+        self.line(f'printf("{"".join(fmt)}\\n"{tail});', s.loc)
 
     # -- expressions ---------------------------------------------------------------------------
 
@@ -494,6 +524,13 @@ class FunctionEmitter:
 
     def x_TileOp(self, x: ir.TileOp):
         return tiles.spell(self, x), _PREC["atom"]
+
+    def x_MakeTuple(self, x: ir.MakeTuple):
+        items = [self.view(i) if isinstance(i.type, ArrayType) else self.e(i) for i in x.items]
+        return f"{tuple_struct(x.type)}{{{', '.join(items)}}}", _PREC["atom"]
+
+    def x_TupleItem(self, x: ir.TupleItem):
+        return f"{self.e(x.value, _PREC['atom'])}._{x.index}", _PREC["atom"]
 
     def x_CallFunc(self, x: ir.CallFunc):
         args = []

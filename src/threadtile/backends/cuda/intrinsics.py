@@ -6,14 +6,14 @@ from __future__ import annotations
 from ...ir import nodes as ir
 from ...ir.ops import ATOMICS
 from ...lang.types import Type, float32, float64
-from .cxx import PREC
+from .cxx import PREC, tuple_struct
 
 # math intrinsics: name -> (float spelling, double spelling)
 MATH = {n: (n + "f", n) for n in (
     "sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin",
     "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "lgamma",
     "tgamma", "exp2", "rsqrt", "cbrt", "floor", "ceil", "trunc", "fabs", "pow", "atan2",
-    "hypot", "copysign", "fmod", "rint", "fma")}
+    "hypot", "copysign", "fmod", "rint", "fma", "remainder", "nextafter", "ldexp")}
 
 _CALLS = {  # intrinsic -> C++ format (args by position)
     "syncthreads": "__syncthreads()", "syncthreads_count": "__syncthreads_count({0})",
@@ -23,6 +23,7 @@ _CALLS = {  # intrinsic -> C++ format (args by position)
     "activemask": "__activemask()", "lanemask_lt": "tt::lanemask_lt()",
     "all_sync": "__all_sync({0}, {1})", "any_sync": "__any_sync({0}, {1})",
     "eq_sync": "__uni_sync({0}, {1})", "ballot_sync": "__ballot_sync({0}, {1})",
+    "match_any_sync": "__match_any_sync({0}, {1})", "round_ndigits": "tt::round_ndigits({0}, {1})",
 }
 _SHFL = {"shfl_sync": "__shfl_sync", "shfl_up_sync": "__shfl_up_sync",
          "shfl_down_sync": "__shfl_down_sync", "shfl_xor_sync": "__shfl_xor_sync"}
@@ -100,6 +101,14 @@ def _minmax(em, x: ir.Call):
     return f"tt::{x.name}({em.e(a)}, {em.e(b)})", PREC["atom"]
 
 
+def _pair(em, x: ir.Call):
+    """An intrinsic giving two values: tt::frexp<S>(x), tt::match_all<S>(mask, v), with S the
+    struct of the tuple it returns."""
+    fn = {"frexp": "frexp", "modf": "modf", "match_all_sync": "match_all"}[x.name]
+    args = ", ".join(em.e(a) for a in x.args)
+    return f"tt::{fn}<{tuple_struct(x.type)}>({args})", PREC["atom"]
+
+
 def _format(fmt: str):
     return lambda em, x: (fmt.format(*[em.e(a) for a in x.args]), PREC["atom"])
 
@@ -112,4 +121,5 @@ CALLS = {
     **{n: _pred for n in ("isnan", "isinf", "isfinite")},
     **{f"atomic.{n}": _atomic for n in ATOMICS},
     "abs": _abs, "min": _minmax, "max": _minmax,
+    "frexp": _pair, "modf": _pair, "match_all_sync": _pair,
 }

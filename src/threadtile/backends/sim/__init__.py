@@ -115,6 +115,10 @@ def _to_host(a, name: str):
         return (a if type(a) is np.ndarray else a.view(np.ndarray)), None
     if isinstance(a, (bool, int, float, np.generic)):
         return a, None
+    if isinstance(a, tuple):  # a tuple argument: each item, and each item's copy-back
+        parts = [_to_host(x, f"{name}[{k}]") for k, x in enumerate(a)]
+        backs = [b for _, b in parts if b is not None]
+        return tuple(h for h, _ in parts), (lambda: [b() for b in backs]) if backs else None
     mod = type(a).__module__ or ""
     if mod.startswith("torch"):
         t = a.detach()

@@ -28,7 +28,7 @@ import numpy as np
 from ...ir import nodes as ir
 from ...ir.ops import ATOMICS
 from ...ir.printer import format_expr
-from ...lang.types import ArrayType, Scalar, TileType, bfloat16, bool_, void
+from ...lang.types import ArrayType, Scalar, TileType, TupleType, bfloat16, bool_, void
 from . import memory, ops, tiles
 from .checks import Site
 
@@ -85,6 +85,21 @@ def _asg(m, v, old):
     return np.where(m, v, old)
 
 
+def _asgtup(m, v: tuple, old: tuple) -> tuple:
+    """A masked assignment of a tuple, item by item (arrays as views, tuples recursively)."""
+    if m is None:
+        return v
+    out = []
+    for x, o in zip(v, old):
+        if x.__class__ is tuple:
+            out.append(_asgtup(m, x, o))
+        elif isinstance(x, memory.ArrayRef):
+            out.append(memory.assign_array(m, x, o))
+        else:
+            out.append(np.where(m, x, o))
+    return tuple(out)
+
+
 class Program:
     """The Python translation of one specialization, ready to run batch after batch."""
 
@@ -116,6 +131,7 @@ class _Translator:
         self.module = module
         self.ns: dict = {
             "np": np, "_and": _and, "_andnot": _andnot, "_any": _any, "_asg": _asg,
+            "_asgtup": _asgtup,
             "_asga": memory.assign_array, "_ld": memory.load, "_st": memory.store,
             "_atom": memory.atomic, "_view": memory.view, "_sel": ops.sel, "_cast": ops.cast,
             "_bf16": ops.bf16, "_ipow": ops.ipow, "_shl": ops.shl, "_shr": ops.shr,
@@ -268,18 +284,30 @@ class _FunctionGen:
         for name, t in f.locals.items():
             if name in names:
                 continue
-            if isinstance(t, Scalar) and t != void:
-                self.line(f"{_vname(name)} = {self.tr.const(0, t)}")
-            else:
-                self.line(f"{_vname(name)} = None")
+            self.line(f"{_vname(name)} = {self.zero(t)}")
         if not f.is_kernel:
-            rt = f.return_type
-            zero = self.tr.const(0, rt) if rt != void and isinstance(rt, Scalar) else "None"
-            self.line(f"_rv = {zero}")
+            self.line(f"_rv = {self.zero(f.return_type)}")
         self.block(f.body, "_m", None)
         if not f.is_kernel:
             self.line("return _rv")
         return "\n".join([head] + self.lines)
+
+    def zero(self, t) -> str:
+        """The value a variable of type ``t`` starts with: 0, None (arrays, tiles), or a tuple
+        of those."""
+        if isinstance(t, Scalar) and t != void:
+            return self.tr.const(0, t)
+        if isinstance(t, TupleType):
+            return "(" + "".join(self.zero(x) + ", " for x in t.items) + ")"
+        return "None"
+
+    def assign_fn(self, t) -> str:
+        """The masked assignment for a value of type ``t``."""
+        if isinstance(t, ArrayType):
+            return "_asga"
+        if isinstance(t, TupleType):
+            return "_asgtup"
+        return "_asg"
 
     # -- statements ----------------------------------------------------------------------------
 
@@ -312,7 +340,8 @@ class _FunctionGen:
 
     def s_Return(self, s: ir.Return, m: str) -> None:
         if s.value is not None:
-            asg = "_tasg(B, " if isinstance(s.value.type, TileType) else "_asg("
+            t = s.value.type
+            asg = "_tasg(B, " if isinstance(t, TileType) else self.assign_fn(t) + "("
             self.line(f"_rv = {asg}{m}, {self.x(s.value, m)}, _rv)")
         self.line(f"_live = _andnot(_live, {m})")
         if self.f.is_kernel:
@@ -321,12 +350,10 @@ class _FunctionGen:
     def s_Assign(self, s: ir.Assign, m: str, loop) -> None:
         v = self.x(s.value, m)
         name = _vname(s.name)
-        if isinstance(s.value.type, ArrayType):
-            self.line(f"{name} = _asga({m}, {v}, {name})")
-        elif isinstance(s.value.type, TileType):
+        if isinstance(s.value.type, TileType):
             self.line(f"{name} = _tasg(B, {m}, {v}, {name})")
         else:
-            self.line(f"{name} = _asg({m}, {v}, {name})")
+            self.line(f"{name} = {self.assign_fn(s.value.type)}({m}, {v}, {name})")
 
     def s_Store(self, s: ir.Store, m: str, loop) -> None:
         arr = self.x(s.array, m)
@@ -413,7 +440,7 @@ class _FunctionGen:
             else:
                 items.append(f"({self.x(it, m)}, {self.tr.typeobj(it.type)})")
         site = self.tr.site(s.loc, "", "print")
-        self.line(f"B.out({m}, {site}, ({', '.join(items)},))")
+        self.line(f"B.out({m}, {site}, ({''.join(i + ', ' for i in items)}))")
 
     # -- expressions ---------------------------------------------------------------------------
 
@@ -548,6 +575,12 @@ class _FunctionGen:
         args = "".join(", " + self.x(a, m) for a in e.args)
         return f"_tile(B, {m}, {k}{args})"
 
+    def x_MakeTuple(self, e: ir.MakeTuple, m: str) -> str:
+        return "(" + "".join(self.x(x, m) + ", " for x in e.items) + ")"
+
+    def x_TupleItem(self, e: ir.TupleItem, m: str) -> str:
+        return f"{self.x(e.value, m)}[{e.index}]"
+
     def x_CallFunc(self, e: ir.CallFunc, m: str) -> str:
         args = "".join(", " + self.x(a, m) for a in e.args)
         return f"{fname(e.func)}(B, {m}{args})"
@@ -589,6 +622,12 @@ def _warp(g: _FunctionGen, e: ir.Call, m: str, args: list[str]) -> str:
     return f"B.vote({m}, {site}, {_VOTE[e.name]!r}, {', '.join(args)})"
 
 
+def _match(g: _FunctionGen, e: ir.Call, m: str, args: list[str]) -> str:
+    site = g.tr.site(e.loc, "", "warp")
+    kind = "any" if e.name == "match_any_sync" else "all"
+    return f"B.match({m}, {site}, {kind!r}, {', '.join(args)})"
+
+
 def _fence(g: _FunctionGen, e: ir.Call, m: str, args: list[str]) -> str:
     g.tr.fences = True
     return f"B.fence({m})"
@@ -599,6 +638,7 @@ CALLS = {
     **{n: (lambda g, e, m, args: f"{_BITS[e.name]}({args[0]})") for n in _BITS},
     **{n: _barrier for n in _SYNC},
     **{n: _warp for n in (*_SHFL, *_VOTE)},
+    "match_any_sync": _match, "match_all_sync": _match,
     **{f"atomic.{n}": (lambda g, e, m, args: g.atomic(e, m, used=True)) for n in ATOMICS},
     **{n: _fence for n in ("threadfence", "threadfence_block", "threadfence_system")},
     "min": lambda g, e, m, args: f"_pymin({args[0]}, {args[1]})",

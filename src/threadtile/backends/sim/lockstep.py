@@ -20,7 +20,7 @@ import numpy as np
 
 from ... import errors
 from ...ir import nodes as ir
-from ...lang.types import ArrayType, Scalar
+from ...lang.types import ArrayType, Scalar, TupleType
 from ...runtime import abi
 from ...runtime.arrays import describe_host
 from . import checks, memory, ops
@@ -291,6 +291,29 @@ class Batch:
         res = {"all": yes == n, "any": yes > 0, "eq": (yes == 0) | (yes == n)}[kind]
         return res.astype(_I32)
 
+    def match(self, m, site: int, kind: str, mask, v):
+        """``match_any_sync`` (each lane: the lanes of its warp taking part that hold the same
+        bits) and ``match_all_sync`` (``(the lanes taking part, True)`` where they all hold
+        the same bits, else ``(0, False)``)."""
+        part = self._participants(m, site, mask, f"match_{kind}_sync()")
+        vals = np.broadcast_to(v, (self.L,))
+        bits = vals.view(np.uint64 if vals.dtype.itemsize == 8 else np.uint32)
+        same = np.zeros(self.L, np.uint32)
+        taking = np.zeros(self.L, np.uint32)
+        base = self.lanes - self.laneid  # lane 0 of each lane's warp
+        for j in range(32):
+            other = base + j
+            inside = other < self.L
+            o = np.where(inside, other, self.lanes)
+            there = inside & part[o] & (self.warp[o] == self.warp)
+            bit = np.uint32(1 << j)
+            taking |= np.where(there, bit, np.uint32(0))
+            same |= np.where(there & (bits[o] == bits), bit, np.uint32(0))
+        if kind == "any":
+            return same
+        everyone = same == taking
+        return np.where(everyone, taking, np.uint32(0)), everyone
+
     def activemask(self, m):
         if m is None:
             active = np.ones(self.L, bool)
@@ -321,7 +344,7 @@ class Batch:
         st.seq += 1
         gt = self.gtid[lanes]
         for k in range(len(lanes)):
-            text = " ".join(c if isinstance(c, str) else c[k] for c in cols)
+            text = "".join(c if isinstance(c, str) else c[k] for c in cols)
             st.prints.append((int(gt[k]), seq, text))
 
 
@@ -348,6 +371,16 @@ def launch_dims(v, what: str) -> tuple[int, int, int]:
     if any(x < 1 for x in t):
         raise errors.LaunchError(f"{what} dimensions must be positive, got {t}")
     return t
+
+
+def _value(t, a, name: str):
+    """What the generated code takes for a host argument ``a`` of kernel type ``t``: an array
+    view, a NumPy scalar, or a tuple of those."""
+    if isinstance(t, ArrayType):
+        return memory.from_numpy(a, name, t.dtype)
+    if isinstance(t, TupleType):
+        return tuple(_value(x, v, f"{name}[{k}]") for k, (x, v) in enumerate(zip(t.items, a)))
+    return ops.scalar(a, t if isinstance(t, Scalar) else None)
 
 
 def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset,
@@ -379,12 +412,7 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset,
     if prog.fences and L.race:
         L.fence = np.zeros(nblocks * T, _I64)
     st = LaunchState(prog, L, shared_bytes)
-    values = []
-    for p, a in zip(params, host_args):
-        if isinstance(p.type, ArrayType):
-            values.append(memory.from_numpy(a, p.name, p.type.dtype))
-        else:
-            values.append(ops.scalar(a, p.type if isinstance(p.type, Scalar) else None))
+    values = [_value(p.type, a, p.name) for p, a in zip(params, host_args)]
     per = max(1, min(nblocks, LANES // T))
     per_block_bytes = static + shared_bytes
     if per_block_bytes:

@@ -275,6 +275,10 @@ def apply_rmw(op: str, old, v, extra):
         return ops.sel(old >= v, old.dtype.type(0), old + old.dtype.type(1))
     if op == "dec":
         return ops.sel((old == 0) | (old > v), v, old - old.dtype.type(1))
+    if op == "nanmax":  # a NaN is a missing value: the other one is kept
+        return ops.sel((v > old) | (old != old), v, old)
+    if op == "nanmin":
+        return ops.sel((v < old) | (old != old), v, old)
     if op == "cas":  # v is the compare value, extra the new one
         return ops.sel(old == v, extra, old)
     raise NotImplementedError(op)

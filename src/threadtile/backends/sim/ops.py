@@ -195,6 +195,48 @@ def rsqrt(x):
     return x.dtype.type(1) / np.sqrt(x)
 
 
+def _remainder(x, y):
+    """IEEE remainder: ``x - n * y`` with ``n`` the integer nearest ``x / y`` (ties to even).
+    It is exact in any precision, so float32 operands may go through float64."""
+    f = np.frompyfunc(lambda a, b: math.remainder(a, b) if math.isfinite(a) and b != 0 and
+                      not math.isnan(b) else math.nan, 2, 1)
+    out = f(np.asarray(x, np.float64), np.asarray(y, np.float64))
+    dt = np.result_type(x, y)
+    return out.astype(dt) if isinstance(out, ndarray) else dt.type(out)
+
+
+def frexp(x):
+    """(mantissa, exponent) with the mantissa in [0.5, 1); the exponent of inf and NaN is 0,
+    as CUDA's frexp gives it."""
+    mant, exp = np.frexp(x)
+    return mant, sel(np.isfinite(x), exp.astype(np.int32), np.int32(0))
+
+
+def modf(x):
+    """(fractional part, integer part), both with x's sign; modf(inf) is (0, inf)."""
+    frac, whole = np.modf(x)
+    return frac, whole
+
+
+def round_ndigits(x, n):
+    """Python's ``round(x, n)`` for a float: scaled by a power of ten, rounded half to even,
+    scaled back, computed in float64 (n beyond 22 scales in two steps, so that the power of
+    ten is exact); an infinite or NaN x, or one whose scaling overflows, is returned as it
+    is."""
+    v = np.asarray(x, np.float64)
+    n = np.asarray(n, np.int64)
+    big = n > 22
+    p1 = np.power(10.0, np.where(n >= 0, np.where(big, n - 22, n), -n).astype(np.float64))
+    p2 = np.where(big, 1e22, 1.0)
+    up = n >= 0
+    y = np.where(up, v * p1 * p2, v / p1)
+    z = np.rint(y)
+    z = np.where(up, z / p2 / p1, z * p1)
+    keep = ~np.isfinite(v) | (up & ~np.isfinite(y))
+    out = np.where(keep, v, z).astype(x.dtype)
+    return out if isinstance(x, ndarray) or out.ndim else x.dtype.type(out)
+
+
 MATH = {
     "sqrt": np.sqrt, "exp": np.exp, "log": np.log, "log2": np.log2, "log10": np.log10,
     "log1p": np.log1p, "expm1": np.expm1, "sin": np.sin, "cos": np.cos, "tan": np.tan,
@@ -205,14 +247,16 @@ MATH = {
     "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "fabs": np.fabs, "rint": np.rint,
     "pow": np.power, "atan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign,
     "fmod": np.fmod, "fma": fma, "isnan": np.isnan, "isinf": np.isinf,
-    "isfinite": np.isfinite,
+    "isfinite": np.isfinite, "remainder": _remainder, "nextafter": np.nextafter,
+    "ldexp": np.ldexp, "round_ndigits": round_ndigits, "frexp": frexp, "modf": modf,
 }
 
 
 def format_item(v, t: Scalar) -> str:
-    """One printed value, as the GPU's printf writes it (%lld, %llu, %f, True/False)."""
+    """One printed value, as the GPU's printf writes it (%lld, %llu, True/False; a float as
+    %f, six decimals, numba's format)."""
     if t.kind == "b":
         return "True" if v else "False"
     if t.is_int:
         return str(int(v))
-    return f"{float(v):f}"  # C printf %f, as numba prints floats: six decimals
+    return f"{float(v):f}"

@@ -251,6 +251,12 @@ class _Block:
             arg = w[2][3]
             if op == "syncwarp":
                 res = None
+            elif op in ("match_any", "match_all"):
+                bits = {k: np.asarray(v).tobytes() for k, v in vals.items()}
+                same = sum(1 << k for k, b in bits.items() if b == bits[lane])
+                everyone = sum(1 << k for k in bits)
+                res = same if op == "match_any" else (
+                    (everyone, True) if same == everyone else (0, False))
             elif op in ("all", "any", "eq", "ballot"):
                 ps = {k: bool(v) for k, v in vals.items()}
                 res = {"all": int(all(ps.values())), "any": int(any(ps.values())),
@@ -337,7 +343,7 @@ class _Thread:
 
     def _warp(self, op: str, mask, value=None, arg=None):
         what = {"idx": "shfl_sync()", "syncwarp": "syncwarp()"}.get(op, f"{op}_sync()" if op in (
-            "all", "any", "eq", "ballot") else f"shfl_{op}_sync()")
+            "all", "any", "eq", "ballot", "match_any", "match_all") else f"shfl_{op}_sync()")
         site = self._site(what)[:4] + (None,)
         return self.blk.wait(self.t, "warp", site, (mask, op, value, arg))
 
@@ -410,6 +416,22 @@ _CALLS = {
     "fma": lambda th, a, b, c: a * b + c,
     "cbrt": lambda th, x: np.cbrt(x),
     "selp": lambda th, p, a, b: a if p else b,
+    "match_any_sync": lambda th, m, v: th._warp("match_any", m, v),
+    "match_all_sync": lambda th, m, v: th._warp("match_all", m, v),
+    "atomic.compare_and_swap": lambda th, a, old, v: th._atomic("cas", a, 0, old, v),
+    **{f"fp16.{n}": (lambda th, *a, f=f: f(*[np.float16(x) for x in a])) for n, f in {
+        "hadd": lambda a, b: a + b, "hsub": lambda a, b: a - b, "hmul": lambda a, b: a * b,
+        "hdiv": lambda a, b: a / b, "hneg": lambda a: -a, "habs": abs,
+        "hfma": lambda a, b, c: np.float16(float(a) * float(b) + float(c)),
+        "heq": lambda a, b: a == b, "hne": lambda a, b: a != b, "hge": lambda a, b: a >= b,
+        "hgt": lambda a, b: a > b, "hle": lambda a, b: a <= b, "hlt": lambda a, b: a < b,
+        "hmax": lambda a, b: b if b > a else a, "hmin": lambda a, b: b if b < a else a,
+        "hsin": np.sin, "hcos": np.cos, "hlog": np.log, "hlog2": np.log2,
+        "hlog10": np.log10, "hexp": np.exp, "hexp2": np.exp2,
+        "hexp10": lambda a: np.float16(10.0 ** float(a)), "hsqrt": np.sqrt,
+        "hrsqrt": lambda a: np.float16(1 / np.sqrt(np.float32(a))),
+        "hrcp": lambda a: np.float16(1 / np.float32(a)), "hceil": np.ceil,
+        "hfloor": np.floor, "htrunc": np.trunc, "hrint": np.rint}.items()},
     "shared.array": lambda th, shape, dtype: th._shared(shape, dtype),
     "local.array": _local,
     "const.array_like": lambda th, a: np.array(a, copy=True),

@@ -105,6 +105,68 @@ __device__ __forceinline__ T min(T a, T b) { return b < a ? b : a; }
 template <typename T>
 __device__ __forceinline__ T max(T a, T b) { return b > a ? b : a; }
 
+// Python's round(x, n) for a float: scaled by a power of ten, rounded half to even, scaled
+// back, in double. The powers up to 1e22 are exact, so they are built by multiplication; n
+// beyond 22 scales in two steps. An infinite or NaN x, or one whose scaling overflows, stays.
+__device__ __forceinline__ double pow10_exact(int64_t n) {
+  double p = 1.0;
+  for (int64_t k = 0; k < n; ++k) p *= 10.0;
+  return p;
+}
+template <typename T>
+__device__ __forceinline__ T round_ndigits(T x, int64_t n) {
+  double v = double(x);
+  if (isinf(v) || isnan(v)) return x;
+  double p1, p2 = 1.0, y;
+  if (n >= 0) {
+    if (n > 22) {
+      p1 = pow(10.0, double(n - 22));
+      p2 = 1e22;
+    } else {
+      p1 = pow10_exact(n);
+    }
+    y = (v * p1) * p2;
+    if (isinf(y)) return x;
+  } else {
+    p1 = -n > 22 ? pow(10.0, double(-n)) : pow10_exact(-n);
+    y = v / p1;
+  }
+  double z = rint(y);
+  return T(n >= 0 ? (z / p2) / p1 : z * p1);
+}
+
+// The intrinsics that give two values, as the tuple struct S of the generated code.
+template <typename S>
+__device__ __forceinline__ S frexp(float x) {
+  int e;
+  float m = frexpf(x, &e);
+  return S{m, isfinite(x) ? e : 0};
+}
+template <typename S>
+__device__ __forceinline__ S frexp(double x) {
+  int e;
+  double m = ::frexp(x, &e);
+  return S{m, isfinite(x) ? e : 0};
+}
+template <typename S>
+__device__ __forceinline__ S modf(float x) {
+  float whole;
+  float frac = modff(x, &whole);
+  return S{frac, whole};
+}
+template <typename S>
+__device__ __forceinline__ S modf(double x) {
+  double whole;
+  double frac = ::modf(x, &whole);
+  return S{frac, whole};
+}
+template <typename S, typename T>
+__device__ __forceinline__ S match_all(uint32_t mask, T v) {
+  int pred;
+  uint32_t m = __match_all_sync(mask, v, &pred);
+  return S{m, pred != 0};
+}
+
 __device__ __forceinline__ uint32_t laneid() {
   uint32_t r;
   asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
@@ -209,6 +271,19 @@ __device__ __forceinline__ float atomic_min(float* p, float v) {
 }
 __device__ __forceinline__ double atomic_min(double* p, double v) {
   return atomic_cas_loop(p, [v](double o) { return v < o ? v : o; });
+}
+// NaN is a missing value: the other operand is kept (fmax/fmin's rule)
+__device__ __forceinline__ float atomic_nanmax(float* p, float v) {
+  return atomic_cas_loop(p, [v](float o) { return v > o || o != o ? v : o; });
+}
+__device__ __forceinline__ double atomic_nanmax(double* p, double v) {
+  return atomic_cas_loop(p, [v](double o) { return v > o || o != o ? v : o; });
+}
+__device__ __forceinline__ float atomic_nanmin(float* p, float v) {
+  return atomic_cas_loop(p, [v](float o) { return v < o || o != o ? v : o; });
+}
+__device__ __forceinline__ double atomic_nanmin(double* p, double v) {
+  return atomic_cas_loop(p, [v](double o) { return v < o || o != o ? v : o; });
 }
 template <int S> struct uint_of;
 template <> struct uint_of<2> { typedef unsigned short type; };

@@ -1,0 +1,122 @@
+"""Arrays in kernels: their attributes, indexing, and the views slicing makes.
+
+An index is an int64 per axis; a slice gives an ``ir.Slice`` view whose layout says whether it
+is still C-contiguous (what lets the CUDA backend index it without strides).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from ..ir import nodes as ir
+from ..lang.types import ArrayType, bool_, int64
+from . import typing as ty
+from .values import Py, Tup, describe_value
+
+if TYPE_CHECKING:
+    from .lower import Lowerer
+
+
+def array_attr(lw: Lowerer, arr: ir.Expr, attr: str, node):
+    at: ArrayType = arr.type
+    loc = lw.loc(node)
+    if attr == "shape":
+        return Tup([ir.ArrayDim(int64, loc, arr, "shape", k) for k in range(at.ndim)])
+    if attr == "ndim":
+        return ir.Const(int64, loc, at.ndim, weak=True)
+    if attr == "size":
+        size: ir.Expr = ir.ArrayDim(int64, loc, arr, "shape", 0)
+        for k in range(1, at.ndim):
+            size = ir.BinOp(int64, loc, "*", size, ir.ArrayDim(int64, loc, arr, "shape", k))
+        return size
+    if attr == "dtype":
+        return Py(at.dtype)
+    raise lw.unsupported(node, f"array attribute '{attr}'",
+                         "arrays in kernels have .shape, .size, .ndim and .dtype")
+
+
+def subscript_parts(lw: Lowerer, node: ast.Subscript, base=None):
+    arr = base if base is not None else lw.expr(node.value)
+    if not (isinstance(arr, ir.Expr) and isinstance(arr.type, ArrayType)):
+        raise lw.unsupported(node.value, f"indexing {describe_value(arr)}")
+    sl = node.slice
+    parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+    idx = []
+    for p in parts:
+        if isinstance(p, ast.Slice):
+            idx.append(p)
+        else:
+            v = lw.expr(p)
+            idx.extend(v.items if isinstance(v, Tup) else [v])
+    return arr, idx
+
+
+def indices(lw: Lowerer, arr: ir.Expr, idx: list, node) -> list[ir.Expr]:
+    out = []
+    for i in idx:
+        if isinstance(i, ast.Slice):
+            raise lw.unsupported(node, "slices in an assignment target")
+        v = lw.scalar(i, node)
+        if not (v.type.is_int or v.type == bool_):
+            raise lw.error(node, f"array index must be an integer, got {v.type}",
+                           "convert with int(...)")
+        if isinstance(v, ir.Const) and v.value < 0 and arr.type.space != "global":
+            raise lw.error(node, f"negative index {v.value}",
+                           "indices are not wrapped on a GPU; write n - 1")
+        out.append(ty.convert(v, int64))
+    return out
+
+
+def index(lw: Lowerer, arr: ir.Expr, idx: list, node):
+    at: ArrayType = arr.type
+    if len(idx) > at.ndim:
+        raise lw.error(node, f"too many indices for a {at.ndim}-d array")
+    if all(not isinstance(i, ast.Slice) for i in idx) and len(idx) == at.ndim:
+        return ir.Load(at.dtype, lw.loc(node), arr, indices(lw, arr, idx, node))
+    return slice_view(lw, arr, idx, node)
+
+
+def slice_view(lw: Lowerer, arr: ir.Expr, idx: list, node):
+    at: ArrayType = arr.type
+    loc = lw.loc(node)
+    parts: list = []
+    contiguous = at.layout == "C"
+    kept = 0
+    for axis in range(at.ndim):
+        i = idx[axis] if axis < len(idx) else ast.Slice()
+        if not isinstance(i, ast.Slice):
+            parts.append(indices(lw, arr, [i], node)[0])
+            continue
+        kept += 1
+        step = slice_bound(lw, i.step, 1, node)
+        if not (isinstance(step, ir.Const) and step.value > 0):
+            raise lw.error(i, "slice steps must be positive constants")
+        if step.value != 1 or (kept > 1 or axis < at.ndim - 1) and (
+                i.lower is not None or i.upper is not None):
+            contiguous = contiguous and step.value == 1 and axis == at.ndim - 1 and kept == 1
+        start = slice_bound(lw, i.lower, 0, node)
+        stop = slice_bound(lw, i.upper, None, node) if i.upper is not None else \
+            ir.ArrayDim(int64, loc, arr, "shape", axis)
+        parts.append((start, stop, step))
+    nd = sum(1 for p in parts if isinstance(p, tuple))
+    if nd == 0:
+        raise lw.error(node, "indexing every axis with slices removed gives a scalar")
+    # a view stays C-contiguous when only leading axes are indexed and the rest are whole,
+    # or when a 1-d contiguous array is cut with step 1 (sh[:n])
+    leading_ints = all(not isinstance(p, tuple) for p in parts[:len(parts) - nd])
+    whole = all(isinstance(i, ast.Slice) and i.lower is None and i.upper is None and
+                i.step is None for i in idx if isinstance(i, ast.Slice))
+    c = at.layout == "C" and leading_ints and (whole or (nd == 1 and parts[-1][2].value == 1))
+    return ir.Slice(ArrayType(at.dtype, nd, "C" if c else "A", at.space, at.readonly), loc,
+                    arr, parts)
+
+
+def slice_bound(lw: Lowerer, node, default, where):
+    if node is None:
+        return ir.Const(int64, lw.loc(where), default, weak=True)
+    v = lw.scalar(lw.expr(node), node)
+    if not v.type.is_int:
+        raise lw.error(node, "slice bounds must be integers")
+    return ty.convert(v, int64)
+

@@ -1,0 +1,232 @@
+"""Calls of Python functions from kernels, and what other callables a kernel may not call.
+
+A function written in Python, decorated or not (a ``@jit(device=True)`` function, a plain
+``def``, a numba ``@njit`` dispatcher's function), is a device function: lowered once per
+signature of argument types, as numba inlines its device functions and cuTile compiles the
+functions a kernel calls. Arguments bind as in Python (positions, keywords, defaults,
+``*args`` from a tuple); numbers and arrays are runtime arguments, a tuple one tuple value, and
+a compile-time object (a function, a dtype, ``None``) a constant of that specialization.
+``operator.add`` and friends are the operators; a namedtuple's class builds one.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import operator
+import types
+from typing import TYPE_CHECKING
+
+from ..ir import nodes as ir
+from ..lang.types import NoneType, Scalar, TupleType
+from . import tuples
+from . import typing as ty
+from .values import Py, Tup, pyname
+
+if TYPE_CHECKING:
+    from .lower import Lowerer
+
+# packages whose Python functions are library code, not kernel code
+_NOT_KERNEL_CODE = ("numpy", "math", "builtins", "threadtile", "operator")
+
+_BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
+           operator.floordiv: "//", operator.mod: "%", operator.pow: "**",
+           operator.and_: "&", operator.or_: "|", operator.xor: "^", operator.lshift: "<<",
+           operator.rshift: ">>", operator.iadd: "+", operator.isub: "-",
+           operator.imul: "*", operator.itruediv: "/", operator.ifloordiv: "//",
+           operator.imod: "%"}
+_COMPARE = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
+            operator.eq: "==", operator.ne: "!="}
+_UNARY = {operator.neg: ast.USub, operator.pos: ast.UAdd, operator.invert: ast.Invert,
+          operator.not_: ast.Not}
+
+
+def python_function(obj) -> types.FunctionType | None:
+    """The Python function a kernel may call as a device function, or None: a ``@jit``
+    function, a plain function (not one of NumPy's or the standard library's), or the
+    function behind a numba dispatcher (``py_func``)."""
+    if getattr(obj, "_threadtile_kernel", False):
+        return obj.py_func
+    f = obj if isinstance(obj, types.FunctionType) else getattr(obj, "py_func", None)
+    if not isinstance(f, types.FunctionType):
+        return None
+    if (f.__module__ or "").split(".")[0] in _NOT_KERNEL_CODE and f is obj:
+        return None
+    return f
+
+
+def device_call(lw: Lowerer, callee, fn: types.FunctionType, node: ast.Call):
+    args: list = []
+    for a in node.args:
+        if isinstance(a, ast.Starred):  # f(*t) with t a tuple
+            v = lw.expr(a.value)
+            if not isinstance(v, Tup):
+                raise lw.error(a, "only a tuple can be unpacked into arguments with *")
+            args += v.items
+        else:
+            args.append(lw.expr(a))
+    kwargs = {}
+    for kw in node.keywords:
+        if kw.arg is None:
+            raise lw.unsupported(kw.value, "**kwargs in a call", "pass keywords one by one")
+        kwargs[kw.arg] = lw.expr(kw.value)
+    func, call_args = lw.spec.device_function(lw, callee, fn, bind(lw, fn, args, kwargs, node),
+                                              node)
+    lw.callees.append(func)
+    res = ty.mark_weak(ir.CallFunc(func.return_type, lw.loc(node), func, call_args),
+                       func.return_weak)
+    return tuples.explode(lw, res) if isinstance(res.type, TupleType) else res
+
+
+def bind(lw: Lowerer, fn, args: list, kwargs: dict, node) -> list[tuple[str, object]]:
+    """(parameter, value) for every parameter of ``fn``, bound as Python binds a call."""
+    sig = inspect.signature(fn)
+    params = list(sig.parameters.values())
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise lw.error(node, f"{fn.__name__}() takes *args or **kwargs, which device "
+                                 "functions do not", "name its parameters")
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(args) > len(positional):
+        raise lw.error(node, f"{fn.__name__}() takes {len(positional)} positional arguments, "
+                             f"got {len(args)}")
+    bound = {p.name: a for p, a in zip(positional, args)}
+    for k, v in kwargs.items():
+        p = sig.parameters.get(k)
+        if p is None or p.kind == p.POSITIONAL_ONLY:
+            raise lw.error(node, f"{fn.__name__}() has no parameter {k!r}")
+        if k in bound:
+            raise lw.error(node, f"{fn.__name__}() got two values for {k!r}")
+        bound[k] = v
+    out = []
+    for p in params:
+        if p.name not in bound:
+            if p.default is p.empty:
+                raise lw.error(node, f"{fn.__name__}() is missing its argument {p.name!r}")
+            bound[p.name] = lw.py_to_value(p.default, node)
+        out.append((p.name, bound[p.name]))
+    return out
+
+
+def param_for(lw: Lowerer, fn, name: str, value, node, constant: bool
+              ) -> tuple[ir.Param, ir.Expr | None]:
+    """The callee's parameter for an argument, and the argument as the call passes it (None
+    for a compile-time one)."""
+    if constant:
+        if not isinstance(value, ir.Const):
+            raise lw.error(node, f"argument {name!r} of {fn.__name__}() is a Constant and needs "
+                                 "a compile-time value")
+        return ir.Param(name, value.type, value.value, True), None
+    if isinstance(value, Tup):
+        if tuples.static(value):
+            pv = tuples.py_value(value)
+            if pv is None:
+                raise lw.error(node, f"argument {name!r} of {fn.__name__}() mixes compile-time "
+                                     "objects with runtime values in one tuple")
+            return ir.Param(name, NoneType, pv, True), None
+        value = tuples.make(lw, value, node)
+    if isinstance(value, Py):
+        if isinstance(value.obj, (bool, int, float)):
+            value = lw.scalar(value, node)
+        else:  # a function, a dtype, None, a string: a constant of this specialization
+            return ir.Param(name, NoneType, value.obj, True), None
+    if not isinstance(value, ir.Expr):
+        raise lw.error(node, f"argument {name!r} of {fn.__name__}() cannot be passed")
+    t = value.type
+    # a Python literal stays weak inside the callee: clamp(x, 0.5, 4.0) with x float32
+    # computes in float32, as the same expression written inline would
+    weak = isinstance(t, Scalar) and ty.is_weak(value)
+    if weak and isinstance(value, ir.Const):
+        t = ty.literal_type(value.value)
+    return ir.Param(name, t, weak=weak), value
+
+
+def builtin_call(lw: Lowerer, obj, node: ast.Call):
+    """``operator.add(a, b)`` and the other operators as functions; a namedtuple class
+    building one. None for anything else."""
+    if obj in _BINARY or obj in _COMPARE:
+        if len(node.args) != 2 or node.keywords:
+            raise lw.error(node, f"{pyname(obj)}() takes two arguments")
+        a, b = (lw.expr(x) for x in node.args)
+        if obj in _BINARY:
+            return lw.binop(_BINARY[obj], a, b, node)
+        return lw.compare(_COMPARE[obj], a, b, node)
+    if obj in _UNARY:
+        if len(node.args) != 1 or node.keywords:
+            raise lw.error(node, f"{pyname(obj)}() takes one argument")
+        return lw.visit(ast.UnaryOp(_UNARY[obj](), node.args[0], **_pos(node)))
+    if obj is operator.abs:
+        return lw.visit(ast.Call(ast.Name("abs", ast.Load(), **_pos(node)), node.args, [],
+                                 **_pos(node)))
+    if isinstance(obj, type) and issubclass(obj, tuple) and hasattr(obj, "_fields"):
+        return _namedtuple(lw, obj, node)
+    if obj is builtins.tuple:
+        if not node.args:
+            return Tup([])
+        v = lw.expr(node.args[0])
+        if len(node.args) == 1 and not node.keywords and isinstance(v, Tup):
+            return Tup(list(v.items))
+    return None
+
+
+def _namedtuple(lw: Lowerer, cls, node: ast.Call) -> Tup:
+    fields = list(cls._fields)
+    vals = dict(zip(fields, (lw.expr(a) for a in node.args)))
+    if len(node.args) > len(fields):
+        raise lw.error(node, f"{cls.__name__}() takes {len(fields)} values")
+    for kw in node.keywords:
+        if kw.arg not in fields or kw.arg in vals:
+            raise lw.error(node, f"{cls.__name__}() has no field {kw.arg!r} or got it twice")
+        vals[kw.arg] = lw.expr(kw.value)
+    defaults = getattr(cls, "_field_defaults", {})
+    for f in fields:
+        if f not in vals:
+            if f not in defaults:
+                raise lw.error(node, f"{cls.__name__}() is missing the field {f!r}")
+            vals[f] = lw.py_to_value(defaults[f], node)
+    return Tup([vals[f] for f in fields], tuple(fields))
+
+
+_BUILTIN_HINTS = {
+    "sum": "add the values in a loop: s = 0.0; for v in a: s += v",
+    "complex": "kernels have no complex numbers; keep the real and imaginary parts in two "
+               "floats",
+    "list": "use a tuple, or local.array(shape, dtype) for a per-thread array",
+    "dict": "kernels work on numbers, tuples and arrays",
+    "set": "kernels work on numbers, tuples and arrays",
+    "isinstance": "types are known at compile time: specialize with a Constant parameter",
+    "sorted": "sort in a loop over a local.array",
+    "any": "combine the conditions with `or`",
+    "all": "combine the conditions with `and`",
+}
+_ALLOCATORS = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
+               "full_like", "array", "arange", "linspace", "asarray", "copy"}
+
+
+def refusal(lw: Lowerer, obj, node: ast.Call):
+    """The error for calling ``obj``, which kernels cannot call, with what to do instead."""
+    name = getattr(obj, "__name__", "")
+    mod = getattr(obj, "__module__", "") or ""
+    if getattr(builtins, name, None) is obj:
+        hint = _BUILTIN_HINTS.get(name, "kernels have the builtins abs, bool, enumerate, float, "
+                                        "int, len, max, min, pow, print, range, reversed, "
+                                        "round, tuple and zip")
+        return lw.error(node, f"the builtin {name}() is not supported in kernels", hint)
+    if mod.startswith("numpy") and name in _ALLOCATORS:
+        return lw.error(node, f"{pyname(obj)}() allocates an array, which a kernel cannot",
+                        "use cuda.local.array(shape, dtype) for a per-thread array, or "
+                        "cuda.shared.array(shape, dtype) for one the block shares")
+    if mod.startswith("numpy") or mod == "math":
+        return lw.error(node, f"calling {pyname(obj)} is not supported in kernels",
+                        "see docs/language.md for the math functions kernels support")
+    if isinstance(obj, type):
+        return lw.error(node, f"creating a {pyname(obj)} is not supported in kernels",
+                        "kernels work on numbers, tuples and arrays")
+    return lw.error(node, f"calling {pyname(obj)} is not supported in kernels",
+                    "kernels call functions written in Python (and @jit ones), the math "
+                    "functions and the kernel language's intrinsics")
+
+
+def _pos(node: ast.AST) -> dict:
+    return {k: getattr(node, k) for k in ("lineno", "col_offset", "end_lineno", "end_col_offset")}

@@ -1,0 +1,164 @@
+"""Operators on numbers: arithmetic with the promotion rules of typing.py, comparisons and
+their chains, ``and``/``or``/``not``, conditional expressions; constants are folded.
+Operators on tiles are handed to tiles.py."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from ..ir import nodes as ir
+from ..lang.types import bool_, int64
+from . import tiles, tuples
+from . import typing as ty
+from .values import Py, Tup
+
+if TYPE_CHECKING:
+    from .lower import Lowerer
+
+BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+          ast.Mod: "%", ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
+          ast.LShift: "<<", ast.RShift: ">>", ast.MatMult: "@"}
+CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
+          ast.NotEq: "!="}
+_FOLD = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+         "//": lambda a, b: a // b, "%": lambda a, b: a % b, "&": lambda a, b: a & b,
+         "|": lambda a, b: a | b, "^": lambda a, b: a ^ b, "<<": lambda a, b: a << b,
+         ">>": lambda a, b: a >> b, "/": lambda a, b: a / b, "**": lambda a, b: a ** b}
+_CMPFOLD = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+            ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
+
+
+def lower_binop_node(lw: Lowerer, node: ast.BinOp):
+    op = BINOPS.get(type(node.op))
+    if op is None:
+        raise lw.unsupported(node, f"operator {type(node.op).__name__}")
+    return binop(lw, op, lw.expr(node.left), lw.expr(node.right), node)
+
+
+def binop(lw: Lowerer, op: str, a, b, node) -> ir.Expr:
+    if tiles.is_tile(a) or tiles.is_tile(b):
+        return tiles.binop(lw, op, a, b, node)
+    if op == "@":
+        raise lw.error(node, "the @ operator multiplies tiles (threadtile.tile), not "
+                             "numbers")
+    if any(isinstance(v, Py) and isinstance(v.obj, str) for v in (a, b)):
+        what = "string formatting" if op == "%" else f"the operator {op} on strings"
+        raise lw.unsupported(node, what, "kernels print strings and numbers as they are: "
+                                         "print('i =', i)")
+    a, b = lw.scalar(a, node), lw.scalar(b, node)
+    loc = lw.loc(node)
+    aw, bw = ty.is_weak(a), ty.is_weak(b)
+    if op in ("<<", ">>", "&", "|", "^"):
+        for v in (a, b):
+            if v.type.is_float:
+                raise lw.error(node, f"operator {op} needs integers, got {v.type}")
+    if op == "**" and a.type.is_int and isinstance(b, ir.Const) and b.type.is_int \
+            and b.value < 0:
+        raise lw.error(node, "integers to negative integer powers are not allowed",
+                       "make the base a float: 2.0 ** -1")
+    if op == "**" and b.type.is_int and isinstance(b, ir.Const) and not a.type.is_int:
+        t = a.type if not aw else ty.literal_type(a.value)
+        res = ir.BinOp(t, loc, "**", a, b)
+    else:
+        t, w = ty.arith_type(op, a.type, aw, b.type, bw)
+        if op in ("<<", ">>"):
+            t, _w = (a.type if a.type != bool_ else int64), aw
+        res = ir.BinOp(t, loc, op, ty.convert(a, t) if op not in ("<<", ">>") else a,
+                       ty.convert(b, t) if op not in ("<<", ">>") else b)
+    if isinstance(a, ir.Const) and isinstance(b, ir.Const):
+        try:
+            v = _FOLD[op](a.value, b.value)
+        except (ZeroDivisionError, OverflowError, ValueError):
+            raise lw.error(node, f"constant expression divides by zero or overflows: "
+                                 f"{a.value} {op} {b.value}") from None
+        return ir.Const(res.type, loc, ty.py_value(v, res.type), weak=aw and bw)
+    return ty.mark_weak(res, aw and bw)
+
+
+def unary(lw: Lowerer, node: ast.UnaryOp):
+    v = lw.expr(node.operand)
+    if tiles.is_tile(v):
+        op = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~", ast.Not: "not"}[type(node.op)]
+        return tiles.unary(lw, op, v, node)
+    v = lw.scalar(v, node.operand)
+    loc = lw.loc(node)
+    if isinstance(node.op, ast.Not):
+        c = lw.truth(v, node)
+        if isinstance(c, ir.Const):
+            return ir.Const(bool_, loc, not c.value)
+        return ir.UnaryOp(bool_, loc, "not", c)
+    op = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}[type(node.op)]
+    if op == "~" and v.type.is_float:
+        raise lw.error(node, "operator ~ needs an integer")
+    t = int64 if v.type == bool_ and op != "~" else v.type
+    if isinstance(v, ir.Const):
+        val = {"-": lambda x: -x, "+": lambda x: x, "~": lambda x: ~x}[op](v.value)
+        return ir.Const(t, loc, ty.py_value(val, t), weak=ty.is_weak(v))
+    return ty.mark_weak(ir.UnaryOp(t, loc, op, ty.convert(v, t)), ty.is_weak(v))
+
+
+def boolop(lw: Lowerer, node: ast.BoolOp):
+    op = "and" if isinstance(node.op, ast.And) else "or"
+    # the operands after the first run only in some threads: nothing may be hoisted out of them
+    vals = [lw.truth(lw.expr(node.values[0]), node.values[0])]
+    with lw.lazy():
+        vals += [lw.truth(lw.expr(v), v) for v in node.values[1:]]
+    res = vals[0]
+    for v in vals[1:]:
+        if isinstance(res, ir.Const):
+            res = v if (res.value if op == "and" else not res.value) else res
+            continue
+        res = ir.Logical(bool_, lw.loc(node), op, res, v)
+    return res
+
+
+def compare_chain(lw: Lowerer, node: ast.Compare):
+    left = lw.expr(node.left)
+    res = None
+    for opn, comp in zip(node.ops, node.comparators):
+        op = CMPOPS.get(type(opn))
+        if op is None:
+            raise lw.unsupported(node, f"comparison {type(opn).__name__}",
+                                 "`is`/`in` are not supported in kernels; use == and !=")
+        if res is None:
+            right = lw.expr(comp)
+        else:
+            with lw.lazy():  # evaluated only where the comparisons before it held
+                right = lw.expr(comp)
+        c = compare(lw, op, left, right, node)
+        res = c if res is None else (
+            ir.Logical(bool_, lw.loc(node), "and", res, c) if not isinstance(res, ir.Const)
+            else (c if res.value else res))
+        left = right
+    return res
+
+
+def compare(lw: Lowerer, op, a, b, node) -> ir.Expr:
+    if tiles.is_tile(a) or tiles.is_tile(b):
+        return tiles.compare(lw, op, a, b, node)
+    if isinstance(a, Py) and isinstance(b, Py) and op in ("==", "!="):
+        return tiles.static_compare(lw, op, a, b, node)  # `x.dtype == ct.float32`
+    a, b = lw.scalar(a, node), lw.scalar(b, node)
+    t, _ = ty.unify(a.type, ty.is_weak(a), b.type, ty.is_weak(b))
+    if isinstance(a, ir.Const) and isinstance(b, ir.Const):
+        return ir.Const(bool_, lw.loc(node), bool(_CMPFOLD[op](a.value, b.value)))
+    return ir.Compare(bool_, lw.loc(node), op, ty.convert(a, t), ty.convert(b, t))
+
+
+def ifexp(lw: Lowerer, node: ast.IfExp):
+    cond = lw.truth(lw.expr(node.test), node.test)
+    with lw.lazy():
+        a, b = lw.expr(node.body), lw.expr(node.orelse)
+    if isinstance(cond, ir.Const) and any(isinstance(v, Py) and tiles.static_value(v.obj)
+                                          for v in (a, b)):
+        return a if cond.value else b  # `ct.tfloat32 if x.dtype == ct.float32 else ...`
+    if isinstance(a, Tup) and isinstance(b, Tup):  # `(x, y) if x < y else (y, x)`
+        return tuples.select(lw, cond, a, b, node)
+    tiles.no_tiles(lw, (a, b), node, "a conditional expression")
+    a, b = lw.scalar(a, node.body), lw.scalar(b, node.orelse)
+    if isinstance(cond, ir.Const):
+        return a if cond.value else b
+    t, w = ty.unify(a.type, ty.is_weak(a), b.type, ty.is_weak(b))
+    return ty.mark_weak(ir.Select(t, lw.loc(node), cond, ty.convert(a, t),
+                                  ty.convert(b, t)), w)

@@ -1,0 +1,166 @@
+"""Tuples in kernels.
+
+While lowering, a tuple is a :class:`~.values.Tup`: a Python list of lowered values (numbers,
+arrays, compile-time objects, tuples), so unpacking, constant indexing, ``len`` and iteration
+cost nothing at run time. A tuple becomes one IR value (a ``TupleType``) only where it crosses
+a function boundary: a tuple argument of a kernel, a tuple passed to or returned by a device
+function, an intrinsic that returns two values (``frexp``, ``match_all_sync``). ``make`` builds
+that value (``ir.MakeTuple``); ``explode`` takes one apart again into a ``Tup`` of
+``ir.TupleItem`` reads, binding a call to a temporary first so that it runs once.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..ir import nodes as ir
+from ..lang.types import ArrayType, Scalar, TupleType, Type, bool_
+from . import typing as ty
+from .values import Py, Tup, describe_value
+
+if TYPE_CHECKING:
+    from .lower import Lowerer
+
+
+def is_tuple(v) -> bool:
+    """Whether ``v`` is an IR value of a tuple type."""
+    return isinstance(v, ir.Expr) and isinstance(v.type, TupleType)
+
+
+def explode(lw: Lowerer, e: ir.Expr) -> Tup:
+    """The tuple-valued ``e`` as a ``Tup`` of reads of its items (nested tuples too)."""
+    if not isinstance(e, (ir.Var, ir.TupleItem)):
+        e = lw.hoist(e, "tup")
+    t: TupleType = e.type
+    items: list = []
+    for k, it in enumerate(t.items):
+        x = ir.TupleItem(it, e.loc, e, k)
+        items.append(explode(lw, x) if isinstance(it, TupleType) else x)
+    return Tup(items, t.names)
+
+
+def make(lw: Lowerer, v: Tup, node) -> ir.MakeTuple:
+    """``v`` as one tuple value. Python literals take their own types (``1`` int64, ``0.5``
+    float64), as they do when a kernel receives them as arguments."""
+    items: list[ir.Expr] = []
+    for it in v.items:
+        if isinstance(it, Tup):
+            items.append(make(lw, it, node))
+        elif isinstance(it, ir.Expr) and isinstance(it.type, (ArrayType, TupleType)):
+            items.append(it)
+        elif isinstance(it, Py) and not isinstance(it.obj, (bool, int, float)):
+            raise lw.error(node, f"a tuple holding {describe_value(it)} cannot be passed or "
+                                 "returned", "tuples that cross a function hold numbers, "
+                                 "arrays and tuples of them")
+        else:
+            x = lw.scalar(it, node)
+            items.append(ty.mark_weak(x, False) if not isinstance(x, ir.Const) else
+                         ir.Const(x.type, x.loc, x.value))
+    t = TupleType(tuple(i.type for i in items), tuple(v.names))
+    return ir.MakeTuple(t, lw.loc(node), items)
+
+
+def static(v: Tup) -> bool:
+    """Whether ``v`` holds compile-time Python objects (functions, dtypes...) besides numbers:
+    such a tuple is passed to a device function as a compile-time value."""
+    return any(static(x) if isinstance(x, Tup) else isinstance(x, Py) for x in v.items)
+
+
+def py_value(v: Tup):
+    """The Python tuple a static ``Tup`` stands for (numbers as their values)."""
+    out = []
+    for x in v.items:
+        if isinstance(x, Tup):
+            out.append(py_value(x))
+        elif isinstance(x, Py):
+            out.append(x.obj)
+        elif isinstance(x, ir.Const):
+            out.append(x.value)
+        else:
+            return None
+    return tuple(out)
+
+
+def unify(a: Type, aw: bool, b: Type, bw: bool) -> tuple[Type, bool] | None:
+    """The common type of two values (numbers by the promotion rules, tuples item by item,
+    arrays only when equal), or None where there is none."""
+    if isinstance(a, Scalar) and isinstance(b, Scalar):
+        return ty.unify(a, aw, b, bw)
+    if isinstance(a, TupleType) and isinstance(b, TupleType):
+        if len(a.items) != len(b.items):
+            return None
+        items = []
+        for x, y in zip(a.items, b.items):
+            u = unify(x, False, y, False)
+            if u is None:
+                return None
+            items.append(u[0])
+        return TupleType(tuple(items), a.names if a.names == b.names else ()), False
+    return (a, aw and bw) if a == b else None
+
+
+def convert(e: ir.Expr, t: Type) -> ir.Expr:
+    """``e`` as a value of type ``t`` (what ``unify`` gave for it)."""
+    if e.type == t:
+        return e
+    if isinstance(t, Scalar):
+        return ty.convert(e, t)
+    if isinstance(t, TupleType):
+        if isinstance(e, ir.MakeTuple):
+            items = [convert(x, it) for x, it in zip(e.items, t.items)]
+        else:  # a variable or parameter: its items, each converted
+            items = [convert(ir.TupleItem(it, e.loc, e, k), want) for k, (it, want) in
+                     enumerate(zip(e.type.items, t.items))]
+        return ir.MakeTuple(t, e.loc, items)
+    return e
+
+
+def index(lw: Lowerer, v: Tup, k, node):
+    """``t[k]``: a constant index (negative ones count from the end, as in Python) or a slice
+    picks items at compile time; a variable index into a tuple of numbers selects one."""
+    n = len(v.items)
+    if isinstance(k, ir.Const) and isinstance(k.value, int) and not isinstance(k.value, bool):
+        i = k.value + n if k.value < 0 else k.value
+        if not 0 <= i < n:
+            raise lw.error(node, f"tuple index {k.value} out of range for a tuple of {n}")
+        return v.items[i]
+    if isinstance(k, slice):
+        return Tup(v.items[k], v.names[k] if v.names else ())
+    k = lw.scalar(k, node)
+    if not k.type.is_int:
+        raise lw.error(node, f"tuple indices must be integers, got {k.type}")
+    vals = [lw.scalar(x, node) if not isinstance(x, Tup) else None for x in v.items]
+    if not vals or any(x is None or not isinstance(x.type, Scalar) for x in vals):
+        raise lw.error(node, "a tuple of arrays or tuples can only be indexed by constants",
+                       "index it with a literal, or unpack it")
+    t, w = vals[0].type, ty.is_weak(vals[0])
+    for x in vals[1:]:
+        t, w = ty.unify(t, w, x.type, ty.is_weak(x))
+    loc = lw.loc(node)
+    res = ty.convert(vals[-1], t)  # past the end: the last item (no check on a GPU either)
+    for i in range(n - 2, -1, -1):
+        cond = ir.Compare(bool_, loc, "==", k, ir.Const(k.type, loc, i))
+        res = ir.Select(t, loc, cond, ty.convert(vals[i], t), res)
+    return ty.mark_weak(res, w)
+
+
+def select(lw: Lowerer, cond: ir.Expr, a: Tup, b: Tup, node) -> Tup:
+    """``a if cond else b`` for two tuples of one shape: item by item, on one condition."""
+    if len(a.items) != len(b.items):
+        raise lw.error(node, f"a conditional expression between tuples of {len(a.items)} and "
+                             f"{len(b.items)} items")
+    if isinstance(cond, ir.Const):
+        return a if cond.value else b
+    if not isinstance(cond, ir.Var) and any(isinstance(x, (ir.CallFunc, ir.Call))
+                                            for x in ir.walk_expr(cond)):
+        cond = lw.hoist(cond, "c")  # evaluated once, not once per item
+    items = []
+    for x, y in zip(a.items, b.items):
+        if isinstance(x, Tup) and isinstance(y, Tup):
+            items.append(select(lw, cond, x, y, node))
+            continue
+        x, y = lw.scalar(x, node), lw.scalar(y, node)
+        t, w = ty.unify(x.type, ty.is_weak(x), y.type, ty.is_weak(y))
+        items.append(ty.mark_weak(ir.Select(t, lw.loc(node), cond, ty.convert(x, t),
+                                            ty.convert(y, t)), w))
+    return Tup(items, a.names if a.names == b.names else ())
