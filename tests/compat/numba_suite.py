@@ -226,8 +226,8 @@ def classify(result: unittest.TestResult, case: unittest.TestCase | None = None
     if result.failures:
         tb = result.failures[0][1]
         line = tb.strip().splitlines()[-1][:240]
-        if _OURS.search(line):  # a subprocess of the test, reporting threadtile's error
-            return "refused", line
+        if _OURS.search(line) or re.search(r"^threadtile\.errors\.\w+:", tb, re.M):
+            return "refused", line  # a subprocess of the test, reporting threadtile's error
         if "not found in" in line or "does not match" in line or "not raised" in line or \
                 _about_errors(case):
             return "message", line  # the test checks numba's own error (its text or its type)
@@ -237,6 +237,10 @@ def classify(result: unittest.TestResult, case: unittest.TestCase | None = None
         lines = [ln for ln in tb.strip().splitlines() if ln.strip()]
         exc = [ln for ln in lines if re.match(r"^[\w.]+(Error|Exception|Exit|Skipped)\b", ln)]
         line = (exc[-1] if exc else lines[-1])[:240]
+        at = lines.index(exc[-1]) if exc else -1
+        m = re.match(r'^([\w.]+Error):\s+"([^"]+)", line (\d+)', line)
+        if m and at + 3 < len(lines):  # a compile error at a kernel's line: its message first
+            line = f"{m[1]}: {lines[at + 3].strip()} ({Path(m[2]).name}:{m[3]})"[:240]
         if "Skipped" in line:
             return "skip", line
         if "numba.cuda.cudadrv.error.CudaSupportError" in line:
