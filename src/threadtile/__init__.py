@@ -9,6 +9,12 @@ See docs/language.md for what a kernel may contain.
 """
 
 from .backends.sim import simulate
+from .compile_api import (
+    compile,
+    compile_for_current_device,
+    compile_ptx,
+    compile_ptx_for_current_device,
+)
 from .errors import (
     BarrierDivergenceError,
     KernelCompileError,
@@ -20,6 +26,7 @@ from .errors import (
     ThreadtileError,
     UninitializedReadError,
 )
+from .frontend import execsource as _execsource
 from .frontend.specialize import Constant
 from .jit import Kernel, jit
 from .lang.thread import (
@@ -149,3 +156,6 @@ from .runtime import (
 
 __all__ = [n for n in dir() if not n.startswith("_")]
 from .version import __version__
+
+# remember the sources of functions built with exec from now on (frontend/execsource.py)
+_execsource.install()

@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-from . import errors
+from . import errors, inspection
 from .backends.sim import run as sim_run
 from .backends.sim.switch import requested
 from .compiler import Specialization, Target
@@ -368,6 +368,27 @@ class Kernel:
     def get_max_threads_per_block(self, signature=None):
         """The largest block the compiled kernel can run (needs a GPU)."""
         return self._resource("max_threads_per_block", signature)
+
+    def inspect_asm(self, signature=None):
+        """The PTX for ``signature`` (any spelling), or a dict of it by argument types for
+        every specialization made so far, for the current device (inspection.py)."""
+        return inspection.asm(self, signature)
+
+    def inspect_cuda(self, signature=None):
+        """The CUDA C++ for ``signature``, or a dict of it by argument types."""
+        return inspection.cuda(self, signature)
+
+    def inspect_sass(self, signature=None):
+        """The SASS for ``signature``, or a dict by argument types (needs ``nvdisasm``)."""
+        return inspection.sass(self, signature)
+
+    def inspect_types(self, file=None, signature=None, **kwargs) -> None:
+        """Print each specialization's argument types and typed IR to ``file`` (stdout)."""
+        inspection.types(self, file, signature)
+
+    def inspect_llvm(self, signature=None):
+        """There is no LLVM IR: threadtile compiles through CUDA C++ (raises, saying so)."""
+        raise NotImplementedError(f"{self.__name__}.inspect_llvm(): {inspection.LLVM_MESSAGE}")
 
     def resources(self, *args, **constants) -> dict:
         """Registers, shared and local memory per thread of the compiled kernel (needs a GPU)."""

@@ -25,7 +25,9 @@ A test's outcome (:class:`Outcome`):
 - ``error``: anything else (a crash, a timeout);
 - ``skip``: the test skipped itself (a GPU feature, a missing optional package);
 - ``numba``: the test reached numba's own CUDA target through an import the swap leaves as it
-  is (``from numba import vectorize``, numba.cuda internals), which needs numba's driver.
+  is (``from numba import vectorize``, numba.cuda internals), which needs numba's driver; or
+  it reads numba's compiler internals that threadtile has no counterpart of (LLVM IR, LTO-IR,
+  numba's type objects: ``NUMBA_INTERNALS``).
 
 ``skip`` and ``numba`` do not count; the pass rate is over the rest.
 
@@ -133,14 +135,17 @@ def files(suite: Path) -> list[str]:
 
 _CUDA_IMPORT = re.compile(r"^(?P<ind>[ \t]*)from numba import (?P<names>[^\n(]*?\bcuda\b[^\n]*)$",
                           re.M)
-_FROM_CUDA = re.compile(r"^(?P<ind>[ \t]*)from numba\.cuda import (?P<names>[^\n(]+)$", re.M)
+# numba.cuda.compiler's compile functions are numba.cuda's too (compile_ptx...)
+_FROM_CUDA = re.compile(r"^(?P<ind>[ \t]*)from numba\.cuda(?P<sub>\.compiler)? import "
+                        r"(?P<names>[^\n(]+)$", re.M)
 
 
 def swap_imports(src: str) -> str:
     """The one change a user makes: ``from numba import cuda`` -> ``import threadtile as
-    cuda``, and ``from numba.cuda import jit, float32`` -> ``from threadtile import jit,
-    float32`` for the names threadtile has (numba's other modules, ``numba.cuda.types`` and
-    ``numba.cuda.testing`` among them, stay numba's)."""
+    cuda``, and ``from numba.cuda import jit, float32`` (or ``from numba.cuda.compiler import
+    compile_ptx``) -> ``from threadtile import jit, float32`` for the names threadtile has
+    (numba's other modules, ``numba.cuda.types`` and ``numba.cuda.testing`` among them, stay
+    numba's)."""
     import threadtile
 
     def swap_cuda(m: re.Match) -> str:
@@ -161,7 +166,7 @@ def swap_imports(src: str) -> str:
         if ours:
             out.append(f"{ind}from threadtile import {', '.join(ours)}")
         if theirs:
-            out.append(f"{ind}from numba.cuda import {', '.join(theirs)}")
+            out.append(f"{ind}from numba.cuda{m['sub'] or ''} import {', '.join(theirs)}")
         return "\n".join(out)
 
     return _FROM_CUDA.sub(swap_names, _CUDA_IMPORT.sub(swap_cuda, src))
@@ -195,8 +200,29 @@ def _exc_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[-1] if text else ''}"[:240]
 
 
-_OURS = re.compile(r"threadtile|'(Kernel|Launch|Scalar|ArrayType|DeviceArray|RawKernel)' object|"
+_OURS = re.compile(r"threadtile|'(Kernel|Launch|Scalar|ArrayType|DeviceArray|RawKernel|"
+                   r"Specialization)' object|"
                    r"\b(Kernel|Scalar|Launch)\.\w+\(\)")
+
+
+# Errors that mean the test reads numba's compiler internals, which threadtile has no
+# counterpart of (it compiles through CUDA C++, not numba IR and LLVM): status "numba"
+NUMBA_INTERNALS = {
+    r"has no LLVM IR to inspect": "the test reads numba's LLVM IR (inspect_llvm)",
+    r"has no attribute '_type_annotation'": "the test reads numba's type annotation object",
+    r"it has no LTO-IR of numba's kind": "the test reads numba's LTO-IR (output='ltoir')",
+    r"is not an instance of <class 'numba\.core\.types": "the test checks numba's type objects",
+    r"Regex didn't match: '\(red\|atom\)\.add\.f64'": "the test expects numba's PTX for a "
+    "float64 atomic on a generic address (atom.add.f64); NVRTC's names the state space "
+    "(red.global.add.f64)",
+}
+
+
+def _numba_internal(line: str) -> str | None:
+    for pattern, why in NUMBA_INTERNALS.items():
+        if re.search(pattern, line):
+            return f"{why}: {line}"[:240]
+    return None
 
 
 def _from_threadtile(tb_text: str, exc_line: str) -> bool:
@@ -228,6 +254,11 @@ def classify(result: unittest.TestResult, case: unittest.TestCase | None = None
         line = tb.strip().splitlines()[-1][:240]
         if _OURS.search(line) or re.search(r"^threadtile\.errors\.\w+:", tb, re.M):
             return "refused", line  # a subprocess of the test, reporting threadtile's error
+        # the assertion's own line (a test that prints the PTX it searched ends with the PTX)
+        first = next((ln for ln in tb.splitlines() if ln.startswith("AssertionError")), line)
+        internal = _numba_internal(first)
+        if internal:
+            return "numba", internal
         if "not found in" in line or "does not match" in line or "not raised" in line or \
                 _about_errors(case):
             return "message", line  # the test checks numba's own error (its text or its type)
@@ -245,6 +276,9 @@ def classify(result: unittest.TestResult, case: unittest.TestCase | None = None
             return "skip", line
         if "numba.cuda.cudadrv.error.CudaSupportError" in line:
             return "numba", line  # numba's own CUDA target, through an import left as it was
+        internal = _numba_internal(line)
+        if internal:
+            return "numba", internal
         refused = (line.startswith("threadtile.errors.") or "KernelCompileError" in line or
                    "NvrtcError" in line or
                    "NotImplementedError" in line or "LaunchError" in line or

@@ -218,3 +218,22 @@ def test_loop_sources_compile():
     src = language.loop_variables.cuda_source(np.zeros(4, np.int32), np.zeros(4, np.int64))
     assert compile_source(src, "sm_90")[:4] == b"\x7fELF"
 
+
+
+EMPTY = np.array([])
+
+
+def test_an_empty_constant_array_compiles(target):
+    # C++ has no zero-sized arrays: `__constant__ double c[0]` did not compile
+    import threadtile as cuda
+
+    @cuda.jit("void(int64[:])")
+    def k(a):
+        c = cuda.const.array_like(EMPTY)
+        a[cuda.grid(1)] = len(c)
+
+    for arch in ("sm_80", "sm_90"):
+        assert k.compile("void(int64[:])", arch=arch).cubin
+    a = target.to_device(np.full(1, -1, np.int64))
+    target.launch(k, 1, 1, a)
+    assert target.to_host(a)[0] == 0

@@ -213,8 +213,9 @@ def _intrinsic(lw: Lowerer, name: str, node: ast.Call):
         p, a, b = _args(lw, node, 3)
         a, b = lw.scalar(a, node), lw.scalar(b, node)
         t, w = ty.unify(a.type, ty.is_weak(a), b.type, ty.is_weak(b))
-        return ty.mark_weak(ir.Select(t, loc, lw.truth(p, node), ty.convert(a, t),
-                                      ty.convert(b, t)), w)
+        # a call: both operands are evaluated (numba's selp), unlike `a if p else b`
+        return ty.mark_weak(ir.Call(t, loc, "selp", [lw.truth(p, node), ty.convert(a, t),
+                                                    ty.convert(b, t)]), w)
     if name.startswith("atomic."):
         return _atomic(lw, name, node)
     if name in ("match_any_sync", "match_all_sync"):

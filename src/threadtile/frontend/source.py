@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..errors import KernelCompileError
 from ..ir.nodes import Loc
+from . import execsource
 
 
 @dataclass
@@ -41,60 +42,90 @@ _cache: dict[object, SourceInfo] = {}
 
 
 def get_source(fn) -> SourceInfo:
-    """Parse ``fn``'s source once. Raises KernelCompileError when it has none (e.g. a lambda
-    typed at the interactive prompt, or a function built by exec without a file)."""
+    """Parse ``fn``'s source once: from its file (``inspect``), from the string it was built
+    from with ``exec`` (frontend/execsource.py), or from ``python -c``'s program. Raises
+    KernelCompileError, saying what to do, when it has none (a function typed at the
+    interactive prompt, or built by exec before threadtile was imported)."""
     code = fn.__code__
     key = (code, code.co_filename, code.co_firstlineno)
     hit = _cache.get(key)
     if hit is not None:
         return hit
-    try:
+    filename = code.co_filename
+    found = execsource.find(code) if _is_pseudo(filename) else None
+    if found is not None:  # built from a string (exec): its remembered source
+        filename, whole = found
+        first = code.co_firstlineno
+        src_lines = inspect.getblock(whole.splitlines(keepends=True)[first - 1:])
+    else:
         try:
-            src_lines, first = inspect.getsourcelines(fn)
-        except OSError:
-            if not _cache_command_source(code.co_filename):
-                raise
-            src_lines, first = inspect.getsourcelines(fn)
-    except (OSError, TypeError) as e:
-        raise KernelCompileError(
-            f"cannot read the source of {fn.__qualname__!r}: {e}",
-            hint="kernels must be defined in a file (or a notebook cell), not built with exec",
-        ) from None
+            try:
+                src_lines, first = inspect.getsourcelines(fn)
+            except OSError:
+                # `python -c` program, if this function is one of its own (a string it exec'd
+                # before threadtile was imported is another '<string>')
+                prog = _cache_command_source(filename)
+                if prog is None or not execsource.compiles_to(prog, filename, code):
+                    raise
+                src_lines, first = inspect.getsourcelines(fn)
+        except (OSError, TypeError) as e:
+            raise KernelCompileError(f"cannot read the source of {fn.__qualname__!r}: {e}",
+                                     hint=_no_source_hint(filename)) from None
     text = "".join(src_lines)
     # An indented function (a method, or one defined inside a test) cannot be parsed on its
     # own, and dedenting breaks multi-line strings indented less than the code. Parsing it as
     # the body of an `if 1:` keeps every column as it is in the file.
     wrapped = bool(src_lines) and src_lines[0][:1] in (" ", "\t")
     parse_text = ("if 1:\n" + text) if wrapped else text
-    module = ast.parse(parse_text, filename=code.co_filename)
+    module = ast.parse(parse_text, filename=filename)
     body = module.body[0].body if wrapped else module.body
     tree = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if tree is None or isinstance(tree, ast.AsyncFunctionDef):
         raise KernelCompileError(f"{fn.__qualname__!r} is not a plain `def` function",
                                  hint="kernels are defined with def, not lambda or async def")
-    file_lines = linecache.getlines(code.co_filename) or src_lines
+    file_lines = linecache.getlines(filename) or src_lines
     offset = first - 1 - (1 if wrapped else 0)
-    info = SourceInfo(tree, code.co_filename, offset, file_lines, text)
+    info = SourceInfo(tree, filename, offset, file_lines, text)
     _cache[key] = info
     return info
 
 
-def _cache_command_source(filename: str) -> bool:
+def _is_pseudo(filename: str) -> bool:
+    return filename[:1] == "<" and filename[-1:] == ">"
+
+
+def _no_source_hint(filename: str) -> str:
+    """What to do when a function's source cannot be found, by where it was defined."""
+    if filename == "<stdin>" or filename.startswith("<python-input"):
+        return ("the interactive prompt keeps no source: define the kernel in a .py file and "
+                "import it, or use IPython or Jupyter, which keep each cell's source")
+    if _is_pseudo(filename):
+        return (f"the function was built from a string ({filename}): threadtile finds such a "
+                "source only when the string was compiled (exec/compile) after `import "
+                f"threadtile`, among the last {execsource.MAX_SOURCES} compiled; import "
+                "threadtile first, or compile the text with a file name and put it in "
+                "linecache (linecache.cache[name] = (len(text), None, text.splitlines(True), "
+                "name))")
+    return (f"{filename} could not be read: define the kernel in a .py file that is still "
+            "there when the kernel is compiled")
+
+
+def _cache_command_source(filename: str) -> str | None:
     """Put the program of ``python -c '...'`` (file ``<string>``) into linecache, where
     ``inspect`` finds it (Python < 3.13 keeps it nowhere; Linux still has it in
-    /proc/self/cmdline). Returns whether it did."""
+    /proc/self/cmdline). Returns the program, or None where there is none."""
 
     if filename != "<string>" or sys.argv[:1] != ["-c"]:
-        return False
+        return None
     try:
         with open("/proc/self/cmdline", "rb") as f:
             argv = f.read().split(b"\0")
         text = argv[argv.index(b"-c") + 1].decode()
     except (OSError, ValueError, IndexError, UnicodeDecodeError):
-        return False
+        return None
     lines = text.splitlines(keepends=True)
     linecache.cache[filename] = (len(text), None, lines, filename)  # mtime None: kept
-    return True
+    return text
 
 
 _MISSING = object()

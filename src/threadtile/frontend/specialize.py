@@ -202,6 +202,17 @@ def lower_device(fn, params: list[ir.Param], ret=None) -> ir.Function:
     return func
 
 
+def device_module(fn, params: list[ir.Param], ret=None) -> ir.Module:
+    """Device function ``fn`` lowered on its own for ``params`` as the root of a module, with
+    the device functions and constant arrays it reaches: what ``compile_ptx(device=True)``
+    compiles (the CUDA backend emits the root as an external ``__device__`` function)."""
+    sp = Specializer()
+    sp._lowering.add(id(fn))
+    func = lower_function(sp, fn, params, False, fn.__name__)
+    declare_return(func, ret)
+    return ir.Module(func, list(sp.const_arrays.values()))
+
+
 def _hashable(v):
     """A compile-time argument as part of a dictionary key (by identity if unhashable)."""
     try:

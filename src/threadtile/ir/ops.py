@@ -86,6 +86,13 @@ def _pred(e):
     return None
 
 
+def _selp(e):
+    p, a, b = _types(e)
+    if p != bool_ or a != e.type or b != e.type:
+        return "(bool, a, b) with a and b of the result's type"
+    return None
+
+
 def _bits(e):
     x = e.args[0].type
     want = x if e.name == "brev" else int32
@@ -163,6 +170,7 @@ def _intrinsics() -> dict[str, OpSpec]:
     out += [OpSpec(n, (2, 2), _same, doc="Python's min/max of two numbers") for n in ("min",
                                                                                      "max")]
     out += [OpSpec("abs", (1, 1), _same, doc="absolute value")]
+    out += [OpSpec("selp", (3, 3), _selp, doc="p ? a : b with both a and b evaluated")]
     out += [OpSpec(n, (1, 1), _bits, doc="bit counting/reversal") for n in ("popc", "clz",
                                                                            "ffs", "brev")]
     out += [OpSpec(n, (0, 0), _sig(void), doc="barrier / fence") for n in (

@@ -125,7 +125,9 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
            if isinstance(s, ir.ArrayDecl)):
         out.append("extern __shared__ __align__(16) unsigned char tt_dynamic_smem[];")
     for d in module.const_arrays:
-        dims = "".join(f"[{n}]" for n in d.shape)
+        # C++ has no empty arrays: an empty one keeps one element of storage (its view's
+        # shape stays 0, so nothing reads it)
+        dims = "".join(f"[{n or 1}]" if d.init.size == 0 else f"[{n}]" for n in d.shape)
         vals = ", ".join(literal(v, d.type.dtype) for v in d.init.ravel().tolist())
         out.append(f"__constant__ {d.type.dtype.cname} {d.name}{dims} = {{{vals}}};")
     out += [tuple_definition(t) for t in _tuple_types(module)]
@@ -138,6 +140,7 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         fe.launch_bounds = module.launch_bounds
         if f is module.kernel:
             fe.tensormaps = tiles.tensormap_names(module)
+            fe.external = not f.is_kernel  # a device function compiled on its own
         out.append(fe.emit())
     return CudaSource("\n".join(out) + "\n", module.kernel.name, scratch, scratch_sm90a,
                       tiles.tensormap_params(module))
@@ -149,6 +152,7 @@ class FunctionEmitter:
     tensormaps: dict = {}  # id of an mma_loop op -> its tensor-map parameters (the kernel's)
     occupancy: int | None = None  # blocks per SM for __launch_bounds__ (with threads)
     launch_bounds: tuple[int, ...] | None = None  # jit(launch_bounds=...), as given
+    external = False  # a device function as the module's root: extern "C", not inlined
 
     def __init__(self, f: ir.Function, statics: dict[str, ir.ArrayDecl], lines: bool):
         self.f = f
@@ -191,6 +195,8 @@ class FunctionEmitter:
                            "#else", f"#define {macro} {bounds}", "#endif"]
                     bounds = f"{macro} "
             head = f'extern "C" __global__ void {bounds}{f.name}({params})'
+        elif self.external:  # PTX keeps it (with -rdc) as `.visible .func name`
+            head = f'extern "C" __device__ {ctype(f.return_type)} {f.name}({params})'
         else:
             head = f"__device__ __forceinline__ {ctype(f.return_type)} {f.name}({params})"
         lines = list(pre)

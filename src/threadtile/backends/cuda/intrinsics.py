@@ -24,6 +24,7 @@ _CALLS = {  # intrinsic -> C++ format (args by position)
     "all_sync": "__all_sync({0}, {1})", "any_sync": "__any_sync({0}, {1})",
     "eq_sync": "__uni_sync({0}, {1})", "ballot_sync": "__ballot_sync({0}, {1})",
     "match_any_sync": "__match_any_sync({0}, {1})", "round_ndigits": "tt::round_ndigits({0}, {1})",
+    "selp": "tt::selp({0}, {1}, {2})",
 }
 _SHFL = {"shfl_sync": "__shfl_sync", "shfl_up_sync": "__shfl_up_sync",
          "shfl_down_sync": "__shfl_down_sync", "shfl_xor_sync": "__shfl_xor_sync"}

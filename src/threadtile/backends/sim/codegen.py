@@ -641,6 +641,7 @@ CALLS = {
     "match_any_sync": _match, "match_all_sync": _match,
     **{f"atomic.{n}": (lambda g, e, m, args: g.atomic(e, m, used=True)) for n in ATOMICS},
     **{n: _fence for n in ("threadfence", "threadfence_block", "threadfence_system")},
+    "selp": lambda g, e, m, args: f"_sel({args[0]}, {args[1]}, {args[2]})",  # both evaluated
     "min": lambda g, e, m, args: f"_pymin({args[0]}, {args[1]})",
     "max": lambda g, e, m, args: f"_pymax({args[0]}, {args[1]})",
     "abs": lambda g, e, m, args: args[0] if e.type.kind == "u" else f"np.abs({args[0]})",

@@ -67,6 +67,12 @@ __device__ __forceinline__ int64_t slice_len(int64_t s, int64_t e, int64_t step,
 }
 
 // Python's // and % (rounding toward negative infinity) for signed integers and floats.
+// cuda.selp(p, a, b): a function's arguments, so both are evaluated before one is chosen
+// (PTX's selp, no branch); `p ? a : b` would evaluate (and load) only the chosen one
+template <typename T>
+__device__ __forceinline__ T selp(bool p, T a, T b) {
+  return p ? a : b;
+}
 template <typename T>
 __device__ __forceinline__ T floordiv(T a, T b) {
   T q = a / b;
