@@ -146,6 +146,7 @@ from .runtime import (
     synchronize,
     to_device,
 )
+from .runtime.argwrap import In, InOut, Out
 
 __all__ = [n for n in dir() if not n.startswith("_")]
 from .version import __version__

@@ -99,36 +99,35 @@ def normalize_dims(v, what: str = "dims") -> tuple[int, int, int]:
     """``v`` (an int, a 1-3 tuple/list, or anything with ``x, y, z``) as a 3-tuple of ints >= 1.
 
     Raises ``TypeError`` for something that is not a dimension and ``ValueError`` for a
-    dimension below 1.
+    dimension below 1 or a sequence of more than 3 (numba's errors: ``griddim must be a
+    sequence of 1, 2 or 3 integers, got [1, 2, 3, 4]``).
     """
     if type(v) is int:
         dims = (v, 1, 1)
-    elif isinstance(v, bool):
-        raise TypeError(f"{what} must be an int, a tuple of 1 to 3 ints or a dim3, got {v!r}")
     elif isinstance(v, (tuple, list)):
         if not 1 <= len(v) <= 3:
-            raise TypeError(f"{what} must have 1 to 3 dimensions, got {len(v)}: {tuple(v)!r}")
+            raise ValueError(f"{what}dim must be a sequence of 1, 2 or 3 integers, got "
+                             f"{list(v)!r}")
         dims = tuple(v) + (1,) * (3 - len(v))
     elif all(hasattr(v, a) for a in "xyz"):
         dims = (v.x, v.y, v.z)
     else:
-        try:
-            dims = (operator.index(v), 1, 1)
-        except TypeError:
-            raise TypeError(f"{what} must be an int, a tuple of 1 to 3 ints or a dim3, got "
-                            f"{type(v).__name__}") from None
+        dims = (v,)
     out = []
     for d in dims:
-        if isinstance(d, bool):
-            raise TypeError(f"{what} dimensions must be ints, got {d!r}")
         try:
+            if isinstance(d, bool):
+                raise TypeError
             d = operator.index(d)
         except TypeError:
-            raise TypeError(f"{what} dimensions must be ints, got {type(d).__name__} "
-                            f"({d!r})") from None
+            raise TypeError(f"{what}dim must be a sequence of integers, got "
+                            f"{list(v) if isinstance(v, (tuple, list)) else [v]!r} (an int, a "
+                            "tuple of 1 to 3 ints or a dim3)") from None
         if d < 1:
-            raise ValueError(f"{what} dimensions must be >= 1, got {tuple(dims)!r}")
+            raise ValueError(f"{what}dim must be >= 1 in every dimension, got "
+                             f"{tuple(dims) + (1,) * (3 - len(dims))!r}")
         out.append(d)
+    out += [1] * (3 - len(out))
     return out[0], out[1], out[2]
 
 
