@@ -172,7 +172,7 @@ def test_wrong_arguments_to_cuda_source(nothing_compiles):
 
 
 def test_calling_a_kernel_like_a_function():
-    with pytest.raises(TypeError, match=r"launch it with two_args\[grid, block\]"):
+    with pytest.raises(ValueError, match=r"launch it with two_args\[grid, block\]"):
         bad.two_args(A, A)
 
 

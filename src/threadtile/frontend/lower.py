@@ -310,7 +310,9 @@ class Lowerer(ast.NodeVisitor):
             raise self.error(node, f"assigning to {len(indices)} of {at.ndim} axes of an array",
                              "index every axis (slice assignment is not supported)")
         if at.readonly:
-            raise self.error(node, "constant arrays are read-only")
+            raise self.error(node, "this array is read-only" + (
+                " (constant memory)" if at.space == "const" else " (a NumPy array whose "
+                "flags.writeable is False)"), "write into a writable array")
         value = self.scalar(value, node)
         return [ir.Store(self.loc(node), arr, indices, ty.convert(value, at.dtype))]
 

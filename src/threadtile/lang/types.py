@@ -160,6 +160,8 @@ def scalar_of(obj) -> Scalar | None:
         return None
     if dt.name == "bfloat16":
         return bfloat16
+    if not dt.isnative:  # '>f4' on a little-endian machine: kernels read native order only
+        return None
     return SCALARS.get(dt.name)
 
 

@@ -79,12 +79,14 @@ def type_key(t) -> int:
     return k
 
 
-def array_type(dtype: Scalar, ndim: int, layout: str) -> tuple[ArrayType, int]:
-    """The interned ``(ArrayType, key)`` for a global, writable array."""
-    ent = _ARRAY_TYPES.get((dtype, ndim, layout))
+def array_type(dtype: Scalar, ndim: int, layout: str, readonly: bool = False
+               ) -> tuple[ArrayType, int]:
+    """The interned ``(ArrayType, key)`` for a global array (writable unless ``readonly``: a
+    NumPy array whose ``flags.writeable`` is False, which kernels may read only)."""
+    ent = _ARRAY_TYPES.get((dtype, ndim, layout, readonly))
     if ent is None:
-        t = ArrayType(dtype, ndim, layout)
-        ent = _ARRAY_TYPES.setdefault((dtype, ndim, layout), (t, type_key(t)))
+        t = ArrayType(dtype, ndim, layout, readonly=readonly)
+        ent = _ARRAY_TYPES.setdefault((dtype, ndim, layout, readonly), (t, type_key(t)))
     return ent
 
 
@@ -122,6 +124,10 @@ def _where(index, name) -> str:
 
 
 def _unsupported_dtype(dt, index, name) -> TypeError:
+    if isinstance(dt, np.dtype) and not dt.isnative and scalar_of(dt.newbyteorder("=")):
+        return TypeError(f"{_where(index, name)} has dtype {dt.str}, in non-native byte order, "
+                         "which kernels do not read: convert it first, "
+                         "a.astype(a.dtype.newbyteorder('='))")
     return TypeError(f"{_where(index, name)} has dtype {dt}, which kernels do not support "
                      "(supported: bool, int8-64, uint8-64, float16, bfloat16, float32, float64)")
 
@@ -331,7 +337,7 @@ def _describe_numpy(a, index, name):
     shape = a.shape
     # The launcher passes a C-contiguous device copy, so the kernel sees layout 'C'.
     strides = _c_strides(shape)
-    t, key = array_type(s, a.ndim, "C")
+    t, key = array_type(s, a.ndim, "C", not a.flags.writeable)
     return _new(ArgInfo, ("array", s, a.ndim, "C", 0, shape, strides, None, a, HOST, key, t,
                           (0, *shape, *strides), None))
 
@@ -468,7 +474,7 @@ def _describe_host_array(a, index, name) -> ArgInfo | None:
     item = a.itemsize
     strides = tuple(x // item for x in a.strides)
     layout = "C" if a.flags.c_contiguous else "A"
-    t, key = array_type(s, a.ndim, layout)
+    t, key = array_type(s, a.ndim, layout, not a.flags.writeable)
     return _new(ArgInfo, ("array", s, a.ndim, layout, 0, a.shape, strides, None, a, HOST, key,
                           t, (0, *a.shape, *strides), None))
 

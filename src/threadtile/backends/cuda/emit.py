@@ -36,6 +36,12 @@ _CXX_RESERVED |= set(intrinsics.MATH) | {n + "f" for n in intrinsics.MATH} | {
     "isnan", "isinf", "isfinite", "llabs", "fabsf", "powf", "fmaf"}
 
 
+def cxx_function_name(name: str) -> str:
+    """The C++ name of a kernel or device function: its Python name, with ``_`` after a C++
+    keyword or a name the generated code uses (a kernel may be called ``double``)."""
+    return name + "_" if name in _CXX_RESERVED else name
+
+
 def _tuple_types(module: ir.Module) -> list[TupleType]:
     """Every tuple type of the module, each after the tuple types it holds (the order their
     struct definitions need)."""
@@ -139,7 +145,8 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         if f is module.kernel:
             fe.tensormaps = tiles.tensormap_names(module)
         out.append(fe.emit())
-    return CudaSource("\n".join(out) + "\n", module.kernel.name, scratch, scratch_sm90a,
+    return CudaSource("\n".join(out) + "\n", cxx_function_name(module.kernel.name), scratch,
+                      scratch_sm90a,
                       tiles.tensormap_params(module))
 
 
@@ -190,9 +197,10 @@ class FunctionEmitter:
                            f"({', '.join(map(str, self.launch_bounds))})",
                            "#else", f"#define {macro} {bounds}", "#endif"]
                     bounds = f"{macro} "
-            head = f'extern "C" __global__ void {bounds}{f.name}({params})'
+            head = f'extern "C" __global__ void {bounds}{cxx_function_name(f.name)}({params})'
         else:
-            head = f"__device__ __forceinline__ {ctype(f.return_type)} {f.name}({params})"
+            head = (f"__device__ __forceinline__ {ctype(f.return_type)} "
+                    f"{cxx_function_name(f.name)}({params})")
         lines = list(pre)
         if self.lines:
             lines.append(f'#line {f.loc.line} "{f.source_file}"')
@@ -536,7 +544,7 @@ class FunctionEmitter:
         args = []
         for a in x.args:
             args.append(self.view(a) if isinstance(a.type, ArrayType) else self.e(a))
-        return f"{x.func.name}({', '.join(args)})", _PREC["atom"]
+        return f"{cxx_function_name(x.func.name)}({', '.join(args)})", _PREC["atom"]
 
     def is_nonneg(self, e: ir.Expr) -> bool:
         return _is_nonneg(e, self.nonneg)
