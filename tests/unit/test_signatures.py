@@ -470,7 +470,7 @@ def test_launch_bounds(bounds, text):
     ({"shared_memory_carveout": -2}, ValueError, "must be between -1 and 100"),
     ({"shared_memory_carveout": "InvalidOption"}, ValueError, "Invalid carveout value"),
     ({"link": ["f.cu"]}, ValueError, "does not link"),
-    ({"extensions": [object()]}, ValueError, "no argument-handling extensions"),
+    ({"extensions": [object()]}, ValueError, "has no prepare_args"),
     ({"boundscheck": True}, ValueError, "simulate"),
     ({"inline": "sometimes"}, ValueError, "'never', 'always'"),
     ({"no_such_option": 1}, TypeError, "unknown option no_such_option"),
@@ -488,11 +488,16 @@ def test_valid_carveouts(carveout):
     assert -1 <= k.numba_options["shared_memory_carveout"] <= 100
 
 
-def test_extensions_stay_empty():
+def test_extensions_are_a_list_given_by_jit():
     k = cuda.jit(fill)
     assert k.extensions == []
-    with pytest.raises(TypeError, match="no argument-handling extensions"):
-        k.extensions.append(object())
+
+    class Ext:
+        def prepare_args(self, ty, val, **kwargs):
+            return ty, val
+
+    e = Ext()
+    assert cuda.jit(extensions=[e])(fill).extensions == [e]
 
 
 def test_launch_bounds_are_for_kernels():
