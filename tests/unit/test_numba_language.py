@@ -533,3 +533,30 @@ def test_a_changed_plain_function_is_not_served_stale(tmp_path, monkeypatch):
     again = cuda.jit(mods[0].k.py_func)
     assert "x * 4.0f" in again.cuda_source(a)
     sys.modules.pop("plain_kernels", None)
+
+
+@cuda.jit(device=True, forceinline=True)
+def pick(out, mode):
+    if mode == "max":
+        out[cuda.threadIdx.x] = 1.0
+    elif mode < "m":
+        out[cuda.threadIdx.x] = 2.0
+    else:
+        out[cuda.threadIdx.x] = 3.0
+
+
+@cuda.jit
+def by_mode(out, which):
+    if which == 0:
+        pick(out, "max")
+    elif which == 1:
+        pick(out, "avg")
+    else:
+        pick(out, "sum")
+
+
+@pytest.mark.parametrize("which, value", [(0, 1.0), (1, 2.0), (2, 3.0)])
+def test_string_arguments_are_compile_time_constants(target, which, value):
+    out = target.to_device(np.zeros(4, np.float32))
+    target.launch(by_mode, 1, 4, out, which)
+    np.testing.assert_array_equal(target.to_host(out), value)

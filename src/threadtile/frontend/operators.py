@@ -137,6 +137,9 @@ def compare_chain(lw: Lowerer, node: ast.Compare):
 def compare(lw: Lowerer, op, a, b, node) -> ir.Expr:
     if tiles.is_tile(a) or tiles.is_tile(b):
         return tiles.compare(lw, op, a, b, node)
+    if isinstance(a, Py) and isinstance(b, Py) and isinstance(a.obj, str) and \
+            isinstance(b.obj, str) and op in _CMPFOLD:  # `mode == "max"`: a constant
+        return ir.Const(bool_, lw.loc(node), bool(_CMPFOLD[op](a.obj, b.obj)))
     if isinstance(a, Py) and isinstance(b, Py) and op in ("==", "!="):
         return tiles.static_compare(lw, op, a, b, node)  # `x.dtype == ct.float32`
     a, b = lw.scalar(a, node), lw.scalar(b, node)
