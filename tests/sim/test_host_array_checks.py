@@ -1,4 +1,4 @@
-"""Host arrays a kernel cannot take as they are: non-native byte order is refused before the
+"""Host arrays at the edge of what kernels take. Those a kernel cannot take as they are: non-native byte order is refused before the
 launch, and a read-only NumPy array may be read but writing it is a compile error at the
 line that writes (in the simulator and for the GPU alike)."""
 
@@ -47,3 +47,21 @@ def test_read_only_parameters_compile(arch):
     a = np.ones(8, np.float32)
     a.flags.writeable = False
     assert compile_cubin(double, a, np.zeros(8, np.float32), arch=arch)
+
+
+EMPTY = np.array([], dtype=np.float64)
+
+
+@cuda.jit("void(int64[:])")
+def length_of_empty_constant(out):
+    c = cuda.const.array_like(EMPTY)
+    out[cuda.grid(1)] = len(c)
+
+
+def test_an_empty_constant_array(target):
+    out = np.full(1, -1, np.int64)
+    with target.running():
+        length_of_empty_constant[1, 1](out)
+    assert out[0] == 0
+    for arch in ("sm_80", "sm_90"):
+        assert compile_cubin(length_of_empty_constant, out, arch=arch)

@@ -131,8 +131,9 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
            if isinstance(s, ir.ArrayDecl)):
         out.append("extern __shared__ __align__(16) unsigned char tt_dynamic_smem[];")
     for d in module.const_arrays:
-        dims = "".join(f"[{n}]" for n in d.shape)
-        vals = ", ".join(literal(v, d.type.dtype) for v in d.init.ravel().tolist())
+        # an empty array still needs storage (C++ has no zero-length arrays); nothing reads it
+        dims = "".join(f"[{max(n, 1)}]" for n in d.shape)
+        vals = ", ".join(literal(v, d.type.dtype) for v in d.init.ravel().tolist()) or "0"
         out.append(f"__constant__ {d.type.dtype.cname} {d.name}{dims} = {{{vals}}};")
     out += [tuple_definition(t) for t in _tuple_types(module)]
     statics = {d.name: d for d in module.const_arrays}
