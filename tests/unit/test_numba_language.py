@@ -560,3 +560,20 @@ def test_string_arguments_are_compile_time_constants(target, which, value):
     out = target.to_device(np.zeros(4, np.float32))
     target.launch(by_mode, 1, 4, out, which)
     np.testing.assert_array_equal(target.to_host(out), value)
+
+
+def vote_all(mask, predicate, result):
+    i = cuda.grid(1)
+    if i < result.shape[0]:
+        result[i] = cuda.all_sync(mask[i], predicate[i])
+
+
+@pytest.mark.parametrize("sig, message", [
+    ("void(float32[:], int32[:], int32[:])", "mask of a warp operation must be an integer"),
+    ("void(boolean[:], int32[:], int32[:])", "mask of a warp operation must be an integer"),
+    ("void(int32[:], float64[:], int32[:])", "predicate of a warp vote must be an integer"),
+])
+def test_warp_vote_operand_types(sig, message):
+    with pytest.raises(KernelCompileError, match=message):
+        cuda.jit(sig)(vote_all)
+    cuda.jit("void(uint32[:], boolean[:], int32[:])")(vote_all)  # these are fine

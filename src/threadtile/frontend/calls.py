@@ -192,7 +192,7 @@ def _intrinsic(lw: Lowerer, name: str, node: ast.Call):
     if name in ("all_sync", "any_sync", "eq_sync", "ballot_sync"):
         mask, pred = _args(lw, node, 2)
         t = uint32 if name == "ballot_sync" else int32
-        return ir.Call(t, loc, name, [_mask(lw, mask, node), lw.truth(pred, node)])
+        return ir.Call(t, loc, name, [_mask(lw, mask, node), _predicate(lw, pred, node)])
     if name in ("popc", "clz", "ffs", "brev"):
         (x,) = _args(lw, node, 1)
         x = lw.scalar(x, node)
@@ -225,7 +225,21 @@ def _intrinsic(lw: Lowerer, name: str, node: ast.Call):
 
 
 def _mask(lw, m, node) -> ir.Expr:
-    return ty.convert(lw.scalar(m, node), uint32)
+    """A warp operation's lane mask: an integer (numba's rule: not a bool, not a float)."""
+    m = lw.scalar(m, node)
+    if not m.type.is_int:
+        raise lw.error(node, f"the mask of a warp operation must be an integer, got {m.type}",
+                       "pass a lane mask such as 0xFFFFFFFF")
+    return ty.convert(m, uint32)
+
+
+def _predicate(lw, p, node) -> ir.Expr:
+    """A warp vote's predicate: an integer or a bool (numba's rule: not a float)."""
+    v = lw.scalar(p, node)
+    if not v.type.is_int and v.type.kind != "b":
+        raise lw.error(node, f"the predicate of a warp vote must be an integer or a bool, got "
+                             f"{v.type}", "compare it: x != 0")
+    return lw.truth(v, node)
 
 
 def _dtype(lw: Lowerer, d, node) -> Scalar:
