@@ -1,6 +1,6 @@
-"""Host arrays at the edge of what kernels take. Those a kernel cannot take as they are: non-native byte order is refused before the
-launch, and a read-only NumPy array may be read but writing it is a compile error at the
-line that writes (in the simulator and for the GPU alike)."""
+"""Host arrays at the edge of what kernels take: non-native byte order is refused before the
+launch; a read-only NumPy array may be read, but writing it is a compile error at the line that
+writes (in the simulator and for the GPU alike); an empty constant array."""
 
 import numpy as np
 import pytest
