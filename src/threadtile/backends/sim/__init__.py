@@ -170,11 +170,18 @@ def run(kernel, launch, args: tuple, kwargs: dict) -> None:
     infos = [describe_host(a if v is None else v, i, n)
              for i, (a, v, n) in enumerate(zip(runtime, views, names))]
     host, backs = [], []
+    copies: dict[int, np.ndarray] = {}  # one host copy of an array passed more than once
     for a, v, n in zip(runtime, views, names):
-        h, back = (v, None) if v is not None else _to_host(a, n)
+        if v is not None:
+            h = v
+        elif id(a) in copies:
+            h = copies[id(a)]
+        else:
+            h, back = _to_host(a, n)
+            copies[id(a)] = h
+            if back is not None:
+                backs.append(back)
         host.append(h)
-        if back is not None:
-            backs.append(back)
     try:
         if opts.mode == "python":
             pythonic.run(kernel, launch, host, consts, opts.checks)
