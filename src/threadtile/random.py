@@ -128,7 +128,8 @@ def xoroshiro128p_normal_float64(states, index):
     draws, as numba computes it; two steps)."""
     u1 = xoroshiro128p_uniform_float32(states, index)
     u2 = xoroshiro128p_uniform_float32(states, index)
-    return math.sqrt(float64(-2.0) * math.log(u1)) * math.cos(_TWO_PI_F64 * u2)
+    # the logarithm of the float32 draw is a float32 (numba's typing), the rest float64
+    return math.sqrt(-2.0 * float64(math.log(u1))) * math.cos(_TWO_PI_F64 * u2)
 
 
 # numba's functions of the same names, called from a threadtile kernel, are these
@@ -167,33 +168,50 @@ def _jump_int(s0: int, s1: int) -> tuple[int, int]:
 # images of the 128 unit states. _POWERS[k] is the jump applied 2**k times, so the states of n
 # generators take log2(n) vectorised matrix products instead of n sequential jumps of 128
 # steps each (numba's host loop is compiled; one in Python would take minutes for 10**6).
+# A product reads the state a byte at a time: _TABLES[k][p, b] is the image of byte value b at
+# byte p (of the 16), the XOR of the images of its bits.
 _POWERS: list[np.ndarray] = []
+_TABLES: list[np.ndarray] = []
 
 
-def _apply(m: np.ndarray, s0: np.ndarray, s1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The bit matrix ``m`` (128 images as (128, 2) uint64) applied to states (s0, s1)."""
+def _table(m: np.ndarray) -> np.ndarray:
+    """(2, 16, 256) uint64: for each word of the image, each byte of a state and each value
+    of it, that word of its image."""
+    out = np.empty((2, 16, 256), np.uint64)
+    for p in range(16):
+        t = np.zeros((1, 2), np.uint64)
+        for bit in range(8):  # the values with this bit set are those without it, XOR its image
+            t = np.concatenate([t, t ^ m[8 * p + bit]])
+        out[:, p] = t.T
+    return out
+
+
+def _apply(k: int, s0: np.ndarray, s1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The jump applied 2**k times to the states (s0, s1) (uint64 arrays)."""
+    t = _tables(k)
     r0 = np.zeros_like(s0)
     r1 = np.zeros_like(s1)
-    one = np.uint64(1)
-    for b in range(64):
-        for word, row in ((s0, b), (s1, 64 + b)):
-            bit = ((word >> np.uint64(b)) & one).astype(bool)
-            if bit.any():
-                r0[bit] ^= m[row, 0]
-                r1[bit] ^= m[row, 1]
+    byte = np.uint64(0xFF)
+    for p in range(16):
+        word = s0 if p < 8 else s1
+        idx = ((word >> np.uint64(8 * (p % 8))) & byte).astype(np.intp)
+        r0 ^= t[0, p].take(idx)
+        r1 ^= t[1, p].take(idx)
     return r0, r1
 
 
-def _power(k: int) -> np.ndarray:
-    while len(_POWERS) <= k:
+def _tables(k: int) -> np.ndarray:
+    while len(_TABLES) <= k:
         if not _POWERS:
             cols = [_jump_int(1 << b, 0) for b in range(64)] + \
                    [_jump_int(0, 1 << b) for b in range(64)]
             _POWERS.append(np.array(cols, dtype=np.uint64))
-        else:
+        else:  # the square: the previous power applied to its own images
             m = _POWERS[-1]
-            _POWERS.append(np.stack(_apply(m, m[:, 0].copy(), m[:, 1].copy()), axis=1))
-    return _POWERS[k]
+            _POWERS.append(np.stack(_apply(len(_POWERS) - 1, m[:, 0].copy(), m[:, 1].copy()),
+                                    axis=1))
+        _TABLES.append(_table(_POWERS[-1]))
+    return _TABLES[k]
 
 
 def _host_states(n: int, seed: int, subsequence_start: int) -> np.ndarray:
@@ -207,14 +225,14 @@ def _host_states(n: int, seed: int, subsequence_start: int) -> np.ndarray:
     k = 0
     while start:
         if start & 1:
-            s0, s1 = _apply(_power(k), s0, s1)
+            s0, s1 = _apply(k, s0, s1)
         start >>= 1
         k += 1
     out[0] = s0[0], s1[0]
     done, k = 1, 0
     while done < n:  # states [done, 2 * done) are states [0, done) jumped done times
         take = min(done, n - done)
-        r0, r1 = _apply(_power(k), out[:take, 0].copy(), out[:take, 1].copy())
+        r0, r1 = _apply(k, out[:take, 0].copy(), out[:take, 1].copy())
         out[done:done + take, 0] = r0
         out[done:done + take, 1] = r1
         done += take
