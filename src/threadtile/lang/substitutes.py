@@ -15,9 +15,10 @@ SUBSTITUTES: dict[tuple[str, str], object] = {}
 def substitute(obj):
     """threadtile's function for ``obj`` (a function, or a dispatcher with ``py_func``), or
     ``obj`` itself when threadtile has none."""
-    f = getattr(obj, "py_func", obj)
-    try:
-        key = (f.__module__, f.__name__)
-    except AttributeError:
+    if not SUBSTITUTES:
         return obj
-    return SUBSTITUTES.get(key, obj) if isinstance(key[0], str) else obj
+    try:
+        f = getattr(obj, "py_func", obj)
+        return SUBSTITUTES.get((f.__module__, f.__name__), obj)
+    except (AttributeError, TypeError):  # no names, or unhashable ones: nothing to swap
+        return obj
