@@ -101,6 +101,7 @@ from .lang.types import uint32 as u4
 from .lang.types import uint64 as u8
 from .lang.types import uint64 as uintp
 from .lang.types import void as none
+from .reduction import Reduce, reduce
 from .runtime import (
     Context,
     Device,
@@ -147,6 +148,10 @@ from .runtime import (
     to_device,
 )
 from .runtime.argwrap import In, InOut, Out
+from .ufuncs import guvectorize, vectorize
 
 __all__ = [n for n in dir() if not n.startswith("_")]
+# numba's ``cuda.random`` (not in ``__all__``: a star import must not shadow the standard
+# library's random)
+from . import random  # noqa: E402
 from .version import __version__

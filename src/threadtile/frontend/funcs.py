@@ -19,6 +19,7 @@ import types
 from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
+from ..lang.substitutes import substitute
 from ..lang.types import NoneType, Scalar, TupleType
 from . import tuples
 from . import typing as ty
@@ -46,6 +47,7 @@ def python_function(obj) -> types.FunctionType | None:
     """The Python function a kernel may call as a device function, or None: a ``@jit``
     function, a plain function (not one of NumPy's or the standard library's), or the
     function behind a numba dispatcher (``py_func``)."""
+    obj = substitute(obj)  # another library's function threadtile implements (lang/substitutes)
     if getattr(obj, "_threadtile_kernel", False):
         return obj.py_func
     f = obj if isinstance(obj, types.FunctionType) else getattr(obj, "py_func", None)

@@ -82,6 +82,8 @@ class Specializer:
         self._names.clear()
 
     def func_name(self, base: str) -> str:
+        if not base.isidentifier():  # a lambda's "<lambda>"
+            base = "".join(c if c.isalnum() or c == "_" else "" for c in base) or "fn"
         n = self._func_names.get(base, 0)
         self._func_names[base] = n + 1
         return base if n == 0 else f"{base}_{n}"

@@ -24,6 +24,7 @@ import numpy as np
 from ... import errors
 from ...ir.nodes import Loc
 from ...lang import thread as lt
+from ...lang.substitutes import substitute
 from ...lang.types import scalar_of
 from . import checks, ops
 from .lockstep import launch_dims
@@ -69,7 +70,7 @@ def runnable(fn, _memo: dict | None = None):
         return memo[id(fn)]
     g = dict(fn.__globals__)
     for name in _names(fn.__code__):
-        v = g.get(name)
+        v = substitute(g.get(name))
         if getattr(v, "_threadtile_kernel", False):
             g[name] = runnable(v.py_func, memo)
     g["print"] = _gpu_print
@@ -82,6 +83,7 @@ def runnable(fn, _memo: dict | None = None):
             except ValueError:  # an empty cell stays as it is
                 cells.append(cell)
                 continue
+            v = substitute(v)
             if getattr(v, "_threadtile_kernel", False):
                 v = runnable(v.py_func, memo)
             cells.append(types.CellType(v))
