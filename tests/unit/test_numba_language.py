@@ -577,3 +577,21 @@ def test_warp_vote_operand_types(sig, message):
     with pytest.raises(KernelCompileError, match=message):
         cuda.jit(sig)(vote_all)
     cuda.jit("void(uint32[:], boolean[:], int32[:])")(vote_all)  # these are fine
+
+
+@cuda.jit
+def typed_literals(x, out):
+    out[0] = cuda.float64(-2.0) * x[0]  # a typed value: float64 arithmetic
+    out[1] = np.float64(0.1) * x[0]
+    out[2] = 0.1 * x[0]  # a Python literal: float32 arithmetic (docs/language.md)
+    out[3] = float(0.1) * x[0]  # Python's float() is still a Python number
+
+
+def test_a_cast_of_a_literal_is_typed(target):
+    x = np.array([3.1], np.float32)
+    out = target.to_device(np.zeros(4))
+    target.launch(typed_literals, 1, 1, target.to_device(x), out)
+    got = target.to_host(out)
+    x64 = np.float64(x[0])
+    assert got[0] == -2.0 * x64 and got[1] == 0.1 * x64
+    assert got[2] == got[3] == np.float64(np.float32(0.1) * x[0])

@@ -84,7 +84,13 @@ def lower_call(lw: Lowerer, node: ast.Call):
     st = _cast_target(obj)
     if st is not None:
         v = lw.scalar(_args(lw, node, 1)[0], node)
-        return ty.convert(v, st) if not (isinstance(v, ir.Const) and v.type == st) else v
+        # np.float64(x), float32(x), numba's types: a typed value, never a weak literal (a
+        # literal through Python's own float()/int()/bool() is still a Python number)
+        strong = obj not in (builtins.float, builtins.int, builtins.bool)
+        if isinstance(v, ir.Const) and v.type == st:
+            return ty.mark_weak(ir.Const(st, v.loc, v.value), False) if strong else v
+        out = ty.convert(v, st)
+        return ty.mark_weak(out, False) if strong else out
     hit = mathcalls.FUNCS.get(id(obj))
     if hit is not None:
         return mathcalls.math_call(lw, hit[0], hit[1], node)
