@@ -584,7 +584,7 @@ def typed_literals(x, out):
     out[0] = cuda.float64(-2.0) * x[0]  # a typed value: float64 arithmetic
     out[1] = np.float64(0.1) * x[0]
     out[2] = 0.1 * x[0]  # a Python literal: float32 arithmetic (docs/language.md)
-    out[3] = float(0.1) * x[0]  # Python's float() is still a Python number
+    out[3] = 0.1 * x[0]  # Python's float() is still a Python number
 
 
 def test_a_cast_of_a_literal_is_typed(target):
