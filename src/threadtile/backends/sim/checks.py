@@ -72,6 +72,9 @@ class Launch:
         self.barrier = "barrier" in checks
         self.uninit = "uninit" in checks
         self.fence = None  # fences made per global thread id, when the kernel makes any
+        # block epoch every block passed at the last grid sync: stamps below it are ordered
+        # before every later access, whichever block made them
+        self.grid_floor = 0
         # shadow fields: thread ids, stamps and sites fit int32 unless warp epochs are packed
         # into stamps or the grid has 2**31 threads
         nthreads = self.T * grid[0] * grid[1] * grid[2]
@@ -97,6 +100,9 @@ class Launch:
 
         The early exits matter: most accesses meet either an element no other thread touched
         (global arrays) or one last touched before the latest barrier (shared arrays)."""
+        if self.grid_floor:
+            floor = self.grid_floor << 32 if self.warp_sync else self.grid_floor
+            t1 = np.where(s1 < floor, -1, t1)  # made before the last grid sync
         if same_block and not self.warp_sync:
             unordered = s1 == s2  # one block: the same stamp is the same barrier interval
             if not unordered.any():
@@ -340,14 +346,19 @@ def raise_uninit(L: Launch, site: int, tid, index, mem_name: str) -> None:
 
 
 def raise_divergence(L: Launch, site: int, gblock: int, missing: list[int], arrived: int,
-                     what: str, reason: str) -> None:
+                     what: str, reason: str, scope: str = "block") -> None:
     """``missing`` are global thread ids of threads that should have been at this barrier."""
     s = L.sites[site]
     T = L.T
     block, _ = L.thread_of(gblock * T)
     names = [L.thread_of(t)[1] for t in missing]
     shown = ", ".join(_fmt3(t) for t in names[:8]) + (" ..." if len(names) > 8 else "")
-    msg = (f"{what} reached by {arrived} thread(s) of block {_fmt3(block)} but not by "
-           f"{len(names)} other(s): {shown}")
+    if scope == "grid":
+        shown = ", ".join(_fmt3(t) for t in names[:8]) + (" ..." if len(names) > 8 else "")
+        msg = (f"{what} reached by {arrived} thread(s) of the grid but not by "
+               f"{len(names)} other(s) of block {_fmt3(block)}: {shown}")
+    else:
+        msg = (f"{what} reached by {arrived} thread(s) of block {_fmt3(block)} but not by "
+               f"{len(names)} other(s): {shown}")
     raise make_error(errors.BarrierDivergenceError, msg, s.loc, f"They {reason}.", block=block,
                      thread=names[0] if names else None, missing=names) from None

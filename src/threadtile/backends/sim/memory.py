@@ -387,9 +387,12 @@ def view(B, A: ArrayRef, parts: tuple, m, site: int) -> ArrayRef:
     return ArrayRef(A.mem, origin, tuple(shape), tuple(strides))
 
 
-def assign_array(m, new: ArrayRef, old: ArrayRef | None) -> ArrayRef:
-    """A masked assignment of an array variable: lanes outside ``m`` keep their old view."""
+def assign_array(m, new: ArrayRef, old: ArrayRef | None, live=None) -> ArrayRef:
+    """A masked assignment of an array variable: lanes outside ``m`` keep their old view
+    (``live``: the lanes that have not returned; the others never read it again)."""
     if m is None or old is None or new is old:
+        return new
+    if live is not None and m.__class__ is np.ndarray and not (live & ~m).any():
         return new
     if new.mem is not old.mem:
         raise errors.KernelRuntimeError(
