@@ -84,6 +84,8 @@ EXCLUDED = {
     "cudapy/test_ipc.py": "CUDA IPC handles of numba's device arrays",
     "cudapy/test_ir.py": "numba's IR",
     "cudapy/test_ir_utils.py": "numba's IR utilities",
+    "cudapy/test_launch_config_sensitive.py": "numba's rewrite-pass extension API "
+                                              "(register_rewrite) seeing the launch config",
     "cudapy/test_libdevice.py": "numba's libdevice bindings, called by their internal names",
     "cudapy/test_lineinfo.py": "numba's line info in its PTX",
     "cudapy/test_make_function_to_jit_function.py": "numba's first-class function types",

@@ -103,20 +103,3 @@ def test_race_on_captured_array_is_reported():
 
         with pytest.raises(cuda.RaceError):
             k[1, 32](np.zeros(32, np.int32))
-
-
-@pytest.mark.gpu
-def test_captured_on_gpu():
-    dev = cuda.to_device(np.arange(8, dtype=np.float64))
-
-    @cuda.jit
-    def k(out):
-        i = cuda.grid(1)
-        if i < 8:
-            out[i] = dev[i] * 3.0
-            dev[i] = -1.0
-
-    out = cuda.device_array(8, np.float64)
-    k[1, 8](out)
-    np.testing.assert_array_equal(out.copy_to_host(), np.arange(8) * 3.0)
-    np.testing.assert_array_equal(dev.copy_to_host(), np.full(8, -1.0))

@@ -146,18 +146,3 @@ def test_grid_sync_compiles(arch):
     src = k.cuda_source(np.zeros((4, 64), np.int32))
     assert "cooperative_groups::this_grid().sync()" in src
     assert compile_cubin(k, np.zeros((4, 64), np.int32), arch=arch)[:4] == b"\x7fELF"
-
-
-@pytest.mark.gpu
-def test_grid_sync_on_gpu():
-    sig = (int32[:, ::1],)
-    k = cuda.jit(sig)(sequential_rows)
-    A = np.zeros((256, 1024), np.int32)
-    blocks = 1024 // 32
-    assert k.overloads[sig].max_cooperative_grid_blocks(32) >= blocks
-    k[blocks, 32](A)
-    np.testing.assert_array_equal(A, np.tile(np.arange(256)[:, None], (1, 1024)))
-    assert k.overloads[sig].cooperative
-    with pytest.raises(LaunchError, match="cooperatively"):
-        k[k.overloads[sig].max_cooperative_grid_blocks(1024) + 1, 1024](
-            np.zeros((2, 1 << 20), np.int32))
