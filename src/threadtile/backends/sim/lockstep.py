@@ -20,6 +20,7 @@ import numpy as np
 
 from ... import errors
 from ...ir import nodes as ir
+from ...ir.resources import DYNAMIC_SHARED_OPTIN
 from ...lang.types import ArrayType, Scalar, TupleType
 from ...runtime import abi
 from ...runtime.arrays import describe_host
@@ -29,7 +30,7 @@ from . import checks, memory, ops
 from .codegen import Program, translate
 
 LANES = 1 << 17  # lanes per batch: large enough that NumPy's per-call overhead is amortized
-SHARED_LIMIT = 227 * 1024  # the most shared memory one block may have (sm_90 with opt-in)
+SHARED_LIMIT = DYNAMIC_SHARED_OPTIN["sm_90"]  # the most one block may have (sm_90, opt-in)
 
 _I32, _I64 = np.int32, np.int64
 
