@@ -457,6 +457,8 @@ def compare(ours: Path, theirs: Path, test: str) -> str | None:
         for k1, k2 in zip(kx, ky):
             u, v = x[k1], y[k2]
             if u.shape != v.shape:
+                if _sizes_by_simulator(test):
+                    return None  # the test picks smaller inputs under numba's simulator
                 return f"launch {k1}: shape {u.shape} here, {v.shape} in numba's simulator"
             if u.dtype.kind in "fc":
                 tol = 1e-5 if u.dtype.itemsize >= 8 else 1e-3
@@ -468,6 +470,15 @@ def compare(ours: Path, theirs: Path, test: str) -> str | None:
             if not ok:
                 return f"launch {k1}: the arrays differ from numba's simulator"
     return None
+
+
+def _sizes_by_simulator(test: str) -> bool:
+    """Whether ``test``'s file sizes its inputs by ``config.ENABLE_CUDASIM`` (a smaller problem
+    for numba's slow simulator): its launches then have other shapes in the reference run, by
+    design, and only the test's own assertions judge the result."""
+    suite = suite_dir()
+    path = suite / test.split("::")[0] if suite is not None else None
+    return path is not None and path.exists() and "ENABLE_CUDASIM" in path.read_text()
 
 
 def _order(k: str):
