@@ -22,6 +22,7 @@ from .errors import (
 )
 from .frontend.specialize import Constant
 from .jit import Kernel, jit
+from .lang.coop import cg
 from .lang.thread import (
     activemask,
     all_sync,

@@ -22,6 +22,7 @@ import os
 import numpy as np
 
 from . import errors
+from .backends.sim import lockstep as sim_lockstep
 from .backends.sim import run as sim_run
 from .backends.sim.switch import requested
 from .compiler import Specialization, Target
@@ -378,6 +379,19 @@ class Kernel:
         """The largest block the compiled kernel can run (needs a GPU)."""
         return self._resource("max_threads_per_block", signature)
 
+    def max_cooperative_blocks(self, spec: Specialization, blockdim, dynsmem: int = 0) -> int:
+        """``spec.max_cooperative_grid_blocks``: the occupancy of the compiled kernel on the
+        current GPU times its multiprocessors; under ``simulate()``, the simulated device's."""
+        dims = (blockdim,) if isinstance(blockdim, int) else tuple(blockdim)
+        threads = 1
+        for d in dims:
+            threads *= int(d)
+        if requested():
+            return sim_lockstep.cooperative_blocks(threads,
+                                                   sim_lockstep.static_shared(spec) + dynsmem)
+        compiled, scratch = build(spec, driver.current_device().arch, self.options)
+        return driver.max_active_blocks(compiled.load(), threads, dynsmem + scratch)
+
     def resources(self, *args, **constants) -> dict:
         """Registers, shared and local memory per thread of the compiled kernel (needs a GPU)."""
         spec = self._spec_for(args, constants)
@@ -396,7 +410,8 @@ def build(spec: Specialization, arch: str, options: tuple = ()):
     if compiled is None:
         compiled = spec.loaded[b.target] = rt_launcher.CompiledKernel(
             b.cubin, b.entry, list(b.params),
-            [rt_tensormaps.TensorMapParam(a, box) for a, box in b.tensormaps])
+            [rt_tensormaps.TensorMapParam(a, box) for a, box in b.tensormaps],
+            cooperative=spec.cooperative)
     return compiled, b.scratch
 
 

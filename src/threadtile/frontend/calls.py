@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..ir import nodes as ir
+from ..lang import coop
 from ..lang import thread as lt
 from ..lang.types import (
     ArrayType,
@@ -100,6 +101,18 @@ def lower_call(lw: Lowerer, node: ast.Call):
     raise funcs.refusal(lw, obj, node)
 
 
+def _coop(lw: Lowerer, name: str, node: ast.Call):
+    """``cg.this_grid()`` is the grid group, a compile-time object; a marker statement keeps
+    in the IR that the kernel asked for it, which makes it cooperative (numba's rule, even
+    without a ``sync()``). ``g.sync()`` is the grid barrier."""
+    _args(lw, node, 0)
+    call = ir.Call(void, lw.loc(node), name, [])
+    if name == "cg.grid_sync":
+        return call
+    lw.pre.append(ir.ExprStmt(call.loc, call))
+    return Py(coop.GRID)
+
+
 SCALAR_METHODS = ("bit_count", "conjugate")
 
 
@@ -181,6 +194,8 @@ def _intrinsic(lw: Lowerer, name: str, node: ast.Call):
         _args(lw, node, 0)
         t = uint32 if name in ("activemask", "lanemask_lt") else void
         return ir.Call(t, loc, name, [])
+    if name in ("cg.this_grid", "cg.grid_sync"):
+        return _coop(lw, name, node)
     if name in ("syncthreads_count", "syncthreads_and", "syncthreads_or"):
         (p,) = _args(lw, node, 1)
         return ir.Call(int32, loc, name, [lw.truth(p, node)])

@@ -27,7 +27,7 @@ from ..lang.types import (
     scalar_of,
     void,
 )
-from . import arrays, calls, flow, loops, operators, tiles, tuples
+from . import arrays, calls, captured, flow, loops, operators, tiles, tuples
 from . import typing as ty
 from .deps import dotted
 from .hints import HINTS, describe_node
@@ -466,6 +466,9 @@ class Lowerer(ast.NodeVisitor):
                        tuple(getattr(obj, "_fields", ())))
         if isinstance(obj, np.ndarray):
             return self.spec.const_array(self, obj, node)
+        cai = captured.interface(obj)
+        if cai is not None:
+            return captured.captured_array(self, obj, cai, node)
         if isinstance(obj, LaneReg):
             return ir.Special(int32, self.loc(node), obj._name)
         return Py(obj)

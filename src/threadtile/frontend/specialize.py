@@ -61,6 +61,7 @@ class Specializer:
         self._device: dict[tuple, ir.Function] = {}
         self._lowering: set[int] = set()
         self.const_arrays: dict[int, ir.ArrayDecl] = {}
+        self.captured: dict[tuple, ir.ArrayDecl] = {}  # frontend/captured.py
         # (owner, dotted path) -> fingerprint of every global the lowering read, in the order
         # read; the owner of a device function's reads is the path that reached it
         self.deps: dict[tuple[str, str], list] = {}
@@ -91,7 +92,8 @@ class Specializer:
     def kernel(self, fn, params: list[ir.Param]) -> ir.Module:
         self._lowering.add(id(fn))
         k = lower_function(self, fn, params, True, self.func_name(fn.__name__))
-        return ir.Module(k, list(self.const_arrays.values()))
+        return ir.Module(k, list(self.const_arrays.values()),
+                         captured=list(self.captured.values()))
 
     def device_function(self, lw: Lowerer, callee, fn, bound: list[tuple[str, object]], node
                         ) -> tuple[ir.Function, list[ir.Expr]]:

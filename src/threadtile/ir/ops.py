@@ -167,6 +167,9 @@ def _intrinsics() -> dict[str, OpSpec]:
                                                                            "ffs", "brev")]
     out += [OpSpec(n, (0, 0), _sig(void), doc="barrier / fence") for n in (
         "syncthreads", "threadfence", "threadfence_block", "threadfence_system")]
+    out += [OpSpec("cg.this_grid", (0, 0), _sig(void),
+                   doc="marks a cooperative kernel (cg.this_grid()); does nothing")]
+    out += [OpSpec("cg.grid_sync", (0, 0), _sig(void), doc="barrier of the whole grid")]
     out += [OpSpec(n, (0, 0), _sig(uint32), doc="lane mask") for n in ("activemask",
                                                                        "lanemask_lt")]
     out += [OpSpec(n, (1, 1), _sig(int32, bool_), doc="barrier with a predicate") for n in (

@@ -162,8 +162,11 @@ class CompiledKernel:
     """
 
     def __init__(self, cubin: bytes, entry: str, params: list, maps: list = (), *,
-                 at: list | None = None, loaded=None):
+                 at: list | None = None, loaded=None, cooperative: bool = False):
         self.cubin = bytes(cubin)
+        # launched with cuLaunchCooperativeKernel (the kernel syncs its grid): the driver
+        # refuses a grid that cannot be resident at once, _configure names the limit first
+        self.cooperative = cooperative
         self.entry = entry
         self.params = list(params)
         # hidden parameters after the arguments: tensor maps of array arguments (tensormaps.py)
@@ -212,7 +215,12 @@ class CompiledKernel:
             self._buffers = [self._new_buffer()]
         self._func = func
         self._handle = func.handle
-        self._cu_launch = driver._cu().cuLaunchKernel
+        cu = driver._cu()
+        if self.cooperative:
+            coop = cu.cuLaunchCooperativeKernel  # the same arguments, less `extra`
+            self._cu_launch = lambda *a: coop(*a[:-1])
+        else:
+            self._cu_launch = cu.cuLaunchKernel
         return func
 
     def load(self):
@@ -332,7 +340,7 @@ class CompiledKernel:
         (:data:`FAST_LAUNCH`), else a :class:`PyLauncher`; both are built from the same
         :func:`abi.launcher_specs`."""
         if stream is not None and type(stream) is not int or self._handle is None or \
-                self.tensormaps:
+                self.tensormaps or self.cooperative:
             return None
         r = abi.launcher_specs(self.params, self.layout, args, infos)
         if r is None:
@@ -381,6 +389,16 @@ class CompiledKernel:
             self._load()
         check_config(self.entry, self._func, self._attributes(dev), grid, block, shared_bytes,
                      dev)
+        if self.cooperative:
+            threads = block[0] * block[1] * block[2]
+            most = driver.max_active_blocks(self._func, threads, shared_bytes)
+            nblocks = grid[0] * grid[1] * grid[2]
+            if nblocks > most:
+                raise LaunchError(
+                    f"kernel {self.entry!r} syncs its grid (cg.this_grid()), so it is launched "
+                    f"cooperatively, and a grid of {nblocks} blocks of {threads} threads is "
+                    f"more than the {most} the device can hold resident at once; use at most "
+                    "kernel.overloads[sig].max_cooperative_grid_blocks(blockdim) blocks")
         self._cfg = (grid, block, shared_bytes, dev)
 
     def _launch_host(self, grid, block, stream, shared_bytes, infos) -> None:

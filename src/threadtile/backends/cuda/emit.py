@@ -97,6 +97,7 @@ class CudaSource:
     scratch: int = 0
     scratch_sm90a: int = 0
     tensormaps: tuple = ()
+    cooperative: bool = False  # cg.this_grid(): launched with cuLaunchCooperativeKernel
 
     def scratch_for(self, arch: str) -> int:
         """The dynamic shared memory the tile operations take on ``arch``."""
@@ -105,12 +106,21 @@ class CudaSource:
     def to_json(self) -> dict:
         return {"text": self.text, "entry": self.entry, "scratch": self.scratch,
                 "scratch_sm90a": self.scratch_sm90a,
-                "tensormaps": [[a, list(box)] for a, box in self.tensormaps]}
+                "tensormaps": [[a, list(box)] for a, box in self.tensormaps],
+                "cooperative": self.cooperative}
 
     @classmethod
     def from_json(cls, d: dict) -> CudaSource:
         return cls(d["text"], d["entry"], int(d["scratch"]), int(d["scratch_sm90a"]),
-                   tuple((int(a), (int(w), int(h))) for a, (w, h) in d["tensormaps"]))
+                   tuple((int(a), (int(w), int(h))) for a, (w, h) in d["tensormaps"]),
+                   bool(d.get("cooperative", False)))
+
+
+def cooperative(module: ir.Module) -> bool:
+    """Whether the kernel uses ``cg.this_grid()``: numba launches such a kernel
+    cooperatively (the whole grid resident at once, so that a grid barrier can be met)."""
+    return any(isinstance(e, ir.Call) and e.name.startswith("cg.")
+               for e in ir.walk_module_exprs(module))
 
 
 def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
@@ -120,6 +130,8 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
            f"{module.kernel.source_file or '<unknown>'}: {module.kernel.pyname}()"]
     if _uses_half(module):
         out += ["#include <cuda_fp16.h>", "#include <cuda_bf16.h>", "#define TT_HALF 1"]
+    if cooperative(module):
+        out.append("#include <cooperative_groups.h>")
     out.append(f'#include "{HEADER}"')
     has_tiles = tiles.uses_tiles(module)
     scratch = scratch_sm90a = 0
@@ -143,12 +155,12 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         fe.threads, fe.has_tiles = module.threads, has_tiles
         fe.occupancy = module.occupancy
         fe.launch_bounds = module.launch_bounds
+        fe.captured = {d.name: d for d in module.captured}
         if f is module.kernel:
             fe.tensormaps = tiles.tensormap_names(module)
         out.append(fe.emit())
     return CudaSource("\n".join(out) + "\n", cxx_function_name(module.kernel.name), scratch,
-                      scratch_sm90a,
-                      tiles.tensormap_params(module))
+                      scratch_sm90a, tiles.tensormap_params(module), cooperative(module))
 
 
 class FunctionEmitter:
@@ -156,6 +168,7 @@ class FunctionEmitter:
     has_tiles = False  # the module uses tile operations (and their dynamic shared scratch)
     tensormaps: dict = {}  # id of an mma_loop op -> its tensor-map parameters (the kernel's)
     occupancy: int | None = None  # blocks per SM for __launch_bounds__ (with threads)
+    captured: dict = {}  # name -> ArrayDecl of the captured global device arrays
     launch_bounds: tuple[int, ...] | None = None  # jit(launch_bounds=...), as given
 
     def __init__(self, f: ir.Function, statics: dict[str, ir.ArrayDecl], lines: bool):
@@ -210,9 +223,26 @@ class FunctionEmitter:
         for name in self.declare_top:
             t = f.locals[name]
             self.line(f"{ctype(t)} {self.n(name)};")
+        self._declare_captured()
         self.block(f.body)
         self.out.append("}")
         return "\n".join(self.out)
+
+    def _declare_captured(self) -> None:
+        """The global device arrays this function reads by name, at their compile-time
+        address (frontend/captured.py)."""
+        if not self.captured:
+            return
+        used = {e.name for s in ir.walk_stmts(self.f.body) for x in ir.stmt_exprs(s)
+                for e in ir.walk_expr(x) if isinstance(e, ir.Var)}
+        for name, d in self.captured.items():
+            if name not in used:
+                continue
+            t = d.type.dtype.cname
+            shape = ", ".join(f"{n}LL" for n in d.shape)
+            strides = ", ".join(f"{n}LL" for n in d.init.strides)
+            geo = f", {{{shape}}}, {{{strides}}}" if d.shape else ""  # 0-d: the pointer
+            self.line(f"const {ctype(d.type)} {name}{{({t}*){d.init.ptr:#x}ULL{geo}}};")
 
     # -- statements ----------------------------------------------------------------------------
 

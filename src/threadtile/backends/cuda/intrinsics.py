@@ -23,7 +23,10 @@ _CALLS = {  # intrinsic -> C++ format (args by position)
     "activemask": "__activemask()", "lanemask_lt": "tt::lanemask_lt()",
     "all_sync": "__all_sync({0}, {1})", "any_sync": "__any_sync({0}, {1})",
     "eq_sync": "__uni_sync({0}, {1})", "ballot_sync": "__ballot_sync({0}, {1})",
-    "match_any_sync": "__match_any_sync({0}, {1})", "round_ndigits": "tt::round_ndigits({0}, {1})",
+    "match_any_sync": "__match_any_sync({0}, {1})",
+    "cg.this_grid": "(void)cooperative_groups::this_grid()",
+    "cg.grid_sync": "cooperative_groups::this_grid().sync()",
+    "round_ndigits": "tt::round_ndigits({0}, {1})",
 }
 _SHFL = {"shfl_sync": "__shfl_sync", "shfl_up_sync": "__shfl_up_sync",
          "shfl_down_sync": "__shfl_down_sync", "shfl_xor_sync": "__shfl_xor_sync"}

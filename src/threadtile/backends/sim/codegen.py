@@ -150,6 +150,7 @@ class _Translator:
         self.decl_ids: dict[int, int] = {}
         self.warp_sync = False
         self.fences = False
+        self.grid_sync = False
 
     def run(self) -> Program:
         src: list[str] = []
@@ -167,6 +168,8 @@ class _Translator:
         prog = Program(kernel, text, self.sites, self.decls, self.warp_sync,
                        self.module.kernel.params, self.fences)
         prog.tile_ops = self.tile_ops
+        prog.grid_sync = self.grid_sync
+        prog.captured = list(self.module.captured)
         return prog
 
     def const(self, value, t: Scalar) -> str:
@@ -352,6 +355,8 @@ class _FunctionGen:
         name = _vname(s.name)
         if isinstance(s.value.type, TileType):
             self.line(f"{name} = _tasg(B, {m}, {v}, {name})")
+        elif isinstance(s.value.type, ArrayType):  # lanes that returned never read it again
+            self.line(f"{name} = _asga({m}, {v}, {name}, _live)")
         else:
             self.line(f"{name} = {self.assign_fn(s.value.type)}({m}, {v}, {name})")
 
@@ -628,6 +633,12 @@ def _match(g: _FunctionGen, e: ir.Call, m: str, args: list[str]) -> str:
     return f"B.match({m}, {site}, {kind!r}, {', '.join(args)})"
 
 
+def _grid_sync(g: _FunctionGen, e: ir.Call, m: str, args: list[str]) -> str:
+    g.tr.grid_sync = True  # the launch runs every block in one batch (lockstep.run)
+    site = g.tr.site(e.loc, "", "barrier")
+    return f"B.grid_sync({m}, {site})"
+
+
 def _fence(g: _FunctionGen, e: ir.Call, m: str, args: list[str]) -> str:
     g.tr.fences = True
     return f"B.fence({m})"
@@ -645,6 +656,8 @@ CALLS = {
     "max": lambda g, e, m, args: f"_pymax({args[0]}, {args[1]})",
     "abs": lambda g, e, m, args: args[0] if e.type.kind == "u" else f"np.abs({args[0]})",
     "syncwarp": _syncwarp,
+    "cg.this_grid": lambda g, e, m, args: "None",
+    "cg.grid_sync": _grid_sync,
     "activemask": lambda g, e, m, args: f"B.activemask({m})",
     "lanemask_lt": lambda g, e, m, args: "B.lanemask_lt",
 }

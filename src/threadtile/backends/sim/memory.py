@@ -242,15 +242,17 @@ def store(B, A: ArrayRef, idx: tuple, v, m, site: int) -> None:
     if mem.space == "const":
         raise errors.KernelRuntimeError("constant arrays are read-only")
     _check(B, A, idx, m, site, offs, lanes)
+    if v.__class__ is ndarray and v.ndim and lanes is not None:
+        v = v[lanes]
+    raw = mem.to_raw(v)
     if L.race and mem.space in ("global", "shared"):
         tid, stamp = _threads(B, lanes)
         sh = mem.get_shadow(L.shadow_dtype)
-        sh.write(L, mem, offs, tid, stamp, site, False, _index_at(idx, lanes))
+        new = np.broadcast_to(np.asarray(raw).astype(mem.flat.dtype, copy=False), offs.shape)
+        sh.write(L, mem, offs, tid, stamp, site, False, _index_at(idx, lanes), new)
     if mem.written is not None:
         mem.written[offs] = True
-    if v.__class__ is ndarray and v.ndim and lanes is not None:
-        v = v[lanes]
-    mem.flat[offs] = mem.to_raw(v)
+    mem.flat[offs] = raw
 
 
 def apply_rmw(op: str, old, v, extra):
@@ -387,9 +389,12 @@ def view(B, A: ArrayRef, parts: tuple, m, site: int) -> ArrayRef:
     return ArrayRef(A.mem, origin, tuple(shape), tuple(strides))
 
 
-def assign_array(m, new: ArrayRef, old: ArrayRef | None) -> ArrayRef:
-    """A masked assignment of an array variable: lanes outside ``m`` keep their old view."""
+def assign_array(m, new: ArrayRef, old: ArrayRef | None, live=None) -> ArrayRef:
+    """A masked assignment of an array variable: lanes outside ``m`` keep their old view
+    (``live``: the lanes that have not returned; the others never read it again)."""
     if m is None or old is None or new is old:
+        return new
+    if live is not None and m.__class__ is np.ndarray and not (live & ~m).any():
         return new
     if new.mem is not old.mem:
         raise errors.KernelRuntimeError(

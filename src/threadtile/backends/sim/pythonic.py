@@ -169,6 +169,7 @@ class _Block:
         self.dyn = np.zeros(max(-(-shared_bytes // 16) * 16, 16), np.uint8)
         self.shared_bytes = shared_bytes
         self.check = check
+        self.grid_barrier: _GridBarrier | None = None  # a kernel that syncs its grid
 
     # -- waiting -------------------------------------------------------------------------------
 
@@ -191,6 +192,8 @@ class _Block:
                 self.error = error
             self._progress()
             self.cond.notify_all()
+        if self.grid_barrier is not None:
+            self.grid_barrier.exit(error)
 
     def _fail(self, err: BaseException) -> None:
         if self.error is None:
@@ -203,7 +206,7 @@ class _Block:
         while released and self.error is None:
             released = self._release_warps() or self._release_barrier()
         if self.error is None and self.waiting and len(self.waiting) + len(
-                self.exited) == self.T:
+                self.exited) == self.T and any(w[0] != "grid" for w in self.waiting.values()):
             self._fail(self._stuck())
         self.cond.notify_all()
 
@@ -297,6 +300,68 @@ class _Block:
         return (t % bx, (t // bx) % by, t // (bx * by))
 
 
+class _GridBarrier:
+    """``cg.this_grid().sync()`` across the blocks of a launch, which then run at the same
+    time. A thread that returned counts as arrived, as on the GPU; a block all of whose
+    threads returned while others wait is an error (the GPU waits for every block)."""
+
+    def __init__(self, blocks: list[_Block]):
+        self.blocks = blocks
+        self.total = sum(b.T for b in blocks)
+        self.cond = threading.Condition()
+        self.arrived = 0
+        self.exited = 0
+        self.gen = 0
+        self.error: BaseException | None = None
+
+    def wait(self, th: _Thread, site: tuple) -> None:
+        blk = th.blk
+        with blk.cond:
+            blk.waiting[th.t] = ("grid", site, None)
+            blk._progress()
+            if blk.error is not None:
+                raise _Abort
+        with self.cond:
+            gen = self.gen
+            self.arrived += 1
+            self._release(site)
+            while self.gen == gen and self.error is None:
+                self.cond.wait()
+            failed = self.error is not None
+        with blk.cond:
+            blk.waiting.pop(th.t, None)
+        if failed:
+            raise _Abort
+
+    def exit(self, error: BaseException | None) -> None:
+        with self.cond:
+            self.exited += 1
+            if error is not None and self.error is None:
+                self.error = error
+            self._release(None)
+            self.cond.notify_all()
+
+    def _release(self, site) -> None:
+        if self.arrived == 0 or self.arrived + self.exited < self.total:
+            return
+        gone = [b for b in self.blocks if len(b.exited) == b.T]
+        if gone and self.error is None:
+            b = gone[0]
+            loc = None if site is None else Loc(site[0], site[1], 0, None, site[3])
+            self.error = checks.make_error(
+                errors.BarrierDivergenceError,
+                f"grid sync() reached by {self.arrived} thread(s) of the grid, but every "
+                f"thread of block {b.bid} returned before it",
+                loc, "The grid sync waits for every block of the launch: launch only the "
+                "blocks that take part.", block=b.bid, thread=None, missing=[])
+            for blk in self.blocks:
+                with blk.cond:
+                    blk._fail(self.error)
+        self.arrived = 0
+        self.gen += 1
+        self.cond.notify_all()
+
+
 class _Thread:
     """What ``context.current`` is in the OS thread that runs one simulated thread."""
 
@@ -342,6 +407,12 @@ class _Thread:
     def _bar(self, kind, pred=True):
         what = "syncthreads()" if kind is None else f"syncthreads_{kind}()"
         return self.blk.wait(self.t, "bar", self._site(what)[:4] + (None,), (kind, pred))
+
+    def _grid_sync(self) -> None:
+        gb = self.blk.grid_barrier
+        if gb is None:
+            raise NotImplementedError("grid sync() needs cg.this_grid() in the kernel")
+        gb.wait(self, self._site("grid sync()")[:4] + (None,))
 
     def _warp(self, op: str, mask, value=None, arg=None):
         what = {"idx": "shfl_sync()", "syncwarp": "syncwarp()"}.get(op, f"{op}_sync()" if op in (
@@ -398,6 +469,7 @@ _CALLS = {
     "syncthreads_and": lambda th, p: th._bar("and", p),
     "syncthreads_or": lambda th, p: th._bar("or", p),
     "syncwarp": lambda th, mask=0xFFFFFFFF: th._warp("syncwarp", mask),
+    "cg.grid_sync": lambda th: th._grid_sync(),
     "threadfence": lambda th: None, "threadfence_block": lambda th: None,
     "threadfence_system": lambda th: None,
     "shfl_sync": lambda th, m, v, s: th._warp("idx", m, v, s),
@@ -457,14 +529,46 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset) -> 
     args = [consts[n] if n in consts else next(it) for n in kernel.param_names]
     shared_bytes = int(getattr(launch, "shared_bytes", 0) or 0)
     gx, gy, gz = grid
-    for bz in range(gz):
-        for by in range(gy):
-            for bx in range(gx):
-                _run_block(fn, args, _Block((bx, by, bz), block, grid, shared_bytes,
-                                            set(check_set)))
+    blocks = [_Block((bx, by, bz), block, grid, shared_bytes, set(check_set))
+              for bz in range(gz) for by in range(gy) for bx in range(gx)]
+    if not _syncs_grid(kernel.py_func):
+        for blk in blocks:
+            _run_block(fn, args, blk)
+        return
+    # a grid barrier is met only by blocks that run together: every block at once
+    gb = _GridBarrier(blocks)
+    for blk in blocks:
+        blk.grid_barrier = gb
+    joins = [_run_block(fn, args, blk, wait=False) for blk in blocks]
+    for join in joins:
+        join()
 
 
-def _run_block(fn, args: list, blk: _Block) -> None:
+def _syncs_grid(fn, _seen: set | None = None) -> bool:
+    """Whether ``fn`` or a function it names calls ``cg.this_grid()`` (by name: python mode
+    runs the source as it is)."""
+    seen = set() if _seen is None else _seen
+    if id(fn) in seen:
+        return False
+    seen.add(id(fn))
+    names = _names(fn.__code__)
+    if "this_grid" in names:
+        return True
+    refs = [fn.__globals__.get(n) for n in names]
+    refs += [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
+    return any(_syncs_grid(getattr(v, "py_func", v), seen) for v in refs
+               if isinstance(getattr(v, "py_func", v), types.FunctionType))
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018
+    except ValueError:
+        return False
+    return True
+
+
+def _run_block(fn, args: list, blk: _Block, wait: bool = True):
     def body(t: int) -> None:
         lt.context.current = _Thread(blk, t)
         try:
@@ -492,8 +596,15 @@ def _run_block(fn, args: list, blk: _Block) -> None:
             th.start()
     finally:
         threading.stack_size(old)
-    for th in threads:
-        th.join()
-    if blk.error is not None:
-        raise blk.error.with_traceback(blk.error.__traceback__)
+
+    def join() -> None:
+        for th in threads:
+            th.join()
+        if blk.error is not None:
+            raise blk.error.with_traceback(blk.error.__traceback__)
+
+    if not wait:
+        return join
+    join()
+    return None
 

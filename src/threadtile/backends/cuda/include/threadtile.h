@@ -55,6 +55,18 @@ struct CArray {
   }
 };
 
+// A 0-d array (numba's a[()]): the pointer alone, as the host packs it (no shapes, no strides).
+template <typename T>
+struct Array<T, 0> {
+  T* data;
+  __device__ __forceinline__ T& operator()() const { return *data; }
+};
+template <typename T>
+struct CArray<T, 0> {
+  T* data;
+  __device__ __forceinline__ T& operator()() const { return *data; }
+};
+
 // Python's slice rules for one axis: negative bounds count from the end, then clamp to [0, n].
 __device__ __forceinline__ int64_t slice_start(int64_t s, int64_t n) {
   if (s < 0) s += n;
