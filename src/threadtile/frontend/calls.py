@@ -39,7 +39,10 @@ if TYPE_CHECKING:
 def special_attr(lw: Lowerer, obj, attr: str, node):
     """``threadIdx.x`` and friends; None when ``obj.attr`` is an ordinary Python attribute."""
     if isinstance(obj, lt.Dim3Reg) and attr in ("x", "y", "z"):
-        return ir.Special(int32, lw.loc(node), f"{obj._name}.{attr}")
+        # int64, as index arithmetic is in numba: blockIdx.x * blockDim.x + threadIdx.x cannot
+        # overflow on grids of more than 2**31 threads
+        loc = lw.loc(node)
+        return ir.Cast(int64, loc, ir.Special(int32, loc, f"{obj._name}.{attr}"))
     return None
 
 
