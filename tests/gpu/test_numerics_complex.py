@@ -2,6 +2,7 @@
 references, in the simulator and on the GPU (the ``target`` fixture)."""
 
 import cmath
+import math
 
 import numpy as np
 import pytest
@@ -103,3 +104,19 @@ def _order(a, out):
 def test_complex_errors():
     with pytest.raises(KernelCompileError, match="complex numbers have no order"):
         cuda.jit(_order).cuda_source(np.zeros(2, np.complex64), np.zeros(1))
+
+
+def _shuffle(a):
+    a[0] = cuda.shfl_sync(0xFFFFFFFF, a[1], 0)
+
+
+def _math_on_complex(a):
+    a[0] = math.sqrt(a[1])
+
+
+def test_complex_refusals():
+    z = np.zeros(2, np.complex64)
+    with pytest.raises(KernelCompileError, match="shfl_sync.. of a complex number"):
+        cuda.jit(_shuffle).cuda_source(z)
+    with pytest.raises(KernelCompileError, match="takes real numbers, got a complex one"):
+        cuda.jit(_math_on_complex).cuda_source(z)

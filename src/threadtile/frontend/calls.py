@@ -190,6 +190,9 @@ def _intrinsic(lw: Lowerer, name: str, node: ast.Call):
     if name in ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync"):
         mask, value, lane = _args(lw, node, 3)
         v = lw.scalar(value, node)
+        if v.type.is_complex:  # numba's shuffles take no complex numbers either
+            raise lw.error(node, f"{name}() of a complex number is not supported",
+                           "shuffle its .real and .imag parts")
         if ty.is_weak(v):
             v = ty.convert(v, v.type)
         lane = ty.convert(lw.scalar(lane, node), int32)
