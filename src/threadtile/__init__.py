@@ -69,6 +69,8 @@ from .lang.types import (
     Signature,
     bfloat16,
     bool_,
+    complex64,
+    complex128,
     float16,
     float32,
     float64,
@@ -87,6 +89,8 @@ from .lang.types import (
 # (lang/signatures.py NAMES has every name a signature string may use)
 from .lang.types import bool_ as b1
 from .lang.types import bool_ as boolean
+from .lang.types import complex64 as c8
+from .lang.types import complex128 as c16
 from .lang.types import float16 as f2
 from .lang.types import float32 as f4
 from .lang.types import float64 as double

@@ -29,7 +29,7 @@ from ..lang.types import (
     uint32,
     void,
 )
-from . import funcs, mathcalls, tile_calls, tiles, tuples
+from . import complexes, funcs, mathcalls, tile_calls, tiles, tuples
 from . import typing as ty
 from .values import DeclRequest, Py, ScalarMethod, Tup, pyname
 
@@ -85,6 +85,11 @@ def lower_call(lw: Lowerer, node: ast.Call):
     fn = funcs.python_function(obj)
     if fn is not None:
         return funcs.device_call(lw, obj, fn, node)
+    if complexes.is_builtin_complex(obj):
+        return complexes.make(lw, node)
+    cm = complexes.CMATH.get(id(obj))
+    if cm is not None:
+        return complexes.cmath_call(lw, cm, node)
     st = _cast_target(obj)
     if st is not None:
         v = lw.scalar(_args(lw, node, 1)[0], node)
@@ -97,7 +102,7 @@ def lower_call(lw: Lowerer, node: ast.Call):
         return ty.mark_weak(out, False) if strong else out
     hit = mathcalls.FUNCS.get(id(obj))
     if hit is not None:
-        return mathcalls.math_call(lw, hit[0], hit[1], node)
+        return mathcalls.math_call(lw, hit[0], hit[1], node, obj)
     v = funcs.builtin_call(lw, obj, node)
     if v is not None:
         return v
@@ -123,7 +128,7 @@ def _scalar_method(lw: Lowerer, m: ScalarMethod, node: ast.Call):
     _args(lw, node, 0)
     x = m.base
     if m.name == "conjugate":
-        return x
+        return complexes.conjugate(lw, x, node) if x.type.is_complex else x
     if not x.type.is_int:
         raise lw.error(node, f"bit_count() needs an integer, got {x.type}")
     return ir.Cast(int64, lw.loc(node), ir.Call(int32, lw.loc(node), "popc", [x]))
@@ -209,6 +214,9 @@ def _intrinsic(lw: Lowerer, name: str, node: ast.Call):
     if name in ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync"):
         mask, value, lane = _args(lw, node, 3)
         v = lw.scalar(value, node)
+        if v.type.is_complex:  # numba's shuffles take no complex numbers either
+            raise lw.error(node, f"{name}() of a complex number is not supported",
+                           "shuffle its .real and .imag parts")
         if ty.is_weak(v):
             v = ty.convert(v, v.type)
         lane = ty.convert(lw.scalar(lane, node), int32)
@@ -379,4 +387,8 @@ def _pieces(lw: Lowerer, v, node) -> list:
                 out.append(f"{v.names[k]}=")
             out += _pieces(lw, x, node)
         return out + ([",)"] if len(v.items) == 1 and not v.names else [")"])
-    return [lw.scalar(v, node)]
+    x = lw.scalar(v, node)
+    if x.type.is_complex:  # numba's print has no complex numbers either
+        raise lw.error(node, "print() of a complex number is not supported in kernels",
+                       "print its parts: print(z.real, z.imag)")
+    return [x]

@@ -192,8 +192,6 @@ def _namedtuple(lw: Lowerer, cls, node: ast.Call) -> Tup:
 
 _BUILTIN_HINTS = {
     "sum": "add the values in a loop: s = 0.0; for v in a: s += v",
-    "complex": "kernels have no complex numbers; keep the real and imaginary parts in two "
-               "floats",
     "list": "use a tuple, or local.array(shape, dtype) for a per-thread array",
     "dict": "kernels work on numbers, tuples and arrays",
     "set": "kernels work on numbers, tuples and arrays",

@@ -27,7 +27,7 @@ from ..lang.types import (
     scalar_of,
     void,
 )
-from . import arrays, calls, captured, flow, loops, operators, tiles, tuples
+from . import arrays, calls, captured, complexes, flow, loops, operators, tiles, tuples
 from . import typing as ty
 from .deps import dotted
 from .hints import HINTS, describe_node
@@ -409,6 +409,8 @@ class Lowerer(ast.NodeVisitor):
         v = node.value
         if isinstance(v, (bool, int, float)):
             return ir.Const(ty.literal_type(v), self.loc(node), v, weak=True)
+        if isinstance(v, complex):
+            return complexes.literal(v, self.loc(node))
         if isinstance(v, str):
             return Py(v)
         if v is None:
@@ -502,6 +504,8 @@ class Lowerer(ast.NodeVisitor):
         if isinstance(base, ir.Expr) and isinstance(base.type, TileType):
             return tiles.tile_attr(self, base, attr, node)
         if isinstance(base, ir.Expr) and isinstance(base.type, Scalar):
+            if attr in ("real", "imag") and base.type.is_complex:
+                return complexes.part(self, base, attr, node)
             if attr in ("real",):
                 return base
             if attr == "imag":

@@ -51,13 +51,17 @@ def binop(lw: Lowerer, op: str, a, b, node) -> ir.Expr:
     aw, bw = ty.is_weak(a), ty.is_weak(b)
     if op in ("<<", ">>", "&", "|", "^"):
         for v in (a, b):
-            if v.type.is_float:
+            if v.type.is_float or v.type.is_complex:
                 raise lw.error(node, f"operator {op} needs integers, got {v.type}")
+    if op in ("//", "%") and (a.type.is_complex or b.type.is_complex):
+        raise lw.error(node, f"operator {op} is not defined on complex numbers",
+                       "take the .real and .imag parts apart")
     if op == "**" and a.type.is_int and isinstance(b, ir.Const) and b.type.is_int \
             and b.value < 0:
         raise lw.error(node, "integers to negative integer powers are not allowed",
                        "make the base a float: 2.0 ** -1")
-    if op == "**" and b.type.is_int and isinstance(b, ir.Const) and not a.type.is_int:
+    if op == "**" and b.type.is_int and isinstance(b, ir.Const) and not a.type.is_int \
+            and not a.type.is_complex:
         t = a.type if not aw else ty.literal_type(a.value)
         res = ir.BinOp(t, loc, "**", a, b)
     else:
@@ -89,7 +93,7 @@ def unary(lw: Lowerer, node: ast.UnaryOp):
             return ir.Const(bool_, loc, not c.value)
         return ir.UnaryOp(bool_, loc, "not", c)
     op = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}[type(node.op)]
-    if op == "~" and v.type.is_float:
+    if op == "~" and (v.type.is_float or v.type.is_complex):
         raise lw.error(node, "operator ~ needs an integer")
     t = int64 if v.type == bool_ and op != "~" else v.type
     if isinstance(v, ir.Const):
@@ -144,6 +148,9 @@ def compare(lw: Lowerer, op, a, b, node) -> ir.Expr:
         return tiles.static_compare(lw, op, a, b, node)  # `x.dtype == ct.float32`
     a, b = lw.scalar(a, node), lw.scalar(b, node)
     t, _ = ty.unify(a.type, ty.is_weak(a), b.type, ty.is_weak(b))
+    if t.is_complex and op not in ("==", "!="):
+        raise lw.error(node, f"complex numbers have no order: {op} is not defined on them",
+                       "compare their abs() or their .real parts")
     if isinstance(a, ir.Const) and isinstance(b, ir.Const):
         return ir.Const(bool_, lw.loc(node), bool(_CMPFOLD[op](a.value, b.value)))
     return ir.Compare(bool_, lw.loc(node), op, ty.convert(a, t), ty.convert(b, t))

@@ -37,6 +37,8 @@ from .types import (
     Type,
     bfloat16,
     bool_,
+    complex64,
+    complex128,
     float16,
     float32,
     float64,
@@ -76,13 +78,12 @@ NAMES: dict[str, Scalar] = {
     "bfloat16": bfloat16, "__nv_bfloat16": bfloat16,
     "float32": float32, "f4": float32,
     "float64": float64, "f8": float64, "double": float64,
+    "complex64": complex64, "c8": complex64, "complex128": complex128, "c16": complex128,
     "void": void, "none": void,
 }
 
 # numba's types that kernels cannot take, and why
 _REFUSED = {
-    **dict.fromkeys(("complex64", "complex128", "c8", "c16"),
-                    "complex numbers are not supported in kernels"),
     **dict.fromkeys(("CPointer", "voidptr", "RawPointer"),
                     "pointers are not kernel arguments in threadtile: pass the array itself"),
     **dict.fromkeys(("Record", "NestedArray"),
@@ -428,6 +429,12 @@ def conversion(src: Type, dst: Type, *, casts: bool = False) -> int | None:
 def _scalar(src: Scalar, dst: Scalar, casts: bool) -> int | None:
     if "v" in (src.kind, dst.kind) or "tfloat32" in (src.name, dst.name):
         return None
+    if src.is_complex or dst.is_complex:  # a complex number never becomes a real one
+        if not dst.is_complex:
+            return None
+        if src.is_complex:
+            return PROMOTE if dst.bits > src.bits else UNSAFE
+        return SAFE
     if src.kind == "b":
         return SAFE
     if dst.kind == "b" or (src.is_float and dst.is_int):
@@ -479,6 +486,8 @@ def convert(value, t: Scalar):
     float rounds to ``t``, a bool stays one."""
     if t.kind == "b":
         return np.bool_(value)
+    if t.is_complex:
+        return t.numpy.type(value)
     if t.is_int:
         v = int(value) & ((1 << t.bits) - 1)
         if t.kind == "i" and v >= 1 << (t.bits - 1):

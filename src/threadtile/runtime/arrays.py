@@ -31,7 +31,17 @@ import threading
 
 import numpy as np
 
-from ..lang.types import ArrayType, Scalar, TupleType, Type, bool_, float64, int64, scalar_of
+from ..lang.types import (
+    ArrayType,
+    Scalar,
+    TupleType,
+    Type,
+    bool_,
+    complex128,
+    float64,
+    int64,
+    scalar_of,
+)
 from . import driver
 
 __all__ = ["ArgInfo", "HOST", "describe", "describe_all", "describe_host", "type_key",
@@ -93,6 +103,7 @@ def array_type(dtype: Scalar, ndim: int, layout: str, readonly: bool = False
 _INT_KEY = type_key(int64)
 _FLOAT_KEY = type_key(float64)
 _BOOL_KEY = type_key(bool_)
+_COMPLEX_KEY = type_key(complex128)
 
 
 def _c_strides(shape: tuple) -> tuple:
@@ -129,7 +140,8 @@ def _unsupported_dtype(dt, index, name) -> TypeError:
                          "which kernels do not read: convert it first, "
                          "a.astype(a.dtype.newbyteorder('='))")
     return TypeError(f"{_where(index, name)} has dtype {dt}, which kernels do not support "
-                     "(supported: bool, int8-64, uint8-64, float16, bfloat16, float32, float64)")
+                     "(supported: bool, int8-64, uint8-64, float16, bfloat16, float32, float64, "
+                     "complex64, complex128)")
 
 
 def _scalar_for(dt, index, name) -> Scalar:
@@ -213,6 +225,11 @@ def _describe_float(v, index, name):
                           float64, (v,), None))
 
 
+def _describe_complex(v, index, name):
+    return _new(ArgInfo, ("scalar", complex128, 0, "", 0, (), (), v, None, -1, _COMPLEX_KEY,
+                          complex128, (v.real, v.imag), None))
+
+
 def _describe_bool(v, index, name):
     return _new(ArgInfo, ("scalar", bool_, 0, "", 0, (), (), v, None, -1, _BOOL_KEY, bool_,
                           (v,), None))
@@ -227,6 +244,10 @@ def _np_scalar_handler(tp: type, index, name):
         def handler(v, index, name):
             return _new(ArgInfo, ("scalar", s, 0, "", 0, (), (), v, None, -1, key, s,
                                   (bf16_bits(v),), None))
+    elif s.is_complex:
+        def handler(v, index, name):
+            return _new(ArgInfo, ("scalar", s, 0, "", 0, (), (), v, None, -1, key, s,
+                                  (v.real, v.imag), None))
     else:
         def handler(v, index, name):
             return _new(ArgInfo, ("scalar", s, 0, "", 0, (), (), v, None, -1, key, s, (v,),
@@ -352,6 +373,7 @@ _HANDLERS: dict = {
     int: _describe_int,
     float: _describe_float,
     bool: _describe_bool,
+    complex: _describe_complex,
     np.ndarray: _describe_numpy,
 }
 
@@ -381,6 +403,8 @@ def _classify(obj, index, name):
             handler = _describe_int
         elif isinstance(obj, float):
             handler = _describe_float
+        elif isinstance(obj, complex) and not isinstance(obj, np.generic):
+            handler = _describe_complex
         elif isinstance(obj, np.generic):
             handler = _np_scalar_handler(tp, index, name)
         elif _has(obj, "__cuda_array_interface__"):
@@ -494,6 +518,8 @@ def kernel_type(value) -> Type:
         return scalar_of(int)
     if isinstance(value, float):
         return scalar_of(float)
+    if isinstance(value, complex) and not isinstance(value, np.generic):
+        return scalar_of(complex)
     if isinstance(value, np.generic):
         return scalar_of(value.dtype)
     if isinstance(value, TupleType):

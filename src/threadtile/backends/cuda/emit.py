@@ -84,6 +84,36 @@ def _uses_half(module: ir.Module) -> bool:
     return any(half(d.type) for d in module.const_arrays)
 
 
+def _complex_includes(module: ir.Module) -> list[str]:
+    """complex.h where a kernel has complex numbers; cmath.h (libcu++'s <cuda/std/complex>,
+    about two seconds of NVRTC) only where it calls a cmath function."""
+    calls = set()
+    uses = False
+
+    def cx(t) -> bool:
+        if isinstance(t, TupleType):
+            return any(cx(x) for x in t.items)
+        if isinstance(t, (ArrayType, TileType)):
+            t = t.dtype
+        return isinstance(t, Scalar) and t.is_complex
+
+    for f in module.kernel.all_functions():
+        uses = uses or any(cx(p.type) for p in f.params) or any(cx(t) for t in
+                                                                 f.locals.values())
+        for s in ir.walk_stmts(f.body):
+            if isinstance(s, ir.ArrayDecl) and cx(s.type):
+                uses = True
+            for e in ir.stmt_exprs(s):
+                for x in ir.walk_expr(e):
+                    uses = uses or cx(x.type)
+                    if isinstance(x, ir.Call) and x.name.startswith("cmath."):
+                        calls.add(x.name)
+    uses = uses or any(cx(d.type) for d in module.const_arrays)
+    if calls:
+        return ['#include "cmath.h"']
+    return ['#include "complex.h"'] if uses else []
+
+
 @dataclass(frozen=True)
 class CudaSource:
     """A module's CUDA C++ and what the host must know about it: the kernel's entry point, the
@@ -133,6 +163,7 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
     if cooperative(module):
         out.append("#include <cooperative_groups.h>")
     out.append(f'#include "{HEADER}"')
+    out += _complex_includes(module)
     has_tiles = tiles.uses_tiles(module)
     scratch = scratch_sm90a = 0
     if has_tiles:
@@ -411,6 +442,11 @@ class FunctionEmitter:
         if isinstance(x.value, ir.Special) and dst.is_int and dst.bits == 64 and \
                 x.value.reg not in _SPECIAL:  # threadIdx.x: an unsigned int, widened directly
             return f"({dst.cname}){x.value.reg}", _PREC["unary"]
+        if isinstance(dst, Scalar) and dst.is_complex:
+            v = self.e(x.value)
+            if isinstance(src, Scalar) and src.bits == 16 and src.is_float:
+                v = f"float({v})"
+            return f"{dst.cname}({v})", _PREC["atom"]
         v = self.e(x.value, _PREC["unary"])
         if isinstance(src, Scalar) and src.bits == 16 and src.is_float and not (
                 dst.bits == 16 and dst.is_float and dst == src):
@@ -444,6 +480,8 @@ class FunctionEmitter:
     def binop(self, x: ir.BinOp):
         op, t = x.op, x.type
         a, b = x.left, x.right
+        if op == "**" and t.is_complex:
+            return f"tt::cpow({self.e(a)}, {self.e(b)})", _PREC["atom"]
         if op == "**":
             if isinstance(b, ir.Const) and b.value in (2, 3) and not t.is_int:
                 s = self.e(a, _PREC["*"] + 1)

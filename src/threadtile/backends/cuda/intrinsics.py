@@ -4,7 +4,7 @@ the registry's ``INTRINSICS`` (ir/ops.py), each giving the C++ text and its prec
 from __future__ import annotations
 
 from ...ir import nodes as ir
-from ...ir.ops import ATOMICS
+from ...ir.ops import ATOMICS, CMATH1
 from ...lang.types import Type, float32, float64
 from .cxx import PREC, tuple_struct
 
@@ -112,6 +112,17 @@ def _pair(em, x: ir.Call):
     return f"tt::{fn}<{tuple_struct(x.type)}>({args})", PREC["atom"]
 
 
+def _complex(em, x: ir.Call):
+    """complex.h's operations (``complex(a, b)``, ``z.real``, ``cmath.sqrt(z)``...)."""
+    args = [em.e(a) for a in x.args]
+    if x.name == "complex":
+        return f"{x.type.cname}({', '.join(args)})", PREC["atom"]
+    if x.name in ("real", "imag"):
+        return f"{em.e(x.args[0], PREC['atom'])}.{x.name[:2]}", PREC["atom"]
+    fn = "cmath::" + x.name[6:] if x.name.startswith("cmath.") else x.name
+    return f"tt::{fn}({', '.join(args)})", PREC["atom"]
+
+
 def _format(fmt: str):
     return lambda em, x: (fmt.format(*[em.e(a) for a in x.args]), PREC["atom"])
 
@@ -125,4 +136,6 @@ CALLS = {
     **{f"atomic.{n}": _atomic for n in ATOMICS},
     "abs": _abs, "min": _minmax, "max": _minmax,
     "frexp": _pair, "modf": _pair, "match_all_sync": _pair,
+    **{n: _complex for n in ("complex", "rect", "real", "imag", "cabs", "phase", "conj",
+                             "cisnan", "cisinf", "cisfinite", *(f"cmath.{m}" for m in CMATH1))},
 }

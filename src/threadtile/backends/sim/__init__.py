@@ -113,7 +113,7 @@ def _to_host(a, name: str):
     ``__cuda_array_interface__``) is copied to the host and back around the launch."""
     if isinstance(a, np.ndarray):  # a subclass (a mapped array, a memmap) as a plain view
         return (a if type(a) is np.ndarray else a.view(np.ndarray)), None
-    if isinstance(a, (bool, int, float, np.generic)):
+    if isinstance(a, (bool, int, float, complex, np.generic)):
         return a, None
     if isinstance(a, tuple):  # a tuple argument: each item, and each item's copy-back
         parts = [_to_host(x, f"{name}[{k}]") for k, x in enumerate(a)]

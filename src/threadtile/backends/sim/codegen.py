@@ -29,13 +29,13 @@ from ...ir import nodes as ir
 from ...ir.ops import ATOMICS
 from ...ir.printer import format_expr
 from ...lang.types import ArrayType, Scalar, TileType, TupleType, bfloat16, bool_, void
-from . import memory, ops, tiles
+from . import complexops, memory, ops, tiles
 from .checks import Site
 
 _SPECIAL = {"threadIdx": "tid", "blockIdx": "ctaid", "blockDim": "ntid", "gridDim": "nctaid"}
 
-_PURE_CALLS = set(ops.MATH) | {"min", "max", "abs", "popc", "clz", "ffs", "brev",
-                               "lanemask_lt"}
+_PURE_CALLS = set(ops.MATH) | set(complexops.CALLS) | {
+    "min", "max", "abs", "popc", "clz", "ffs", "brev", "lanemask_lt"}
 _SYNC = {"syncthreads": None, "syncthreads_count": "count", "syncthreads_and": "and",
          "syncthreads_or": "or"}
 _SHFL = {"shfl_sync": "idx", "shfl_up_sync": "up", "shfl_down_sync": "down",
@@ -144,6 +144,9 @@ class _Translator:
         self.tile_ops: list = []
         for name, f in ops.MATH.items():
             self.ns["_M_" + name] = f
+        for name, f in complexops.CALLS.items():
+            self.ns["_C_" + name.replace(".", "_")] = f
+        self.ns["_cdiv"], self.ns["_cpow"] = complexops.div, complexops.power
         self.consts: dict[tuple, str] = {}
         self.sites: list[Site] = []
         self.decls: list[ir.ArrayDecl] = []
@@ -484,6 +487,8 @@ class _FunctionGen:
     def x_BinOp(self, e: ir.BinOp, m: str) -> str:
         op, t = e.op, e.type
         a, b = self.x(e.left, m), self.x(e.right, m)
+        if t.is_complex and op in ("/", "**"):  # numba's formulas, not NumPy's
+            return f"{'_cdiv' if op == '/' else '_cpow'}({a}, {b})"
         if op == "**":
             if t.is_int:
                 return f"_ipow({a}, {b})"
@@ -660,4 +665,6 @@ CALLS = {
     "cg.grid_sync": _grid_sync,
     "activemask": lambda g, e, m, args: f"B.activemask({m})",
     "lanemask_lt": lambda g, e, m, args: "B.lanemask_lt",
+    **{n: (lambda g, e, m, args: f"_C_{e.name.replace('.', '_')}({', '.join(args)})")
+       for n in complexops.CALLS},
 }
