@@ -55,6 +55,19 @@ struct CArray {
   }
 };
 
+// A 0-d array (a NumPy 0-d array, a record passed by itself): its pointer alone, the 8 bytes
+// the host packs for it; C++ has no zero-length shape[] member.
+template <typename T>
+struct Array<T, 0> {
+  T* data;
+  __device__ __forceinline__ T& operator()() const { return *data; }
+};
+template <typename T>
+struct CArray<T, 0> {
+  T* data;
+  __device__ __forceinline__ T& operator()() const { return *data; }
+};
+
 // Python's slice rules for one axis: negative bounds count from the end, then clamp to [0, n].
 __device__ __forceinline__ int64_t slice_start(int64_t s, int64_t n) {
   if (s < 0) s += n;
