@@ -111,3 +111,14 @@ def test_records_in_local_and_shared_memory(target, rng):
     target.launch(R.local_and_shared_records, 1, 64, x, out)
     j = (np.arange(64) + 1) % 64
     assert_close(out, j + (x[j] * np.float32(0.5)).astype(np.float64), "float32")
+
+
+def test_constant_strings_into_text_fields(target):
+    r = np.zeros(9, R.LABELLED)
+    r["name"] = "zzzzz"
+    target.launch(R.label_records, 1, 32, r)
+    want = np.zeros(9, R.LABELLED)
+    want["n"] = np.arange(9)
+    want["name"] = ["even" if k % 2 == 0 else "odd!!" for k in range(9)]
+    want["tag"] = [b"E" if k % 2 == 0 else b"ODD" for k in range(9)]
+    np.testing.assert_array_equal(r, want)

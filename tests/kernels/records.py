@@ -106,6 +106,23 @@ def local_and_shared_records(x, out):
     out[i] = sh[j].u + sh[j].v
 
 
+LABELLED = np.dtype([("n", np.int32), ("name", "<U5"), ("tag", "S3")], align=True)
+
+
+@cuda.jit
+def label_records(r):
+    """Constant strings into unicode and bytes fields (NumPy's encoding, cut, zero-padded)."""
+    i = cuda.grid(1)
+    if i < r.shape[0]:
+        r[i].n = i
+        if i % 2 == 0:
+            r[i]["name"] = "even"
+            r[i].tag = b"E"
+        else:
+            r[i]["name"] = "odd!!!"
+            r[i].tag = b"ODD"
+
+
 EXAMPLES = {
     "particle_update": [example(np.zeros(4, PARTICLE), 4),
                         example(np.zeros(4, PARTICLE)[::2], 2)],
@@ -116,4 +133,5 @@ EXAMPLES = {
     "nested_records": [example(np.zeros(3, OUTER), np.zeros(3))],
     "table_lookup": [example(np.zeros(4, np.int32), np.zeros(4))],
     "local_and_shared_records": [example(np.zeros(64, np.float32), np.zeros(64))],
+    "label_records": [example(np.zeros(5, LABELLED))],
 }

@@ -94,3 +94,91 @@ def test_python_mode_agrees_with_lockstep():
         np.testing.assert_array_equal(a["x"], [1, 2.5, 3])
         np.testing.assert_array_equal(a["c"], [1j, 2j, 3j])
         np.testing.assert_array_equal(got, [1.5, 2.5])
+
+
+@cuda.jit
+def name_records(a):
+    a[0]["x"] = 1
+    a[0]["y"] = "ABC"
+    a[1].y = "XY"
+
+
+@cuda.jit
+def read_text(a, out):
+    out[0] = a[0]["y"][0]
+
+
+@pytest.mark.parametrize("text_dtype", ["<U6", "S8"])
+def test_constant_strings_are_assigned_to_text_fields(text_dtype):
+    dt = np.dtype([("x", np.int32), ("y", text_dtype)])
+    a = np.zeros(2, dt)
+    a["y"] = "qqqqqq" if text_dtype[0] == "<" else b"qqqqqqqq"
+    with simulate():
+        name_records[1, 1](a)
+    np.testing.assert_array_equal(a, np.array([(1, "ABC"), (0, "XY")], dt))  # zero-padded
+    assert "= 65u;" in name_records.cuda_source(a) or "= uint8_t(65);" in \
+        name_records.cuda_source(a)
+    with pytest.raises(KernelCompileError, match="field 'y' has dtype .*only a constant string"):
+        read_text.cuda_source(a, np.zeros(1))
+
+
+@cuda.jit
+def nothing(a):
+    pass
+
+
+def test_an_aligned_record_and_its_packed_twin_are_different_types():
+    packed = np.dtype([("x", np.float16), ("y", np.float16)])
+    aligned = np.dtype([("x", np.float16), ("y", np.float16)], align=True)
+    assert packed == aligned  # NumPy's view: equal offsets
+    assert record_of(packed) != record_of(aligned)
+    with simulate():
+        nothing[1, 1](cuda.to_device(np.zeros(1, packed)))
+        nothing[1, 1](cuda.to_device(np.zeros(1, aligned)))
+    assert len({str(s) for s in nothing.signatures}) == 2
+
+
+def test_device_arrays_of_records_round_trip():
+    a = np.zeros(4, ALIGNED)
+    a["b"] = [1.5, 2.5, 3.5, 4.5]
+    out = np.zeros(4)
+    with simulate():
+        d = cuda.to_device(a)
+        read_b[1, 4](d, out)
+        back = d.copy_to_host()
+    np.testing.assert_array_equal(out, a["b"])
+    np.testing.assert_array_equal(back, a)
+
+
+def test_a_big_endian_field_is_refused_naming_it():
+    dt = np.dtype([("a", ">i4"), ("b", ">f8")], align=True)
+    with pytest.raises(KernelCompileError, match="field 'b' has dtype >f8: a non-native byte"):
+        read_b.cuda_source(np.zeros(2, dt), np.zeros(2))
+
+
+GRID = np.dtype([("i", np.int32), ("j", np.float32, (3, 2))])
+
+
+@cuda.jit
+def fill_field(r, x):
+    r[0]["j"] = x[0, 1] * 2 + r[0].i  # a number: broadcast, computed once
+    r[1].j = x  # an array: element by element
+
+
+@cuda.jit
+def assign_number_to_record(r):
+    r[0] = 5
+
+
+def test_array_fields_take_a_number_or_an_array():
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    for mode in ("lockstep", "python"):
+        r = np.zeros(2, GRID)
+        r["i"] = [3, 4]
+        with simulate(mode=mode):
+            fill_field[1, 1](r, x)
+        np.testing.assert_array_equal(r["j"][0], np.full((3, 2), 5.0))
+        np.testing.assert_array_equal(r["j"][1], x)
+        np.testing.assert_array_equal(r["i"], [3, 4])
+    with pytest.raises(KernelCompileError, match="takes a whole record, not int64"):
+        assign_number_to_record.cuda_source(np.zeros(2, GRID))

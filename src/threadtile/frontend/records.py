@@ -21,7 +21,7 @@ from ..ir import nodes as ir
 from ..lang.records import Field, RecordType, text_unit, unsupported_reason
 from ..lang.types import ArrayType, int64
 from . import typing as ty
-from .values import Py
+from .values import Py, describe_value
 
 if TYPE_CHECKING:
     from .lower import Lowerer
@@ -45,7 +45,7 @@ def _field(lw: Lowerer, rec: RecordType, name: str, node) -> Field:
         raise lw.error(node, f"the record has no field '{name}'",
                        f"its fields are {', '.join(rec.numpy.names)}")
     elem = f.dtype
-    if elem is None and f.numpy.kind in "SU":  # text: assigned constants only (copy_into)
+    if elem is None and f.numpy.kind in "SU" and f.numpy.isnative:  # text: constants only
         elem = text_unit(f.numpy)
     if elem is None:
         raise lw.error(node, unsupported_reason(f))
@@ -105,7 +105,8 @@ def store(lw: Lowerer, arr: ir.Expr, indices: list[ir.Expr], value, node) -> lis
     """``arr[i] = value`` for a record array: ``value`` is a record of the same layout."""
     at: ArrayType = arr.type
     if not (is_record_array(value) and value.type.ndim == 0):
-        raise lw.error(node, "a record array's element is assigned a whole record",
+        raise lw.error(node, f"an element of an array of records takes a whole record, not "
+                             f"{describe_value(value)}",
                        "assign its fields: a[i].x = ... (or a[i]['x'] = ...)")
     if value.type.dtype != at.dtype:
         raise lw.error(node, f"cannot assign a {value.type.dtype} to an element of an array "
@@ -129,9 +130,15 @@ def copy_into(lw: Lowerer, dst: ir.Field, value, node) -> list[ir.Stmt]:
                              f"{shape}")
     out: list[ir.Stmt] = []
     loc = lw.loc(node)
+    if not is_arr:  # one value broadcast: computed once
+        value = lw.scalar(value, node)
+        if not isinstance(value, (ir.Const, ir.Var)):
+            tmp = lw.spec.fresh("t")
+            out += lw.assign_name(node, tmp, value)
+            value = lw.read_var(tmp, node)
     for pos in itertools.product(*(range(n) for n in shape)):
         idx = [ir.Const(int64, loc, p) for p in pos]
-        v = ir.Load(value.type.dtype, loc, value, list(idx)) if is_arr else lw.scalar(value, node)
+        v = ir.Load(value.type.dtype, loc, value, list(idx)) if is_arr else value
         out.append(ir.Store(loc, dst, idx, ty.convert(v, dst.type.dtype)))
     return out
 

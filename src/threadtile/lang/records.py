@@ -102,7 +102,7 @@ class RecordType(Type):
 def _elem_of(dt: np.dtype) -> Scalar | RecordType | None:
     if dt.names is not None:
         return RecordType(dt, bool(dt.isalignedstruct))
-    if dt.kind in "biuf" or dt.name == "bfloat16":
+    if (dt.kind in "biuf" or dt.name == "bfloat16") and dt.isnative:
         return scalar_of(dt)
     return None
 
@@ -139,6 +139,9 @@ def text_unit(dt: np.dtype) -> Scalar:
 
 def unsupported_reason(f: Field) -> str:
     """Why kernels do not compute with field ``f`` (its dtype is None)."""
+    if not f.numpy.isnative:
+        return (f"field '{f.name}' has dtype {f.numpy}: a non-native byte order is not "
+                "supported in kernels (convert with .astype(dtype.newbyteorder('=')))")
     kind = {"c": "complex numbers", "S": "bytes", "U": "unicode strings", "O": "Python objects",
             "M": "datetimes", "m": "timedeltas", "V": "raw bytes"}.get(f.numpy.kind, "this dtype")
     return (f"field '{f.name}' has dtype {f.numpy}: {kind} are not supported in kernels "
