@@ -16,6 +16,7 @@ import numpy as np
 from ..ir import nodes as ir
 from ..lang import coop
 from ..lang import thread as lt
+from ..lang.records import record_of
 from ..lang.types import (
     ArrayType,
     Scalar,
@@ -276,7 +277,7 @@ def _predicate(lw, p, node) -> ir.Expr:
 
 def _dtype(lw: Lowerer, d, node) -> Scalar:
     obj = d.obj if isinstance(d, Py) else d
-    st = scalar_of(obj) if not isinstance(obj, ir.Expr) else None
+    st = (scalar_of(obj) or record_of(obj)) if not isinstance(obj, ir.Expr) else None
     if st is None:
         raise lw.error(node, f"{pyname(obj) if not isinstance(obj, ir.Expr) else 'a value'} "
                              "is not a dtype", "use e.g. np.float32 or threadtile.float32")

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import KernelCompileError
 from ..ir import nodes as ir
+from ..lang.records import RecordType
 from ..lang.thread import LaneReg
 from ..lang.types import (
     ArrayType,
@@ -27,7 +28,7 @@ from ..lang.types import (
     scalar_of,
     void,
 )
-from . import arrays, calls, captured, complexes, flow, loops, operators, tiles, tuples
+from . import arrays, calls, captured, complexes, flow, loops, operators, records, tiles, tuples
 from . import typing as ty
 from .deps import dotted
 from .hints import HINTS, describe_node
@@ -209,6 +210,10 @@ class Lowerer(ast.NodeVisitor):
             arr, idx = self.subscript_parts(target)
             return self.store(arr, idx, value, target)  # errors point at the element
         if isinstance(target, ast.Attribute):
+            base = self.expr(target.value)
+            if records.is_record_array(base):  # r.x = v
+                return self.store(records.field_view(self, base, target.attr, target), [], value,
+                                  target)
             raise self.unsupported(target, "assigning to an attribute",
                              "kernels can only assign to local variables and array elements")
         raise self.unsupported(target, "this assignment target")
@@ -306,6 +311,9 @@ class Lowerer(ast.NodeVisitor):
     def store(self, arr: ir.Expr, idx, value, node) -> list[ir.Stmt]:
         at = arr.type
         indices = self.indices(arr, idx, node)
+        if isinstance(arr, ir.Field) and (arr.text or not indices and at.ndim) and \
+                not at.readonly:
+            return records.copy_into(self, arr, value, node)  # r['arr'] = src
         if len(indices) != at.ndim:
             raise self.error(node, f"assigning to {len(indices)} of {at.ndim} axes of an array",
                              "index every axis (slice assignment is not supported)")
@@ -313,6 +321,8 @@ class Lowerer(ast.NodeVisitor):
             raise self.error(node, "this array is read-only" + (
                 " (constant memory)" if at.space == "const" else " (a NumPy array whose "
                 "flags.writeable is False)"), "write into a writable array")
+        if isinstance(at.dtype, RecordType):
+            return records.store(self, arr, indices, value, node)
         value = self.scalar(value, node)
         return [ir.Store(self.loc(node), arr, indices, ty.convert(value, at.dtype))]
 
@@ -411,7 +421,7 @@ class Lowerer(ast.NodeVisitor):
             return ir.Const(ty.literal_type(v), self.loc(node), v, weak=True)
         if isinstance(v, complex):
             return complexes.literal(v, self.loc(node))
-        if isinstance(v, str):
+        if isinstance(v, (str, bytes)):  # bytes: a constant for a record's bytes field
             return Py(v)
         if v is None:
             return Py(None)

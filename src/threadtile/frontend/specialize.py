@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import KernelCompileError
 from ..ir import nodes as ir
 from ..lang import signatures as sigs
+from ..lang.records import record_of
 from ..lang.types import ArrayType, Scalar, scalar_of, void
 from . import funcs
 from . import typing as ty
@@ -145,7 +146,7 @@ class Specializer:
     def const_array(self, lw: Lowerer, arr: np.ndarray, node) -> ir.Expr:
         """A global NumPy array read by a kernel: frozen into constant memory (numba's rule)."""
         decl = self.const_arrays.get(id(arr))
-        st = scalar_of(arr.dtype)
+        st = scalar_of(arr.dtype) or record_of(arr.dtype)
         if st is None:
             raise lw.error(node, f"global array of dtype {arr.dtype} cannot be used in a kernel")
         if decl is None:

@@ -142,6 +142,20 @@ class Slice(Expr):
 
 
 @dataclass(eq=False)
+class Field(Expr):
+    """Field ``name`` of the records of ``array`` (a record array): a view of the same memory
+    with the field's dtype (``type``), the field's subarray ``shape`` appended to the array's
+    axes; ``offset`` is the field's byte offset in a record (lang/records.py). A bytes or
+    unicode field is its code units (uint8, or uint32 for UTF-32), the last axis."""
+
+    array: Expr
+    name: str
+    offset: int
+    shape: tuple[int, ...]
+    text: bool = False  # a bytes/unicode field seen as its code units (only assigned constants)
+
+
+@dataclass(eq=False)
 class Call(Expr):
     """An intrinsic (math, atomics, warp ops, barriers); ``name`` keys the intrinsic tables."""
 

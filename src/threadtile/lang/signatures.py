@@ -29,6 +29,7 @@ import re
 
 import numpy as np
 
+from .records import RecordType, parse_record
 from .types import (
     ArrayType,
     Scalar,
@@ -193,6 +194,11 @@ class _Parser:
         if not (name[0].isalpha() or name[0] == "_"):
             self.i -= 1
             raise _Bad(f"expected a type {self.where()}")
+        if name == "unaligned":  # numba prints arrays of packed records so: same layout here
+            t = self.type()
+            if not isinstance(t, ArrayType):
+                raise _Bad("'unaligned' qualifies an array type")
+            return t
         if name == "readonly":
             t = self.type()
             if not isinstance(t, ArrayType):
@@ -218,11 +224,36 @@ class _Parser:
                 items = self.types(")")
             t = TupleType(tuple(items))
         else:
-            t = self.scalar(name)
+            self.i -= 1
+            t = self.element()
         while self.peek() in ("[", "*"):
             if self.accept("*"):
                 raise _Bad(f"{spell_type(t)}*: " + _REFUSED["CPointer"])
             t = self.subscript(t)
+        if isinstance(t, RecordType):  # a record by itself: the kernel takes it as a 0-d array
+            t = ArrayType(t, 0, "C")
+        return t
+
+    def element(self):
+        """An array's dtype: a scalar, or numba's ``Record(...)`` (a structured dtype)."""
+        name = self.next()
+        if name != "Record" or self.peek() != "(":
+            return self.scalar(name)
+        start = self.toks[self.i][1]
+        depth, end = 0, None
+        for k in range(start, len(self.text)):
+            depth += {"(": 1, ")": -1}.get(self.text[k], 0)
+            if depth == 0:
+                end = k
+                break
+        if end is None:
+            raise _Bad("Record( is not closed")
+        try:
+            t = parse_record(self.text[start + 1:end])
+        except ValueError as e:
+            raise _Bad(str(e)) from None
+        while self.i < len(self.toks) and self.toks[self.i][1] <= end:
+            self.i += 1
         return t
 
     def scalar(self, name: str) -> Scalar:
@@ -248,6 +279,8 @@ class _Parser:
             if not self.accept(","):
                 break
         self.expect("]")
+        if isinstance(t, RecordType):
+            return ArrayType(t, len(dims), "C" if dims[-1].step == 1 else "A")
         if not isinstance(t, Scalar):
             raise _Bad(f"{spell_type(t)}[...]: arrays hold scalars")
         try:
@@ -258,7 +291,7 @@ class _Parser:
     def array(self, name: str) -> ArrayType:
         # numba prints array(float32, 2d, C) and writes Array(float32, 2, 'C', False, ...)
         self.expect("(")
-        dtype = self.scalar(self.next())
+        dtype = self.element()
         self.expect(",")
         ndim = self.number()
         if name == "array":
@@ -279,6 +312,8 @@ class _Parser:
             elif key == "readonly":
                 readonly = True
         self.expect(")")
+        if isinstance(dtype, RecordType):
+            return ArrayType(dtype, ndim, "C" if layout == "C" else "A", readonly=readonly)
         if ndim < 1 or dtype.kind == "v":
             raise _Bad(f"{name}({dtype}, {ndim}): kernels take arrays of 1 or more dimensions "
                        "of a scalar dtype")

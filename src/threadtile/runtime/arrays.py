@@ -31,6 +31,7 @@ import threading
 
 import numpy as np
 
+from ..lang.records import record_of
 from ..lang.types import (
     ArrayType,
     Scalar,
@@ -147,6 +148,12 @@ def _unsupported_dtype(dt, index, name) -> TypeError:
 def _scalar_for(dt, index, name) -> Scalar:
     s = _DTYPE_SCALARS.get(dt)
     if s is None:
+        if getattr(dt, "names", None) is not None:
+            # not cached: NumPy's dtypes call an aligned record and its packed twin equal
+            s = record_of(dt)
+            if s is None:
+                raise _unsupported_dtype(dt, index, name)
+            return s
         s = scalar_of(dt)
         if s is None:
             raise _unsupported_dtype(dt, index, name)
@@ -255,6 +262,25 @@ def _np_scalar_handler(tp: type, index, name):
     return handler
 
 
+def record_array(rec: np.void) -> np.ndarray:
+    """A record passed by itself (``np.record``/``np.void``, numba's ``Record`` argument) as the
+    0-d array over its memory: the kernel reads and writes the record in place, as numba's
+    copy to the device and back does. A record that owns its memory (made by hand, not taken
+    from an array) is copied: what the kernel writes to it is not seen."""
+    base = rec.base if isinstance(getattr(rec, "base", None), np.ndarray) else None
+    if base is not None and base.flags.c_contiguous and base.flags.writeable:
+        off = rec.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        if 0 <= off <= base.nbytes - rec.dtype.itemsize:
+            raw = base.reshape(-1).view(np.uint8)
+            return raw[off:off + rec.dtype.itemsize].view(np.dtype((np.void, rec.dtype)))[0:1] \
+                .reshape(())
+    return np.array(rec, dtype=np.dtype((np.void, rec.dtype)))
+
+
+def _describe_record(v, index, name):
+    return _describe_numpy(record_array(v), index, name)
+
+
 def _describe_tuple(obj, index, name, item=None):
     """A tuple (or namedtuple) argument: kind ``'tuple'``, ``value`` the ArgInfo of each item,
     ``type`` a TupleType, ``flat`` the items' values in order (the kernel takes the tuple as a
@@ -288,6 +314,18 @@ def bf16_bits(v) -> int:
     return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
 
 
+def _record_dtype(obj, cai: dict, typestr: str) -> np.dtype:
+    """The structured dtype of a ``|V<n>`` interface: the object's own dtype (a DeviceArray of
+    records keeps NumPy's, alignment included), else the interface's ``descr``."""
+    own = getattr(obj, "dtype", None)
+    if isinstance(own, np.dtype) and own.names is not None and own.str == typestr:
+        return own
+    descr = cai.get("descr")
+    if descr and not (len(descr) == 1 and descr[0][0] == ""):
+        return np.dtype([tuple(d) for d in descr])
+    return np.dtype(typestr)
+
+
 def _describe_cai(obj, index, name, sync: bool = True):
     """An object with a ``__cuda_array_interface__``. ``sync``: wait for the stream the
     interface names, if any, as numba does before a launch reads the array (the producer may
@@ -301,7 +339,10 @@ def _describe_cai(obj, index, name, sync: bool = True):
     typestr = cai["typestr"]
     dt = _TYPESTR.get(typestr)
     if dt is None:
-        dt = _TYPESTR.setdefault(typestr, np.dtype(typestr))
+        if typestr[1:2] == "V":  # records: the layout is the object's dtype, or the descr
+            dt = _record_dtype(obj, cai, typestr)
+        else:
+            dt = _TYPESTR.setdefault(typestr, np.dtype(typestr))
     s = _scalar_for(dt, index, name)
     shape = tuple(int(n) for n in cai["shape"])
     ptr = int(cai["data"][0] or 0)
@@ -405,6 +446,8 @@ def _classify(obj, index, name):
             handler = _describe_float
         elif isinstance(obj, complex) and not isinstance(obj, np.generic):
             handler = _describe_complex
+        elif isinstance(obj, np.void):
+            handler = _describe_record
         elif isinstance(obj, np.generic):
             handler = _np_scalar_handler(tp, index, name)
         elif _has(obj, "__cuda_array_interface__"):
@@ -520,6 +563,8 @@ def kernel_type(value) -> Type:
         return scalar_of(float)
     if isinstance(value, complex) and not isinstance(value, np.generic):
         return scalar_of(complex)
+    if isinstance(value, np.void):
+        return ArrayType(_scalar_for(value.dtype, None, None), 0, "C")
     if isinstance(value, np.generic):
         return scalar_of(value.dtype)
     if isinstance(value, TupleType):
@@ -528,7 +573,7 @@ def kernel_type(value) -> Type:
         return TupleType(tuple(kernel_type(v) for v in value),
                          tuple(getattr(value, "_fields", ())))
     if hasattr(value, "dtype") and hasattr(value, "ndim"):
-        st = scalar_of(value.dtype)
+        st = scalar_of(value.dtype) or record_of(value.dtype)
         if st is None:
             raise TypeError(f"arrays of dtype {value.dtype} are not supported in kernels")
         return ArrayType(st, value.ndim, "C" if _c_contiguous(value) else "A")

@@ -11,9 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ...ir import nodes as ir
+from ...lang.records import RecordType
 from ...lang.types import ArrayType, Scalar, TileType, TupleType, float32, float64, int64
-from . import intrinsics, tiles
+from . import intrinsics, records, tiles
 from .cxx import PREC as _PREC
 from .cxx import ctype, literal, tuple_definition, tuple_struct
 
@@ -40,6 +43,31 @@ def cxx_function_name(name: str) -> str:
     """The C++ name of a kernel or device function: its Python name, with ``_`` after a C++
     keyword or a name the generated code uses (a kernel may be called ``double``)."""
     return name + "_" if name in _CXX_RESERVED else name
+
+
+def _record_types(module: ir.Module) -> list[RecordType]:
+    """Every record type the module's arrays hold, each after the records it nests."""
+    out: list[RecordType] = []
+
+    def add(t) -> None:
+        if isinstance(t, TupleType):
+            for x in t.items:
+                add(x)
+        elif isinstance(t, ArrayType) and isinstance(t.dtype, RecordType):
+            out.extend(r for r in records.nested(t.dtype) if r not in out)
+
+    for d in module.const_arrays:
+        add(d.type)
+    for f in module.kernel.all_functions():
+        for t in [p.type for p in f.params if not p.is_constant] + list(f.locals.values()):
+            add(t)
+        for s in ir.walk_stmts(f.body):
+            if isinstance(s, ir.ArrayDecl):
+                add(s.type)
+            for e in ir.stmt_exprs(s):
+                for x in ir.walk_expr(e):
+                    add(x.type)
+    return out
 
 
 def _tuple_types(module: ir.Module) -> list[TupleType]:
@@ -70,8 +98,12 @@ def _uses_half(module: ir.Module) -> bool:
             return any(half(x) for x in t.items)
         if isinstance(t, (ArrayType, TileType)):
             t = t.dtype
+        if isinstance(t, RecordType):  # its struct has a __half member
+            return any(half(f.dtype) for f in t.fields if f.dtype is not None)
         return isinstance(t, Scalar) and t.bits == 16 and t.is_float
 
+    if any(half(d.type) for d in module.const_arrays):
+        return True
     for f in module.kernel.all_functions():
         if any(half(p.type) for p in f.params) or any(half(t) for t in f.locals.values()):
             return True
@@ -173,10 +205,17 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
     if any(s.dynamic for f in module.kernel.all_functions() for s in ir.walk_stmts(f.body)
            if isinstance(s, ir.ArrayDecl)):
         out.append("extern __shared__ __align__(16) unsigned char tt_dynamic_smem[];")
+    out += [records.definition(t) for t in _record_types(module)]
     for d in module.const_arrays:
-        # an empty array still needs storage (C++ has no zero-length arrays); nothing reads it
+        # C++ has no zero-length arrays: an empty one keeps one unread element (its shape,
+        # which len() and .shape read, stays the array's own)
         dims = "".join(f"[{max(n, 1)}]" for n in d.shape)
-        vals = ", ".join(literal(v, d.type.dtype) for v in d.init.ravel().tolist()) or "0"
+        if isinstance(d.type.dtype, RecordType):
+            flat = np.ascontiguousarray(d.init).reshape(-1)
+            vals = ", ".join(records.initializer(d.type.dtype, flat[k:k + 1].tobytes())
+                             for k in range(flat.size))
+        else:
+            vals = ", ".join(literal(v, d.type.dtype) for v in d.init.ravel().tolist())
         out.append(f"__constant__ {d.type.dtype.cname} {d.name}{dims} = {{{vals}}};")
     out += [tuple_definition(t) for t in _tuple_types(module)]
     statics = {d.name: d for d in module.const_arrays}
@@ -593,6 +632,30 @@ class FunctionEmitter:
             sv = self.e(step, _PREC["*"])
             strides.append(stride(k) if sv == "1LL" or sv == "1" else f"{sv} * {stride(k)}")
         ptr = data + "".join(" + " + o for o in offs)
+        if not shapes:  # a 0-d view (one record of a record array): its pointer alone
+            return f"{ctype(x.type)}{{{ptr}}}", _PREC["atom"]
+        return (f"{ctype(x.type)}{{{ptr}, {{{', '.join(shapes)}}}, {{{', '.join(strides)}}}}}",
+                _PREC["atom"])
+
+    def x_Field(self, x: ir.Field):
+        # the records' memory seen as the field's elements: strides in records times the
+        # record's size in field elements (lang/records.py checks it divides), then the
+        # field's own C-order subarray axes
+        base, at = x.array, x.array.type
+        ft = x.type.dtype.cname
+        ratio = at.dtype.itemsize // x.type.dtype.itemsize
+        ptr = (f"reinterpret_cast<{ft}*>(reinterpret_cast<char*>({self.view(base)}.data) + "
+               f"{x.offset})")
+        shapes = [self.e(ir.ArrayDim(int64, x.loc, base, "shape", k)) for k in range(at.ndim)]
+        strides = [f"{self.e(ir.ArrayDim(int64, x.loc, base, 'strides', k), _PREC['*'])} * "
+                   f"{ratio}" for k in range(at.ndim)]
+        sub = 1
+        for n in reversed(x.shape):
+            strides.insert(at.ndim, str(sub))
+            sub *= n
+        shapes += [str(n) for n in x.shape]
+        if not shapes:
+            return f"{ctype(x.type)}{{{ptr}}}", _PREC["atom"]
         return (f"{ctype(x.type)}{{{ptr}, {{{', '.join(shapes)}}}, {{{', '.join(strides)}}}}}",
                 _PREC["atom"])
 

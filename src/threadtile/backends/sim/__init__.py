@@ -25,7 +25,7 @@ import os
 import numpy as np
 
 from ...errors import KernelRuntimeError
-from ...runtime.arrays import describe_host
+from ...runtime.arrays import describe_host, record_array
 from ...runtime.hostarrays import as_cuda_array
 from ...runtime.memory import simulated_view
 from . import lockstep, pythonic, switch
@@ -113,6 +113,8 @@ def _to_host(a, name: str):
     ``__cuda_array_interface__``) is copied to the host and back around the launch."""
     if isinstance(a, np.ndarray):  # a subclass (a mapped array, a memmap) as a plain view
         return (a if type(a) is np.ndarray else a.view(np.ndarray)), None
+    if isinstance(a, np.void):  # a record passed by itself: the 0-d array over its memory
+        return record_array(a), None
     if isinstance(a, (bool, int, float, complex, np.generic)):
         return a, None
     if isinstance(a, tuple):  # a tuple argument: each item, and each item's copy-back

@@ -133,7 +133,8 @@ class _Translator:
             "np": np, "_and": _and, "_andnot": _andnot, "_any": _any, "_asg": _asg,
             "_asgtup": _asgtup,
             "_asga": memory.assign_array, "_ld": memory.load, "_st": memory.store,
-            "_atom": memory.atomic, "_view": memory.view, "_sel": ops.sel, "_cast": ops.cast,
+            "_atom": memory.atomic, "_view": memory.view, "_field": memory.field,
+            "_sel": ops.sel, "_cast": ops.cast,
             "_bf16": ops.bf16, "_ipow": ops.ipow, "_shl": ops.shl, "_shr": ops.shr,
             "_floordiv_f": ops.floordiv_f, "_pymod_f": ops.pymod_f, "_pymin": ops.pymin,
             "_pymax": ops.pymax, "_popc": ops.popc, "_clz": ops.clz, "_ffs": ops.ffs,
@@ -561,6 +562,11 @@ class _FunctionGen:
 
     def x_ArrayDim(self, e: ir.ArrayDim, m: str) -> str:
         return f"{self.x(e.array, m)}.{'shape' if e.attr == 'shape' else 'strides'}[{e.axis}]"
+
+    def x_Field(self, e: ir.Field, m: str) -> str:
+        rec = e.array.type.dtype
+        ratio = rec.itemsize // e.type.dtype.itemsize
+        return f"_field({self.x(e.array, m)}, {e.name!r}, {e.shape!r}, {ratio})"
 
     def x_Slice(self, e: ir.Slice, m: str) -> str:
         parts = []

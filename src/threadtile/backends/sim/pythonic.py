@@ -73,6 +73,8 @@ def runnable(fn, _memo: dict | None = None):
         v = substitute(g.get(name))
         if getattr(v, "_threadtile_kernel", False):
             g[name] = runnable(v.py_func, memo)
+        elif _is_records(v):  # a global record array (constant memory): fields as attributes
+            g[name] = _wrap(v, False)
     g["print"] = _gpu_print
     cells = None
     if fn.__closure__:
@@ -86,12 +88,18 @@ def runnable(fn, _memo: dict | None = None):
             v = substitute(v)
             if getattr(v, "_threadtile_kernel", False):
                 v = runnable(v.py_func, memo)
+            elif _is_records(v):
+                v = _wrap(v, False)
             cells.append(types.CellType(v))
         cells = tuple(cells)
     new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, cells)
     new.__kwdefaults__ = fn.__kwdefaults__
     memo[id(fn)] = new
     return new
+
+
+def _is_records(v) -> bool:
+    return isinstance(v, np.ndarray) and v.dtype.names is not None
 
 
 def _names(code) -> set[str]:
@@ -145,6 +153,11 @@ def _check_index(a: np.ndarray, idx) -> None:
 
 
 def _wrap(a, bounds: bool):
+    if isinstance(a, np.ndarray) and a.dtype.names is not None:
+        # records: NumPy's record views give fields as attributes (r.x) as kernels do; a 0-d
+        # array is a record passed by itself, and r[0] is its first field (numba's rule)
+        rec = a.view(np.recarray)
+        return rec[()] if a.ndim == 0 else rec
     if bounds and isinstance(a, np.ndarray):
         return a.view(_Checked)
     return a
@@ -508,7 +521,7 @@ _CALLS = {
         "hfloor": np.floor, "htrunc": np.trunc, "hrint": np.rint}.items()},
     "shared.array": lambda th, shape, dtype: th._shared(shape, dtype),
     "local.array": _local,
-    "const.array_like": lambda th, a: np.array(a, copy=True),
+    "const.array_like": lambda th, a: _wrap(np.array(a, copy=True), False),
 }
 
 

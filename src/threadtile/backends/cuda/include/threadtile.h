@@ -55,7 +55,8 @@ struct CArray {
   }
 };
 
-// A 0-d array (numba's a[()]): the pointer alone, as the host packs it (no shapes, no strides).
+// A 0-d array (a NumPy 0-d array, a record passed by itself): its pointer alone, the 8 bytes
+// the host packs for it; C++ has no zero-length shape[] member.
 template <typename T>
 struct Array<T, 0> {
   T* data;
