@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import ast
 import builtins
+import enum
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..ir import nodes as ir
+from ..lang import bf16, vectors
 from ..lang import thread as lt
 from ..lang.types import (
     ArrayType,
@@ -28,7 +30,7 @@ from ..lang.types import (
     uint32,
     void,
 )
-from . import funcs, mathcalls, tile_calls, tiles, tuples
+from . import bf16calls, funcs, mathcalls, tile_calls, tiles, tuples
 from . import typing as ty
 from .values import DeclRequest, Py, ScalarMethod, Tup, pyname
 
@@ -43,6 +45,14 @@ def special_attr(lw: Lowerer, obj, attr: str, node):
 
 
 def subscript_static(lw: Lowerer, obj, node):
+    """``Color["red"]``: a member of an Enum class by its name."""
+    if isinstance(obj, enum.EnumMeta):
+        key = lw.expr(node.slice)
+        if not (isinstance(key, Py) and isinstance(key.obj, str)):
+            raise lw.error(node, f"{obj.__name__}[...] takes a member's name as a string")
+        if key.obj not in obj.__members__:
+            raise lw.error(node, f"{obj.__name__} has no member {key.obj!r}")
+        return Py(obj[key.obj])
     return None
 
 
@@ -59,6 +69,8 @@ def lower_call(lw: Lowerer, node: ast.Call):
         raise lw.error(node.func, f"{_what_called(f)} is not callable")
     obj = f.obj
     name = getattr(obj, "_threadtile_intrinsic", None)
+    if name is None and (alt := bf16.from_numba(obj)) is not None:
+        name = alt._threadtile_intrinsic  # numba's own bfloat16 functions
     if name is not None and name.startswith("tile."):
         return tile_calls.lower_call(lw, name, node, obj)
     if name is not None:
@@ -78,12 +90,21 @@ def lower_call(lw: Lowerer, node: ast.Call):
         if isinstance(a, ir.Expr) and isinstance(a.type, ArrayType):
             return ir.ArrayDim(int64, lw.loc(node), a, "shape", 0)
         raise lw.error(node, "len() of something that is not an array or tuple")
+    vt = obj if isinstance(obj, vectors.VectorType) else vectors.from_numba(obj)
+    if vt is not None:
+        return _vector(lw, vt, node)
     fn = funcs.python_function(obj)
     if fn is not None:
         return funcs.device_call(lw, obj, fn, node)
     st = _cast_target(obj)
     if st is not None:
-        v = lw.scalar(_args(lw, node, 1)[0], node)
+        v = _args(lw, node, 1)[0]
+        if isinstance(v, Py) and isinstance(v.obj, str) and st.is_float:
+            try:  # float("nan"), float("inf"): a constant, as numba folds them
+                return ir.Const(st, lw.loc(node), float(v.obj), weak=obj is builtins.float)
+            except ValueError:
+                raise lw.error(node, f"could not convert string to float: {v.obj!r}") from None
+        v = lw.scalar(v, node)
         return ty.convert(v, st) if not (isinstance(v, ir.Const) and v.type == st) else v
     hit = mathcalls.FUNCS.get(id(obj))
     if hit is not None:
@@ -92,6 +113,18 @@ def lower_call(lw: Lowerer, node: ast.Call):
     if v is not None:
         return v
     raise funcs.refusal(lw, obj, node)
+
+
+def _vector(lw: Lowerer, vt: vectors.VectorType, node: ast.Call) -> Tup:
+    """``float32x4(...)``: a namedtuple of the base type, from numbers and smaller vectors."""
+    if node.keywords:
+        raise lw.error(node, f"{vt.name}() takes its elements by position")
+    items = vectors.flatten([lw.expr(a) for a in node.args], lambda a: isinstance(a, Tup),
+                             lambda a: a.items)
+    if len(items) != vt.n:
+        raise lw.error(node, f"{vt.name}() takes {vt.n} elements (numbers or vectors), got "
+                             f"{len(items)}")
+    return Tup([ty.convert(lw.scalar(v, node), vt.base) for v in items], vt.fields)
 
 
 SCALAR_METHODS = ("bit_count", "conjugate")
@@ -219,6 +252,8 @@ def _intrinsic(lw: Lowerer, name: str, node: ast.Call):
         return _atomic(lw, name, node)
     if name in ("match_any_sync", "match_all_sync"):
         return _match(lw, name, node)
+    if name.startswith("bf16."):
+        return bf16calls.lower(lw, name[5:], node)
     if name.startswith("fp16."):
         return mathcalls.fp16(lw, name[5:], node)
     raise lw.error(node, f"{name}() is not supported yet")
@@ -241,6 +276,8 @@ def _shape(lw: Lowerer, s, node) -> tuple[int, ...]:
     items = s.items if isinstance(s, Tup) else [s]
     out = []
     for it in items:
+        if isinstance(it, ir.Var) and it.name in lw.literal_locals:
+            it = ir.Const(it.type, it.loc, lw.literal_locals[it.name])
         if not (isinstance(it, ir.Const) and isinstance(it.value, int)
                 and not isinstance(it.value, bool)):
             raise lw.error(node, "array shapes must be compile-time integer constants",
@@ -276,7 +313,7 @@ def _atomic(lw: Lowerer, name: str, node: ast.Call):
           "nanmin": "iuf"}[op]
     if at.dtype.kind not in ok or at.dtype.bits < 16 or (
             at.dtype.bits == 16 and not (op == "add" and at.dtype.is_float)) or (
-            op in ("inc", "dec") and at.dtype.bits != 32):
+            op in ("inc", "dec") and at.dtype.bits < 32):
         raise lw.error(node, f"atomic.{op}() does not support {at.dtype} arrays")
     if op in ("nanmax", "nanmin") and not at.dtype.is_float:
         name = f"atomic.{op[3:]}"  # integers have no NaN

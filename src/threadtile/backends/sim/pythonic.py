@@ -22,10 +22,13 @@ from pathlib import Path
 import numpy as np
 
 from ... import errors
+from ...ir import raises
 from ...ir.nodes import Loc
+from ...lang import bf16 as lang_bf16
 from ...lang import thread as lt
+from ...lang import vectors
 from ...lang.types import scalar_of
-from . import checks, ops
+from . import bf16, checks, ops
 from .lockstep import launch_dims
 from .memory import apply_rmw
 
@@ -72,6 +75,8 @@ def runnable(fn, _memo: dict | None = None):
         v = g.get(name)
         if getattr(v, "_threadtile_kernel", False):
             g[name] = runnable(v.py_func, memo)
+        elif (ours := _numba_object(v)) is not None:
+            g[name] = ours
     g["print"] = _gpu_print
     cells = None
     if fn.__closure__:
@@ -84,12 +89,20 @@ def runnable(fn, _memo: dict | None = None):
                 continue
             if getattr(v, "_threadtile_kernel", False):
                 v = runnable(v.py_func, memo)
+            elif (ours := _numba_object(v)) is not None:
+                v = ours
             cells.append(types.CellType(v))
         cells = tuple(cells)
     new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, cells)
     new.__kwdefaults__ = fn.__kwdefaults__
     memo[id(fn)] = new
     return new
+
+
+def _numba_object(v):
+    """threadtile's object for one of numba's that the kernel reads (its bfloat16 functions,
+    its vector types), or None."""
+    return lang_bf16.from_numba(v) or vectors.from_numba(v)
 
 
 def _names(code) -> set[str]:
@@ -432,6 +445,7 @@ _CALLS = {
         "hrsqrt": lambda a: np.float16(1 / np.sqrt(np.float32(a))),
         "hrcp": lambda a: np.float16(1 / np.float32(a)), "hceil": np.ceil,
         "hfloor": np.floor, "htrunc": np.trunc, "hrint": np.rint}.items()},
+    **{f"bf16.{n}": (lambda th, *a, n=n: bf16.python_call(n, *a)) for n in lang_bf16.NAMES},
     "shared.array": lambda th, shape, dtype: th._shared(shape, dtype),
     "local.array": _local,
     "const.array_like": lambda th, a: np.array(a, copy=True),
@@ -471,6 +485,9 @@ def _run_block(fn, args: list, blk: _Block) -> None:
         except _Abort:
             blk.exit(t)
         except BaseException as e:  # noqa: BLE001  (handed to the launching thread)
+            if not isinstance(e, errors.ThreadtileError) and isinstance(e, Exception):
+                # the kernel's own raise (or assert): named by its thread, as numba does
+                e = raises.with_thread(e, blk.thread_of(t), blk.bid)
             blk.exit(t, e)
         else:
             blk.exit(t)
