@@ -322,3 +322,36 @@ def test_raise_needs_constant_arguments():
     with pytest.raises(KernelCompileError, match="compile-time constants"):
         with simulate():
             k[1, 1](np.zeros(1))
+
+
+# ---- array methods -------------------------------------------------------------------------------
+
+TABLE = np.array([1.0, 2.0, 3.0])[::-1]
+
+
+@cuda.jit
+def copies(out):
+    q = TABLE.copy()                        # a global array: the frozen constant array
+    loc = cuda.local.array(3, dtype="float64")
+    for i in range(len(out)):
+        loc[i] = q[i]
+        out[i] = loc[i] * 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_copy_of_a_global_and_a_string_dtype(mode):
+    out = np.zeros(3)
+    with simulate(mode=mode):
+        copies[1, 1](out)
+    np.testing.assert_array_equal(out, TABLE * 2)
+
+
+def test_copy_of_an_argument_is_refused():
+    @cuda.jit
+    def k(a):
+        b = a.copy()
+        b[0] = 1
+
+    with pytest.raises(KernelCompileError, match="copying an array allocates"):
+        with simulate():
+            k[1, 1](np.zeros(2))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..ir import nodes as ir
 from ..lang.types import ArrayType, bool_, int64
 from . import typing as ty
-from .values import Py, Tup, describe_value
+from .values import Py, ScalarMethod, Tup, describe_value
 
 if TYPE_CHECKING:
     from .lower import Lowerer
@@ -32,6 +32,8 @@ def array_attr(lw: Lowerer, arr: ir.Expr, attr: str, node):
         return size
     if attr == "dtype":
         return Py(at.dtype)
+    if attr == "copy":  # called in calls._scalar_method
+        return Py(ScalarMethod(arr, "copy"))
     raise lw.unsupported(node, f"array attribute '{attr}'",
                          "arrays in kernels have .shape, .size, .ndim and .dtype")
 

@@ -133,6 +133,11 @@ SCALAR_METHODS = ("bit_count", "conjugate")
 def _scalar_method(lw: Lowerer, m: ScalarMethod, node: ast.Call):
     _args(lw, node, 0)
     x = m.base
+    if m.name == "copy":  # an array's .copy()
+        if x.type.space == "const":  # a global array, frozen: already a copy, read-only
+            return x
+        raise lw.error(node, "copying an array allocates one, which a kernel cannot",
+                       "copy it into a cuda.local.array(shape, dtype) in a loop")
     if m.name == "conjugate":
         return x
     if not x.type.is_int:
