@@ -22,6 +22,7 @@ from .errors import (
 )
 from .frontend.specialize import Constant
 from .jit import Kernel, jit
+from .lang.bf16 import bf16
 from .lang.coop import cg
 from .lang.thread import (
     activemask,
@@ -106,6 +107,7 @@ from .lang.types import uint32 as u4
 from .lang.types import uint64 as u8
 from .lang.types import uint64 as uintp
 from .lang.types import void as none
+from .lang.vectors import *  # noqa: F403  (float32x4, float4, int2...: CUDA's vector types)
 from .reduction import Reduce, reduce
 from .runtime import (
     Context,

@@ -38,7 +38,7 @@ CASES = [
     ("list_comprehension", (A,), "a list comprehension is not supported in kernels",
      "write a for-loop over range() that fills a local.array", "[i * 2 for i in range(4)]"),
     ("try_except", (A,), "try/except is not supported in kernels",
-     "kernels cannot raise or catch exceptions; check conditions and return early", "t"),
+     "kernels cannot catch exceptions; check conditions and return early", "t"),
     ("lambda_expr", (A,), "a lambda is not supported in kernels",
      "define the function with def outside the kernel and call it: a Python function a kernel "
      "calls is compiled as a device function", "lambda v: v + 1"),

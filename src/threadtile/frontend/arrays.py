@@ -14,7 +14,7 @@ from ..lang.records import RecordType
 from ..lang.types import ArrayType, bool_, int64
 from . import records
 from . import typing as ty
-from .values import Py, Tup, describe_value
+from .values import Py, ScalarMethod, Tup, describe_value
 
 if TYPE_CHECKING:
     from .lower import Lowerer
@@ -34,6 +34,8 @@ def array_attr(lw: Lowerer, arr: ir.Expr, attr: str, node):
         return size
     if attr == "dtype":
         return Py(at.dtype)
+    if attr == "copy":  # called in calls._scalar_method
+        return Py(ScalarMethod(arr, "copy"))
     if isinstance(at.dtype, RecordType):  # r.x: a field (or an error listing the fields)
         return records.field_value(lw, arr, attr, node)
     raise lw.unsupported(node, f"array attribute '{attr}'",

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import ast
 import builtins
+import enum
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..ir import nodes as ir
-from ..lang import coop
+from ..lang import bf16, coop, vectors
 from ..lang import thread as lt
 from ..lang.records import record_of
 from ..lang.types import (
@@ -30,7 +31,7 @@ from ..lang.types import (
     uint32,
     void,
 )
-from . import complexes, funcs, mathcalls, tile_calls, tiles, tuples
+from . import bf16calls, complexes, funcs, mathcalls, tile_calls, tiles, tuples
 from . import typing as ty
 from .values import DeclRequest, Py, ScalarMethod, Tup, pyname
 
@@ -48,6 +49,14 @@ def special_attr(lw: Lowerer, obj, attr: str, node):
 
 
 def subscript_static(lw: Lowerer, obj, node):
+    """``Color["red"]``: a member of an Enum class by its name."""
+    if isinstance(obj, enum.EnumMeta):
+        key = lw.expr(node.slice)
+        if not (isinstance(key, Py) and isinstance(key.obj, str)):
+            raise lw.error(node, f"{obj.__name__}[...] takes a member's name as a string")
+        if key.obj not in obj.__members__:
+            raise lw.error(node, f"{obj.__name__} has no member {key.obj!r}")
+        return Py(obj[key.obj])
     return None
 
 
@@ -64,6 +73,8 @@ def lower_call(lw: Lowerer, node: ast.Call):
         raise lw.error(node.func, f"{_what_called(f)} is not callable")
     obj = f.obj
     name = getattr(obj, "_threadtile_intrinsic", None)
+    if name is None and (alt := bf16.from_numba(obj)) is not None:
+        name = alt._threadtile_intrinsic  # numba's own bfloat16 functions
     if name is not None and name.startswith("tile."):
         return tile_calls.lower_call(lw, name, node, obj)
     if name is not None:
@@ -83,6 +94,9 @@ def lower_call(lw: Lowerer, node: ast.Call):
         if isinstance(a, ir.Expr) and isinstance(a.type, ArrayType):
             return ir.ArrayDim(int64, lw.loc(node), a, "shape", 0)
         raise lw.error(node, "len() of something that is not an array or tuple")
+    vt = obj if isinstance(obj, vectors.VectorType) else vectors.from_numba(obj)
+    if vt is not None:
+        return _vector(lw, vt, node)
     fn = funcs.python_function(obj)
     if fn is not None:
         return funcs.device_call(lw, obj, fn, node)
@@ -93,10 +107,16 @@ def lower_call(lw: Lowerer, node: ast.Call):
         return complexes.cmath_call(lw, cm, node)
     st = _cast_target(obj)
     if st is not None:
-        v = lw.scalar(_args(lw, node, 1)[0], node)
+        v = _args(lw, node, 1)[0]
         # np.float64(x), float32(x), numba's types: a typed value, never a weak literal (a
         # literal through Python's own float()/int()/bool() is still a Python number)
         strong = obj not in (builtins.float, builtins.int, builtins.bool)
+        if isinstance(v, Py) and isinstance(v.obj, str) and st.is_float:
+            try:  # float("nan"), float("inf"): a constant, as numba folds them
+                return ir.Const(st, lw.loc(node), float(v.obj), weak=not strong)
+            except ValueError:
+                raise lw.error(node, f"could not convert string to float: {v.obj!r}") from None
+        v = lw.scalar(v, node)
         if isinstance(v, ir.Const) and v.type == st:
             return ty.mark_weak(ir.Const(st, v.loc, v.value), False) if strong else v
         out = ty.convert(v, st)
@@ -122,12 +142,29 @@ def _coop(lw: Lowerer, name: str, node: ast.Call):
     return Py(coop.GRID)
 
 
+def _vector(lw: Lowerer, vt: vectors.VectorType, node: ast.Call) -> Tup:
+    """``float32x4(...)``: a namedtuple of the base type, from numbers and smaller vectors."""
+    if node.keywords:
+        raise lw.error(node, f"{vt.name}() takes its elements by position")
+    items = vectors.flatten([lw.expr(a) for a in node.args], lambda a: isinstance(a, Tup),
+                             lambda a: a.items)
+    if len(items) != vt.n:
+        raise lw.error(node, f"{vt.name}() takes {vt.n} elements (numbers or vectors), got "
+                             f"{len(items)}")
+    return Tup([ty.convert(lw.scalar(v, node), vt.base) for v in items], vt.fields)
+
+
 SCALAR_METHODS = ("bit_count", "conjugate")
 
 
 def _scalar_method(lw: Lowerer, m: ScalarMethod, node: ast.Call):
     _args(lw, node, 0)
     x = m.base
+    if m.name == "copy":  # an array's .copy()
+        if x.type.space == "const":  # a global array, frozen: already a copy, read-only
+            return x
+        raise lw.error(node, "copying an array allocates one, which a kernel cannot",
+                       "copy it into a cuda.local.array(shape, dtype) in a loop")
     if m.name == "conjugate":
         return complexes.conjugate(lw, x, node) if x.type.is_complex else x
     if not x.type.is_int:
@@ -252,6 +289,8 @@ def _intrinsic(lw: Lowerer, name: str, node: ast.Call):
         return _atomic(lw, name, node)
     if name in ("match_any_sync", "match_all_sync"):
         return _match(lw, name, node)
+    if name.startswith("bf16."):
+        return bf16calls.lower(lw, name[5:], node)
     if name.startswith("fp16."):
         return mathcalls.fp16(lw, name[5:], node)
     raise lw.error(node, f"{name}() is not supported yet")
@@ -288,6 +327,8 @@ def _shape(lw: Lowerer, s, node) -> tuple[int, ...]:
     items = s.items if isinstance(s, Tup) else [s]
     out = []
     for it in items:
+        if isinstance(it, ir.Var) and it.name in lw.literal_locals:
+            it = ir.Const(it.type, it.loc, lw.literal_locals[it.name])
         if not (isinstance(it, ir.Const) and isinstance(it.value, int)
                 and not isinstance(it.value, bool)):
             raise lw.error(node, "array shapes must be compile-time integer constants",
@@ -323,7 +364,7 @@ def _atomic(lw: Lowerer, name: str, node: ast.Call):
           "nanmin": "iuf"}[op]
     if at.dtype.kind not in ok or at.dtype.bits < 16 or (
             at.dtype.bits == 16 and not (op == "add" and at.dtype.is_float)) or (
-            op in ("inc", "dec") and at.dtype.bits != 32):
+            op in ("inc", "dec") and at.dtype.bits < 32):
         raise lw.error(node, f"atomic.{op}() does not support {at.dtype} arrays")
     if op in ("nanmax", "nanmin") and not at.dtype.is_float:
         name = f"atomic.{op[3:]}"  # integers have no NaN

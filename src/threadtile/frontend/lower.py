@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import enum
 
 import numpy as np
 
@@ -28,7 +29,19 @@ from ..lang.types import (
     scalar_of,
     void,
 )
-from . import arrays, calls, captured, complexes, flow, loops, operators, records, tiles, tuples
+from . import (
+    arrays,
+    calls,
+    captured,
+    complexes,
+    flow,
+    loops,
+    operators,
+    raising,
+    records,
+    tiles,
+    tuples,
+)
 from . import typing as ty
 from .deps import dotted
 from .hints import HINTS, describe_node
@@ -60,6 +73,7 @@ class Lowerer(ast.NodeVisitor):
         self.tile_names: dict[str, str] = {}  # tile variable -> its current version
         self.statics: dict[str, Py] = {}  # names bound to compile-time objects (aliases)
         self.local_names = _assigned_names(src.tree)
+        self.literal_locals = _literal_locals(src.tree)
         # statements that must run before the one being lowered (a call returning a tuple,
         # bound to a temporary so that it runs once); `lazy` contexts may not have any
         self.pre: list[ir.Stmt] = []
@@ -364,6 +378,12 @@ class Lowerer(ast.NodeVisitor):
     def visit_Continue(self, node):
         return ir.Continue(self.loc(node))
 
+    def visit_Raise(self, node: ast.Raise):
+        return raising.lower_raise(self, node)
+
+    def visit_Assert(self, node: ast.Assert):
+        return raising.lower_assert(self, node)
+
     def visit_Return(self, node: ast.Return):
         if node.value is None or (isinstance(node.value, ast.Constant)
                                   and node.value.value is None):
@@ -400,7 +420,10 @@ class Lowerer(ast.NodeVisitor):
 
     def scalar(self, v, node) -> ir.Expr:
         if isinstance(v, Py):
-            v = self.py_to_value(v.obj, node)
+            obj = v.obj
+            if isinstance(obj, enum.Enum) and type(obj.value) in (int, bool, float):
+                obj = obj.value  # an Enum member as a runtime value is its value (numba's)
+            v = self.py_to_value(obj, node)
         if isinstance(v, ir.Expr) and isinstance(v.type, TileType):
             return tiles.item(self, v, node)
         if not isinstance(v, ir.Expr) or not isinstance(v.type, Scalar) or v.type == void:
@@ -654,6 +677,26 @@ def _assigned_names(tree: ast.FunctionDef) -> set[str]:
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             names.add(n.id)
     return names
+
+
+def _literal_locals(tree: ast.FunctionDef) -> dict[str, int]:
+    """Local names bound once, to an integer literal, by a statement of the function's own
+    body (``N = 100``): numba types them as literals, so they may size a shared or local
+    array."""
+    stores: dict[str, int] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
+    out = {}
+    for s in tree.body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(
+                s.targets[0], ast.Name) and isinstance(s.value, ast.Constant) and type(
+                s.value.value) is int:
+            name = s.targets[0].id
+            if stores.get(name) == 1 and name not in params:
+                out[name] = s.value.value
+    return out
 
 
 def _pos(node: ast.AST) -> dict:

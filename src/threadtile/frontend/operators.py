@@ -5,6 +5,7 @@ Operators on tiles are handed to tiles.py."""
 from __future__ import annotations
 
 import ast
+import enum
 from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
@@ -122,6 +123,14 @@ def compare_chain(lw: Lowerer, node: ast.Compare):
     res = None
     for opn, comp in zip(node.ops, node.comparators):
         op = CMPOPS.get(type(opn))
+        if isinstance(opn, (ast.Is, ast.IsNot)) and isinstance(left, Py):
+            right = lw.expr(comp)
+            if isinstance(right, Py):  # `Color.red is Color.red`: identity of Python objects
+                same = left.obj is right.obj
+                c = ir.Const(bool_, lw.loc(node), same if isinstance(opn, ast.Is) else not same)
+                res = c if res is None else ir.Logical(bool_, lw.loc(node), "and", res, c)
+                left = right
+                continue
         if op is None:
             raise lw.unsupported(node, f"comparison {type(opn).__name__}",
                                  "`is`/`in` are not supported in kernels; use == and !=")
@@ -144,6 +153,9 @@ def compare(lw: Lowerer, op, a, b, node) -> ir.Expr:
     if isinstance(a, Py) and isinstance(b, Py) and isinstance(a.obj, str) and \
             isinstance(b.obj, str) and op in _CMPFOLD:  # `mode == "max"`: a constant
         return ir.Const(bool_, lw.loc(node), bool(_CMPFOLD[op](a.obj, b.obj)))
+    if isinstance(a, Py) and isinstance(b, Py) and op in ("==", "!=") and isinstance(
+            a.obj, enum.Enum) and isinstance(b.obj, enum.Enum):  # Python's answer, folded
+        return ir.Const(bool_, lw.loc(node), (a.obj == b.obj) == (op == "=="))
     if isinstance(a, Py) and isinstance(b, Py) and op in ("==", "!="):
         return tiles.static_compare(lw, op, a, b, node)  # `x.dtype == ct.float32`
     a, b = lw.scalar(a, node), lw.scalar(b, node)

@@ -102,6 +102,12 @@ class Specializer:
         ``@jit`` function or the function itself) for the arguments ``bound`` to its
         parameters (funcs.bind), and the arguments the call passes."""
         consts = constant_params(fn)
+        declared = getattr(callee, "declared_signatures", None)
+        if not declared:
+            shapes = funcs.shape_params(fn)
+            consts |= {n for n, a in bound if n in shapes and (
+                isinstance(a, ir.Const) and type(a.value) is int
+                or isinstance(a, funcs.Tup) and funcs.tuples.py_value(a) is not None)}
         params: list[ir.Param] = []
         call_args: list[ir.Expr] = []
         for pname, a in bound:
@@ -109,7 +115,6 @@ class Specializer:
             params.append(p)
             if arg is not None:
                 call_args.append(arg)
-        declared = getattr(callee, "declared_signatures", None)
         chosen = None
         if declared:  # jit(signatures, device=True): the arguments convert to one of them
             if len(call_args) != len(params):

@@ -20,6 +20,7 @@ from ..lang.types import (
     Scalar,
     TileType,
     TupleType,
+    bfloat16,
     bool_,
     int32,
     int64,
@@ -78,6 +79,13 @@ def _sig(result, *args) -> Rule:
                 return f"operand {k} must be {a}, not {t}"
         return None
     return rule
+
+
+def _bitcast(e):
+    x = e.args[0].type
+    if not (isinstance(x, Scalar) and isinstance(e.type, Scalar) and x.bits == e.type.bits):
+        return "an operand and a result of the same width"
+    return None
 
 
 def _pred(e):
@@ -209,6 +217,13 @@ def _intrinsics() -> dict[str, OpSpec]:
     out += [OpSpec(n, (2, 2), _same, doc="Python's min/max of two numbers") for n in ("min",
                                                                                      "max")]
     out += [OpSpec("abs", (1, 1), _same, doc="absolute value")]
+    out += [OpSpec("raise", (1, 1), _sig(void, int32),
+                   doc="raise the exception of ir/raises.py's record (its index): the simulator "
+                       "raises it on the host, the GPU stops the thread")]
+    out += [OpSpec("bitcast", (1, 1), _bitcast, doc="the operand's bits as the result's type")]
+    out += [OpSpec(f"bf16_round_{m}", (1, 1), _sig(bfloat16), doc=f"a number to bfloat16, "
+                   f"rounded {d}") for m, d in (("rz", "towards zero"), ("rd", "down"),
+                                                ("ru", "up"))]
     out += [OpSpec(n, (1, 1), _bits, doc="bit counting/reversal") for n in ("popc", "clz",
                                                                            "ffs", "brev")]
     out += [OpSpec(n, (0, 0), _sig(void), doc="barrier / fence") for n in (

@@ -29,8 +29,9 @@ from ...ir import nodes as ir
 from ...ir.ops import ATOMICS
 from ...ir.printer import format_expr
 from ...lang.types import ArrayType, Scalar, TileType, TupleType, bfloat16, bool_, void
-from . import complexops, memory, ops, tiles
+from . import bf16, complexops, memory, ops, tiles
 from .checks import Site
+from .raising import raise_first
 
 _SPECIAL = {"threadIdx": "tid", "blockIdx": "ctaid", "blockDim": "ntid", "gridDim": "nctaid"}
 
@@ -139,6 +140,7 @@ class _Translator:
             "_floordiv_f": ops.floordiv_f, "_pymod_f": ops.pymod_f, "_pymin": ops.pymin,
             "_pymax": ops.pymax, "_popc": ops.popc, "_clz": ops.clz, "_ffs": ops.ffs,
             "_brev": ops.brev, "_tile": tiles.run_op, "_tasg": tiles.assign,
+            "_raise": raise_first, "_bitcast": bf16.bitcast, "_bf16round": bf16.round_to,
         }
         # (TileOp, site, sites of the ops it stands for) by index: what `_tile(B, m, k, ...)`
         # runs
@@ -665,6 +667,11 @@ CALLS = {
     **{n: _fence for n in ("threadfence", "threadfence_block", "threadfence_system")},
     "min": lambda g, e, m, args: f"_pymin({args[0]}, {args[1]})",
     "max": lambda g, e, m, args: f"_pymax({args[0]}, {args[1]})",
+    "raise": lambda g, e, m, args: f"_raise(B, {m}, {args[0]})",
+    "bitcast": lambda g, e, m, args: f"_bitcast({args[0]}, {e.args[0].type.name!r}, "
+                                     f"{e.type.name!r})",
+    **{f"bf16_round_{k}": (lambda g, e, m, args: f"_bf16round({args[0]}, {e.name[-2:]!r})")
+       for k in ("rz", "rd", "ru")},
     "abs": lambda g, e, m, args: args[0] if e.type.kind == "u" else f"np.abs({args[0]})",
     "syncwarp": _syncwarp,
     "cg.this_grid": lambda g, e, m, args: "None",

@@ -22,11 +22,14 @@ from pathlib import Path
 import numpy as np
 
 from ... import errors
+from ...ir import raises
 from ...ir.nodes import Loc
+from ...lang import bf16 as lang_bf16
 from ...lang import thread as lt
+from ...lang import vectors
 from ...lang.substitutes import substitute
 from ...lang.types import scalar_of
-from . import checks, ops
+from . import bf16, checks, ops
 from .lockstep import launch_dims
 from .memory import apply_rmw
 
@@ -75,6 +78,8 @@ def runnable(fn, _memo: dict | None = None):
             g[name] = runnable(v.py_func, memo)
         elif _is_records(v):  # a global record array (constant memory): fields as attributes
             g[name] = _wrap(v, False)
+        elif (ours := _numba_object(v)) is not None:
+            g[name] = ours
     g["print"] = _gpu_print
     cells = None
     if fn.__closure__:
@@ -90,6 +95,8 @@ def runnable(fn, _memo: dict | None = None):
                 v = runnable(v.py_func, memo)
             elif _is_records(v):
                 v = _wrap(v, False)
+            elif (ours := _numba_object(v)) is not None:
+                v = ours
             cells.append(types.CellType(v))
         cells = tuple(cells)
     new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, cells)
@@ -100,6 +107,12 @@ def runnable(fn, _memo: dict | None = None):
 
 def _is_records(v) -> bool:
     return isinstance(v, np.ndarray) and v.dtype.names is not None
+
+
+def _numba_object(v):
+    """threadtile's object for one of numba's that the kernel reads (its bfloat16 functions,
+    its vector types), or None."""
+    return lang_bf16.from_numba(v) or vectors.from_numba(v)
 
 
 def _names(code) -> set[str]:
@@ -519,6 +532,7 @@ _CALLS = {
         "hrsqrt": lambda a: np.float16(1 / np.sqrt(np.float32(a))),
         "hrcp": lambda a: np.float16(1 / np.float32(a)), "hceil": np.ceil,
         "hfloor": np.floor, "htrunc": np.trunc, "hrint": np.rint}.items()},
+    **{f"bf16.{n}": (lambda th, *a, n=n: bf16.python_call(n, *a)) for n in lang_bf16.NAMES},
     "shared.array": lambda th, shape, dtype: th._shared(shape, dtype),
     "local.array": _local,
     "const.array_like": lambda th, a: _wrap(np.array(a, copy=True), False),
@@ -590,6 +604,9 @@ def _run_block(fn, args: list, blk: _Block, wait: bool = True):
         except _Abort:
             blk.exit(t)
         except BaseException as e:  # noqa: BLE001  (handed to the launching thread)
+            if not isinstance(e, errors.ThreadtileError) and isinstance(e, Exception):
+                # the kernel's own raise (or assert): named by its thread, as numba does
+                e = raises.with_thread(e, blk.thread_of(t), blk.bid)
             blk.exit(t, e)
         else:
             blk.exit(t)
