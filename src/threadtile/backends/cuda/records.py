@@ -61,7 +61,7 @@ def nested(t: RecordType) -> list[RecordType]:
 
 
 def definition(t: RecordType) -> str:
-    """The struct of ``t`` with static_asserts of its size, alignment and member offsets."""
+    """The struct of ``t`` with static_asserts of its size and alignment."""
     name = t.cname
     align = f"__align__({t.alignment}) " if t.aligned else ""
     lines = [f"// {t.name}", f"struct {align}{name} {{"]
@@ -74,10 +74,8 @@ def definition(t: RecordType) -> str:
     lines.append(f'static_assert(sizeof({name}) == {t.itemsize}, "record size");')
     if t.aligned:
         lines.append(f'static_assert(alignof({name}) == {t.alignment}, "record alignment");')
-    offsets = [f"static_assert(__builtin_offsetof({name}, _f_{m}) == {off}, "
-               f'"offset of {m}");' for m, _, _, off, _, f in members(t) if f is not None]
-    if offsets:  # NVRTC 12 has no __builtin_offsetof; the padding members place them anyway
-        lines += ["#if __CUDACC_VER_MAJOR__ >= 13", *offsets, "#endif"]
+    # the members' offsets follow from the padding members between them (NVRTC on the H100
+    # refused __builtin_offsetof to check them; tests/codegen checks them by NumPy's offsets)
     return "\n".join(lines)
 
 
