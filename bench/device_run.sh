@@ -5,6 +5,7 @@
 # numba-cuda's own on the GPU (tests/compat/numba_suite.py --gpu)
 set -u
 what=${1:-all}; shift || true
+export THREADTILE_COMMIT=${THREADTILE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}
 export PYTHONPATH=$PWD/src:/tmp/site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 THREADTILE_CACHE_DIR=/tmp/tt-cache
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
