@@ -29,6 +29,8 @@ from .errors import (
 from .frontend import execsource as _execsource
 from .frontend.specialize import Constant
 from .jit import Kernel, jit
+from .lang.bf16 import bf16
+from .lang.coop import cg
 from .lang.thread import (
     activemask,
     all_sync,
@@ -75,6 +77,8 @@ from .lang.types import (
     Signature,
     bfloat16,
     bool_,
+    complex64,
+    complex128,
     float16,
     float32,
     float64,
@@ -93,6 +97,8 @@ from .lang.types import (
 # (lang/signatures.py NAMES has every name a signature string may use)
 from .lang.types import bool_ as b1
 from .lang.types import bool_ as boolean
+from .lang.types import complex64 as c8
+from .lang.types import complex128 as c16
 from .lang.types import float16 as f2
 from .lang.types import float32 as f4
 from .lang.types import float64 as double
@@ -108,6 +114,8 @@ from .lang.types import uint32 as u4
 from .lang.types import uint64 as u8
 from .lang.types import uint64 as uintp
 from .lang.types import void as none
+from .lang.vectors import *  # noqa: F403  (float32x4, float4, int2...: CUDA's vector types)
+from .reduction import Reduce, reduce
 from .runtime import (
     Context,
     Device,
@@ -153,8 +161,13 @@ from .runtime import (
     synchronize,
     to_device,
 )
+from .runtime.argwrap import In, InOut, Out
+from .ufuncs import guvectorize, vectorize
 
 __all__ = [n for n in dir() if not n.startswith("_")]
+# numba's ``cuda.random`` (not in ``__all__``: a star import must not shadow the standard
+# library's random)
+from . import random  # noqa: E402
 from .version import __version__
 
 # remember the sources of functions built with exec from now on (frontend/execsource.py)

@@ -124,6 +124,19 @@ class Specialization:
     def entry(self) -> str:
         return self.cuda.entry
 
+    @property
+    def cooperative(self) -> bool:
+        """Whether the kernel calls ``cg.this_grid()`` (numba's ``overload.cooperative``): it
+        is launched cooperatively, all its blocks resident at once."""
+        return self.cuda.cooperative
+
+    def max_cooperative_grid_blocks(self, blockdim, dynsmem: int = 0) -> int:
+        """The most blocks of ``blockdim`` (an int or a tuple) threads, with ``dynsmem``
+        bytes of dynamic shared memory, that can be resident at once on the current device
+        (the simulator's sm_90 under ``simulate()``): the largest grid a cooperative launch
+        of this kernel may have."""
+        return self.kernel.max_cooperative_blocks(self, blockdim, dynsmem)
+
     # the most recent build, for kernel.compile(...)'s callers
     @property
     def cubin(self) -> bytes | None:

@@ -94,6 +94,13 @@ class RaceError(KernelRuntimeError):
     writing and not atomically."""
 
 
+class RaceWarning(UserWarning):
+    """A race the simulator lets pass: threads wrote an element concurrently (or wrote it while
+    others read it), but every write stored the value the element already held, so no thread
+    can see a difference, whatever the order (numba's tests write ``a[0] = 1`` from every
+    thread). Any write of a different value is a :class:`RaceError`."""
+
+
 class OutOfBoundsError(KernelRuntimeError):
     """An index outside an array's bounds (negative indices too: on a GPU they do not wrap)."""
 

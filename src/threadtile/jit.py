@@ -22,6 +22,7 @@ import os
 import numpy as np
 
 from . import errors, inspection
+from .backends.sim import lockstep as sim_lockstep
 from .backends.sim import run as sim_run
 from .backends.sim.switch import requested
 from .compiler import Specialization, Target
@@ -31,7 +32,7 @@ from .ir.printer import format_module
 from .lang import signatures as sigs
 from .lang.thread import context
 from .lang.types import Scalar, Signature, Type, is_type_like, scalar_of, void
-from .runtime import driver
+from .runtime import argwrap, driver
 from .runtime import launcher as rt_launcher
 from .runtime import tensormaps as rt_tensormaps
 from .runtime.arrays import describe_all, describe_host
@@ -103,7 +104,8 @@ class Kernel:
         self._launches: dict[tuple, tuple] = {}
         self._configs: dict[tuple, Launch] = {}
         self.specializations: dict[tuple, Kernel] = {}  # specialize(): kernels by types
-        self.extensions = _NoExtensions()
+        # numba's argument handlers (runtime/argwrap.py)
+        self.extensions: list = list(opts["extensions"])
         self.declared_signatures: list[Signature] | None = None
         if signatures is not None:
             self._declare(list(signatures))
@@ -239,16 +241,24 @@ class Kernel:
                     pass
         return launch
 
-    def forall(self, n: int, threads_per_block: int = 256) -> Launch:
-        """A launch configuration that covers ``n`` threads: ``kernel.forall(n)(args)``."""
-        return self[-(-n // threads_per_block), threads_per_block]
+    def forall(self, n: int, threads_per_block: int = 256, stream=0, sharedmem: int = 0):
+        """A launch configuration that covers ``n`` threads: ``kernel.forall(n)(args)``
+        (numba's ``forall(ntasks, tpb=0, stream=0, sharedmem=0)``; ``tpb`` 0 means 256). With
+        ``n == 0`` the call launches nothing; a negative ``n`` is a ValueError."""
+        if n < 0:
+            raise ValueError(f"Can't create ForAll with negative task count: {n}")
+        tpb = threads_per_block or 256
+        if n == 0:
+            return lambda *args, **kwargs: None
+        return self[-(-n // tpb), tpb, stream, sharedmem]
 
     def __call__(self, *args):
         if context.current is not None:  # simulate(mode="python"): plain Python, per thread
             return self.py_func(*args)
-        raise TypeError(f"{self.__name__} is a {'device function' if self.device else 'kernel'}"
-                        f": {'call it from a kernel' if self.device else 'launch it with '}"
-                        f"{'' if self.device else self.__name__ + '[grid, block](...)'}")
+        if self.device:
+            raise TypeError(f"{self.__name__} is a device function: call it from a kernel")
+        raise ValueError(f"{self.__name__} is a kernel and its launch configuration was not "
+                         f"specified: launch it with {self.__name__}[grid, block](...)")
 
     # -- specialization ------------------------------------------------------------------------
 
@@ -390,6 +400,19 @@ class Kernel:
         """There is no LLVM IR: threadtile compiles through CUDA C++ (raises, saying so)."""
         raise NotImplementedError(f"{self.__name__}.inspect_llvm(): {inspection.LLVM_MESSAGE}")
 
+    def max_cooperative_blocks(self, spec: Specialization, blockdim, dynsmem: int = 0) -> int:
+        """``spec.max_cooperative_grid_blocks``: the occupancy of the compiled kernel on the
+        current GPU times its multiprocessors; under ``simulate()``, the simulated device's."""
+        dims = (blockdim,) if isinstance(blockdim, int) else tuple(blockdim)
+        threads = 1
+        for d in dims:
+            threads *= int(d)
+        if requested():
+            return sim_lockstep.cooperative_blocks(threads,
+                                                   sim_lockstep.static_shared(spec) + dynsmem)
+        compiled, scratch = build(spec, driver.current_device().arch, self.options)
+        return driver.max_active_blocks(compiled.load(), threads, dynsmem + scratch)
+
     def resources(self, *args, **constants) -> dict:
         """Registers, shared and local memory per thread of the compiled kernel (needs a GPU)."""
         spec = self._spec_for(args, constants)
@@ -408,7 +431,8 @@ def build(spec: Specialization, arch: str, options: tuple = ()):
     if compiled is None:
         compiled = spec.loaded[b.target] = rt_launcher.CompiledKernel(
             b.cubin, b.entry, list(b.params),
-            [rt_tensormaps.TensorMapParam(a, box) for a, box in b.tensormaps])
+            [rt_tensormaps.TensorMapParam(a, box) for a, box in b.tensormaps],
+            cooperative=spec.cooperative)
     return compiled, b.scratch
 
 
@@ -474,6 +498,17 @@ class Launch(_c_call_base() or _PyCall):
 
     def _general(self, args, kwargs):
         k = self.kernel
+        if k.extensions or argwrap.has_wrapped(args):  # numba's argument handlers, In/Out
+            args, retr = argwrap.prepare(k.extensions, [_launch_type(a) for a in args], args,
+                                         self.stream)
+            self._launch(tuple(args), kwargs, False)
+            for r in retr:
+                r()
+            return None
+        return self._launch(args, kwargs, True)
+
+    def _launch(self, args, kwargs, remember: bool):
+        k = self.kernel
         if k.declared_signatures is not None:  # the arguments, converted to a signature's
             args, kwargs = tuple(k._coerce(k._split(args, kwargs)[0])), {}
         if requested():
@@ -495,7 +530,7 @@ class Launch(_c_call_base() or _PyCall):
         compiled, scratch = hit
         shared = self.shared_bytes + scratch  # the tile operations' scratch comes first
         compiled.launch(self.grid, self.block, self.stream, shared, infos)
-        if d is None and not kwargs and not consts:
+        if d is None and remember and not kwargs and not consts:
             self.direct = compiled.direct(self.grid, self.block, self.stream, shared, args,
                                           infos) or _never
 
@@ -588,10 +623,11 @@ def _numba_options(given: dict, device: bool) -> dict:
         raise ValueError(f"link={o['link']!r}: threadtile does not link PTX, CUDA C++ or object "
                          "files into a kernel; write the function in Python (@jit(device="
                          "True)), or the whole kernel in CUDA C++ (threadtile.RawKernel)")
-    if o["extensions"]:
-        raise ValueError(f"extensions={o['extensions']!r}: threadtile has no argument-handling "
-                         "extensions (numba's prepare_args); convert the arguments before "
-                         "the launch")
+    o["extensions"] = tuple(o["extensions"] or ())
+    for ext in o["extensions"]:
+        if not callable(getattr(ext, "prepare_args", None)):
+            raise ValueError(f"extensions: {ext!r} has no prepare_args(ty, val, *, stream, "
+                             "retr) method")
     if o["boundscheck"]:
         raise ValueError("boundscheck=True: kernels compiled for the GPU do not check their "
                          "indices; run the launch under threadtile.simulate(), which checks "
@@ -647,16 +683,6 @@ def _nvrtc_options(lineinfo: bool, fastmath: bool, max_registers, opts: dict) ->
     if max_registers:
         out.append(f"--maxrregcount={int(max_registers)}")
     return tuple(out)
-
-
-class _NoExtensions(list):
-    """``kernel.extensions``, numba's list of argument handlers: always empty here."""
-
-    def _refuse(self, *args):
-        raise TypeError("kernel.extensions: threadtile has no argument-handling extensions "
-                        "(numba's prepare_args); convert the arguments before the launch")
-
-    append = extend = insert = __iadd__ = __setitem__ = _refuse
 
 
 def _type_of(a) -> Type:

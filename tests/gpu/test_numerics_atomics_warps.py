@@ -55,6 +55,20 @@ def test_atomic_bits(target, rng, dtype):
         assert_chain(o[k], vh, init[k].item(), got[k].item(), op)
 
 
+@pytest.mark.parametrize("dtype", ["uint32", "uint64"])
+def test_atomic_inc_dec(target, dtype):
+    n, lim = 100, 7
+    init = np.array([3, 2], dtype)
+    res = target.to_device(init.copy())
+    olds = target.to_device(poison((2, n), dtype))
+    target.launch(atomics.atomic_wrap, cdiv(n, 64), 64, res,
+                  target.to_device(np.array([lim], dtype)), olds)
+    got, o = target.to_host(res), target.to_host(olds)
+    assert got.tolist() == [(3 + n) % (lim + 1), (2 - n) % (lim + 1)]
+    assert_chain(o[0], [lim] * n, 3, got[0].item(), lambda a, b: 0 if a >= b else a + 1)
+    assert_chain(o[1], [lim] * n, 2, got[1].item(), lambda a, b: b if a == 0 or a > b else a - 1)
+
+
 def test_shared_histogram(target, rng):
     n = 3000
     dh = rng.integers(0, 1000, n).astype(np.int32)

@@ -60,8 +60,20 @@ def atomic_counter_slots(out, counter):
         out[slot] = i
 
 
+@cuda.jit
+def atomic_wrap(res, limit, olds):
+    """res = [inc, dec] with a wrapping limit: inc resets to 0 past the limit, dec to the
+    limit at 0 or above it (CUDA's atomicInc/atomicDec, 64-bit ones too)."""
+    i = cuda.grid(1)
+    if i < olds.shape[1]:
+        olds[0, i] = cuda.atomic.inc(res, 0, limit[0])
+        olds[1, i] = cuda.atomic.dec(res, 1, limit[0])
+
+
 _n = 8
 EXAMPLES = {
+    "atomic_wrap": [example(np.zeros(2, dt), np.zeros(1, dt), np.zeros((2, _n), dt))
+                    for dt in (np.uint32, np.uint64)],
     "atomic_arith": [example(np.zeros(_n, dt), np.zeros(6, dt), np.zeros((6, _n), dt))
                      for dt in (np.int32, np.uint32, np.int64, np.uint64, np.float32,
                                 np.float64)],

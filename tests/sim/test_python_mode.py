@@ -181,3 +181,14 @@ def python_error(a):
 def test_a_python_exception_in_one_thread_reaches_the_caller():
     with simulate(mode="python"), pytest.raises(ZeroDivisionError):
         python_error[1, 4](np.zeros(4, np.int64))
+
+
+@pytest.mark.parametrize("mode", ["lockstep", "python"])
+def test_atomic_inc_dec_uint64(mode):
+    from kernels.atomics import atomic_wrap
+    res = np.array([3, 2], np.uint64)
+    olds = np.zeros((2, 20), np.uint64)
+    with simulate(mode=mode):
+        atomic_wrap[1, 32](res, np.array([7], np.uint64), olds)
+    assert res.tolist() == [(3 + 20) % 8, (2 - 20) % 8]
+    assert sorted(olds[0].tolist()) == sorted([(3 + k) % 8 for k in range(20)])

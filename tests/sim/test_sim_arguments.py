@@ -37,7 +37,7 @@ KINDS = {
     "a string": ("x", 4),
     "a list": ([1.0, 2.0], 4),
     "a dict for the size": (np.zeros(4, np.float32), {}),
-    "a complex array": (np.zeros(4, np.complex64), 4),
+    "a timedelta array": (np.zeros(4, "m8[s]"), 4),
     "an object array": (np.zeros(4, object), 4),
 }
 

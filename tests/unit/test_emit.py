@@ -41,7 +41,7 @@ def statement_after(source: str, path: str, marker: str) -> str:
 
 def test_names_come_from_the_python_source():
     src = body(lecture.matmul_static.cuda_source(*lecture.EXAMPLES["matmul_static"][0][0]))
-    for decl in ("__shared__ float ms[16][16];", "int32_t tr = int(threadIdx.y);",
+    for decl in ("__shared__ float ms[16][16];", "int64_t tr = (int64_t)threadIdx.y;",
                  "int64_t h = m.shape[0];", "float p = 0.0f;", "p = p + ms[tr][i] * ns[i][tc];",
                  "out(r, c) = p;"):
         assert decl in src
@@ -173,7 +173,8 @@ def test_python_division_only_where_the_sign_can_be_negative():
     src = body(language.pydivmod.cuda_source(*language.EXAMPLES["pydivmod"][0][0]))
     assert "tt::floordiv(a(i), b(i))" in src and "tt::pymod(a(i), b(i))" in src
     lanes = body(language.lanes.cuda_source(np.zeros((4, 3), np.int32)))
-    assert "out(i, 2LL) = t / 32;" in lanes  # t is a sum of thread indices: never negative
+    # t is a sum of thread indices: never negative, so C's division is Python's
+    assert "out(i, 2LL) = (int32_t)(t / 32LL);" in lanes
 
 
 def test_true_division_of_integers_keeps_a_float_operand():

@@ -184,7 +184,8 @@ def test_integer_promotions_in_kernels():
 
 
 def test_special_register_types():
-    assert locals_of(uk.specials, np.zeros(2)) == {"t": int32, "g": int64, "lane": int32}
+    # thread and block indices are int64 (numba's index arithmetic): no overflow past 2**31
+    assert locals_of(uk.specials, np.zeros(2)) == {"t": int64, "g": int64, "lane": int32}
 
 
 def test_math_floor_is_an_int_and_np_floor_a_float():

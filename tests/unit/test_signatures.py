@@ -11,6 +11,8 @@ import threadtile as cuda
 from threadtile import (
     Signature,
     bool_,
+    complex64,
+    complex128,
     float16,
     float32,
     float64,
@@ -82,11 +84,10 @@ def test_the_forms_numba_prints(text, args, ret):
 
 @pytest.mark.parametrize("text, why", [
     ("void(flaot32[:])", r"unknown type 'flaot32' \(did you mean 'float32'\?\)"),
-    ("void(complex64[:])", "complex numbers are not supported"),
-    ("(c16,)", "complex numbers are not supported"),
     ("void(float32*)", "pointers are not kernel arguments"),
     ("void(CPointer(float32))", "pointers are not kernel arguments"),
-    ("void(Record(a[type=int32;offset=0];4;False))", "record"),
+    ("void(Record(a[type=int32;offset=0];4;False", "Record\\( is not closed"),
+    ("void(Record(a[type=int33;offset=0];4;False))", "cannot read the record"),
     ("float32", "a signature is written"),
     ("void(float32[:]", r"expected '\)' at the end"),
     ("void(float32[1:])", r"expected ':' at '1' \(column 14\)"),
@@ -150,10 +151,19 @@ def test_numbas_own_type_objects():
     # threadtile's dtypes take numba's types as arguments too
     assert void(t.float32[:], int32).args == (t.float32[:], int32)
     assert sigs.signature(void(t.float32[:], int32)).args == (F32A, int32)
-    with pytest.raises(TypeError, match="complex numbers"):
-        sigs.signature((t.complex64[:],))
+    assert sigs.signature((t.complex64[:],)).args == (ArrayType(complex64, 1, "A"),)
     with pytest.raises(TypeError, match="pointers"):
         sigs.signature(t.void(t.CPointer(t.int32)))
+
+
+def test_complex_types_in_every_spelling():
+    assert sigs.parse("void(complex64[:], c16)").args == (ArrayType(complex64, 1, "A"),
+                                                          complex128)
+    assert sigs.parse("(c8,) -> complex128").return_type is complex128
+    assert sigs.signature(complex128(complex128)).args == (complex128,)
+    assert sigs.conversion(float32, complex64) == sigs.SAFE
+    assert sigs.conversion(complex64, complex128) == sigs.PROMOTE
+    assert sigs.conversion(complex128, float64) is None  # a complex never becomes a real
 
 
 def numba_dtypes(out, x):
@@ -266,7 +276,8 @@ def test_no_matching_definition_is_raised_before_anything_runs():
                                             r"type\(s\) .*; it was compiled for "
                                             r"\(int32\[::1\], int32, int32\)"):
             _launch(k, *args)
-    with pytest.raises(TypeError, match=r"type\(s\) complex128\[:\], complex128, complex128"):
+    with pytest.raises(TypeError, match=r"type\(s\) complex128\[::1\], complex128, "
+                                         r"complex128"):
         _launch(k, np.zeros(1, np.complex128), 1j, 1j)
     assert r[0] == 7
     with pytest.raises(TypeError, match="No matching definition"):  # without the simulator
@@ -470,7 +481,7 @@ def test_launch_bounds(bounds, text):
     ({"shared_memory_carveout": -2}, ValueError, "must be between -1 and 100"),
     ({"shared_memory_carveout": "InvalidOption"}, ValueError, "Invalid carveout value"),
     ({"link": ["f.cu"]}, ValueError, "does not link"),
-    ({"extensions": [object()]}, ValueError, "no argument-handling extensions"),
+    ({"extensions": [object()]}, ValueError, "has no prepare_args"),
     ({"boundscheck": True}, ValueError, "simulate"),
     ({"inline": "sometimes"}, ValueError, "'never', 'always'"),
     ({"no_such_option": 1}, TypeError, "unknown option no_such_option"),
@@ -488,11 +499,16 @@ def test_valid_carveouts(carveout):
     assert -1 <= k.numba_options["shared_memory_carveout"] <= 100
 
 
-def test_extensions_stay_empty():
+def test_extensions_are_a_list_given_by_jit():
     k = cuda.jit(fill)
     assert k.extensions == []
-    with pytest.raises(TypeError, match="no argument-handling extensions"):
-        k.extensions.append(object())
+
+    class Ext:
+        def prepare_args(self, ty, val, **kwargs):
+            return ty, val
+
+    e = Ext()
+    assert cuda.jit(extensions=[e])(fill).extensions == [e]
 
 
 def test_launch_bounds_are_for_kernels():

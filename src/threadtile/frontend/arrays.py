@@ -10,9 +10,11 @@ import ast
 from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
+from ..lang.records import RecordType
 from ..lang.types import ArrayType, bool_, int64
+from . import records
 from . import typing as ty
-from .values import Py, Tup, describe_value
+from .values import Py, ScalarMethod, Tup, describe_value
 
 if TYPE_CHECKING:
     from .lower import Lowerer
@@ -32,6 +34,10 @@ def array_attr(lw: Lowerer, arr: ir.Expr, attr: str, node):
         return size
     if attr == "dtype":
         return Py(at.dtype)
+    if attr == "copy":  # called in calls._scalar_method
+        return Py(ScalarMethod(arr, "copy"))
+    if isinstance(at.dtype, RecordType):  # r.x: a field (or an error listing the fields)
+        return records.field_value(lw, arr, attr, node)
     raise lw.unsupported(node, f"array attribute '{attr}'",
                          "arrays in kernels have .shape, .size, .ndim and .dtype")
 
@@ -41,6 +47,16 @@ def subscript_parts(lw: Lowerer, node: ast.Subscript, base=None):
     if not (isinstance(arr, ir.Expr) and isinstance(arr.type, ArrayType)):
         raise lw.unsupported(node.value, f"indexing {describe_value(arr)}")
     sl = node.slice
+    key = records.field_key(node)
+    if key is not None and isinstance(arr.type.dtype, RecordType):  # r['x']
+        return records.field_view(lw, arr, key, node), []
+    if isinstance(arr.type.dtype, RecordType) and arr.type.ndim == 0:  # r[0]: the first field
+        k = lw.expr(sl)
+        if isinstance(k, ir.Const) and isinstance(k.value, int):
+            names = arr.type.dtype.numpy.names
+            if not -len(names) <= k.value < len(names):
+                raise lw.error(node, f"field {k.value} of a record of {len(names)} fields")
+            return records.field_view(lw, arr, names[k.value], node), []
     parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
     idx = []
     for p in parts:
@@ -70,9 +86,12 @@ def indices(lw: Lowerer, arr: ir.Expr, idx: list, node) -> list[ir.Expr]:
 
 def index(lw: Lowerer, arr: ir.Expr, idx: list, node):
     at: ArrayType = arr.type
+    records.refuse_text(lw, arr, node)
     if len(idx) > at.ndim:
         raise lw.error(node, f"too many indices for a {at.ndim}-d array")
     if all(not isinstance(i, ast.Slice) for i in idx) and len(idx) == at.ndim:
+        if isinstance(at.dtype, RecordType):
+            return records.element(lw, arr, indices(lw, arr, idx, node), node)
         return ir.Load(at.dtype, lw.loc(node), arr, indices(lw, arr, idx, node))
     return slice_view(lw, arr, idx, node)
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import ast
 import builtins
+import enum
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..ir import nodes as ir
+from ..lang import bf16, coop, vectors
 from ..lang import thread as lt
+from ..lang.records import record_of
 from ..lang.types import (
     ArrayType,
     Scalar,
@@ -28,7 +31,7 @@ from ..lang.types import (
     uint32,
     void,
 )
-from . import funcs, mathcalls, tile_calls, tiles, tuples
+from . import bf16calls, complexes, funcs, mathcalls, tile_calls, tiles, tuples
 from . import typing as ty
 from .values import DeclRequest, Py, ScalarMethod, Tup, pyname
 
@@ -38,11 +41,22 @@ if TYPE_CHECKING:
 def special_attr(lw: Lowerer, obj, attr: str, node):
     """``threadIdx.x`` and friends; None when ``obj.attr`` is an ordinary Python attribute."""
     if isinstance(obj, lt.Dim3Reg) and attr in ("x", "y", "z"):
-        return ir.Special(int32, lw.loc(node), f"{obj._name}.{attr}")
+        # int64, as index arithmetic is in numba: blockIdx.x * blockDim.x + threadIdx.x cannot
+        # overflow on grids of more than 2**31 threads
+        loc = lw.loc(node)
+        return ir.Cast(int64, loc, ir.Special(int32, loc, f"{obj._name}.{attr}"))
     return None
 
 
 def subscript_static(lw: Lowerer, obj, node):
+    """``Color["red"]``: a member of an Enum class by its name."""
+    if isinstance(obj, enum.EnumMeta):
+        key = lw.expr(node.slice)
+        if not (isinstance(key, Py) and isinstance(key.obj, str)):
+            raise lw.error(node, f"{obj.__name__}[...] takes a member's name as a string")
+        if key.obj not in obj.__members__:
+            raise lw.error(node, f"{obj.__name__} has no member {key.obj!r}")
+        return Py(obj[key.obj])
     return None
 
 
@@ -59,6 +73,8 @@ def lower_call(lw: Lowerer, node: ast.Call):
         raise lw.error(node.func, f"{_what_called(f)} is not callable")
     obj = f.obj
     name = getattr(obj, "_threadtile_intrinsic", None)
+    if name is None and (alt := bf16.from_numba(obj)) is not None:
+        name = alt._threadtile_intrinsic  # numba's own bfloat16 functions
     if name is not None and name.startswith("tile."):
         return tile_calls.lower_call(lw, name, node, obj)
     if name is not None:
@@ -78,20 +94,64 @@ def lower_call(lw: Lowerer, node: ast.Call):
         if isinstance(a, ir.Expr) and isinstance(a.type, ArrayType):
             return ir.ArrayDim(int64, lw.loc(node), a, "shape", 0)
         raise lw.error(node, "len() of something that is not an array or tuple")
+    vt = obj if isinstance(obj, vectors.VectorType) else vectors.from_numba(obj)
+    if vt is not None:
+        return _vector(lw, vt, node)
     fn = funcs.python_function(obj)
     if fn is not None:
         return funcs.device_call(lw, obj, fn, node)
+    if complexes.is_builtin_complex(obj):
+        return complexes.make(lw, node)
+    cm = complexes.CMATH.get(id(obj))
+    if cm is not None:
+        return complexes.cmath_call(lw, cm, node)
     st = _cast_target(obj)
     if st is not None:
-        v = lw.scalar(_args(lw, node, 1)[0], node)
-        return ty.convert(v, st) if not (isinstance(v, ir.Const) and v.type == st) else v
+        v = _args(lw, node, 1)[0]
+        # np.float64(x), float32(x), numba's types: a typed value, never a weak literal (a
+        # literal through Python's own float()/int()/bool() is still a Python number)
+        strong = obj not in (builtins.float, builtins.int, builtins.bool)
+        if isinstance(v, Py) and isinstance(v.obj, str) and st.is_float:
+            try:  # float("nan"), float("inf"): a constant, as numba folds them
+                return ir.Const(st, lw.loc(node), float(v.obj), weak=not strong)
+            except ValueError:
+                raise lw.error(node, f"could not convert string to float: {v.obj!r}") from None
+        v = lw.scalar(v, node)
+        if isinstance(v, ir.Const) and v.type == st:
+            return ty.mark_weak(ir.Const(st, v.loc, v.value), False) if strong else v
+        out = ty.convert(v, st)
+        return ty.mark_weak(out, False) if strong else out
     hit = mathcalls.FUNCS.get(id(obj))
     if hit is not None:
-        return mathcalls.math_call(lw, hit[0], hit[1], node)
+        return mathcalls.math_call(lw, hit[0], hit[1], node, obj)
     v = funcs.builtin_call(lw, obj, node)
     if v is not None:
         return v
     raise funcs.refusal(lw, obj, node)
+
+
+def _coop(lw: Lowerer, name: str, node: ast.Call):
+    """``cg.this_grid()`` is the grid group, a compile-time object; a marker statement keeps
+    in the IR that the kernel asked for it, which makes it cooperative (numba's rule, even
+    without a ``sync()``). ``g.sync()`` is the grid barrier."""
+    _args(lw, node, 0)
+    call = ir.Call(void, lw.loc(node), name, [])
+    if name == "cg.grid_sync":
+        return call
+    lw.pre.append(ir.ExprStmt(call.loc, call))
+    return Py(coop.GRID)
+
+
+def _vector(lw: Lowerer, vt: vectors.VectorType, node: ast.Call) -> Tup:
+    """``float32x4(...)``: a namedtuple of the base type, from numbers and smaller vectors."""
+    if node.keywords:
+        raise lw.error(node, f"{vt.name}() takes its elements by position")
+    items = vectors.flatten([lw.expr(a) for a in node.args], lambda a: isinstance(a, Tup),
+                             lambda a: a.items)
+    if len(items) != vt.n:
+        raise lw.error(node, f"{vt.name}() takes {vt.n} elements (numbers or vectors), got "
+                             f"{len(items)}")
+    return Tup([ty.convert(lw.scalar(v, node), vt.base) for v in items], vt.fields)
 
 
 SCALAR_METHODS = ("bit_count", "conjugate")
@@ -100,8 +160,13 @@ SCALAR_METHODS = ("bit_count", "conjugate")
 def _scalar_method(lw: Lowerer, m: ScalarMethod, node: ast.Call):
     _args(lw, node, 0)
     x = m.base
+    if m.name == "copy":  # an array's .copy()
+        if x.type.space == "const":  # a global array, frozen: already a copy, read-only
+            return x
+        raise lw.error(node, "copying an array allocates one, which a kernel cannot",
+                       "copy it into a cuda.local.array(shape, dtype) in a loop")
     if m.name == "conjugate":
-        return x
+        return complexes.conjugate(lw, x, node) if x.type.is_complex else x
     if not x.type.is_int:
         raise lw.error(node, f"bit_count() needs an integer, got {x.type}")
     return ir.Cast(int64, lw.loc(node), ir.Call(int32, lw.loc(node), "popc", [x]))
@@ -175,6 +240,8 @@ def _intrinsic(lw: Lowerer, name: str, node: ast.Call):
         _args(lw, node, 0)
         t = uint32 if name in ("activemask", "lanemask_lt") else void
         return ir.Call(t, loc, name, [])
+    if name in ("cg.this_grid", "cg.grid_sync"):
+        return _coop(lw, name, node)
     if name in ("syncthreads_count", "syncthreads_and", "syncthreads_or"):
         (p,) = _args(lw, node, 1)
         return ir.Call(int32, loc, name, [lw.truth(p, node)])
@@ -185,6 +252,9 @@ def _intrinsic(lw: Lowerer, name: str, node: ast.Call):
     if name in ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync"):
         mask, value, lane = _args(lw, node, 3)
         v = lw.scalar(value, node)
+        if v.type.is_complex:  # numba's shuffles take no complex numbers either
+            raise lw.error(node, f"{name}() of a complex number is not supported",
+                           "shuffle its .real and .imag parts")
         if ty.is_weak(v):
             v = ty.convert(v, v.type)
         lane = ty.convert(lw.scalar(lane, node), int32)
@@ -192,7 +262,7 @@ def _intrinsic(lw: Lowerer, name: str, node: ast.Call):
     if name in ("all_sync", "any_sync", "eq_sync", "ballot_sync"):
         mask, pred = _args(lw, node, 2)
         t = uint32 if name == "ballot_sync" else int32
-        return ir.Call(t, loc, name, [_mask(lw, mask, node), lw.truth(pred, node)])
+        return ir.Call(t, loc, name, [_mask(lw, mask, node), _predicate(lw, pred, node)])
     if name in ("popc", "clz", "ffs", "brev"):
         (x,) = _args(lw, node, 1)
         x = lw.scalar(x, node)
@@ -220,18 +290,34 @@ def _intrinsic(lw: Lowerer, name: str, node: ast.Call):
         return _atomic(lw, name, node)
     if name in ("match_any_sync", "match_all_sync"):
         return _match(lw, name, node)
+    if name.startswith("bf16."):
+        return bf16calls.lower(lw, name[5:], node)
     if name.startswith("fp16."):
         return mathcalls.fp16(lw, name[5:], node)
     raise lw.error(node, f"{name}() is not supported yet")
 
 
 def _mask(lw, m, node) -> ir.Expr:
-    return ty.convert(lw.scalar(m, node), uint32)
+    """A warp operation's lane mask: an integer (numba's rule: not a bool, not a float)."""
+    m = lw.scalar(m, node)
+    if not m.type.is_int:
+        raise lw.error(node, f"the mask of a warp operation must be an integer, got {m.type}",
+                       "pass a lane mask such as 0xFFFFFFFF")
+    return ty.convert(m, uint32)
+
+
+def _predicate(lw, p, node) -> ir.Expr:
+    """A warp vote's predicate: an integer or a bool (numba's rule: not a float)."""
+    v = lw.scalar(p, node)
+    if not v.type.is_int and v.type.kind != "b":
+        raise lw.error(node, f"the predicate of a warp vote must be an integer or a bool, got "
+                             f"{v.type}", "compare it: x != 0")
+    return lw.truth(v, node)
 
 
 def _dtype(lw: Lowerer, d, node) -> Scalar:
     obj = d.obj if isinstance(d, Py) else d
-    st = scalar_of(obj) if not isinstance(obj, ir.Expr) else None
+    st = (scalar_of(obj) or record_of(obj)) if not isinstance(obj, ir.Expr) else None
     if st is None:
         raise lw.error(node, f"{pyname(obj) if not isinstance(obj, ir.Expr) else 'a value'} "
                              "is not a dtype", "use e.g. np.float32 or threadtile.float32")
@@ -242,6 +328,8 @@ def _shape(lw: Lowerer, s, node) -> tuple[int, ...]:
     items = s.items if isinstance(s, Tup) else [s]
     out = []
     for it in items:
+        if isinstance(it, ir.Var) and it.name in lw.literal_locals:
+            it = ir.Const(it.type, it.loc, lw.literal_locals[it.name])
         if not (isinstance(it, ir.Const) and isinstance(it.value, int)
                 and not isinstance(it.value, bool)):
             raise lw.error(node, "array shapes must be compile-time integer constants",
@@ -277,7 +365,7 @@ def _atomic(lw: Lowerer, name: str, node: ast.Call):
           "nanmin": "iuf"}[op]
     if at.dtype.kind not in ok or at.dtype.bits < 16 or (
             at.dtype.bits == 16 and not (op == "add" and at.dtype.is_float)) or (
-            op in ("inc", "dec") and at.dtype.bits != 32):
+            op in ("inc", "dec") and at.dtype.bits < 32):
         raise lw.error(node, f"atomic.{op}() does not support {at.dtype} arrays")
     if op in ("nanmax", "nanmin") and not at.dtype.is_float:
         name = f"atomic.{op[3:]}"  # integers have no NaN
@@ -342,4 +430,8 @@ def _pieces(lw: Lowerer, v, node) -> list:
                 out.append(f"{v.names[k]}=")
             out += _pieces(lw, x, node)
         return out + ([",)"] if len(v.items) == 1 and not v.names else [")"])
-    return [lw.scalar(v, node)]
+    x = lw.scalar(v, node)
+    if x.type.is_complex:  # numba's print has no complex numbers either
+        raise lw.error(node, "print() of a complex number is not supported in kernels",
+                       "print its parts: print(z.real, z.imag)")
+    return [x]

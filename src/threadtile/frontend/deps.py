@@ -17,6 +17,7 @@ import hashlib
 import numpy as np
 
 from ..errors import KernelCompileError
+from . import captured
 from .funcs import python_function
 from .source import MISSING, get_source, resolve_name
 
@@ -33,6 +34,10 @@ def fingerprint(obj) -> list:
     if isinstance(obj, np.ndarray):
         data = np.ascontiguousarray(obj)
         return ["a", data.dtype.str, list(data.shape), hashlib.sha1(data.tobytes()).hexdigest()]
+    cai = captured.interface(obj)
+    if cai is not None:  # a device array captured in place: its address is in the code
+        ptr, dtype, shape, strides = captured.geometry(cai)
+        return ["cai", ptr, dtype.str, list(shape), list(strides), bool(cai["data"][1])]
     fn = python_function(obj)
     if fn is not None:  # a function the kernel may call: its source is what it compiles to
         try:

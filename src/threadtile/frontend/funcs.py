@@ -16,12 +16,15 @@ import builtins
 import inspect
 import operator
 import types
+import weakref
 from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
+from ..lang.substitutes import substitute
 from ..lang.types import NoneType, Scalar, TupleType
 from . import tuples
 from . import typing as ty
+from .source import get_source
 from .values import Py, Tup, pyname
 
 if TYPE_CHECKING:
@@ -46,6 +49,7 @@ def python_function(obj) -> types.FunctionType | None:
     """The Python function a kernel may call as a device function, or None: a ``@jit``
     function, a plain function (not one of NumPy's or the standard library's), or the
     function behind a numba dispatcher (``py_func``)."""
+    obj = substitute(obj)  # another library's function threadtile implements (lang/substitutes)
     if getattr(obj, "_threadtile_kernel", False):
         return obj.py_func
     f = obj if isinstance(obj, types.FunctionType) else getattr(obj, "py_func", None)
@@ -109,11 +113,42 @@ def bind(lw: Lowerer, fn, args: list, kwargs: dict, node) -> list[tuple[str, obj
     return out
 
 
+_ARRAY_MAKERS = ("array", "array_like")
+
+
+def shape_params(fn) -> frozenset[str]:
+    """The parameters of ``fn`` read in the shape or dtype of a ``shared.array``,
+    ``local.array`` or ``const.array_like`` call. A call passing a compile-time integer for one
+    makes it a constant of that specialization (numba types such an argument as a literal), so
+    ``sm = cuda.shared.array(n, dtype)`` in a device function takes ``n`` from its caller;
+    other parameters stay runtime values."""
+    hit = _SHAPE_PARAMS.get(fn)
+    if hit is not None:
+        return hit
+    tree = get_source(fn).tree
+    params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
+    found: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and (
+                isinstance(n.func, ast.Attribute) and n.func.attr in _ARRAY_MAKERS
+                or isinstance(n.func, ast.Name) and n.func.id in _ARRAY_MAKERS):
+            for a in list(n.args) + [k.value for k in n.keywords]:
+                found |= {m.id for m in ast.walk(a) if isinstance(m, ast.Name)} & params
+    out = frozenset(found)
+    _SHAPE_PARAMS[fn] = out
+    return out
+
+
+_SHAPE_PARAMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def param_for(lw: Lowerer, fn, name: str, value, node, constant: bool
               ) -> tuple[ir.Param, ir.Expr | None]:
     """The callee's parameter for an argument, and the argument as the call passes it (None
     for a compile-time one)."""
     if constant:
+        if isinstance(value, Tup) and tuples.py_value(value) is not None:
+            return ir.Param(name, NoneType, tuples.py_value(value), True), None
         if not isinstance(value, ir.Const):
             raise lw.error(node, f"argument {name!r} of {fn.__name__}() is a Constant and needs "
                                  "a compile-time value")
@@ -190,8 +225,6 @@ def _namedtuple(lw: Lowerer, cls, node: ast.Call) -> Tup:
 
 _BUILTIN_HINTS = {
     "sum": "add the values in a loop: s = 0.0; for v in a: s += v",
-    "complex": "kernels have no complex numbers; keep the real and imaginary parts in two "
-               "floats",
     "list": "use a tuple, or local.array(shape, dtype) for a per-thread array",
     "dict": "kernels work on numbers, tuples and arrays",
     "set": "kernels work on numbers, tuples and arrays",

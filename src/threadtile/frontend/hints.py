@@ -26,11 +26,7 @@ HINTS = {
               "a kernel calls is compiled as a device function",
     "FunctionDef": "define it outside the kernel and call it: a Python function a kernel calls "
                    "is compiled as a device function",
-    "Try": "kernels cannot raise or catch exceptions; check conditions and return early",
-    "Raise": "kernels cannot raise; check conditions and return early, or write an error flag "
-             "into an array",
-    "Assert": "check the condition and write an error flag into an array, or run the kernel "
-              "under threadtile.simulate() to catch out-of-bounds indices",
+    "Try": "kernels cannot catch exceptions; check conditions and return early",
     "JoinedStr": "print(...) with several arguments: print('x =', x)",
     "With": None,
     "Global": "globals are read as compile-time constants; write results into arrays",

@@ -194,6 +194,12 @@ def _unrolled(lw: Lowerer, node: ast.For, items: list) -> list[ir.Stmt]:
         raise lw.error(node, "break/continue in a loop over a tuple of arrays or tuples",
                        "the loop is unrolled at compile time; use a flag variable")
     out: list[ir.Stmt] = []
+    t = node.target
+    if isinstance(t, ast.Name) and t.id in lw.tuples and items and isinstance(items[0], Tup) \
+            and len(items[0].items) != len(lw.tuples[t.id][0]):
+        # the loop binds its variable before every read in it: an earlier loop's tuples of
+        # another length (`for v in (a2, b2)` then `for v in (a3, b3)`) are forgotten
+        del lw.tuples[t.id]
     for it in items:
         out += lw.assign(node.target, it, node)
         out += lw.lower_body(node.body)

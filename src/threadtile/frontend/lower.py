@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import enum
 
 import numpy as np
 
 from ..errors import KernelCompileError
 from ..ir import nodes as ir
+from ..lang.records import RecordType
 from ..lang.thread import LaneReg
 from ..lang.types import (
     ArrayType,
@@ -27,7 +29,19 @@ from ..lang.types import (
     scalar_of,
     void,
 )
-from . import arrays, calls, flow, loops, operators, tiles, tuples
+from . import (
+    arrays,
+    calls,
+    captured,
+    complexes,
+    flow,
+    loops,
+    operators,
+    raising,
+    records,
+    tiles,
+    tuples,
+)
 from . import typing as ty
 from .deps import dotted
 from .hints import HINTS, describe_node
@@ -59,6 +73,7 @@ class Lowerer(ast.NodeVisitor):
         self.tile_names: dict[str, str] = {}  # tile variable -> its current version
         self.statics: dict[str, Py] = {}  # names bound to compile-time objects (aliases)
         self.local_names = _assigned_names(src.tree)
+        self.literal_locals = _literal_locals(src.tree)
         # statements that must run before the one being lowered (a call returning a tuple,
         # bound to a temporary so that it runs once); `lazy` contexts may not have any
         self.pre: list[ir.Stmt] = []
@@ -209,6 +224,10 @@ class Lowerer(ast.NodeVisitor):
             arr, idx = self.subscript_parts(target)
             return self.store(arr, idx, value, target)  # errors point at the element
         if isinstance(target, ast.Attribute):
+            base = self.expr(target.value)
+            if records.is_record_array(base):  # r.x = v
+                return self.store(records.field_view(self, base, target.attr, target), [], value,
+                                  target)
             raise self.unsupported(target, "assigning to an attribute",
                              "kernels can only assign to local variables and array elements")
         raise self.unsupported(target, "this assignment target")
@@ -306,11 +325,18 @@ class Lowerer(ast.NodeVisitor):
     def store(self, arr: ir.Expr, idx, value, node) -> list[ir.Stmt]:
         at = arr.type
         indices = self.indices(arr, idx, node)
+        if isinstance(arr, ir.Field) and (arr.text or not indices and at.ndim) and \
+                not at.readonly:
+            return records.copy_into(self, arr, value, node)  # r['arr'] = src
         if len(indices) != at.ndim:
             raise self.error(node, f"assigning to {len(indices)} of {at.ndim} axes of an array",
                              "index every axis (slice assignment is not supported)")
         if at.readonly:
-            raise self.error(node, "constant arrays are read-only")
+            raise self.error(node, "this array is read-only" + (
+                " (constant memory)" if at.space == "const" else " (a NumPy array whose "
+                "flags.writeable is False)"), "write into a writable array")
+        if isinstance(at.dtype, RecordType):
+            return records.store(self, arr, indices, value, node)
         value = self.scalar(value, node)
         return [ir.Store(self.loc(node), arr, indices, ty.convert(value, at.dtype))]
 
@@ -352,6 +378,12 @@ class Lowerer(ast.NodeVisitor):
     def visit_Continue(self, node):
         return ir.Continue(self.loc(node))
 
+    def visit_Raise(self, node: ast.Raise):
+        return raising.lower_raise(self, node)
+
+    def visit_Assert(self, node: ast.Assert):
+        return raising.lower_assert(self, node)
+
     def visit_Return(self, node: ast.Return):
         if node.value is None or (isinstance(node.value, ast.Constant)
                                   and node.value.value is None):
@@ -388,7 +420,10 @@ class Lowerer(ast.NodeVisitor):
 
     def scalar(self, v, node) -> ir.Expr:
         if isinstance(v, Py):
-            v = self.py_to_value(v.obj, node)
+            obj = v.obj
+            if isinstance(obj, enum.Enum) and type(obj.value) in (int, bool, float):
+                obj = obj.value  # an Enum member as a runtime value is its value (numba's)
+            v = self.py_to_value(obj, node)
         if isinstance(v, ir.Expr) and isinstance(v.type, TileType):
             return tiles.item(self, v, node)
         if not isinstance(v, ir.Expr) or not isinstance(v.type, Scalar) or v.type == void:
@@ -407,7 +442,9 @@ class Lowerer(ast.NodeVisitor):
         v = node.value
         if isinstance(v, (bool, int, float)):
             return ir.Const(ty.literal_type(v), self.loc(node), v, weak=True)
-        if isinstance(v, str):
+        if isinstance(v, complex):
+            return complexes.literal(v, self.loc(node))
+        if isinstance(v, (str, bytes)):  # bytes: a constant for a record's bytes field
             return Py(v)
         if v is None:
             return Py(None)
@@ -464,6 +501,9 @@ class Lowerer(ast.NodeVisitor):
                        tuple(getattr(obj, "_fields", ())))
         if isinstance(obj, np.ndarray):
             return self.spec.const_array(self, obj, node)
+        cai = captured.interface(obj)
+        if cai is not None:
+            return captured.captured_array(self, obj, cai, node)
         if isinstance(obj, LaneReg):
             return ir.Special(int32, self.loc(node), obj._name)
         return Py(obj)
@@ -497,6 +537,8 @@ class Lowerer(ast.NodeVisitor):
         if isinstance(base, ir.Expr) and isinstance(base.type, TileType):
             return tiles.tile_attr(self, base, attr, node)
         if isinstance(base, ir.Expr) and isinstance(base.type, Scalar):
+            if attr in ("real", "imag") and base.type.is_complex:
+                return complexes.part(self, base, attr, node)
             if attr in ("real",):
                 return base
             if attr == "imag":
@@ -635,6 +677,26 @@ def _assigned_names(tree: ast.FunctionDef) -> set[str]:
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             names.add(n.id)
     return names
+
+
+def _literal_locals(tree: ast.FunctionDef) -> dict[str, int]:
+    """Local names bound once, to an integer literal, by a statement of the function's own
+    body (``N = 100``): numba types them as literals, so they may size a shared or local
+    array."""
+    stores: dict[str, int] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
+    out = {}
+    for s in tree.body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(
+                s.targets[0], ast.Name) and isinstance(s.value, ast.Constant) and type(
+                s.value.value) is int:
+            name = s.targets[0].id
+            if stores.get(name) == 1 and name not in params:
+                out[name] = s.value.value
+    return out
 
 
 def _pos(node: ast.AST) -> dict:

@@ -19,7 +19,7 @@ import numpy as np
 from ..ir import nodes as ir
 from ..lang import thread as lt
 from ..lang.types import Scalar, TupleType, bool_, float16, float32, float64, int32, int64
-from . import tuples
+from . import complexes, tuples
 from . import typing as ty
 from .values import Tup
 
@@ -84,12 +84,23 @@ _register(builtins.pow, "pow", "builtin")
 _register(builtins.round, "round", "builtin")
 
 
+class _ComplexArgs(Exception):  # noqa: N818  (control flow, never seen by users)
+    """Raised by ``_args`` when an operand is complex: ``math_call`` hands the lowered
+    operands to complexes.py."""
+
+    def __init__(self, vals: list[ir.Expr]):
+        self.vals = vals
+
+
 def _args(lw: Lowerer, node: ast.Call, lo: int, hi: int) -> list[ir.Expr]:
     if node.keywords or not lo <= len(node.args) <= hi:
         want = f"{lo}" if lo == hi else f"{lo} or {hi}"
         raise lw.error(node, f"{ast.unparse(node.func)}() takes {want} positional "
                              f"argument{'s' if hi > 1 else ''}, got {len(node.args)}")
-    return [lw.scalar(lw.expr(a), a) for a in node.args]
+    vals = [lw.scalar(lw.expr(a), a) for a in node.args]
+    if any(complexes.is_complex(v) for v in vals):
+        raise _ComplexArgs(vals)
+    return vals
 
 
 def _float_type(vals: list[ir.Expr]) -> tuple[Scalar, bool]:
@@ -109,7 +120,15 @@ def _call(t: Scalar, loc, name: str, args: list[ir.Expr], more: list | None = No
     return ir.Cast(t, loc, call) if ct != t else call
 
 
-def math_call(lw: Lowerer, name: str, flavour: str, node: ast.Call):
+def math_call(lw: Lowerer, name: str, flavour: str, node: ast.Call, obj=None):
+    """``name(...)`` of ``node`` (``obj`` is the function called, where known)."""
+    try:
+        return _math_call(lw, name, flavour, node)
+    except _ComplexArgs as c:
+        return complexes.math_on_complex(lw, obj, name, flavour, node, c.vals)
+
+
+def _math_call(lw: Lowerer, name: str, flavour: str, node: ast.Call):
     loc = lw.loc(node)
     if name in ("min", "max"):
         return _minmax(lw, name, node)
@@ -190,6 +209,8 @@ def _minmax(lw: Lowerer, name: str, node: ast.Call) -> ir.Expr:
     if len(raw) < 2 or node.keywords:
         raise lw.error(node, f"{name}() takes two or more numbers in kernels")
     vals = [lw.scalar(v, node) for v in raw]
+    if any(complexes.is_complex(v) for v in vals):
+        raise lw.error(node, f"{name}() of complex numbers: they have no order")
     acc = vals[0]
     for v in vals[1:]:
         t, w = ty.unify(acc.type, ty.is_weak(acc), v.type, ty.is_weak(v))

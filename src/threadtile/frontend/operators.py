@@ -5,6 +5,7 @@ Operators on tiles are handed to tiles.py."""
 from __future__ import annotations
 
 import ast
+import enum
 from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
@@ -51,13 +52,17 @@ def binop(lw: Lowerer, op: str, a, b, node) -> ir.Expr:
     aw, bw = ty.is_weak(a), ty.is_weak(b)
     if op in ("<<", ">>", "&", "|", "^"):
         for v in (a, b):
-            if v.type.is_float:
+            if v.type.is_float or v.type.is_complex:
                 raise lw.error(node, f"operator {op} needs integers, got {v.type}")
+    if op in ("//", "%") and (a.type.is_complex or b.type.is_complex):
+        raise lw.error(node, f"operator {op} is not defined on complex numbers",
+                       "take the .real and .imag parts apart")
     if op == "**" and a.type.is_int and isinstance(b, ir.Const) and b.type.is_int \
             and b.value < 0:
         raise lw.error(node, "integers to negative integer powers are not allowed",
                        "make the base a float: 2.0 ** -1")
-    if op == "**" and b.type.is_int and isinstance(b, ir.Const) and not a.type.is_int:
+    if op == "**" and b.type.is_int and isinstance(b, ir.Const) and not a.type.is_int \
+            and not a.type.is_complex:
         t = a.type if not aw else ty.literal_type(a.value)
         res = ir.BinOp(t, loc, "**", a, b)
     else:
@@ -89,7 +94,7 @@ def unary(lw: Lowerer, node: ast.UnaryOp):
             return ir.Const(bool_, loc, not c.value)
         return ir.UnaryOp(bool_, loc, "not", c)
     op = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}[type(node.op)]
-    if op == "~" and v.type.is_float:
+    if op == "~" and (v.type.is_float or v.type.is_complex):
         raise lw.error(node, "operator ~ needs an integer")
     t = int64 if v.type == bool_ and op != "~" else v.type
     if isinstance(v, ir.Const):
@@ -118,6 +123,14 @@ def compare_chain(lw: Lowerer, node: ast.Compare):
     res = None
     for opn, comp in zip(node.ops, node.comparators):
         op = CMPOPS.get(type(opn))
+        if isinstance(opn, (ast.Is, ast.IsNot)) and isinstance(left, Py):
+            right = lw.expr(comp)
+            if isinstance(right, Py):  # `Color.red is Color.red`: identity of Python objects
+                same = left.obj is right.obj
+                c = ir.Const(bool_, lw.loc(node), same if isinstance(opn, ast.Is) else not same)
+                res = c if res is None else ir.Logical(bool_, lw.loc(node), "and", res, c)
+                left = right
+                continue
         if op is None:
             raise lw.unsupported(node, f"comparison {type(opn).__name__}",
                                  "`is`/`in` are not supported in kernels; use == and !=")
@@ -137,10 +150,19 @@ def compare_chain(lw: Lowerer, node: ast.Compare):
 def compare(lw: Lowerer, op, a, b, node) -> ir.Expr:
     if tiles.is_tile(a) or tiles.is_tile(b):
         return tiles.compare(lw, op, a, b, node)
+    if isinstance(a, Py) and isinstance(b, Py) and isinstance(a.obj, str) and \
+            isinstance(b.obj, str) and op in _CMPFOLD:  # `mode == "max"`: a constant
+        return ir.Const(bool_, lw.loc(node), bool(_CMPFOLD[op](a.obj, b.obj)))
+    if isinstance(a, Py) and isinstance(b, Py) and op in ("==", "!=") and isinstance(
+            a.obj, enum.Enum) and isinstance(b.obj, enum.Enum):  # Python's answer, folded
+        return ir.Const(bool_, lw.loc(node), (a.obj == b.obj) == (op == "=="))
     if isinstance(a, Py) and isinstance(b, Py) and op in ("==", "!="):
         return tiles.static_compare(lw, op, a, b, node)  # `x.dtype == ct.float32`
     a, b = lw.scalar(a, node), lw.scalar(b, node)
     t, _ = ty.unify(a.type, ty.is_weak(a), b.type, ty.is_weak(b))
+    if t.is_complex and op not in ("==", "!="):
+        raise lw.error(node, f"complex numbers have no order: {op} is not defined on them",
+                       "compare their abs() or their .real parts")
     if isinstance(a, ir.Const) and isinstance(b, ir.Const):
         return ir.Const(bool_, lw.loc(node), bool(_CMPFOLD[op](a.value, b.value)))
     return ir.Compare(bool_, lw.loc(node), op, ty.convert(a, t), ty.convert(b, t))

@@ -77,12 +77,22 @@ def get_source(fn) -> SourceInfo:
     # the body of an `if 1:` keeps every column as it is in the file.
     wrapped = bool(src_lines) and src_lines[0][:1] in (" ", "\t")
     parse_text = ("if 1:\n" + text) if wrapped else text
-    module = ast.parse(parse_text, filename=filename)
-    body = module.body[0].body if wrapped else module.body
-    tree = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    try:
+        module = ast.parse(parse_text, filename=filename)
+    except SyntaxError:
+        if fn.__name__ != "<lambda>":
+            raise
+        module = None  # a lambda inside a longer expression: its lines alone do not parse
+    if fn.__name__ == "<lambda>":
+        tree = _lambda_def(module, code, 1 if wrapped else 0)
+    else:
+        body = module.body[0].body if wrapped else module.body
+        tree = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+                    None)
     if tree is None or isinstance(tree, ast.AsyncFunctionDef):
         raise KernelCompileError(f"{fn.__qualname__!r} is not a plain `def` function",
-                                 hint="kernels are defined with def, not lambda or async def")
+                                 hint="kernels are defined with def, not async def; a lambda "
+                                      "must be the only one with its parameters on its line")
     file_lines = linecache.getlines(filename) or src_lines
     offset = first - 1 - (1 if wrapped else 0)
     info = SourceInfo(tree, filename, offset, file_lines, text)
@@ -108,6 +118,23 @@ def _no_source_hint(filename: str) -> str:
                 "name))")
     return (f"{filename} could not be read: define the kernel in a .py file that is still "
             "there when the kernel is compiled")
+
+
+def _lambda_def(module: ast.Module | None, code, shift: int) -> ast.FunctionDef | None:
+    """The lambda of ``code`` in ``module`` (the lines it starts on) as a ``def`` returning its
+    expression, or None when no lambda, or more than one, starts on its line with its
+    parameters (``inspect`` gives lines, not columns)."""
+    if module is None:
+        return None
+    names = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    found = [n for n in ast.walk(module) if isinstance(n, ast.Lambda) and n.lineno == 1 + shift
+             and [a.arg for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs] == names]
+    if len(found) != 1:
+        return None
+    lam = found[0]
+    ret = ast.copy_location(ast.Return(lam.body), lam.body)
+    tree = ast.FunctionDef(name="<lambda>", args=lam.args, body=[ret], decorator_list=[])
+    return ast.copy_location(tree, lam)
 
 
 def _cache_command_source(filename: str) -> str | None:

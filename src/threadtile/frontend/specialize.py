@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import KernelCompileError
 from ..ir import nodes as ir
 from ..lang import signatures as sigs
+from ..lang.records import record_of
 from ..lang.types import ArrayType, Scalar, scalar_of, void
 from . import funcs
 from . import typing as ty
@@ -61,6 +62,7 @@ class Specializer:
         self._device: dict[tuple, ir.Function] = {}
         self._lowering: set[int] = set()
         self.const_arrays: dict[int, ir.ArrayDecl] = {}
+        self.captured: dict[tuple, ir.ArrayDecl] = {}  # frontend/captured.py
         # (owner, dotted path) -> fingerprint of every global the lowering read, in the order
         # read; the owner of a device function's reads is the path that reached it
         self.deps: dict[tuple[str, str], list] = {}
@@ -82,6 +84,8 @@ class Specializer:
         self._names.clear()
 
     def func_name(self, base: str) -> str:
+        if not base.isidentifier():  # a lambda's "<lambda>"
+            base = "".join(c if c.isalnum() or c == "_" else "" for c in base) or "fn"
         n = self._func_names.get(base, 0)
         self._func_names[base] = n + 1
         return base if n == 0 else f"{base}_{n}"
@@ -89,7 +93,8 @@ class Specializer:
     def kernel(self, fn, params: list[ir.Param]) -> ir.Module:
         self._lowering.add(id(fn))
         k = lower_function(self, fn, params, True, self.func_name(fn.__name__))
-        return ir.Module(k, list(self.const_arrays.values()))
+        return ir.Module(k, list(self.const_arrays.values()),
+                         captured=list(self.captured.values()))
 
     def device_function(self, lw: Lowerer, callee, fn, bound: list[tuple[str, object]], node
                         ) -> tuple[ir.Function, list[ir.Expr]]:
@@ -97,6 +102,12 @@ class Specializer:
         ``@jit`` function or the function itself) for the arguments ``bound`` to its
         parameters (funcs.bind), and the arguments the call passes."""
         consts = constant_params(fn)
+        declared = getattr(callee, "declared_signatures", None)
+        if not declared:
+            shapes = funcs.shape_params(fn)
+            consts |= {n for n, a in bound if n in shapes and (
+                isinstance(a, ir.Const) and type(a.value) is int
+                or isinstance(a, funcs.Tup) and funcs.tuples.py_value(a) is not None)}
         params: list[ir.Param] = []
         call_args: list[ir.Expr] = []
         for pname, a in bound:
@@ -104,7 +115,6 @@ class Specializer:
             params.append(p)
             if arg is not None:
                 call_args.append(arg)
-        declared = getattr(callee, "declared_signatures", None)
         chosen = None
         if declared:  # jit(signatures, device=True): the arguments convert to one of them
             if len(call_args) != len(params):
@@ -141,7 +151,7 @@ class Specializer:
     def const_array(self, lw: Lowerer, arr: np.ndarray, node) -> ir.Expr:
         """A global NumPy array read by a kernel: frozen into constant memory (numba's rule)."""
         decl = self.const_arrays.get(id(arr))
-        st = scalar_of(arr.dtype)
+        st = scalar_of(arr.dtype) or record_of(arr.dtype)
         if st is None:
             raise lw.error(node, f"global array of dtype {arr.dtype} cannot be used in a kernel")
         if decl is None:

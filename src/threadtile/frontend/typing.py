@@ -8,11 +8,14 @@ assigned only from literals is weak too, until another assignment gives it a rea
 
 from __future__ import annotations
 
+from ..errors import KernelCompileError
 from ..ir.nodes import Cast, Const, Expr
 from ..lang.types import (
     ArrayType,
     Scalar,
     bool_,
+    complex64,
+    complex128,
     float32,
     float64,
     int64,
@@ -34,6 +37,8 @@ def literal_type(value) -> Scalar:
         return bool_
     if isinstance(value, int):
         return int64
+    if isinstance(value, complex):
+        return complex128
     return float64
 
 
@@ -52,29 +57,41 @@ def weak_with(weak: Scalar, strong: Scalar) -> Scalar:
         return strong
     if weak.is_int:
         return strong if strong.kind != "b" else int64
+    if weak.is_complex:  # `x * 1j`: the complex type of x's precision
+        if strong.is_complex:
+            return strong
+        return complex64 if strong.is_float and strong.bits <= 32 else complex128
     # weak float: keeps a float operand's type, an integer operand becomes float64
-    return strong if strong.is_float else float64
+    return strong if strong.is_float or strong.is_complex else float64
 
 
 def arith_type(op: str, a: Scalar, aw: bool, b: Scalar, bw: bool) -> tuple[Scalar, bool]:
     t, w = unify(a, aw, b, bw)
     if t == bool_ and op in "+-*//%**":
         t = int64
-    if op == "/" and not t.is_float:
+    if op == "/" and not (t.is_float or t.is_complex):
         t = float64
     return t, w
 
 
 def convert(e: Expr, t: Scalar) -> Expr:
-    """``e`` converted to ``t``: literals are folded, others wrapped in a Cast."""
+    """``e`` converted to ``t``: literals are folded, others wrapped in a Cast. A complex
+    number never converts to a real type (numba refuses it too): take ``.real`` or ``abs``."""
     if e.type == t:
         return e
+    if isinstance(e.type, Scalar) and e.type.is_complex and not t.is_complex:
+        raise KernelCompileError(f"a {e.type} value cannot become a {t}", loc=e.loc,
+                                 hint="take its .real or .imag, or abs() of it")
     if isinstance(e, Const) and isinstance(e.type, Scalar):
         return Const(t, e.loc, py_value(e.value, t), weak=False)
     return Cast(t, e.loc, e)
 
 
 def py_value(v, t: Scalar):
+    if t.is_complex:
+        import numpy as np  # noqa: PLC0415
+
+        return complex(np.complex64(v)) if t == complex64 else complex(v)
     if t.kind == "b":
         return bool(v)
     if t.is_int:

@@ -142,6 +142,20 @@ class Slice(Expr):
 
 
 @dataclass(eq=False)
+class Field(Expr):
+    """Field ``name`` of the records of ``array`` (a record array): a view of the same memory
+    with the field's dtype (``type``), the field's subarray ``shape`` appended to the array's
+    axes; ``offset`` is the field's byte offset in a record (lang/records.py). A bytes or
+    unicode field is its code units (uint8, or uint32 for UTF-32), the last axis."""
+
+    array: Expr
+    name: str
+    offset: int
+    shape: tuple[int, ...]
+    text: bool = False  # a bytes/unicode field seen as its code units (only assigned constants)
+
+
+@dataclass(eq=False)
 class Call(Expr):
     """An intrinsic (math, atomics, warp ops, barriers); ``name`` keys the intrinsic tables."""
 
@@ -272,6 +286,16 @@ class ArrayDecl(Stmt):
     init: Any = None
 
 
+@dataclass(frozen=True, eq=False)
+class Captured:
+    """The ``init`` of a captured global device array's declaration: its address and its
+    strides in elements, and the object itself (kept alive while the kernel may run)."""
+
+    ptr: int
+    strides: tuple[int, ...]
+    owner: Any = None
+
+
 @dataclass(eq=False)
 class Print(Stmt):
     """``print(...)``: texts and scalar values, concatenated (the frontend puts the spaces
@@ -338,6 +362,9 @@ class Module:
     # jit(launch_bounds=...): the most threads per block (, the fewest blocks per SM, the most
     # blocks per cluster), for a kernel whose block is not fixed
     launch_bounds: tuple[int, ...] | None = None
+    # global device arrays the kernel captured (``__cuda_array_interface__`` objects it read
+    # as globals): read and written in place, at the address they had when it was compiled
+    captured: list[ArrayDecl] = field(default_factory=list)
 
 
 def walk_stmts(body: list[Stmt]):

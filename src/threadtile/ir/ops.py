@@ -20,6 +20,7 @@ from ..lang.types import (
     Scalar,
     TileType,
     TupleType,
+    bfloat16,
     bool_,
     int32,
     int64,
@@ -78,6 +79,13 @@ def _sig(result, *args) -> Rule:
                 return f"operand {k} must be {a}, not {t}"
         return None
     return rule
+
+
+def _bitcast(e):
+    x = e.args[0].type
+    if not (isinstance(x, Scalar) and isinstance(e.type, Scalar) and x.bits == e.type.bits):
+        return "an operand and a result of the same width"
+    return None
 
 
 def _pred(e):
@@ -154,6 +162,52 @@ def _match(e):
     return None
 
 
+# complex numbers (docs/language.md, "Complex numbers"); "cmath.<name>" are Python's cmath
+# functions of one complex operand
+CMATH1 = ("sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+          "cosh", "tanh", "asinh", "acosh", "atanh")
+
+
+def _complex_of(e):
+    """(the parts' float type) x 2 -> complex: ``complex(a, b)``, ``cmath.rect``."""
+    t = e.type
+    if not (isinstance(t, Scalar) and t.is_complex) or any(a != t.real_type for a in _types(e)):
+        return "two floats -> the complex type of their precision"
+    return None
+
+
+def _part(e):
+    """complex -> its float type: ``z.real``, ``z.imag``, ``abs(z)``, ``cmath.phase(z)``."""
+    x = e.args[0].type
+    if not (isinstance(x, Scalar) and x.is_complex) or e.type != x.real_type:
+        return "a complex operand -> its parts' float type"
+    return None
+
+
+def _complex_same(e):
+    if not (isinstance(e.type, Scalar) and e.type.is_complex):
+        return "the result must be complex"
+    return _same(e)
+
+
+def _complex_pred(e):
+    if e.type != bool_ or not e.args[0].type.is_complex:
+        return "a complex operand and a bool result"
+    return None
+
+
+def _complex_ops() -> list[OpSpec]:
+    out = [OpSpec("complex", (2, 2), _complex_of, doc="complex(real, imag)"),
+           OpSpec("rect", (2, 2), _complex_of, doc="cmath.rect(r, phi)")]
+    out += [OpSpec(n, (1, 1), _part, doc="a part of a complex number") for n in (
+        "real", "imag", "cabs", "phase")]
+    out += [OpSpec("conj", (1, 1), _complex_same, doc="the complex conjugate")]
+    out += [OpSpec(n, (1, 1), _complex_pred, doc="complex predicate") for n in (
+        "cisnan", "cisinf", "cisfinite")]
+    out += [OpSpec(f"cmath.{n}", (1, 1), _complex_same, doc="cmath function") for n in CMATH1]
+    return out
+
+
 def _intrinsics() -> dict[str, OpSpec]:
     out: list[OpSpec] = []
     out += [OpSpec(n, (1, 1), _float_same, doc="math, float32 or float64") for n in _MATH1]
@@ -171,10 +225,20 @@ def _intrinsics() -> dict[str, OpSpec]:
                                                                                      "max")]
     out += [OpSpec("abs", (1, 1), _same, doc="absolute value")]
     out += [OpSpec("selp", (3, 3), _selp, doc="p ? a : b with both a and b evaluated")]
+    out += [OpSpec("raise", (1, 1), _sig(void, int32),
+                   doc="raise the exception of ir/raises.py's record (its index): the simulator "
+                       "raises it on the host, the GPU stops the thread")]
+    out += [OpSpec("bitcast", (1, 1), _bitcast, doc="the operand's bits as the result's type")]
+    out += [OpSpec(f"bf16_round_{m}", (1, 1), _sig(bfloat16), doc=f"a number to bfloat16, "
+                   f"rounded {d}") for m, d in (("rz", "towards zero"), ("rd", "down"),
+                                                ("ru", "up"))]
     out += [OpSpec(n, (1, 1), _bits, doc="bit counting/reversal") for n in ("popc", "clz",
                                                                            "ffs", "brev")]
     out += [OpSpec(n, (0, 0), _sig(void), doc="barrier / fence") for n in (
         "syncthreads", "threadfence", "threadfence_block", "threadfence_system")]
+    out += [OpSpec("cg.this_grid", (0, 0), _sig(void),
+                   doc="marks a cooperative kernel (cg.this_grid()); does nothing")]
+    out += [OpSpec("cg.grid_sync", (0, 0), _sig(void), doc="barrier of the whole grid")]
     out += [OpSpec(n, (0, 0), _sig(uint32), doc="lane mask") for n in ("activemask",
                                                                        "lanemask_lt")]
     out += [OpSpec(n, (1, 1), _sig(int32, bool_), doc="barrier with a predicate") for n in (
@@ -189,6 +253,7 @@ def _intrinsics() -> dict[str, OpSpec]:
         "match_any_sync", "match_all_sync")]
     out += [OpSpec(f"atomic.{n}", (3, 3) if n == "cas" else (2, 2), _atomic,
                    doc="read-modify-write of one array element; the old value") for n in ATOMICS]
+    out += _complex_ops()
     return {s.name: s for s in out}
 
 

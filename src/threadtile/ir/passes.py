@@ -12,6 +12,7 @@ from ..lang.types import TileType, void
 from . import nodes as ir
 from . import tiling
 from .kloop import fuse_k_loops
+from .resources import check_static_shared
 from .verify import verify
 
 
@@ -32,6 +33,9 @@ def run(module: ir.Module) -> None:
         # loads, casts and mma the match looks for.
         if module.threads:
             fuse_k_loops(f, module.threads)
+    # Static shared memory over the 48 KiB a block may declare is refused at the declaration
+    # that crosses it (ptxas would report it against the generated C++, after NVRTC ran).
+    check_static_shared(module)
     # Last, every operation against its typing rule (ir/ops.py): a pass that broke one is a
     # compiler bug, reported here rather than as wrong C++ or a crash in the simulator.
     verify(module)

@@ -29,6 +29,7 @@ import re
 
 import numpy as np
 
+from .records import RecordType, parse_record
 from .types import (
     ArrayType,
     Scalar,
@@ -37,6 +38,8 @@ from .types import (
     Type,
     bfloat16,
     bool_,
+    complex64,
+    complex128,
     float16,
     float32,
     float64,
@@ -76,13 +79,12 @@ NAMES: dict[str, Scalar] = {
     "bfloat16": bfloat16, "__nv_bfloat16": bfloat16,
     "float32": float32, "f4": float32,
     "float64": float64, "f8": float64, "double": float64,
+    "complex64": complex64, "c8": complex64, "complex128": complex128, "c16": complex128,
     "void": void, "none": void,
 }
 
 # numba's types that kernels cannot take, and why
 _REFUSED = {
-    **dict.fromkeys(("complex64", "complex128", "c8", "c16"),
-                    "complex numbers are not supported in kernels"),
     **dict.fromkeys(("CPointer", "voidptr", "RawPointer"),
                     "pointers are not kernel arguments in threadtile: pass the array itself"),
     **dict.fromkeys(("Record", "NestedArray"),
@@ -192,6 +194,11 @@ class _Parser:
         if not (name[0].isalpha() or name[0] == "_"):
             self.i -= 1
             raise _Bad(f"expected a type {self.where()}")
+        if name == "unaligned":  # numba prints arrays of packed records so: same layout here
+            t = self.type()
+            if not isinstance(t, ArrayType):
+                raise _Bad("'unaligned' qualifies an array type")
+            return t
         if name == "readonly":
             t = self.type()
             if not isinstance(t, ArrayType):
@@ -217,11 +224,36 @@ class _Parser:
                 items = self.types(")")
             t = TupleType(tuple(items))
         else:
-            t = self.scalar(name)
+            self.i -= 1
+            t = self.element()
         while self.peek() in ("[", "*"):
             if self.accept("*"):
                 raise _Bad(f"{spell_type(t)}*: " + _REFUSED["CPointer"])
             t = self.subscript(t)
+        if isinstance(t, RecordType):  # a record by itself: the kernel takes it as a 0-d array
+            t = ArrayType(t, 0, "C")
+        return t
+
+    def element(self):
+        """An array's dtype: a scalar, or numba's ``Record(...)`` (a structured dtype)."""
+        name = self.next()
+        if name != "Record" or self.peek() != "(":
+            return self.scalar(name)
+        start = self.toks[self.i][1]
+        depth, end = 0, None
+        for k in range(start, len(self.text)):
+            depth += {"(": 1, ")": -1}.get(self.text[k], 0)
+            if depth == 0:
+                end = k
+                break
+        if end is None:
+            raise _Bad("Record( is not closed")
+        try:
+            t = parse_record(self.text[start + 1:end])
+        except ValueError as e:
+            raise _Bad(str(e)) from None
+        while self.i < len(self.toks) and self.toks[self.i][1] <= end:
+            self.i += 1
         return t
 
     def scalar(self, name: str) -> Scalar:
@@ -247,6 +279,8 @@ class _Parser:
             if not self.accept(","):
                 break
         self.expect("]")
+        if isinstance(t, RecordType):
+            return ArrayType(t, len(dims), "C" if dims[-1].step == 1 else "A")
         if not isinstance(t, Scalar):
             raise _Bad(f"{spell_type(t)}[...]: arrays hold scalars")
         try:
@@ -257,7 +291,7 @@ class _Parser:
     def array(self, name: str) -> ArrayType:
         # numba prints array(float32, 2d, C) and writes Array(float32, 2, 'C', False, ...)
         self.expect("(")
-        dtype = self.scalar(self.next())
+        dtype = self.element()
         self.expect(",")
         ndim = self.number()
         if name == "array":
@@ -278,6 +312,8 @@ class _Parser:
             elif key == "readonly":
                 readonly = True
         self.expect(")")
+        if isinstance(dtype, RecordType):
+            return ArrayType(dtype, ndim, "C" if layout == "C" else "A", readonly=readonly)
         if ndim < 1 or dtype.kind == "v":
             raise _Bad(f"{name}({dtype}, {ndim}): kernels take arrays of 1 or more dimensions "
                        "of a scalar dtype")
@@ -428,6 +464,12 @@ def conversion(src: Type, dst: Type, *, casts: bool = False) -> int | None:
 def _scalar(src: Scalar, dst: Scalar, casts: bool) -> int | None:
     if "v" in (src.kind, dst.kind) or "tfloat32" in (src.name, dst.name):
         return None
+    if src.is_complex or dst.is_complex:  # a complex number never becomes a real one
+        if not dst.is_complex:
+            return None
+        if src.is_complex:
+            return PROMOTE if dst.bits > src.bits else UNSAFE
+        return SAFE
     if src.kind == "b":
         return SAFE
     if dst.kind == "b" or (src.is_float and dst.is_int):
@@ -479,6 +521,8 @@ def convert(value, t: Scalar):
     float rounds to ``t``, a bool stays one."""
     if t.kind == "b":
         return np.bool_(value)
+    if t.is_complex:
+        return t.numpy.type(value)
     if t.is_int:
         v = int(value) & ((1 << t.bits) - 1)
         if t.kind == "i" and v >= 1 << (t.bits - 1):

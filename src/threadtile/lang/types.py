@@ -14,7 +14,10 @@ Arithmetic promotion (see docs/language.md, "Numbers"):
 - two integers: the wider one; mixed signedness gives the signed type of the larger width;
 - an integer and a float: the float's type (as in C), so float32 code stays float32;
 - two floats: the wider one; float16 with bfloat16 gives float32;
-- Python literals are *weak* (NumPy's NEP 50): ``x * 0.5`` keeps ``x``'s type.
+- a complex and a real: the complex type wide enough for the real's float (complex64 with
+  float64 is complex128; with an integer, complex64 stays complex64, as float32 does);
+- Python literals are *weak* (NumPy's NEP 50): ``x * 0.5`` keeps ``x``'s type, ``x * 1j``
+  is complex64 for a float32 ``x``.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ import numpy as np
 __all__ = [
     "Type", "Scalar", "ArrayType", "TupleType", "TileType", "NoneType", "tfloat32",
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "void", "SCALARS", "scalar_of", "promote",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "void", "SCALARS",
+    "scalar_of", "promote",
     "Signature", "spell", "is_type_like", "is_numba_type",
 ]
 
@@ -41,7 +45,7 @@ class Scalar(Type):
 
     name: str
     cname: str
-    kind: str  # 'b' bool, 'i' signed, 'u' unsigned, 'f' float
+    kind: str  # 'b' bool, 'i' signed, 'u' unsigned, 'f' float, 'c' complex
     bits: int
 
     def __repr__(self) -> str:
@@ -106,7 +110,16 @@ class Scalar(Type):
 
     @property
     def is_signed(self) -> bool:
-        return self.kind in "if"
+        return self.kind in "ifc"
+
+    @property
+    def is_complex(self) -> bool:
+        return self.kind == "c"
+
+    @property
+    def real_type(self) -> Scalar:
+        """The type of a complex number's parts (float32 for complex64); a real type's own."""
+        return (float32 if self.bits == 64 else float64) if self.kind == "c" else self
 
 
 bool_ = Scalar("bool", "bool", "b", 8)
@@ -122,6 +135,9 @@ float16 = Scalar("float16", "__half", "f", 16)
 bfloat16 = Scalar("bfloat16", "__nv_bfloat16", "f", 16)
 float32 = Scalar("float32", "float", "f", 32)
 float64 = Scalar("float64", "double", "f", 64)
+# complex numbers: two floats (threadtile.h's tt::complex<T>, laid out as NumPy's complex)
+complex64 = Scalar("complex64", "tt::complex<float>", "c", 64)
+complex128 = Scalar("complex128", "tt::complex<double>", "c", 128)
 void = Scalar("void", "void", "v", 0)
 # TensorFloat-32: a float32 rounded to 10 mantissa bits, what tensor cores read for float32
 # inputs. Only tiles have it (``x.astype(tfloat32)`` before ``mma``); no array holds it.
@@ -129,10 +145,11 @@ tfloat32 = Scalar("tfloat32", "tt::tile::tf32", "f", 32)
 
 SCALARS: dict[str, Scalar] = {
     t.name: t for t in (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                        float16, bfloat16, float32, float64)
+                        float16, bfloat16, float32, float64, complex64, complex128)
 }
 _ALIASES = {"bool_": bool_, "float": float64, "int": int64, "half": float16, "double": float64,
-            "intp": int64, "uintp": uint64, "byte": int8, "float_": float64}
+            "intp": int64, "uintp": uint64, "byte": int8, "float_": float64,
+            "complex": complex128, "complex_": complex128, "c8": complex64, "c16": complex128}
 
 
 def scalar_of(obj) -> Scalar | None:
@@ -146,6 +163,8 @@ def scalar_of(obj) -> Scalar | None:
         return int64
     if obj is float:
         return float64
+    if obj is complex:
+        return complex128
     if isinstance(obj, str):
         return SCALARS.get(obj) or _ALIASES.get(obj)
     if is_numba_type(obj):  # numba.cuda.types.float32...: by what it prints
@@ -160,6 +179,8 @@ def scalar_of(obj) -> Scalar | None:
         return None
     if dt.name == "bfloat16":
         return bfloat16
+    if not dt.isnative:  # '>f4' on a little-endian machine: kernels read native order only
+        return None
     return SCALARS.get(dt.name)
 
 
@@ -171,6 +192,9 @@ def promote(a: Scalar, b: Scalar) -> Scalar:
         return b if b.kind != "b" else a
     if b.kind == "b":
         return a
+    if a.is_complex or b.is_complex:
+        bits = max(x.real_type.bits if x.kind in "cf" else 0 for x in (a, b))
+        return complex128 if bits > 32 else complex64
     if a.is_float or b.is_float:
         if a.is_float and b.is_float:
             if a.bits == b.bits:  # float16 with bfloat16

@@ -125,6 +125,8 @@ def param_format(p: Param) -> tuple[str, int, int]:
     """(``struct`` format, size, alignment) of one parameter."""
     if isinstance(p, ArrayType):
         return "Q" + "q" * (2 * p.ndim), 8 + 16 * p.ndim, 8
+    if isinstance(p, Scalar) and p.is_complex:  # two floats, aligned as the pair (complex.h)
+        return ("2f", 8, 8) if p.bits == 64 else ("2d", 16, 16)
     if isinstance(p, Scalar):
         c = struct_code(p)
         n = struct.calcsize("<" + c)
@@ -225,12 +227,13 @@ def check_count(entry: str, n: int, got: int) -> None:
         raise TypeError(f"kernel {entry!r} takes {n} argument{_s(n)}, got {got}")
 
 
-def convert_scalar(info, p: Scalar, where: str) -> bool | int | float:
+def convert_scalar(info, p: Scalar, where: str) -> bool | int | float | complex:
     """The packable value of scalar argument ``info`` for parameter type ``p``: a bool takes a
     bool, an integer an int or bool, a float any number; anything else is a TypeError."""
     src = info.dtype
     ok = (p.kind == "b" and src.kind == "b") or (
-        p.kind in "iu" and src.kind in "biu") or (p.kind == "f" and src.kind in "biuf")
+        p.kind in "iu" and src.kind in "biu") or (p.kind == "f" and src.kind in "biuf") or (
+        p.kind == "c" and src.kind in "biufc")
     if not ok:
         raise TypeError(f"{where} must be a {p} scalar, got {info.value!r} ({src}): "
                         f"a {src} does not convert to {p} without losing its meaning")
@@ -240,6 +243,8 @@ def convert_scalar(info, p: Scalar, where: str) -> bool | int | float:
         return info.flat[0] if src.name == "bfloat16" else bf16_bits(float(v))
     if p.kind == "f":
         return float(v)
+    if p.kind == "c":
+        return complex(v)
     if p.kind == "b":
         return bool(v)
     return int(v)
@@ -263,7 +268,8 @@ def _param_values(p, info, entry: str, i: int):
         if info.kind != "scalar":
             raise TypeError(f"{_where(entry, i)} must be a {p} scalar, got a {info.ndim}-d "
                             f"array of {info.dtype}")
-        return (convert_scalar(info, p, _where(entry, i)),)
+        v = convert_scalar(info, p, _where(entry, i))
+        return (v.real, v.imag) if p.is_complex else (v,)
     if isinstance(p, TupleType):
         if info.kind != "tuple" or len(info.value) != len(p.items):
             raise TypeError(f"{_where(entry, i)} must be a tuple of {len(p.items)} "

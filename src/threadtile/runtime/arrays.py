@@ -31,7 +31,18 @@ import threading
 
 import numpy as np
 
-from ..lang.types import ArrayType, Scalar, TupleType, Type, bool_, float64, int64, scalar_of
+from ..lang.records import record_of
+from ..lang.types import (
+    ArrayType,
+    Scalar,
+    TupleType,
+    Type,
+    bool_,
+    complex128,
+    float64,
+    int64,
+    scalar_of,
+)
 from . import driver
 
 __all__ = ["ArgInfo", "HOST", "describe", "describe_all", "describe_host", "type_key",
@@ -79,18 +90,21 @@ def type_key(t) -> int:
     return k
 
 
-def array_type(dtype: Scalar, ndim: int, layout: str) -> tuple[ArrayType, int]:
-    """The interned ``(ArrayType, key)`` for a global, writable array."""
-    ent = _ARRAY_TYPES.get((dtype, ndim, layout))
+def array_type(dtype: Scalar, ndim: int, layout: str, readonly: bool = False
+               ) -> tuple[ArrayType, int]:
+    """The interned ``(ArrayType, key)`` for a global array (writable unless ``readonly``: a
+    NumPy array whose ``flags.writeable`` is False, which kernels may read only)."""
+    ent = _ARRAY_TYPES.get((dtype, ndim, layout, readonly))
     if ent is None:
-        t = ArrayType(dtype, ndim, layout)
-        ent = _ARRAY_TYPES.setdefault((dtype, ndim, layout), (t, type_key(t)))
+        t = ArrayType(dtype, ndim, layout, readonly=readonly)
+        ent = _ARRAY_TYPES.setdefault((dtype, ndim, layout, readonly), (t, type_key(t)))
     return ent
 
 
 _INT_KEY = type_key(int64)
 _FLOAT_KEY = type_key(float64)
 _BOOL_KEY = type_key(bool_)
+_COMPLEX_KEY = type_key(complex128)
 
 
 def _c_strides(shape: tuple) -> tuple:
@@ -122,13 +136,24 @@ def _where(index, name) -> str:
 
 
 def _unsupported_dtype(dt, index, name) -> TypeError:
+    if isinstance(dt, np.dtype) and not dt.isnative and scalar_of(dt.newbyteorder("=")):
+        return TypeError(f"{_where(index, name)} has dtype {dt.str}, in non-native byte order, "
+                         "which kernels do not read: convert it first, "
+                         "a.astype(a.dtype.newbyteorder('='))")
     return TypeError(f"{_where(index, name)} has dtype {dt}, which kernels do not support "
-                     "(supported: bool, int8-64, uint8-64, float16, bfloat16, float32, float64)")
+                     "(supported: bool, int8-64, uint8-64, float16, bfloat16, float32, float64, "
+                     "complex64, complex128)")
 
 
 def _scalar_for(dt, index, name) -> Scalar:
     s = _DTYPE_SCALARS.get(dt)
     if s is None:
+        if getattr(dt, "names", None) is not None:
+            # not cached: NumPy's dtypes call an aligned record and its packed twin equal
+            s = record_of(dt)
+            if s is None:
+                raise _unsupported_dtype(dt, index, name)
+            return s
         s = scalar_of(dt)
         if s is None:
             raise _unsupported_dtype(dt, index, name)
@@ -207,6 +232,11 @@ def _describe_float(v, index, name):
                           float64, (v,), None))
 
 
+def _describe_complex(v, index, name):
+    return _new(ArgInfo, ("scalar", complex128, 0, "", 0, (), (), v, None, -1, _COMPLEX_KEY,
+                          complex128, (v.real, v.imag), None))
+
+
 def _describe_bool(v, index, name):
     return _new(ArgInfo, ("scalar", bool_, 0, "", 0, (), (), v, None, -1, _BOOL_KEY, bool_,
                           (v,), None))
@@ -221,11 +251,34 @@ def _np_scalar_handler(tp: type, index, name):
         def handler(v, index, name):
             return _new(ArgInfo, ("scalar", s, 0, "", 0, (), (), v, None, -1, key, s,
                                   (bf16_bits(v),), None))
+    elif s.is_complex:
+        def handler(v, index, name):
+            return _new(ArgInfo, ("scalar", s, 0, "", 0, (), (), v, None, -1, key, s,
+                                  (v.real, v.imag), None))
     else:
         def handler(v, index, name):
             return _new(ArgInfo, ("scalar", s, 0, "", 0, (), (), v, None, -1, key, s, (v,),
                                   None))
     return handler
+
+
+def record_array(rec: np.void) -> np.ndarray:
+    """A record passed by itself (``np.record``/``np.void``, numba's ``Record`` argument) as the
+    0-d array over its memory: the kernel reads and writes the record in place, as numba's
+    copy to the device and back does. A record that owns its memory (made by hand, not taken
+    from an array) is copied: what the kernel writes to it is not seen."""
+    base = rec.base if isinstance(getattr(rec, "base", None), np.ndarray) else None
+    if base is not None and base.flags.c_contiguous and base.flags.writeable:
+        off = rec.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        if 0 <= off <= base.nbytes - rec.dtype.itemsize:
+            raw = base.reshape(-1).view(np.uint8)
+            return raw[off:off + rec.dtype.itemsize].view(np.dtype((np.void, rec.dtype)))[0:1] \
+                .reshape(())
+    return np.array(rec, dtype=np.dtype((np.void, rec.dtype)))
+
+
+def _describe_record(v, index, name):
+    return _describe_numpy(record_array(v), index, name)
 
 
 def _describe_tuple(obj, index, name, item=None):
@@ -261,6 +314,18 @@ def bf16_bits(v) -> int:
     return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
 
 
+def _record_dtype(obj, cai: dict, typestr: str) -> np.dtype:
+    """The structured dtype of a ``|V<n>`` interface: the object's own dtype (a DeviceArray of
+    records keeps NumPy's, alignment included), else the interface's ``descr``."""
+    own = getattr(obj, "dtype", None)
+    if isinstance(own, np.dtype) and own.names is not None and own.str == typestr:
+        return own
+    descr = cai.get("descr")
+    if descr and not (len(descr) == 1 and descr[0][0] == ""):
+        return np.dtype([tuple(d) for d in descr])
+    return np.dtype(typestr)
+
+
 def _describe_cai(obj, index, name, sync: bool = True):
     """An object with a ``__cuda_array_interface__``. ``sync``: wait for the stream the
     interface names, if any, as numba does before a launch reads the array (the producer may
@@ -274,7 +339,10 @@ def _describe_cai(obj, index, name, sync: bool = True):
     typestr = cai["typestr"]
     dt = _TYPESTR.get(typestr)
     if dt is None:
-        dt = _TYPESTR.setdefault(typestr, np.dtype(typestr))
+        if typestr[1:2] == "V":  # records: the layout is the object's dtype, or the descr
+            dt = _record_dtype(obj, cai, typestr)
+        else:
+            dt = _TYPESTR.setdefault(typestr, np.dtype(typestr))
     s = _scalar_for(dt, index, name)
     shape = tuple(int(n) for n in cai["shape"])
     ptr = int(cai["data"][0] or 0)
@@ -331,7 +399,7 @@ def _describe_numpy(a, index, name):
     shape = a.shape
     # The launcher passes a C-contiguous device copy, so the kernel sees layout 'C'.
     strides = _c_strides(shape)
-    t, key = array_type(s, a.ndim, "C")
+    t, key = array_type(s, a.ndim, "C", not a.flags.writeable)
     return _new(ArgInfo, ("array", s, a.ndim, "C", 0, shape, strides, None, a, HOST, key, t,
                           (0, *shape, *strides), None))
 
@@ -346,6 +414,7 @@ _HANDLERS: dict = {
     int: _describe_int,
     float: _describe_float,
     bool: _describe_bool,
+    complex: _describe_complex,
     np.ndarray: _describe_numpy,
 }
 
@@ -375,6 +444,10 @@ def _classify(obj, index, name):
             handler = _describe_int
         elif isinstance(obj, float):
             handler = _describe_float
+        elif isinstance(obj, complex) and not isinstance(obj, np.generic):
+            handler = _describe_complex
+        elif isinstance(obj, np.void):
+            handler = _describe_record
         elif isinstance(obj, np.generic):
             handler = _np_scalar_handler(tp, index, name)
         elif _has(obj, "__cuda_array_interface__"):
@@ -468,7 +541,7 @@ def _describe_host_array(a, index, name) -> ArgInfo | None:
     item = a.itemsize
     strides = tuple(x // item for x in a.strides)
     layout = "C" if a.flags.c_contiguous else "A"
-    t, key = array_type(s, a.ndim, layout)
+    t, key = array_type(s, a.ndim, layout, not a.flags.writeable)
     return _new(ArgInfo, ("array", s, a.ndim, layout, 0, a.shape, strides, None, a, HOST, key,
                           t, (0, *a.shape, *strides), None))
 
@@ -488,6 +561,10 @@ def kernel_type(value) -> Type:
         return scalar_of(int)
     if isinstance(value, float):
         return scalar_of(float)
+    if isinstance(value, complex) and not isinstance(value, np.generic):
+        return scalar_of(complex)
+    if isinstance(value, np.void):
+        return ArrayType(_scalar_for(value.dtype, None, None), 0, "C")
     if isinstance(value, np.generic):
         return scalar_of(value.dtype)
     if isinstance(value, TupleType):
@@ -496,7 +573,7 @@ def kernel_type(value) -> Type:
         return TupleType(tuple(kernel_type(v) for v in value),
                          tuple(getattr(value, "_fields", ())))
     if hasattr(value, "dtype") and hasattr(value, "ndim"):
-        st = scalar_of(value.dtype)
+        st = scalar_of(value.dtype) or record_of(value.dtype)
         if st is None:
             raise TypeError(f"arrays of dtype {value.dtype} are not supported in kernels")
         return ArrayType(st, value.ndim, "C" if _c_contiguous(value) else "A")

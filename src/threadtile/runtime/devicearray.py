@@ -31,6 +31,7 @@ import operator
 
 import numpy as np
 
+from ..lang.records import record_of
 from ..lang.types import scalar_of
 from . import driver, mode, streams
 from .arrays import ArgInfo, _describe_dlpack, _where, array_type, register_handler
@@ -117,7 +118,7 @@ class DeviceArray:
 
     def _describe(self) -> ArgInfo | None:
         """The launch description of a GPU array (None: kernels cannot take it)."""
-        s = scalar_of(self.dtype)
+        s = scalar_of(self.dtype) or record_of(self.dtype)
         item = self.dtype.itemsize
         if s is None or any(b % item for b in self.strides):
             return None
@@ -224,6 +225,7 @@ class DeviceArray:
             "shape": self.shape,
             "strides": None if self.is_c_contiguous() else self.strides,
             "typestr": self.dtype.str,
+            **({"descr": self.dtype.descr} if self.dtype.names is not None else {}),
             "data": (self.ptr if self.size else 0, False),
             "version": 3,
             "stream": handle or None,  # copies here are synchronous: nothing to wait for

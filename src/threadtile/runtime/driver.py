@@ -379,6 +379,17 @@ def func_attributes(func: LoadedKernel, device: int | None = None) -> dict:
     }
 
 
+def max_active_blocks(func: LoadedKernel, threads: int, shared_bytes: int = 0) -> int:
+    """How many blocks of ``threads`` threads with ``shared_bytes`` of dynamic shared memory
+    can be resident on the current device at once (per multiprocessor, times their number):
+    the most a cooperative launch may have."""
+    cu = _cu()
+    (per_sm,) = check(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        func.handle, int(threads), int(shared_bytes)),
+        f"reading the occupancy of {func.name!r}")
+    return int(per_sm) * current_device().multiprocessor_count
+
+
 def param_info(func: LoadedKernel) -> list[tuple[int, int]] | None:
     """``(offset, size)`` of each kernel parameter, from the driver (CUDA >= 12.4), or None
     when the driver or bindings cannot tell."""

@@ -99,36 +99,35 @@ def normalize_dims(v, what: str = "dims") -> tuple[int, int, int]:
     """``v`` (an int, a 1-3 tuple/list, or anything with ``x, y, z``) as a 3-tuple of ints >= 1.
 
     Raises ``TypeError`` for something that is not a dimension and ``ValueError`` for a
-    dimension below 1.
+    dimension below 1 or a sequence of more than 3 (numba's errors: ``griddim must be a
+    sequence of 1, 2 or 3 integers, got [1, 2, 3, 4]``).
     """
     if type(v) is int:
         dims = (v, 1, 1)
-    elif isinstance(v, bool):
-        raise TypeError(f"{what} must be an int, a tuple of 1 to 3 ints or a dim3, got {v!r}")
     elif isinstance(v, (tuple, list)):
         if not 1 <= len(v) <= 3:
-            raise TypeError(f"{what} must have 1 to 3 dimensions, got {len(v)}: {tuple(v)!r}")
+            raise ValueError(f"{what}dim must be a sequence of 1, 2 or 3 integers, got "
+                             f"{list(v)!r}")
         dims = tuple(v) + (1,) * (3 - len(v))
     elif all(hasattr(v, a) for a in "xyz"):
         dims = (v.x, v.y, v.z)
     else:
-        try:
-            dims = (operator.index(v), 1, 1)
-        except TypeError:
-            raise TypeError(f"{what} must be an int, a tuple of 1 to 3 ints or a dim3, got "
-                            f"{type(v).__name__}") from None
+        dims = (v,)
     out = []
     for d in dims:
-        if isinstance(d, bool):
-            raise TypeError(f"{what} dimensions must be ints, got {d!r}")
         try:
+            if isinstance(d, bool):
+                raise TypeError
             d = operator.index(d)
         except TypeError:
-            raise TypeError(f"{what} dimensions must be ints, got {type(d).__name__} "
-                            f"({d!r})") from None
+            raise TypeError(f"{what}dim must be a sequence of integers, got "
+                            f"{list(v) if isinstance(v, (tuple, list)) else [v]!r} (an int, a "
+                            "tuple of 1 to 3 ints or a dim3)") from None
         if d < 1:
-            raise ValueError(f"{what} dimensions must be >= 1, got {tuple(dims)!r}")
+            raise ValueError(f"{what}dim must be >= 1 in every dimension, got "
+                             f"{tuple(dims) + (1,) * (3 - len(dims))!r}")
         out.append(d)
+    out += [1] * (3 - len(out))
     return out[0], out[1], out[2]
 
 
@@ -163,8 +162,11 @@ class CompiledKernel:
     """
 
     def __init__(self, cubin: bytes, entry: str, params: list, maps: list = (), *,
-                 at: list | None = None, loaded=None):
+                 at: list | None = None, loaded=None, cooperative: bool = False):
         self.cubin = bytes(cubin)
+        # launched with cuLaunchCooperativeKernel (the kernel syncs its grid): the driver
+        # refuses a grid that cannot be resident at once, _configure names the limit first
+        self.cooperative = cooperative
         self.entry = entry
         self.params = list(params)
         # hidden parameters after the arguments: tensor maps of array arguments (tensormaps.py)
@@ -213,7 +215,12 @@ class CompiledKernel:
             self._buffers = [self._new_buffer()]
         self._func = func
         self._handle = func.handle
-        self._cu_launch = driver._cu().cuLaunchKernel
+        cu = driver._cu()
+        if self.cooperative:
+            coop = cu.cuLaunchCooperativeKernel  # the same arguments, less `extra`
+            self._cu_launch = lambda *a: coop(*a[:-1])
+        else:
+            self._cu_launch = cu.cuLaunchKernel
         return func
 
     def load(self):
@@ -333,7 +340,7 @@ class CompiledKernel:
         (:data:`FAST_LAUNCH`), else a :class:`PyLauncher`; both are built from the same
         :func:`abi.launcher_specs`."""
         if stream is not None and type(stream) is not int or self._handle is None or \
-                self.tensormaps:
+                self.tensormaps or self.cooperative:
             return None
         r = abi.launcher_specs(self.params, self.layout, args, infos)
         if r is None:
@@ -382,6 +389,16 @@ class CompiledKernel:
             self._load()
         check_config(self.entry, self._func, self._attributes(dev), grid, block, shared_bytes,
                      dev)
+        if self.cooperative:
+            threads = block[0] * block[1] * block[2]
+            most = driver.max_active_blocks(self._func, threads, shared_bytes)
+            nblocks = grid[0] * grid[1] * grid[2]
+            if nblocks > most:
+                raise LaunchError(
+                    f"kernel {self.entry!r} syncs its grid (cg.this_grid()), so it is launched "
+                    f"cooperatively, and a grid of {nblocks} blocks of {threads} threads is "
+                    f"more than the {most} the device can hold resident at once; use at most "
+                    "kernel.overloads[sig].max_cooperative_grid_blocks(blockdim) blocks")
         self._cfg = (grid, block, shared_bytes, dev)
 
     def _launch_host(self, grid, block, stream, shared_bytes, infos) -> None:

@@ -47,7 +47,8 @@ __all__ = ["compile_cubin", "compile_ptx", "compiler_id", "nvrtc_version", "pars
 
 #: Headers known to compile under NVRTC's ``-minimal``; a source including anything else is
 #: compiled without it.
-MINIMAL_SAFE_INCLUDES = frozenset({"threadtile.h", "tile.h", "cuda_fp16.h", "cuda_bf16.h"})
+MINIMAL_SAFE_INCLUDES = frozenset({"threadtile.h", "tile.h", "cuda_fp16.h", "cuda_bf16.h",
+                                   "complex.h"})
 
 _INCLUDE_RE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
 class CompileResult(bytes):

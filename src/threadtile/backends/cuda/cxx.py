@@ -12,7 +12,8 @@ PREC = {"?:": 3, "||": 4, "&&": 5, "|": 6, "^": 7, "&": 8, "==": 9, "!=": 9, "<"
 
 _SHORT = {"bool": "b8", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
           "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "float16": "f16",
-          "bfloat16": "bf16", "float32": "f32", "tfloat32": "tf32", "float64": "f64"}
+          "bfloat16": "bf16", "float32": "f32", "tfloat32": "tf32", "float64": "f64",
+          "complex64": "c64", "complex128": "c128"}
 
 
 def alias(t: TileType) -> str:
@@ -64,6 +65,10 @@ def ctype(t: Type) -> str:
 
 
 def literal(v, t: Scalar) -> str:
+    if t.is_complex:
+        v = complex(v)
+        ft = t.real_type
+        return f"{t.cname}({literal(v.real, ft)}, {literal(v.imag, ft)})"
     if t.kind == "b":
         return "true" if v else "false"
     if t.is_int:

@@ -11,9 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ...ir import nodes as ir
+from ...lang.records import RecordType
 from ...lang.types import ArrayType, Scalar, TileType, TupleType, float32, float64, int64
-from . import intrinsics, tiles
+from . import intrinsics, records, tiles
 from .cxx import PREC as _PREC
 from .cxx import ctype, literal, tuple_definition, tuple_struct
 
@@ -34,6 +37,37 @@ main""".split())
 # a local named like a function the generated code calls would hide it: `double log = log(x);`
 _CXX_RESERVED |= set(intrinsics.MATH) | {n + "f" for n in intrinsics.MATH} | {
     "isnan", "isinf", "isfinite", "llabs", "fabsf", "powf", "fmaf"}
+
+
+def cxx_function_name(name: str) -> str:
+    """The C++ name of a kernel or device function: its Python name, with ``_`` after a C++
+    keyword or a name the generated code uses (a kernel may be called ``double``)."""
+    return name + "_" if name in _CXX_RESERVED else name
+
+
+def _record_types(module: ir.Module) -> list[RecordType]:
+    """Every record type the module's arrays hold, each after the records it nests."""
+    out: list[RecordType] = []
+
+    def add(t) -> None:
+        if isinstance(t, TupleType):
+            for x in t.items:
+                add(x)
+        elif isinstance(t, ArrayType) and isinstance(t.dtype, RecordType):
+            out.extend(r for r in records.nested(t.dtype) if r not in out)
+
+    for d in module.const_arrays:
+        add(d.type)
+    for f in module.kernel.all_functions():
+        for t in [p.type for p in f.params if not p.is_constant] + list(f.locals.values()):
+            add(t)
+        for s in ir.walk_stmts(f.body):
+            if isinstance(s, ir.ArrayDecl):
+                add(s.type)
+            for e in ir.stmt_exprs(s):
+                for x in ir.walk_expr(e):
+                    add(x.type)
+    return out
 
 
 def _tuple_types(module: ir.Module) -> list[TupleType]:
@@ -64,8 +98,12 @@ def _uses_half(module: ir.Module) -> bool:
             return any(half(x) for x in t.items)
         if isinstance(t, (ArrayType, TileType)):
             t = t.dtype
+        if isinstance(t, RecordType):  # its struct has a __half member
+            return any(half(f.dtype) for f in t.fields if f.dtype is not None)
         return isinstance(t, Scalar) and t.bits == 16 and t.is_float
 
+    if any(half(d.type) for d in module.const_arrays):
+        return True
     for f in module.kernel.all_functions():
         if any(half(p.type) for p in f.params) or any(half(t) for t in f.locals.values()):
             return True
@@ -76,6 +114,36 @@ def _uses_half(module: ir.Module) -> bool:
                 if any(half(x.type) for x in ir.walk_expr(e)):
                     return True
     return any(half(d.type) for d in module.const_arrays)
+
+
+def _complex_includes(module: ir.Module) -> list[str]:
+    """complex.h where a kernel has complex numbers; cmath.h (libcu++'s <cuda/std/complex>,
+    about two seconds of NVRTC) only where it calls a cmath function."""
+    calls = set()
+    uses = False
+
+    def cx(t) -> bool:
+        if isinstance(t, TupleType):
+            return any(cx(x) for x in t.items)
+        if isinstance(t, (ArrayType, TileType)):
+            t = t.dtype
+        return isinstance(t, Scalar) and t.is_complex
+
+    for f in module.kernel.all_functions():
+        uses = uses or any(cx(p.type) for p in f.params) or any(cx(t) for t in
+                                                                 f.locals.values())
+        for s in ir.walk_stmts(f.body):
+            if isinstance(s, ir.ArrayDecl) and cx(s.type):
+                uses = True
+            for e in ir.stmt_exprs(s):
+                for x in ir.walk_expr(e):
+                    uses = uses or cx(x.type)
+                    if isinstance(x, ir.Call) and x.name.startswith("cmath."):
+                        calls.add(x.name)
+    uses = uses or any(cx(d.type) for d in module.const_arrays)
+    if calls:
+        return ['#include "cmath.h"']
+    return ['#include "complex.h"'] if uses else []
 
 
 @dataclass(frozen=True)
@@ -91,6 +159,7 @@ class CudaSource:
     scratch: int = 0
     scratch_sm90a: int = 0
     tensormaps: tuple = ()
+    cooperative: bool = False  # cg.this_grid(): launched with cuLaunchCooperativeKernel
 
     def scratch_for(self, arch: str) -> int:
         """The dynamic shared memory the tile operations take on ``arch``."""
@@ -99,12 +168,21 @@ class CudaSource:
     def to_json(self) -> dict:
         return {"text": self.text, "entry": self.entry, "scratch": self.scratch,
                 "scratch_sm90a": self.scratch_sm90a,
-                "tensormaps": [[a, list(box)] for a, box in self.tensormaps]}
+                "tensormaps": [[a, list(box)] for a, box in self.tensormaps],
+                "cooperative": self.cooperative}
 
     @classmethod
     def from_json(cls, d: dict) -> CudaSource:
         return cls(d["text"], d["entry"], int(d["scratch"]), int(d["scratch_sm90a"]),
-                   tuple((int(a), (int(w), int(h))) for a, (w, h) in d["tensormaps"]))
+                   tuple((int(a), (int(w), int(h))) for a, (w, h) in d["tensormaps"]),
+                   bool(d.get("cooperative", False)))
+
+
+def cooperative(module: ir.Module) -> bool:
+    """Whether the kernel uses ``cg.this_grid()``: numba launches such a kernel
+    cooperatively (the whole grid resident at once, so that a grid barrier can be met)."""
+    return any(isinstance(e, ir.Call) and e.name.startswith("cg.")
+               for e in ir.walk_module_exprs(module))
 
 
 def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
@@ -114,7 +192,10 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
            f"{module.kernel.source_file or '<unknown>'}: {module.kernel.pyname}()"]
     if _uses_half(module):
         out += ["#include <cuda_fp16.h>", "#include <cuda_bf16.h>", "#define TT_HALF 1"]
+    if cooperative(module):
+        out.append("#include <cooperative_groups.h>")
     out.append(f'#include "{HEADER}"')
+    out += _complex_includes(module)
     has_tiles = tiles.uses_tiles(module)
     scratch = scratch_sm90a = 0
     if has_tiles:
@@ -124,11 +205,17 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
     if any(s.dynamic for f in module.kernel.all_functions() for s in ir.walk_stmts(f.body)
            if isinstance(s, ir.ArrayDecl)):
         out.append("extern __shared__ __align__(16) unsigned char tt_dynamic_smem[];")
+    out += [records.definition(t) for t in _record_types(module)]
     for d in module.const_arrays:
-        # C++ has no empty arrays: an empty one keeps one element of storage (its view's
-        # shape stays 0, so nothing reads it)
-        dims = "".join(f"[{n or 1}]" if d.init.size == 0 else f"[{n}]" for n in d.shape)
-        vals = ", ".join(literal(v, d.type.dtype) for v in d.init.ravel().tolist())
+        # C++ has no zero-length arrays: an empty one keeps one unread element (its shape,
+        # which len() and .shape read, stays the array's own)
+        dims = "".join(f"[{max(n, 1)}]" for n in d.shape)
+        if isinstance(d.type.dtype, RecordType):
+            flat = np.ascontiguousarray(d.init).reshape(-1)
+            vals = ", ".join(records.initializer(d.type.dtype, flat[k:k + 1].tobytes())
+                             for k in range(flat.size))
+        else:
+            vals = ", ".join(literal(v, d.type.dtype) for v in d.init.ravel().tolist())
         out.append(f"__constant__ {d.type.dtype.cname} {d.name}{dims} = {{{vals}}};")
     out += [tuple_definition(t) for t in _tuple_types(module)]
     statics = {d.name: d for d in module.const_arrays}
@@ -138,12 +225,13 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         fe.threads, fe.has_tiles = module.threads, has_tiles
         fe.occupancy = module.occupancy
         fe.launch_bounds = module.launch_bounds
+        fe.captured = {d.name: d for d in module.captured}
         if f is module.kernel:
             fe.tensormaps = tiles.tensormap_names(module)
             fe.external = not f.is_kernel  # a device function compiled on its own
         out.append(fe.emit())
-    return CudaSource("\n".join(out) + "\n", module.kernel.name, scratch, scratch_sm90a,
-                      tiles.tensormap_params(module))
+    return CudaSource("\n".join(out) + "\n", cxx_function_name(module.kernel.name), scratch,
+                      scratch_sm90a, tiles.tensormap_params(module), cooperative(module))
 
 
 class FunctionEmitter:
@@ -151,6 +239,7 @@ class FunctionEmitter:
     has_tiles = False  # the module uses tile operations (and their dynamic shared scratch)
     tensormaps: dict = {}  # id of an mma_loop op -> its tensor-map parameters (the kernel's)
     occupancy: int | None = None  # blocks per SM for __launch_bounds__ (with threads)
+    captured: dict = {}  # name -> ArrayDecl of the captured global device arrays
     launch_bounds: tuple[int, ...] | None = None  # jit(launch_bounds=...), as given
     external = False  # a device function as the module's root: extern "C", not inlined
 
@@ -194,11 +283,13 @@ class FunctionEmitter:
                            f"({', '.join(map(str, self.launch_bounds))})",
                            "#else", f"#define {macro} {bounds}", "#endif"]
                     bounds = f"{macro} "
-            head = f'extern "C" __global__ void {bounds}{f.name}({params})'
+            head = f'extern "C" __global__ void {bounds}{cxx_function_name(f.name)}({params})'
         elif self.external:  # PTX keeps it (with -rdc) as `.visible .func name`
-            head = f'extern "C" __device__ {ctype(f.return_type)} {f.name}({params})'
+            head = (f'extern "C" __device__ {ctype(f.return_type)} '
+                    f'{cxx_function_name(f.name)}({params})')
         else:
-            head = f"__device__ __forceinline__ {ctype(f.return_type)} {f.name}({params})"
+            head = (f"__device__ __forceinline__ {ctype(f.return_type)} "
+                    f"{cxx_function_name(f.name)}({params})")
         lines = list(pre)
         if self.lines:
             lines.append(f'#line {f.loc.line} "{f.source_file}"')
@@ -207,9 +298,26 @@ class FunctionEmitter:
         for name in self.declare_top:
             t = f.locals[name]
             self.line(f"{ctype(t)} {self.n(name)};")
+        self._declare_captured()
         self.block(f.body)
         self.out.append("}")
         return "\n".join(self.out)
+
+    def _declare_captured(self) -> None:
+        """The global device arrays this function reads by name, at their compile-time
+        address (frontend/captured.py)."""
+        if not self.captured:
+            return
+        used = {e.name for s in ir.walk_stmts(self.f.body) for x in ir.stmt_exprs(s)
+                for e in ir.walk_expr(x) if isinstance(e, ir.Var)}
+        for name, d in self.captured.items():
+            if name not in used:
+                continue
+            t = d.type.dtype.cname
+            shape = ", ".join(f"{n}LL" for n in d.shape)
+            strides = ", ".join(f"{n}LL" for n in d.init.strides)
+            geo = f", {{{shape}}}, {{{strides}}}" if d.shape else ""  # 0-d: the pointer
+            self.line(f"const {ctype(d.type)} {name}{{({t}*){d.init.ptr:#x}ULL{geo}}};")
 
     # -- statements ----------------------------------------------------------------------------
 
@@ -378,6 +486,11 @@ class FunctionEmitter:
         if isinstance(x.value, ir.Special) and dst.is_int and dst.bits == 64 and \
                 x.value.reg not in _SPECIAL:  # threadIdx.x: an unsigned int, widened directly
             return f"({dst.cname}){x.value.reg}", _PREC["unary"]
+        if isinstance(dst, Scalar) and dst.is_complex:
+            v = self.e(x.value)
+            if isinstance(src, Scalar) and src.bits == 16 and src.is_float:
+                v = f"float({v})"
+            return f"{dst.cname}({v})", _PREC["atom"]
         v = self.e(x.value, _PREC["unary"])
         if isinstance(src, Scalar) and src.bits == 16 and src.is_float and not (
                 dst.bits == 16 and dst.is_float and dst == src):
@@ -411,6 +524,8 @@ class FunctionEmitter:
     def binop(self, x: ir.BinOp):
         op, t = x.op, x.type
         a, b = x.left, x.right
+        if op == "**" and t.is_complex:
+            return f"tt::cpow({self.e(a)}, {self.e(b)})", _PREC["atom"]
         if op == "**":
             if isinstance(b, ir.Const) and b.value in (2, 3) and not t.is_int:
                 s = self.e(a, _PREC["*"] + 1)
@@ -522,6 +637,30 @@ class FunctionEmitter:
             sv = self.e(step, _PREC["*"])
             strides.append(stride(k) if sv == "1LL" or sv == "1" else f"{sv} * {stride(k)}")
         ptr = data + "".join(" + " + o for o in offs)
+        if not shapes:  # a 0-d view (one record of a record array): its pointer alone
+            return f"{ctype(x.type)}{{{ptr}}}", _PREC["atom"]
+        return (f"{ctype(x.type)}{{{ptr}, {{{', '.join(shapes)}}}, {{{', '.join(strides)}}}}}",
+                _PREC["atom"])
+
+    def x_Field(self, x: ir.Field):
+        # the records' memory seen as the field's elements: strides in records times the
+        # record's size in field elements (lang/records.py checks it divides), then the
+        # field's own C-order subarray axes
+        base, at = x.array, x.array.type
+        ft = x.type.dtype.cname
+        ratio = at.dtype.itemsize // x.type.dtype.itemsize
+        ptr = (f"reinterpret_cast<{ft}*>(reinterpret_cast<char*>({self.view(base)}.data) + "
+               f"{x.offset})")
+        shapes = [self.e(ir.ArrayDim(int64, x.loc, base, "shape", k)) for k in range(at.ndim)]
+        strides = [f"{self.e(ir.ArrayDim(int64, x.loc, base, 'strides', k), _PREC['*'])} * "
+                   f"{ratio}" for k in range(at.ndim)]
+        sub = 1
+        for n in reversed(x.shape):
+            strides.insert(at.ndim, str(sub))
+            sub *= n
+        shapes += [str(n) for n in x.shape]
+        if not shapes:
+            return f"{ctype(x.type)}{{{ptr}}}", _PREC["atom"]
         return (f"{ctype(x.type)}{{{ptr}, {{{', '.join(shapes)}}}, {{{', '.join(strides)}}}}}",
                 _PREC["atom"])
 
@@ -542,7 +681,7 @@ class FunctionEmitter:
         args = []
         for a in x.args:
             args.append(self.view(a) if isinstance(a.type, ArrayType) else self.e(a))
-        return f"{x.func.name}({', '.join(args)})", _PREC["atom"]
+        return f"{cxx_function_name(x.func.name)}({', '.join(args)})", _PREC["atom"]
 
     def is_nonneg(self, e: ir.Expr) -> bool:
         return _is_nonneg(e, self.nonneg)

@@ -4,7 +4,7 @@ the registry's ``INTRINSICS`` (ir/ops.py), each giving the C++ text and its prec
 from __future__ import annotations
 
 from ...ir import nodes as ir
-from ...ir.ops import ATOMICS
+from ...ir.ops import ATOMICS, CMATH1
 from ...lang.types import Type, float32, float64
 from .cxx import PREC, tuple_struct
 
@@ -23,7 +23,10 @@ _CALLS = {  # intrinsic -> C++ format (args by position)
     "activemask": "__activemask()", "lanemask_lt": "tt::lanemask_lt()",
     "all_sync": "__all_sync({0}, {1})", "any_sync": "__any_sync({0}, {1})",
     "eq_sync": "__uni_sync({0}, {1})", "ballot_sync": "__ballot_sync({0}, {1})",
-    "match_any_sync": "__match_any_sync({0}, {1})", "round_ndigits": "tt::round_ndigits({0}, {1})",
+    "match_any_sync": "__match_any_sync({0}, {1})",
+    "cg.this_grid": "(void)cooperative_groups::this_grid()",
+    "cg.grid_sync": "cooperative_groups::this_grid().sync()",
+    "round_ndigits": "tt::round_ndigits({0}, {1})",
     "selp": "tt::selp({0}, {1}, {2})",
 }
 _SHFL = {"shfl_sync": "__shfl_sync", "shfl_up_sync": "__shfl_up_sync",
@@ -110,6 +113,17 @@ def _pair(em, x: ir.Call):
     return f"tt::{fn}<{tuple_struct(x.type)}>({args})", PREC["atom"]
 
 
+def _complex(em, x: ir.Call):
+    """complex.h's operations (``complex(a, b)``, ``z.real``, ``cmath.sqrt(z)``...)."""
+    args = [em.e(a) for a in x.args]
+    if x.name == "complex":
+        return f"{x.type.cname}({', '.join(args)})", PREC["atom"]
+    if x.name in ("real", "imag"):
+        return f"{em.e(x.args[0], PREC['atom'])}.{x.name[:2]}", PREC["atom"]
+    fn = "cmath::" + x.name[6:] if x.name.startswith("cmath.") else x.name
+    return f"tt::{fn}({', '.join(args)})", PREC["atom"]
+
+
 def _format(fmt: str):
     return lambda em, x: (fmt.format(*[em.e(a) for a in x.args]), PREC["atom"])
 
@@ -122,5 +136,11 @@ CALLS = {
     **{n: _pred for n in ("isnan", "isinf", "isfinite")},
     **{f"atomic.{n}": _atomic for n in ATOMICS},
     "abs": _abs, "min": _minmax, "max": _minmax,
+    # numba without debug: the raising thread stops (the host sees no exception)
+    "raise": lambda em, x: ('asm volatile("exit;")', PREC["atom"]),
+    "bitcast": lambda em, x: (f"tt::bitcast<{x.type.cname}>({em.e(x.args[0])})", PREC["atom"]),
+    **{f"bf16_round_{m}": _format(f"tt::bf16_round_{m}({{0}})") for m in ("rz", "rd", "ru")},
     "frexp": _pair, "modf": _pair, "match_all_sync": _pair,
+    **{n: _complex for n in ("complex", "rect", "real", "imag", "cabs", "phase", "conj",
+                             "cisnan", "cisinf", "cisfinite", *(f"cmath.{m}" for m in CMATH1))},
 }

@@ -25,7 +25,7 @@ import os
 import numpy as np
 
 from ...errors import KernelRuntimeError
-from ...runtime.arrays import describe_host
+from ...runtime.arrays import describe_host, record_array
 from ...runtime.hostarrays import as_cuda_array
 from ...runtime.memory import simulated_view
 from . import lockstep, pythonic, switch
@@ -113,7 +113,9 @@ def _to_host(a, name: str):
     ``__cuda_array_interface__``) is copied to the host and back around the launch."""
     if isinstance(a, np.ndarray):  # a subclass (a mapped array, a memmap) as a plain view
         return (a if type(a) is np.ndarray else a.view(np.ndarray)), None
-    if isinstance(a, (bool, int, float, np.generic)):
+    if isinstance(a, np.void):  # a record passed by itself: the 0-d array over its memory
+        return record_array(a), None
+    if isinstance(a, (bool, int, float, complex, np.generic)):
         return a, None
     if isinstance(a, tuple):  # a tuple argument: each item, and each item's copy-back
         parts = [_to_host(x, f"{name}[{k}]") for k, x in enumerate(a)]
@@ -170,11 +172,18 @@ def run(kernel, launch, args: tuple, kwargs: dict) -> None:
     infos = [describe_host(a if v is None else v, i, n)
              for i, (a, v, n) in enumerate(zip(runtime, views, names))]
     host, backs = [], []
+    copies: dict[int, np.ndarray] = {}  # one host copy of an array passed more than once
     for a, v, n in zip(runtime, views, names):
-        h, back = (v, None) if v is not None else _to_host(a, n)
+        if v is not None:
+            h = v
+        elif id(a) in copies:
+            h = copies[id(a)]
+        else:
+            h, back = _to_host(a, n)
+            copies[id(a)] = h
+            if back is not None:
+                backs.append(back)
         host.append(h)
-        if back is not None:
-            backs.append(back)
     try:
         if opts.mode == "python":
             pythonic.run(kernel, launch, host, consts, opts.checks)

@@ -35,6 +35,7 @@ had made.
 from __future__ import annotations
 
 import linecache
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,6 +73,10 @@ class Launch:
         self.barrier = "barrier" in checks
         self.uninit = "uninit" in checks
         self.fence = None  # fences made per global thread id, when the kernel makes any
+        # block epoch every block passed at the last grid sync: stamps below it are ordered
+        # before every later access, whichever block made them
+        self.grid_floor = 0
+        self.warned: set = set()  # pairs of sites whose benign race was reported
         # shadow fields: thread ids, stamps and sites fit int32 unless warp epochs are packed
         # into stamps or the grid has 2**31 threads
         nthreads = self.T * grid[0] * grid[1] * grid[2]
@@ -97,6 +102,9 @@ class Launch:
 
         The early exits matter: most accesses meet either an element no other thread touched
         (global arrays) or one last touched before the latest barrier (shared arrays)."""
+        if self.grid_floor:
+            floor = self.grid_floor << 32 if self.warp_sync else self.grid_floor
+            t1 = np.where(s1 < floor, -1, t1)  # made before the last grid sync
         if same_block and not self.warp_sync:
             unordered = s1 == s2  # one block: the same stamp is the same barrier interval
             if not unordered.any():
@@ -192,8 +200,12 @@ class Shadow:
             r2l[o] = site
 
     def write(self, L: Launch, mem, offs, tid, stamp, site: int, atomic: bool,
-              index_at) -> None:
-        """Record writes (or atomic read-modify-writes); raise on a concurrent access."""
+              index_at, new=None) -> None:
+        """Record writes (or atomic read-modify-writes); raise on a concurrent access.
+
+        ``new``: the raw values a plain store writes (one per ``offs``). A store of the value
+        an element already holds cannot be told apart from no store by any reader nor by the
+        final memory, so its races are benign: a :class:`RaceWarning`, not an error."""
         none = np.zeros(len(offs), bool)
         bad_w = bad_r1 = bad_r2 = none
         if self.w is not None:
@@ -209,6 +221,15 @@ class Shadow:
             bad_r2 = L.concurrent(r2t, self.r2[1][offs], tid, stamp, self.same_block)
         bad = bad_w | bad_r1 | bad_r2
         kind = "atomic" if atomic else "write"
+        if bad.any() and new is not None:
+            same = same_bits(new, mem.flat[offs])
+            benign = bad & same
+            if benign.any():
+                k = int(np.argmax(benign))
+                _warn_once(L, self, k, offs, bad_w, bad_r1, site, tid, mem, index_at,
+                           wt if bad_w[k] else None, r1t if bad_r1[k] else None,
+                           None if bad_w[k] or bad_r1[k] else r2t)
+                bad = bad & ~same
         if bad.any():
             k = int(np.argmax(bad))
             o = offs[k]
@@ -232,11 +253,62 @@ class Shadow:
         if not atomic and len(offs) > 1:
             # two lanes of this very store on one element: the scatter kept one of them
             dup = wt_[offs] != tid
+            if dup.any() and new is not None:
+                # benign where every lane storing to an element stores the same bits
+                last = np.empty_like(mem.flat)
+                last[offs] = new
+                differ = ~same_bits(last[offs], new)
+                if not differ.any():
+                    k = int(np.argmax(dup))
+                    a = int(np.flatnonzero(offs == offs[k])[-1])
+                    _warn(L, site, tid[k], site, tid[a], "write", mem.describe(int(offs[k])),
+                          index_at(k))
+                dup = np.isin(offs, offs[differ])
             if dup.any():
                 # name the first two lanes (in thread order) that wrote that element
                 a, b = np.flatnonzero(offs == offs[int(np.argmax(dup))])[:2]
                 raise_race(L, "write", site, tid[b], site, tid[a], "write",
                            mem.describe(int(offs[b])), index_at(b))
+
+
+def same_bits(a, b) -> np.ndarray:
+    """Per element: ``a`` and ``b`` (of one dtype) hold the same bits (a NaN equals itself)."""
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    n = a.dtype.itemsize
+    if a.dtype == b.dtype and n in (1, 2, 4, 8):
+        u = np.dtype(f"u{n}")
+        return a.view(u) == b.view(u)
+    return a == b
+
+
+def _warn_once(L: Launch, sh: Shadow, k: int, offs, bad_w, bad_r1, site: int, tid, mem,
+               index_at, wt, r1t, r2t) -> None:
+    o = offs[k]
+    if wt is not None:
+        x = int(sh.w[2][o])
+        other, osite, okind = wt[k], x >> 1, "atomic" if x & 1 else "write"
+    elif r1t is not None:
+        other, osite, okind = r1t[k], int(sh.r1[2][o]), "read"
+    else:
+        other, osite, okind = r2t[k], int(sh.r2[2][o]), "read"
+    _warn(L, site, tid[k], osite, other, okind, mem.describe(int(o)), index_at(k))
+
+
+def _warn(L: Launch, site: int, tid, other_site: int, other_tid, other_kind: str,
+          mem_name: str, index) -> None:
+    """A benign race (errors.RaceWarning), once per pair of sites in a launch."""
+    key = (site, other_site)
+    if key in L.warned:
+        return
+    L.warned.add(key)
+    s = L.sites[site]
+    kinds = {"read": "read", "write": "write", "atomic": "atomic update"}
+    elem = _elem(s.array, index)
+    msg = (f"write of {elem} by {describe_thread(L, tid)} races with a "
+           f"{kinds[other_kind]} of it by {describe_thread(L, other_tid)}, but stores the "
+           f"value it already holds, so no thread sees a difference (a benign race; a "
+           f"different value would be a RaceError)\n{where(s.loc)}")
+    warnings.warn(errors.RaceWarning(msg), stacklevel=1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -340,14 +412,19 @@ def raise_uninit(L: Launch, site: int, tid, index, mem_name: str) -> None:
 
 
 def raise_divergence(L: Launch, site: int, gblock: int, missing: list[int], arrived: int,
-                     what: str, reason: str) -> None:
+                     what: str, reason: str, scope: str = "block") -> None:
     """``missing`` are global thread ids of threads that should have been at this barrier."""
     s = L.sites[site]
     T = L.T
     block, _ = L.thread_of(gblock * T)
     names = [L.thread_of(t)[1] for t in missing]
     shown = ", ".join(_fmt3(t) for t in names[:8]) + (" ..." if len(names) > 8 else "")
-    msg = (f"{what} reached by {arrived} thread(s) of block {_fmt3(block)} but not by "
-           f"{len(names)} other(s): {shown}")
+    if scope == "grid":
+        shown = ", ".join(_fmt3(t) for t in names[:8]) + (" ..." if len(names) > 8 else "")
+        msg = (f"{what} reached by {arrived} thread(s) of the grid but not by "
+               f"{len(names)} other(s) of block {_fmt3(block)}: {shown}")
+    else:
+        msg = (f"{what} reached by {arrived} thread(s) of block {_fmt3(block)} but not by "
+               f"{len(names)} other(s): {shown}")
     raise make_error(errors.BarrierDivergenceError, msg, s.loc, f"They {reason}.", block=block,
                      thread=names[0] if names else None, missing=names) from None

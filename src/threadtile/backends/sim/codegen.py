@@ -29,13 +29,14 @@ from ...ir import nodes as ir
 from ...ir.ops import ATOMICS
 from ...ir.printer import format_expr
 from ...lang.types import ArrayType, Scalar, TileType, TupleType, bfloat16, bool_, void
-from . import memory, ops, tiles
+from . import bf16, complexops, memory, ops, tiles
 from .checks import Site
+from .raising import raise_first
 
 _SPECIAL = {"threadIdx": "tid", "blockIdx": "ctaid", "blockDim": "ntid", "gridDim": "nctaid"}
 
-_PURE_CALLS = set(ops.MATH) | {"min", "max", "abs", "popc", "clz", "ffs", "brev",
-                               "lanemask_lt"}
+_PURE_CALLS = set(ops.MATH) | set(complexops.CALLS) | {
+    "min", "max", "abs", "popc", "clz", "ffs", "brev", "lanemask_lt"}
 _SYNC = {"syncthreads": None, "syncthreads_count": "count", "syncthreads_and": "and",
          "syncthreads_or": "or"}
 _SHFL = {"shfl_sync": "idx", "shfl_up_sync": "up", "shfl_down_sync": "down",
@@ -133,23 +134,29 @@ class _Translator:
             "np": np, "_and": _and, "_andnot": _andnot, "_any": _any, "_asg": _asg,
             "_asgtup": _asgtup,
             "_asga": memory.assign_array, "_ld": memory.load, "_st": memory.store,
-            "_atom": memory.atomic, "_view": memory.view, "_sel": ops.sel, "_cast": ops.cast,
+            "_atom": memory.atomic, "_view": memory.view, "_field": memory.field,
+            "_sel": ops.sel, "_cast": ops.cast,
             "_bf16": ops.bf16, "_ipow": ops.ipow, "_shl": ops.shl, "_shr": ops.shr,
             "_floordiv_f": ops.floordiv_f, "_pymod_f": ops.pymod_f, "_pymin": ops.pymin,
             "_pymax": ops.pymax, "_popc": ops.popc, "_clz": ops.clz, "_ffs": ops.ffs,
             "_brev": ops.brev, "_tile": tiles.run_op, "_tasg": tiles.assign,
+            "_raise": raise_first, "_bitcast": bf16.bitcast, "_bf16round": bf16.round_to,
         }
         # (TileOp, site, sites of the ops it stands for) by index: what `_tile(B, m, k, ...)`
         # runs
         self.tile_ops: list = []
         for name, f in ops.MATH.items():
             self.ns["_M_" + name] = f
+        for name, f in complexops.CALLS.items():
+            self.ns["_C_" + name.replace(".", "_")] = f
+        self.ns["_cdiv"], self.ns["_cpow"] = complexops.div, complexops.power
         self.consts: dict[tuple, str] = {}
         self.sites: list[Site] = []
         self.decls: list[ir.ArrayDecl] = []
         self.decl_ids: dict[int, int] = {}
         self.warp_sync = False
         self.fences = False
+        self.grid_sync = False
 
     def run(self) -> Program:
         src: list[str] = []
@@ -167,6 +174,8 @@ class _Translator:
         prog = Program(kernel, text, self.sites, self.decls, self.warp_sync,
                        self.module.kernel.params, self.fences)
         prog.tile_ops = self.tile_ops
+        prog.grid_sync = self.grid_sync
+        prog.captured = list(self.module.captured)
         return prog
 
     def const(self, value, t: Scalar) -> str:
@@ -352,6 +361,8 @@ class _FunctionGen:
         name = _vname(s.name)
         if isinstance(s.value.type, TileType):
             self.line(f"{name} = _tasg(B, {m}, {v}, {name})")
+        elif isinstance(s.value.type, ArrayType):  # lanes that returned never read it again
+            self.line(f"{name} = _asga({m}, {v}, {name}, _live)")
         else:
             self.line(f"{name} = {self.assign_fn(s.value.type)}({m}, {v}, {name})")
 
@@ -479,6 +490,8 @@ class _FunctionGen:
     def x_BinOp(self, e: ir.BinOp, m: str) -> str:
         op, t = e.op, e.type
         a, b = self.x(e.left, m), self.x(e.right, m)
+        if t.is_complex and op in ("/", "**"):  # numba's formulas, not NumPy's
+            return f"{'_cdiv' if op == '/' else '_cpow'}({a}, {b})"
         if op == "**":
             if t.is_int:
                 return f"_ipow({a}, {b})"
@@ -551,6 +564,11 @@ class _FunctionGen:
 
     def x_ArrayDim(self, e: ir.ArrayDim, m: str) -> str:
         return f"{self.x(e.array, m)}.{'shape' if e.attr == 'shape' else 'strides'}[{e.axis}]"
+
+    def x_Field(self, e: ir.Field, m: str) -> str:
+        rec = e.array.type.dtype
+        ratio = rec.itemsize // e.type.dtype.itemsize
+        return f"_field({self.x(e.array, m)}, {e.name!r}, {e.shape!r}, {ratio})"
 
     def x_Slice(self, e: ir.Slice, m: str) -> str:
         parts = []
@@ -628,6 +646,12 @@ def _match(g: _FunctionGen, e: ir.Call, m: str, args: list[str]) -> str:
     return f"B.match({m}, {site}, {kind!r}, {', '.join(args)})"
 
 
+def _grid_sync(g: _FunctionGen, e: ir.Call, m: str, args: list[str]) -> str:
+    g.tr.grid_sync = True  # the launch runs every block in one batch (lockstep.run)
+    site = g.tr.site(e.loc, "", "barrier")
+    return f"B.grid_sync({m}, {site})"
+
+
 def _fence(g: _FunctionGen, e: ir.Call, m: str, args: list[str]) -> str:
     g.tr.fences = True
     return f"B.fence({m})"
@@ -644,8 +668,17 @@ CALLS = {
     "selp": lambda g, e, m, args: f"_sel({args[0]}, {args[1]}, {args[2]})",  # both evaluated
     "min": lambda g, e, m, args: f"_pymin({args[0]}, {args[1]})",
     "max": lambda g, e, m, args: f"_pymax({args[0]}, {args[1]})",
+    "raise": lambda g, e, m, args: f"_raise(B, {m}, {args[0]})",
+    "bitcast": lambda g, e, m, args: f"_bitcast({args[0]}, {e.args[0].type.name!r}, "
+                                     f"{e.type.name!r})",
+    **{f"bf16_round_{k}": (lambda g, e, m, args: f"_bf16round({args[0]}, {e.name[-2:]!r})")
+       for k in ("rz", "rd", "ru")},
     "abs": lambda g, e, m, args: args[0] if e.type.kind == "u" else f"np.abs({args[0]})",
     "syncwarp": _syncwarp,
+    "cg.this_grid": lambda g, e, m, args: "None",
+    "cg.grid_sync": _grid_sync,
     "activemask": lambda g, e, m, args: f"B.activemask({m})",
     "lanemask_lt": lambda g, e, m, args: "B.lanemask_lt",
+    **{n: (lambda g, e, m, args: f"_C_{e.name.replace('.', '_')}({', '.join(args)})")
+       for n in complexops.CALLS},
 }

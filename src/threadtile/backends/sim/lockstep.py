@@ -20,14 +20,17 @@ import numpy as np
 
 from ... import errors
 from ...ir import nodes as ir
+from ...ir.resources import DYNAMIC_SHARED_OPTIN
 from ...lang.types import ArrayType, Scalar, TupleType
 from ...runtime import abi
 from ...runtime.arrays import describe_host
+from ...runtime.devices import SIMULATED_ATTRIBUTES
+from ...runtime.memory import simulated_view
 from . import checks, memory, ops
 from .codegen import Program, translate
 
 LANES = 1 << 17  # lanes per batch: large enough that NumPy's per-call overhead is amortized
-SHARED_LIMIT = 227 * 1024  # the most shared memory one block may have (sm_90 with opt-in)
+SHARED_LIMIT = DYNAMIC_SHARED_OPTIN["sm_90"]  # the most one block may have (sm_90, opt-in)
 
 _I32, _I64 = np.int32, np.int64
 
@@ -198,6 +201,42 @@ class Batch:
             res = yes > 0
         return res.astype(_I32)[self.blk]
 
+    def grid_sync(self, m, site: int) -> None:
+        """``cg.this_grid().sync()``: every thread of the launch (all in this batch: ``run``
+        makes one batch of a kernel that syncs its grid) meets here. Everything before it
+        is ordered before everything after it, whichever blocks made the accesses: the race
+        check forgets stamps below the new floor (``checks.Launch.concurrent``)."""
+        if m is not None and self.launch.barrier:
+            self._grid_divergence(m, site)
+        floor = int(self.bep.max()) + 1
+        self.bep[:] = floor
+        self.launch.grid_floor = floor
+        self._restamp()
+
+    def _grid_divergence(self, m, site: int) -> None:
+        """A thread that returned counts as arrived at a grid sync, as on the GPU (numba's
+        examples return past the end of the data first); one on another path, or a block
+        with no thread left to arrive, leaves the grid waiting forever."""
+        away = ~m if self.live is None else ~m & self.live
+        arrived = m.reshape(self.nb, self.T).any(axis=1)
+        if away.any():
+            b = int(np.argmax(away)) // self.T
+            reason = ("are on another path (a branch or a loop trip count that differs between "
+                      "threads). A grid sync() that some live threads of the launch skip "
+                      "hangs on the GPU; make the condition uniform over the grid, or return "
+                      "from the kernel before it in the threads that do not take part")
+        elif not arrived.all():
+            b = int(np.argmax(~arrived))
+            reason = ("all returned before it, and the grid sync waits for every block of the "
+                      "launch: launch only the blocks that take part")
+        else:
+            return
+        lanes = np.arange(b * self.T, (b + 1) * self.T)
+        missing = lanes[away[lanes]] if away.any() else lanes
+        checks.raise_divergence(self.launch, site, int(self.gtid[lanes[0]] // self.T),
+                                [int(self.gtid[x]) for x in missing], int(m.sum()),
+                                "grid sync()", reason, scope="grid")
+
     def _diverged(self, m, site: int, b: int) -> None:
         lanes = np.arange(b * self.T, (b + 1) * self.T)
         missing = lanes[~m[lanes]]
@@ -352,6 +391,51 @@ class Batch:
 # A launch
 # ---------------------------------------------------------------------------------------------
 
+def cooperative_blocks(threads: int, shared_bytes: int) -> int:
+    """The most blocks of ``threads`` threads and ``shared_bytes`` of shared memory that the
+    simulated device holds resident at once (what a cooperative launch may have): per
+    multiprocessor, the fewest that threads, the block limit and shared memory allow."""
+    a = SIMULATED_ATTRIBUTES
+    per_sm = min(a["MAX_THREADS_PER_MULTI_PROCESSOR"] // threads,
+                 a["MAX_BLOCKS_PER_MULTIPROCESSOR"])
+    if shared_bytes:  # the driver reserves 1 KiB per block on sm_80 and later
+        per_sm = min(per_sm, a["MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"] // (shared_bytes + 1024))
+    return per_sm * a["MULTIPROCESSOR_COUNT"]
+
+
+def _static_shared(prog: Program) -> int:
+    return sum(int(np.prod(d.shape)) * d.type.dtype.itemsize for d in prog.decls
+               if d.type.space == "shared" and not d.dynamic)
+
+
+def static_shared(spec) -> int:
+    """The static shared memory per block of a specialization, in bytes."""
+    return _static_shared(program_for(spec))
+
+
+def _bind_captured(prog: Program) -> None:
+    """The captured global device arrays (frontend/captured.py), bound afresh at each launch
+    (their race shadows start empty, as an argument's do) to the simulator's memory at the
+    address they were compiled with."""
+    for d in getattr(prog, "captured", ()):
+        c = d.init
+        item = d.type.dtype.itemsize
+        cai = {"data": (c.ptr, False), "shape": d.shape, "typestr": d.type.dtype.numpy.str,
+               "strides": tuple(s * item for s in c.strides), "version": 3}
+        view = simulated_view(_Interface(cai))
+        if view is None:
+            raise errors.LaunchError(
+                f"the global device array {d.name} read by the kernel (0x{c.ptr:x}, shape "
+                f"{d.shape}) is not in the simulator's memory: make it with to_device() under "
+                "simulate(), or pass it as an argument")
+        prog.kernel.__globals__["v_" + d.name] = memory.from_numpy(view, d.name, d.type.dtype)
+
+
+class _Interface:
+    def __init__(self, cai: dict):
+        self.__cuda_array_interface__ = cai
+
+
 def program_for(spec) -> Program:
     """The translation of a specialization, made once and kept on it."""
     prog = getattr(spec, "_sim_program", None)
@@ -402,8 +486,7 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset,
     params = [p for p in prog.params if not p.is_constant]
     abi.check(kernel.__name__, [p.type for p in params], infos)
     shared_bytes = int(getattr(launch, "shared_bytes", 0) or 0)
-    static = sum(int(np.prod(d.shape)) * d.type.dtype.itemsize for d in prog.decls
-                 if d.type.space == "shared" and not d.dynamic)
+    static = _static_shared(prog)
     if static + shared_bytes > SHARED_LIMIT:
         raise errors.LaunchError(f"{static} bytes of static and {shared_bytes} of dynamic "
                                  f"shared memory exceed the {SHARED_LIMIT} a block may have")
@@ -413,10 +496,22 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset,
         L.fence = np.zeros(nblocks * T, _I64)
     st = LaunchState(prog, L, shared_bytes)
     values = [_value(p.type, a, p.name) for p, a in zip(params, host_args)]
+    _bind_captured(prog)
     per = max(1, min(nblocks, LANES // T))
     per_block_bytes = static + shared_bytes
     if per_block_bytes:
         per = max(1, min(per, (256 << 20) // per_block_bytes))
+    if getattr(prog, "grid_sync", False):
+        # a grid barrier is met only by blocks that run together: the whole grid is one batch
+        # (a cooperative launch refuses a grid that cannot be resident at once)
+        most = cooperative_blocks(T, per_block_bytes)
+        if nblocks > most:
+            raise errors.LaunchError(
+                f"{kernel.__name__}: a grid of {nblocks} blocks of {T} threads is more than "
+                f"the {most} that can be resident at once, and the kernel syncs its grid "
+                "(cg.this_grid().sync()), so it is launched cooperatively; use at most "
+                "kernel.overloads[sig].max_cooperative_grid_blocks(blockdim) blocks")
+        per = nblocks
     try:
         with np.errstate(all="ignore"):
             for first in range(0, nblocks, per):

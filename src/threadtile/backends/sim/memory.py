@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
+from ...lang.records import text_unit
 from ...lang.types import Scalar, bfloat16
 from . import checks, ops
 
@@ -27,7 +28,7 @@ class Memory:
     (shared memory) and 0 otherwise."""
 
     __slots__ = ("flat", "name", "space", "elem", "shape", "per_block", "shadow", "written",
-                 "bits16")
+                 "bits16", "fields")
 
     def __init__(self, flat: np.ndarray, name: str, space: str, elem: Scalar, shape: tuple,
                  per_block: int = 0, track_writes: bool = False):
@@ -41,6 +42,7 @@ class Memory:
         self.written = np.zeros(flat.size, bool) if track_writes else None
         # bfloat16 without ml_dtypes is stored as its uint16 bit patterns
         self.bits16 = elem == bfloat16 and flat.dtype == np.uint16
+        self.fields = None  # a record array's field views, by name (field())
 
     def describe(self, off: int) -> str:
         """The element at flat offset ``off`` as ``name[i, j]`` in the array's own shape."""
@@ -112,6 +114,35 @@ def from_numpy(a: np.ndarray, name: str, elem: Scalar) -> ArrayRef:
     mem = Memory(flat, name, "global", elem, a.shape)
     return ArrayRef(mem, _I64(origin), tuple(_I64(n) for n in a.shape),
                     tuple(_I64(s) for s in strides))
+
+
+def field(A: ArrayRef, name: str, sub: tuple, ratio: int) -> ArrayRef:
+    """Field ``name`` of record array ``A`` (ir.Field): the same bytes as an array of the
+    field's elements, ``ratio`` of them per record, the field's subarray axes appended. Its
+    memory is one flat view per field, made once, with its own race bookkeeping (accesses
+    through different fields, or through a field and the whole record, are not checked
+    against each other) and none for uninitialised reads."""
+    mem = A.mem
+    if mem.fields is None:
+        mem.fields = {}
+        # writes through a field do not mark the record written: reading the whole record
+        # afterwards (a copy) must not be reported as uninitialised, so that check ends here
+        mem.written = None
+    fm = mem.fields.get(name)
+    if fm is None:
+        f = mem.elem.field(name)
+        elem = f.dtype if f.dtype is not None else text_unit(f.numpy)
+        unit = f.numpy if f.dtype is not None else elem.numpy
+        raw = mem.flat.view(np.uint8)  # every memory's flat buffer is contiguous
+        n = max((raw.size - f.offset) // unit.itemsize, 0)
+        flat = raw[f.offset:f.offset + n * unit.itemsize].view(unit)
+        fm = Memory(flat, f"{mem.name}.{name}", mem.space, elem, mem.shape + sub,
+                    mem.per_block * ratio)
+        mem.fields[name] = fm
+    r = _I64(ratio)
+    shape = A.shape + tuple(_I64(n) for n in sub)
+    strides = tuple(s * r for s in A.strides) + c_strides(sub)
+    return ArrayRef(fm, A.origin * r, shape, strides)
 
 
 def c_strides(shape: tuple) -> tuple:
@@ -242,15 +273,17 @@ def store(B, A: ArrayRef, idx: tuple, v, m, site: int) -> None:
     if mem.space == "const":
         raise errors.KernelRuntimeError("constant arrays are read-only")
     _check(B, A, idx, m, site, offs, lanes)
+    if v.__class__ is ndarray and v.ndim and lanes is not None:
+        v = v[lanes]
+    raw = mem.to_raw(v)
     if L.race and mem.space in ("global", "shared"):
         tid, stamp = _threads(B, lanes)
         sh = mem.get_shadow(L.shadow_dtype)
-        sh.write(L, mem, offs, tid, stamp, site, False, _index_at(idx, lanes))
+        new = np.broadcast_to(np.asarray(raw).astype(mem.flat.dtype, copy=False), offs.shape)
+        sh.write(L, mem, offs, tid, stamp, site, False, _index_at(idx, lanes), new)
     if mem.written is not None:
         mem.written[offs] = True
-    if v.__class__ is ndarray and v.ndim and lanes is not None:
-        v = v[lanes]
-    mem.flat[offs] = mem.to_raw(v)
+    mem.flat[offs] = raw
 
 
 def apply_rmw(op: str, old, v, extra):
@@ -387,9 +420,12 @@ def view(B, A: ArrayRef, parts: tuple, m, site: int) -> ArrayRef:
     return ArrayRef(A.mem, origin, tuple(shape), tuple(strides))
 
 
-def assign_array(m, new: ArrayRef, old: ArrayRef | None) -> ArrayRef:
-    """A masked assignment of an array variable: lanes outside ``m`` keep their old view."""
+def assign_array(m, new: ArrayRef, old: ArrayRef | None, live=None) -> ArrayRef:
+    """A masked assignment of an array variable: lanes outside ``m`` keep their old view
+    (``live``: the lanes that have not returned; the others never read it again)."""
     if m is None or old is None or new is old:
+        return new
+    if live is not None and m.__class__ is np.ndarray and not (live & ~m).any():
         return new
     if new.mem is not old.mem:
         raise errors.KernelRuntimeError(

@@ -22,10 +22,14 @@ from pathlib import Path
 import numpy as np
 
 from ... import errors
+from ...ir import raises
 from ...ir.nodes import Loc
+from ...lang import bf16 as lang_bf16
 from ...lang import thread as lt
+from ...lang import vectors
+from ...lang.substitutes import substitute
 from ...lang.types import scalar_of
-from . import checks, ops
+from . import bf16, checks, ops
 from .lockstep import launch_dims
 from .memory import apply_rmw
 
@@ -69,9 +73,13 @@ def runnable(fn, _memo: dict | None = None):
         return memo[id(fn)]
     g = dict(fn.__globals__)
     for name in _names(fn.__code__):
-        v = g.get(name)
+        v = substitute(g.get(name))
         if getattr(v, "_threadtile_kernel", False):
             g[name] = runnable(v.py_func, memo)
+        elif _is_records(v):  # a global record array (constant memory): fields as attributes
+            g[name] = _wrap(v, False)
+        elif (ours := _numba_object(v)) is not None:
+            g[name] = ours
     g["print"] = _gpu_print
     cells = None
     if fn.__closure__:
@@ -82,14 +90,29 @@ def runnable(fn, _memo: dict | None = None):
             except ValueError:  # an empty cell stays as it is
                 cells.append(cell)
                 continue
+            v = substitute(v)
             if getattr(v, "_threadtile_kernel", False):
                 v = runnable(v.py_func, memo)
+            elif _is_records(v):
+                v = _wrap(v, False)
+            elif (ours := _numba_object(v)) is not None:
+                v = ours
             cells.append(types.CellType(v))
         cells = tuple(cells)
     new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, cells)
     new.__kwdefaults__ = fn.__kwdefaults__
     memo[id(fn)] = new
     return new
+
+
+def _is_records(v) -> bool:
+    return isinstance(v, np.ndarray) and v.dtype.names is not None
+
+
+def _numba_object(v):
+    """threadtile's object for one of numba's that the kernel reads (its bfloat16 functions,
+    its vector types), or None."""
+    return lang_bf16.from_numba(v) or vectors.from_numba(v)
 
 
 def _names(code) -> set[str]:
@@ -143,6 +166,11 @@ def _check_index(a: np.ndarray, idx) -> None:
 
 
 def _wrap(a, bounds: bool):
+    if isinstance(a, np.ndarray) and a.dtype.names is not None:
+        # records: NumPy's record views give fields as attributes (r.x) as kernels do; a 0-d
+        # array is a record passed by itself, and r[0] is its first field (numba's rule)
+        rec = a.view(np.recarray)
+        return rec[()] if a.ndim == 0 else rec
     if bounds and isinstance(a, np.ndarray):
         return a.view(_Checked)
     return a
@@ -167,6 +195,7 @@ class _Block:
         self.dyn = np.zeros(max(-(-shared_bytes // 16) * 16, 16), np.uint8)
         self.shared_bytes = shared_bytes
         self.check = check
+        self.grid_barrier: _GridBarrier | None = None  # a kernel that syncs its grid
 
     # -- waiting -------------------------------------------------------------------------------
 
@@ -189,6 +218,8 @@ class _Block:
                 self.error = error
             self._progress()
             self.cond.notify_all()
+        if self.grid_barrier is not None:
+            self.grid_barrier.exit(error)
 
     def _fail(self, err: BaseException) -> None:
         if self.error is None:
@@ -201,7 +232,7 @@ class _Block:
         while released and self.error is None:
             released = self._release_warps() or self._release_barrier()
         if self.error is None and self.waiting and len(self.waiting) + len(
-                self.exited) == self.T:
+                self.exited) == self.T and any(w[0] != "grid" for w in self.waiting.values()):
             self._fail(self._stuck())
         self.cond.notify_all()
 
@@ -295,6 +326,68 @@ class _Block:
         return (t % bx, (t // bx) % by, t // (bx * by))
 
 
+class _GridBarrier:
+    """``cg.this_grid().sync()`` across the blocks of a launch, which then run at the same
+    time. A thread that returned counts as arrived, as on the GPU; a block all of whose
+    threads returned while others wait is an error (the GPU waits for every block)."""
+
+    def __init__(self, blocks: list[_Block]):
+        self.blocks = blocks
+        self.total = sum(b.T for b in blocks)
+        self.cond = threading.Condition()
+        self.arrived = 0
+        self.exited = 0
+        self.gen = 0
+        self.error: BaseException | None = None
+
+    def wait(self, th: _Thread, site: tuple) -> None:
+        blk = th.blk
+        with blk.cond:
+            blk.waiting[th.t] = ("grid", site, None)
+            blk._progress()
+            if blk.error is not None:
+                raise _Abort
+        with self.cond:
+            gen = self.gen
+            self.arrived += 1
+            self._release(site)
+            while self.gen == gen and self.error is None:
+                self.cond.wait()
+            failed = self.error is not None
+        with blk.cond:
+            blk.waiting.pop(th.t, None)
+        if failed:
+            raise _Abort
+
+    def exit(self, error: BaseException | None) -> None:
+        with self.cond:
+            self.exited += 1
+            if error is not None and self.error is None:
+                self.error = error
+            self._release(None)
+            self.cond.notify_all()
+
+    def _release(self, site) -> None:
+        if self.arrived == 0 or self.arrived + self.exited < self.total:
+            return
+        gone = [b for b in self.blocks if len(b.exited) == b.T]
+        if gone and self.error is None:
+            b = gone[0]
+            loc = None if site is None else Loc(site[0], site[1], 0, None, site[3])
+            self.error = checks.make_error(
+                errors.BarrierDivergenceError,
+                f"grid sync() reached by {self.arrived} thread(s) of the grid, but every "
+                f"thread of block {b.bid} returned before it",
+                loc, "The grid sync waits for every block of the launch: launch only the "
+                "blocks that take part.", block=b.bid, thread=None, missing=[])
+            for blk in self.blocks:
+                with blk.cond:
+                    blk._fail(self.error)
+        self.arrived = 0
+        self.gen += 1
+        self.cond.notify_all()
+
+
 class _Thread:
     """What ``context.current`` is in the OS thread that runs one simulated thread."""
 
@@ -340,6 +433,12 @@ class _Thread:
     def _bar(self, kind, pred=True):
         what = "syncthreads()" if kind is None else f"syncthreads_{kind}()"
         return self.blk.wait(self.t, "bar", self._site(what)[:4] + (None,), (kind, pred))
+
+    def _grid_sync(self) -> None:
+        gb = self.blk.grid_barrier
+        if gb is None:
+            raise NotImplementedError("grid sync() needs cg.this_grid() in the kernel")
+        gb.wait(self, self._site("grid sync()")[:4] + (None,))
 
     def _warp(self, op: str, mask, value=None, arg=None):
         what = {"idx": "shfl_sync()", "syncwarp": "syncwarp()"}.get(op, f"{op}_sync()" if op in (
@@ -396,6 +495,7 @@ _CALLS = {
     "syncthreads_and": lambda th, p: th._bar("and", p),
     "syncthreads_or": lambda th, p: th._bar("or", p),
     "syncwarp": lambda th, mask=0xFFFFFFFF: th._warp("syncwarp", mask),
+    "cg.grid_sync": lambda th: th._grid_sync(),
     "threadfence": lambda th: None, "threadfence_block": lambda th: None,
     "threadfence_system": lambda th: None,
     "shfl_sync": lambda th, m, v, s: th._warp("idx", m, v, s),
@@ -432,9 +532,10 @@ _CALLS = {
         "hrsqrt": lambda a: np.float16(1 / np.sqrt(np.float32(a))),
         "hrcp": lambda a: np.float16(1 / np.float32(a)), "hceil": np.ceil,
         "hfloor": np.floor, "htrunc": np.trunc, "hrint": np.rint}.items()},
+    **{f"bf16.{n}": (lambda th, *a, n=n: bf16.python_call(n, *a)) for n in lang_bf16.NAMES},
     "shared.array": lambda th, shape, dtype: th._shared(shape, dtype),
     "local.array": _local,
-    "const.array_like": lambda th, a: np.array(a, copy=True),
+    "const.array_like": lambda th, a: _wrap(np.array(a, copy=True), False),
 }
 
 
@@ -455,14 +556,46 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset) -> 
     args = [consts[n] if n in consts else next(it) for n in kernel.param_names]
     shared_bytes = int(getattr(launch, "shared_bytes", 0) or 0)
     gx, gy, gz = grid
-    for bz in range(gz):
-        for by in range(gy):
-            for bx in range(gx):
-                _run_block(fn, args, _Block((bx, by, bz), block, grid, shared_bytes,
-                                            set(check_set)))
+    blocks = [_Block((bx, by, bz), block, grid, shared_bytes, set(check_set))
+              for bz in range(gz) for by in range(gy) for bx in range(gx)]
+    if not _syncs_grid(kernel.py_func):
+        for blk in blocks:
+            _run_block(fn, args, blk)
+        return
+    # a grid barrier is met only by blocks that run together: every block at once
+    gb = _GridBarrier(blocks)
+    for blk in blocks:
+        blk.grid_barrier = gb
+    joins = [_run_block(fn, args, blk, wait=False) for blk in blocks]
+    for join in joins:
+        join()
 
 
-def _run_block(fn, args: list, blk: _Block) -> None:
+def _syncs_grid(fn, _seen: set | None = None) -> bool:
+    """Whether ``fn`` or a function it names calls ``cg.this_grid()`` (by name: python mode
+    runs the source as it is)."""
+    seen = set() if _seen is None else _seen
+    if id(fn) in seen:
+        return False
+    seen.add(id(fn))
+    names = _names(fn.__code__)
+    if "this_grid" in names:
+        return True
+    refs = [fn.__globals__.get(n) for n in names]
+    refs += [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
+    return any(_syncs_grid(getattr(v, "py_func", v), seen) for v in refs
+               if isinstance(getattr(v, "py_func", v), types.FunctionType))
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018
+    except ValueError:
+        return False
+    return True
+
+
+def _run_block(fn, args: list, blk: _Block, wait: bool = True):
     def body(t: int) -> None:
         lt.context.current = _Thread(blk, t)
         try:
@@ -471,6 +604,9 @@ def _run_block(fn, args: list, blk: _Block) -> None:
         except _Abort:
             blk.exit(t)
         except BaseException as e:  # noqa: BLE001  (handed to the launching thread)
+            if not isinstance(e, errors.ThreadtileError) and isinstance(e, Exception):
+                # the kernel's own raise (or assert): named by its thread, as numba does
+                e = raises.with_thread(e, blk.thread_of(t), blk.bid)
             blk.exit(t, e)
         else:
             blk.exit(t)
@@ -490,8 +626,15 @@ def _run_block(fn, args: list, blk: _Block) -> None:
             th.start()
     finally:
         threading.stack_size(old)
-    for th in threads:
-        th.join()
-    if blk.error is not None:
-        raise blk.error.with_traceback(blk.error.__traceback__)
+
+    def join() -> None:
+        for th in threads:
+            th.join()
+        if blk.error is not None:
+            raise blk.error.with_traceback(blk.error.__traceback__)
+
+    if not wait:
+        return join
+    join()
+    return None
 

@@ -55,6 +55,19 @@ struct CArray {
   }
 };
 
+// A 0-d array (a NumPy 0-d array, a record passed by itself): its pointer alone, the 8 bytes
+// the host packs for it; C++ has no zero-length shape[] member.
+template <typename T>
+struct Array<T, 0> {
+  T* data;
+  __device__ __forceinline__ T& operator()() const { return *data; }
+};
+template <typename T>
+struct CArray<T, 0> {
+  T* data;
+  __device__ __forceinline__ T& operator()() const { return *data; }
+};
+
 // Python's slice rules for one axis: negative bounds count from the end, then clamp to [0, n].
 __device__ __forceinline__ int64_t slice_start(int64_t s, int64_t n) {
   if (s < 0) s += n;
@@ -291,6 +304,13 @@ __device__ __forceinline__ float atomic_nanmin(float* p, float v) {
 __device__ __forceinline__ double atomic_nanmin(double* p, double v) {
   return atomic_cas_loop(p, [v](double o) { return v < o || o != o ? v : o; });
 }
+// CUDA's atomicInc/atomicDec are 32-bit only; numba's inc/dec also take uint64
+__device__ __forceinline__ uint64_t atomic_inc(uint64_t* p, uint64_t v) {
+  return atomic_cas_loop(p, [v](uint64_t o) { return o >= v ? uint64_t(0) : o + 1; });
+}
+__device__ __forceinline__ uint64_t atomic_dec(uint64_t* p, uint64_t v) {
+  return atomic_cas_loop(p, [v](uint64_t o) { return o == 0 || o > v ? v : o - 1; });
+}
 template <int S> struct uint_of;
 template <> struct uint_of<2> { typedef unsigned short type; };
 template <> struct uint_of<4> { typedef unsigned type; };
@@ -306,6 +326,47 @@ __device__ __forceinline__ __half atomic_add(__half* p, __half v) { return atomi
 __device__ __forceinline__ __nv_bfloat16 atomic_add(__nv_bfloat16* p, __nv_bfloat16 v) {
   return atomicAdd(p, v);
 }
+// bfloat16 with a directed rounding mode (numba's cuda.bf16 conversions); a double is rounded
+// to float in the same direction first, which gives the same result (directed roundings
+// compose when the intermediate format is finer)
+#define TT_BF16_ROUND(M)                                                                        \
+  __device__ __forceinline__ __nv_bfloat16 bf16_round_##M(float x) {                           \
+    return __float2bfloat16_##M(x);                                                             \
+  }                                                                                             \
+  __device__ __forceinline__ __nv_bfloat16 bf16_round_##M(double x) {                          \
+    return __float2bfloat16_##M(__double2float_##M(x));                                         \
+  }                                                                                             \
+  __device__ __forceinline__ __nv_bfloat16 bf16_round_##M(int16_t x) {                         \
+    return __short2bfloat16_##M(x);                                                             \
+  }                                                                                             \
+  __device__ __forceinline__ __nv_bfloat16 bf16_round_##M(uint16_t x) {                        \
+    return __ushort2bfloat16_##M(x);                                                            \
+  }                                                                                             \
+  __device__ __forceinline__ __nv_bfloat16 bf16_round_##M(int32_t x) {                         \
+    return __int2bfloat16_##M(x);                                                               \
+  }                                                                                             \
+  __device__ __forceinline__ __nv_bfloat16 bf16_round_##M(uint32_t x) {                        \
+    return __uint2bfloat16_##M(x);                                                              \
+  }                                                                                             \
+  __device__ __forceinline__ __nv_bfloat16 bf16_round_##M(int64_t x) {                         \
+    return __ll2bfloat16_##M((long long)x);                                                     \
+  }                                                                                             \
+  __device__ __forceinline__ __nv_bfloat16 bf16_round_##M(uint64_t x) {                        \
+    return __ull2bfloat16_##M((unsigned long long)x);                                           \
+  }
+TT_BF16_ROUND(rz)
+TT_BF16_ROUND(rd)
+TT_BF16_ROUND(ru)
+#undef TT_BF16_ROUND
 #endif
+
+// the bits of a value as another type of the same width (numba's bfloat16_as_int16...)
+template <typename T, typename U>
+__device__ __forceinline__ T bitcast(U u) {
+  static_assert(sizeof(T) == sizeof(U), "same width");
+  T t;
+  memcpy(&t, &u, sizeof(T));
+  return t;
+}
 
 }  // namespace tt
