@@ -196,3 +196,18 @@ def test_local_and_constant_memory_and_atomics_in_ptx():
         (float64[:],)))
     assert re.search(r"(red|atom)\.global\.add\.f64", cuda.jit((float64[:], float64))(
         add).inspect_asm((float64[:], float64)))
+
+
+def k_print(val, to_print):
+    if to_print:
+        print("value", val)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_print_formats_are_in_constant_memory(arch):
+    """numba puts print()'s format strings in constant memory (get_const_mem_size counts
+    them): the PTX declares each as a .const array, the integer's as %lld."""
+    k = cuda.jit(k_print)
+    ptx = cuda.inspection.asm(k, (int64, cuda.boolean), arch=arch)
+    fmt = re.search(r"\.const \.align \d+ \.b8 tt_fmt0\[(\d+)\]", ptx)
+    assert fmt and int(fmt[1]) == len(b"value %lld\n\0"), ptx[:2000]

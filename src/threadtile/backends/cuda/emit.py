@@ -16,7 +16,7 @@ import numpy as np
 from ...ir import nodes as ir
 from ...lang.records import RecordType
 from ...lang.types import ArrayType, Scalar, TileType, TupleType, float32, float64, int64
-from . import intrinsics, records, tiles
+from . import intrinsics, placement, records, tiles
 from .cxx import PREC as _PREC
 from .cxx import ctype, literal, tuple_definition, tuple_struct
 
@@ -219,9 +219,12 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         out.append(f"__constant__ {d.type.dtype.cname} {d.name}{dims} = {{{vals}}};")
     out += [tuple_definition(t) for t in _tuple_types(module)]
     statics = {d.name: d for d in module.const_arrays}
+    formats: list[str] = []  # print()'s format strings, in constant memory as numba has them
+    formats_at = len(out)
     for f in module.kernel.all_functions():
         out.append("")
         fe = FunctionEmitter(f, statics, line_directives)
+        fe.formats = formats
         fe.threads, fe.has_tiles = module.threads, has_tiles
         fe.occupancy = module.occupancy
         fe.launch_bounds = module.launch_bounds
@@ -230,6 +233,8 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
             fe.tensormaps = tiles.tensormap_names(module)
             fe.external = not f.is_kernel  # a device function compiled on its own
         out.append(fe.emit())
+    out[formats_at:formats_at] = [f'__constant__ char tt_fmt{k}[] = "{text}";'
+                                  for k, text in enumerate(formats)]
     return CudaSource("\n".join(out) + "\n", cxx_function_name(module.kernel.name), scratch,
                       scratch_sm90a, tiles.tensormap_params(module), cooperative(module))
 
@@ -242,6 +247,7 @@ class FunctionEmitter:
     captured: dict = {}  # name -> ArrayDecl of the captured global device arrays
     launch_bounds: tuple[int, ...] | None = None  # jit(launch_bounds=...), as given
     external = False  # a device function as the module's root: extern "C", not inlined
+    formats: list[str] = []  # the module's printf formats (emit_module gives each its own)
 
     def __init__(self, f: ir.Function, statics: dict[str, ir.ArrayDecl], lines: bool):
         self.f = f
@@ -254,8 +260,8 @@ class FunctionEmitter:
         for name in list(f.locals) + [p.name for p in f.params]:
             self.names[name] = name + "_" if name in _CXX_RESERVED or name.startswith(
                 "tt_") else name
-        self.nonneg = _nonneg_vars(f)
-        self.declare_top, self.declare_inline, self.for_declares = _placement(f)
+        self.nonneg = placement.nonneg_vars(f)
+        self.declare_top, self.declare_inline, self.for_declares = placement.placement(f)
         self.taken = set(self.names.values())
         self.sites = 0  # tile.h's astype<U, Site>: a number per conversion in the source
 
@@ -463,7 +469,8 @@ class FunctionEmitter:
                 fmt.append("%f")
                 args.append(f"(double)({self.as_float(it, v)})")
         tail = "".join(", " + a for a in args)
-        self.line(f'printf("{"".join(fmt)}\\n"{tail});', s.loc)
+        self.formats.append("".join(fmt) + "\\n")
+        self.line(f"printf(tt_fmt{len(self.formats) - 1}{tail});", s.loc)
 
     # -- expressions ---------------------------------------------------------------------------
 
@@ -684,7 +691,7 @@ class FunctionEmitter:
         return f"{cxx_function_name(x.func.name)}({', '.join(args)})", _PREC["atom"]
 
     def is_nonneg(self, e: ir.Expr) -> bool:
-        return _is_nonneg(e, self.nonneg)
+        return placement.is_nonneg(e, self.nonneg)
 
 
 def _unwiden(e: ir.Expr) -> ir.Expr:
@@ -716,113 +723,3 @@ def _is_dim(e: ir.Expr, base: ir.Expr, k: int) -> bool:
 def _invariant(e: ir.Expr, assigned: set[str]) -> bool:
     return not any(isinstance(x, ir.Var) and x.name in assigned for x in ir.walk_expr(e)) and \
         not any(isinstance(x, (ir.Call, ir.CallFunc, ir.Load)) for x in ir.walk_expr(e))
-
-
-def _is_nonneg(e: ir.Expr, nonneg: set[str]) -> bool:
-    """Whether ``e`` is provably >= 0, which lets // and % use C's faster truncating forms."""
-    if isinstance(e, ir.Const):
-        return isinstance(e.value, (int, float)) and e.value >= 0
-    if isinstance(e, (ir.Special, ir.ArrayDim)):
-        return True
-    if isinstance(e, ir.Var):
-        return e.name in nonneg
-    if isinstance(e, ir.Cast):
-        return isinstance(e.value.type, Scalar) and e.value.type.bits <= e.type.bits and \
-            _is_nonneg(e.value, nonneg)
-    if isinstance(e, ir.BinOp) and e.op in ("+", "*", "//", "%", ">>", "&"):
-        return _is_nonneg(e.left, nonneg) and _is_nonneg(e.right, nonneg)
-    if isinstance(e, ir.Call) and e.name in ("min", "max"):
-        return all(_is_nonneg(a, nonneg) for a in e.args)
-    if isinstance(e, ir.Select):
-        return _is_nonneg(e.if_true, nonneg) and _is_nonneg(e.if_false, nonneg)
-    return isinstance(e.type, Scalar) and e.type.kind in "ub"
-
-
-def _nonneg_vars(f: ir.Function) -> set[str]:
-    """Integer variables every assignment of which is provably non-negative (a fixpoint)."""
-    sources: dict[str, list[ir.Expr]] = {}
-    for s in ir.walk_stmts(f.body):
-        if isinstance(s, ir.Assign):
-            sources.setdefault(s.name, []).append(s.value)
-        elif isinstance(s, ir.For):
-            if not (isinstance(s.step, ir.Const) and s.step.value > 0):
-                sources.setdefault(s.var, []).append(ir.Const(int64, s.loc, -1))
-            sources.setdefault(s.var, []).append(s.start)
-    for p in f.params:
-        sources.setdefault(p.name, []).append(ir.Const(int64, f.loc, -1))
-    nonneg = {n for n, t in f.locals.items() if isinstance(t, Scalar) and t.is_int}
-    changed = True
-    while changed:
-        changed = False
-        for name in list(nonneg):
-            if not all(_is_nonneg(v, nonneg) for v in sources.get(name, [])):
-                nonneg.discard(name)
-                changed = True
-    return nonneg
-
-
-def _placement(f: ir.Function) -> tuple[list[str], set[int], set[int]]:
-    """Where each local is declared: inline at an assignment when that assignment comes first
-    and every other use is inside the same block after it; by the ``for`` statement itself when
-    every use is inside loops over it; else at the top of the function. Returns the names
-    declared at the top, the assignments that declare, and the ``For`` statements that do."""
-    first: dict[str, tuple] = {}  # name -> (block id, stmt, is direct assign)
-    blocks_of: dict[str, set[int]] = {}
-    parents: dict[int, int | None] = {}
-    outside: set[str] = set()  # names used somewhere other than in a loop over them
-    loops_of: dict[str, list] = {}
-
-    def note(name: str, blk: int, stmt, direct: bool, bound: tuple) -> None:
-        if name not in first:
-            first[name] = (blk, stmt, direct)
-        blocks_of.setdefault(name, set()).add(blk)
-        if name not in bound:
-            outside.add(name)
-
-    def visit(body: list[ir.Stmt], parent: int | None, bound: tuple) -> None:
-        blk = id(body)
-        parents[blk] = parent
-        for s in body:
-            for e in ir.stmt_exprs(s):
-                for x in ir.walk_expr(e):
-                    if isinstance(x, ir.Var):
-                        note(x.name, blk, s, False, bound)
-            if isinstance(s, ir.Assign):
-                note(s.name, blk, s, True, bound)
-            elif isinstance(s, ir.For):
-                if s.var in bound:  # a loop over k inside a loop over k: k outlives the inner
-                    outside.add(s.var)
-                loops_of.setdefault(s.var, []).append(s)
-                note(s.var, id(s.body), s, False, bound + (s.var,))
-                visit(s.body, blk, bound + (s.var,))
-            elif isinstance(s, ir.If):
-                visit(s.then, blk, bound)
-                visit(s.orelse, blk, bound)
-            elif isinstance(s, ir.While):
-                visit(s.body, blk, bound)
-
-    visit(f.body, None, ())
-
-    def inside(b: int, root: int) -> bool:
-        while b is not None:
-            if b == root:
-                return True
-            b = parents.get(b)
-        return False
-
-    top, inline, by_for = [], set(), set()
-    params = {p.name for p in f.params}
-    params |= {s.name for s in ir.walk_stmts(f.body) if isinstance(s, ir.ArrayDecl)}
-    for name in f.locals:
-        if name in params or name not in first:
-            continue
-        if name in loops_of and name not in outside:
-            by_for.update(id(s) for s in loops_of[name])  # each loop has its own variable
-            continue
-        blk, stmt, direct = first[name]
-        if direct and all(inside(b, blk) for b in blocks_of[name]):
-            inline.add(id(stmt))
-        else:
-            top.append(name)
-    return top, inline, by_for
-

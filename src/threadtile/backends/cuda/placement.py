@@ -1,0 +1,120 @@
+"""Facts about a function that the CUDA emitter needs: which integers are provably
+non-negative (``//`` and ``%`` then use C's truncating forms) and where each local is declared
+(inline at its first assignment, by its ``for`` loop, or at the top of the function)."""
+
+from __future__ import annotations
+
+from ...ir import nodes as ir
+from ...lang.types import Scalar, int64
+
+__all__ = ["is_nonneg", "nonneg_vars", "placement"]
+
+
+def is_nonneg(e: ir.Expr, nonneg: set[str]) -> bool:
+    """Whether ``e`` is provably >= 0, which lets // and % use C's faster truncating forms."""
+    if isinstance(e, ir.Const):
+        return isinstance(e.value, (int, float)) and e.value >= 0
+    if isinstance(e, (ir.Special, ir.ArrayDim)):
+        return True
+    if isinstance(e, ir.Var):
+        return e.name in nonneg
+    if isinstance(e, ir.Cast):
+        return isinstance(e.value.type, Scalar) and e.value.type.bits <= e.type.bits and \
+            is_nonneg(e.value, nonneg)
+    if isinstance(e, ir.BinOp) and e.op in ("+", "*", "//", "%", ">>", "&"):
+        return is_nonneg(e.left, nonneg) and is_nonneg(e.right, nonneg)
+    if isinstance(e, ir.Call) and e.name in ("min", "max"):
+        return all(is_nonneg(a, nonneg) for a in e.args)
+    if isinstance(e, ir.Select):
+        return is_nonneg(e.if_true, nonneg) and is_nonneg(e.if_false, nonneg)
+    return isinstance(e.type, Scalar) and e.type.kind in "ub"
+
+
+def nonneg_vars(f: ir.Function) -> set[str]:
+    """Integer variables every assignment of which is provably non-negative (a fixpoint)."""
+    sources: dict[str, list[ir.Expr]] = {}
+    for s in ir.walk_stmts(f.body):
+        if isinstance(s, ir.Assign):
+            sources.setdefault(s.name, []).append(s.value)
+        elif isinstance(s, ir.For):
+            if not (isinstance(s.step, ir.Const) and s.step.value > 0):
+                sources.setdefault(s.var, []).append(ir.Const(int64, s.loc, -1))
+            sources.setdefault(s.var, []).append(s.start)
+    for p in f.params:
+        sources.setdefault(p.name, []).append(ir.Const(int64, f.loc, -1))
+    nonneg = {n for n, t in f.locals.items() if isinstance(t, Scalar) and t.is_int}
+    changed = True
+    while changed:
+        changed = False
+        for name in list(nonneg):
+            if not all(is_nonneg(v, nonneg) for v in sources.get(name, [])):
+                nonneg.discard(name)
+                changed = True
+    return nonneg
+
+
+def placement(f: ir.Function) -> tuple[list[str], set[int], set[int]]:
+    """Where each local is declared: inline at an assignment when that assignment comes first
+    and every other use is inside the same block after it; by the ``for`` statement itself when
+    every use is inside loops over it; else at the top of the function. Returns the names
+    declared at the top, the assignments that declare, and the ``For`` statements that do."""
+    first: dict[str, tuple] = {}  # name -> (block id, stmt, is direct assign)
+    blocks_of: dict[str, set[int]] = {}
+    parents: dict[int, int | None] = {}
+    outside: set[str] = set()  # names used somewhere other than in a loop over them
+    loops_of: dict[str, list] = {}
+
+    def note(name: str, blk: int, stmt, direct: bool, bound: tuple) -> None:
+        if name not in first:
+            first[name] = (blk, stmt, direct)
+        blocks_of.setdefault(name, set()).add(blk)
+        if name not in bound:
+            outside.add(name)
+
+    def visit(body: list[ir.Stmt], parent: int | None, bound: tuple) -> None:
+        blk = id(body)
+        parents[blk] = parent
+        for s in body:
+            for e in ir.stmt_exprs(s):
+                for x in ir.walk_expr(e):
+                    if isinstance(x, ir.Var):
+                        note(x.name, blk, s, False, bound)
+            if isinstance(s, ir.Assign):
+                note(s.name, blk, s, True, bound)
+            elif isinstance(s, ir.For):
+                if s.var in bound:  # a loop over k inside a loop over k: k outlives the inner
+                    outside.add(s.var)
+                loops_of.setdefault(s.var, []).append(s)
+                note(s.var, id(s.body), s, False, bound + (s.var,))
+                visit(s.body, blk, bound + (s.var,))
+            elif isinstance(s, ir.If):
+                visit(s.then, blk, bound)
+                visit(s.orelse, blk, bound)
+            elif isinstance(s, ir.While):
+                visit(s.body, blk, bound)
+
+    visit(f.body, None, ())
+
+    def inside(b: int, root: int) -> bool:
+        while b is not None:
+            if b == root:
+                return True
+            b = parents.get(b)
+        return False
+
+    top, inline, by_for = [], set(), set()
+    params = {p.name for p in f.params}
+    params |= {s.name for s in ir.walk_stmts(f.body) if isinstance(s, ir.ArrayDecl)}
+    for name in f.locals:
+        if name in params or name not in first:
+            continue
+        if name in loops_of and name not in outside:
+            by_for.update(id(s) for s in loops_of[name])  # each loop has its own variable
+            continue
+        blk, stmt, direct = first[name]
+        if direct and all(inside(b, blk) for b in blocks_of[name]):
+            inline.add(id(stmt))
+        else:
+            top.append(name)
+    return top, inline, by_for
+
