@@ -31,7 +31,7 @@ from ..lang.types import (
     uint32,
     void,
 )
-from . import bf16calls, complexes, funcs, mathcalls, tile_calls, tiles, tuples
+from . import bf16calls, complexes, funcs, mathcalls, npufuncs, tile_calls, tiles, tuples
 from . import typing as ty
 from .values import DeclRequest, Py, ScalarMethod, Tup, pyname
 
@@ -121,6 +121,10 @@ def lower_call(lw: Lowerer, node: ast.Call):
             return ty.mark_weak(ir.Const(st, v.loc, v.value), False) if strong else v
         out = ty.convert(v, st)
         return ty.mark_weak(out, False) if strong else out
+    if npufuncs.is_ufunc(obj):
+        v = npufuncs.ufunc_call(lw, obj, node)
+        if v is not None:
+            return v
     hit = mathcalls.FUNCS.get(id(obj))
     if hit is not None:
         return mathcalls.math_call(lw, hit[0], hit[1], node, obj)
