@@ -176,7 +176,7 @@ def _over_outputs(lw: Lowerer, uf: np.ufunc, node: ast.Call, args: list[ast.expr
     ins = [named(a) for a in args]
     out_names = [named(o) for o in outs]
     ndim = None
-    for (o, v), src in zip(out_names, outs):
+    for (_, v), src in zip(out_names, outs):
         if not (isinstance(v, ir.Expr) and isinstance(v.type, ArrayType)):
             raise lw.error(src, f"{name}()'s output must be an array")
         if ndim is not None and v.type.ndim != ndim:
