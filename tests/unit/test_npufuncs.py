@@ -126,3 +126,30 @@ def test_complex_log2(target):
     got = target.to_device(np.zeros(3, np.complex128))
     target.launch(with_out("log2"), 1, 1, target.to_device(z), got)
     np.testing.assert_allclose(target.to_host(got), np.log2(z), rtol=1e-14)
+
+
+def extremes(r, a, b):
+    r[0] = max(a, b)
+    r[1] = min(b, a)
+    r[2] = np.fmax(a, b)
+    r[3] = np.fmin(b, a)
+    r[4] = np.maximum(b, a)
+    r[5] = np.minimum(a, b)
+
+
+@pytest.mark.parametrize("a, b", [(np.nan, 1.0), (1.0, np.nan), (2.0, -3.0)])
+def test_min_and_max_of_floats_are_numbas(target, a, b):
+    """The builtins and fmin/fmax are C's fmin/fmax (numba's): a NaN operand loses;
+    np.minimum/np.maximum keep it (NumPy's)."""
+    r = target.to_device(np.full(6, 77.0, np.float32))
+    target.launch(cuda.jit(extremes), 1, 1, r, np.float32(a), np.float32(b))
+    f, n = np.fmax(a, b), np.fmin(a, b)
+    np.testing.assert_array_equal(target.to_host(r), np.float32(
+        [f, n, f, n, np.maximum(a, b), np.minimum(a, b)]))
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_builtin_max_of_floats_is_one_instruction(arch):
+    ptx = cuda.inspection.asm(cuda.jit(extremes), (cuda.float32[::1], cuda.float32,
+                                                   cuda.float32), arch=arch)
+    assert "max.f32" in ptx and "min.f32" in ptx

@@ -72,10 +72,10 @@ for _n, _m in (("degrees", "degrees"), ("rad2deg", "degrees"), ("radians", "radi
     _register(getattr(np, _n), _m, "np")
 _register(math.gamma, "tgamma", "math")
 _register(np.absolute, "abs", "builtin")
-_register(np.minimum, "min", "builtin")
-_register(np.maximum, "max", "builtin")
-_register(np.fmin, "min", "builtin")
-_register(np.fmax, "max", "builtin")
+_register(np.minimum, "minimum", "np")
+_register(np.maximum, "maximum", "np")
+_register(np.fmin, "fmin", "np")
+_register(np.fmax, "fmax", "np")
 _register(lt.cbrt, "cbrt", "np")
 _register(builtins.abs, "abs", "builtin")
 _register(builtins.min, "min", "builtin")
@@ -130,7 +130,7 @@ def math_call(lw: Lowerer, name: str, flavour: str, node: ast.Call, obj=None):
 
 def _math_call(lw: Lowerer, name: str, flavour: str, node: ast.Call):
     loc = lw.loc(node)
-    if name in ("min", "max"):
+    if name in _EXTREMES:
         return _minmax(lw, name, node)
     if name == "abs":
         (x,) = _args(lw, node, 1, 1)
@@ -201,8 +201,32 @@ def _fold(f, *args) -> float:
         return math.nan
 
 
+# min/max of floats as numba computes them: the builtins and np.fmin/np.fmax are C's fmin and
+# fmax (a NaN operand loses); np.minimum/np.maximum keep a NaN (NumPy's). On integers all are
+# Python's min and max.
+_EXTREMES = {"min": "fmin", "max": "fmax", "fmin": "fmin", "fmax": "fmax",
+             "minimum": "minimum", "maximum": "maximum"}
+_FOLD_EXTREMES = {"fmin": np.fmin, "fmax": np.fmax, "minimum": np.minimum,
+                  "maximum": np.maximum}
+
+
+def _extreme(t: Scalar, loc, how: str, a: ir.Expr, b: ir.Expr) -> ir.Expr:
+    """``how`` (a value of _EXTREMES) of ``a`` and ``b``, both of float type ``t``."""
+    if how in ("fmin", "fmax"):
+        return _call(t, loc, how, [a, b])
+    # NumPy's maximum: a if a >= b or a is NaN, else b (then NaN if b is)
+    keep = ir.Logical(bool_, loc, "or", ir.Compare(bool_, loc, ">=" if how == "maximum"
+                                                   else "<=", a, b),
+                      ir.Compare(bool_, loc, "!=", a, a))
+    return ir.Select(t, loc, keep, a, b)
+
+
 def _minmax(lw: Lowerer, name: str, node: ast.Call) -> ir.Expr:
     loc = lw.loc(node)
+    how = _EXTREMES[name]
+    if how in ("minimum", "maximum", "fmin", "fmax") and name == how and \
+            len(node.args) != 2:
+        raise lw.error(node, f"np.{name}() takes two numbers in kernels")
     raw = [lw.expr(a) for a in node.args]
     if len(raw) == 1 and isinstance(raw[0], Tup):
         raw = raw[0].items
@@ -214,11 +238,16 @@ def _minmax(lw: Lowerer, name: str, node: ast.Call) -> ir.Expr:
     acc = vals[0]
     for v in vals[1:]:
         t, w = ty.unify(acc.type, ty.is_weak(acc), v.type, ty.is_weak(v))
+        small = how in ("fmin", "minimum")
         if isinstance(acc, ir.Const) and isinstance(v, ir.Const):
-            acc = ir.Const(t, loc, ty.py_value((min if name == "min" else max)(
-                acc.value, v.value), t), weak=w)
+            f = _FOLD_EXTREMES[how] if t.is_float else (min if small else max)
+            acc = ir.Const(t, loc, ty.py_value(f(acc.value, v.value), t), weak=w)
             continue
-        acc = ty.mark_weak(ir.Call(t, loc, name, [ty.convert(acc, t), ty.convert(v, t)]), w)
+        a, b = ty.convert(acc, t), ty.convert(v, t)
+        if t.is_float:
+            acc = ty.mark_weak(_extreme(t, loc, how, a, b), w)
+        else:
+            acc = ty.mark_weak(ir.Call(t, loc, "min" if small else "max", [a, b]), w)
     return acc
 
 

@@ -128,7 +128,8 @@ def _atomic(e):
 _MATH1 = ("sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin",
           "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc",
           "lgamma", "tgamma", "exp2", "rsqrt", "cbrt", "floor", "ceil", "trunc", "fabs", "rint")
-_MATH2 = ("pow", "atan2", "hypot", "copysign", "fmod", "remainder", "nextafter")
+_MATH2 = ("pow", "atan2", "hypot", "copysign", "fmod", "remainder", "nextafter", "fmin",
+          "fmax")
 ATOMICS = ("add", "sub", "max", "min", "and_", "or_", "xor", "exch", "inc", "dec", "cas",
            "nanmax", "nanmin")
 

@@ -13,7 +13,8 @@ MATH = {n: (n + "f", n) for n in (
     "sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin",
     "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "lgamma",
     "tgamma", "exp2", "rsqrt", "cbrt", "floor", "ceil", "trunc", "fabs", "pow", "atan2",
-    "hypot", "copysign", "fmod", "rint", "fma", "remainder", "nextafter", "ldexp")}
+    "hypot", "copysign", "fmod", "rint", "fma", "remainder", "nextafter", "ldexp", "fmin",
+    "fmax")}
 
 _CALLS = {  # intrinsic -> C++ format (args by position)
     "syncthreads": "__syncthreads()", "syncthreads_count": "__syncthreads_count({0})",
