@@ -127,6 +127,28 @@ class CudaDriverError(ThreadtileError, RuntimeError):
         self.code = code
 
 
+_launch_bounds_error: type | None = None
+
+
+def launch_bounds_error(message: str) -> LaunchError:
+    """The error for a block larger than the kernel's ``launch_bounds``, which the driver
+    would refuse with ``CUDA_ERROR_INVALID_VALUE``: a :class:`LaunchError` that is also a
+    :class:`CudaDriverError` and cuda.core's ``CUDAError`` (what numba-cuda's users catch).
+    The class is made at the first such error: importing cuda.core takes a third of a
+    second, which ``import threadtile`` does not pay."""
+    global _launch_bounds_error
+    if _launch_bounds_error is None:
+        try:
+            from cuda.core._utils.cuda_utils import CUDAError as core  # noqa: PLC0415
+            bases: tuple = (LaunchError, CudaDriverError, core)
+        except ImportError:  # another cuda.core's layout: ours only
+            bases = (LaunchError, CudaDriverError)
+        _launch_bounds_error = type("LaunchBoundsError", bases, {"__module__": __name__})
+    e = _launch_bounds_error(f"CUDA_ERROR_INVALID_VALUE: {message}")
+    e.name, e.code = "CUDA_ERROR_INVALID_VALUE", 1
+    return e
+
+
 # NVRTC diagnostics: `file(12): error: message` or `file(12): warning #177-D: message`.
 # The file name may contain spaces and parentheses of its own, so anchor on the last `(N): `.
 _DIAG_RE = re.compile(

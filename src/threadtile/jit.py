@@ -479,7 +479,7 @@ class Launch(_c_call_base() or _PyCall):
         nt = kernel.block_threads
         lb = kernel.launch_bounds
         if lb and self.block[0] * self.block[1] * self.block[2] > lb[0]:
-            raise errors.LaunchError(
+            raise errors.launch_bounds_error(
                 f"{kernel.__name__} is compiled for blocks of at most {lb[0]} threads "
                 f"(launch_bounds={lb}); launched with block {tuple(self.block)}")
         if nt is not None and self.block[0] * self.block[1] * self.block[2] != nt:

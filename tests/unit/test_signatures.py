@@ -469,8 +469,12 @@ def test_launch_bounds(bounds, text):
     a = np.zeros(128, np.int64)
     _launch(k, a, config=(1, 128))
     assert a.tolist() == list(range(128))
-    with pytest.raises(LaunchError, match=r"blocks of at most 128 threads"):
+    with pytest.raises(LaunchError, match=r"CUDA_ERROR_INVALID_VALUE: .*blocks of at most "
+                       r"128 threads") as e:
         _launch(k, a, config=(1, 256))
+    # what the driver would say, as the error numba-cuda's users catch (cuda.core's)
+    from cuda.core._utils.cuda_utils import CUDAError
+    assert isinstance(e.value, CUDAError) and e.value.name == "CUDA_ERROR_INVALID_VALUE"
 
 
 @pytest.mark.parametrize("opts, exc, msg", [

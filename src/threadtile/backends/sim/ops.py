@@ -248,7 +248,8 @@ MATH = {
     "pow": np.power, "atan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign,
     "fmod": np.fmod, "fma": fma, "isnan": np.isnan, "isinf": np.isinf,
     "isfinite": np.isfinite, "remainder": _remainder, "nextafter": np.nextafter,
-    "ldexp": np.ldexp, "fmin": np.fmin, "fmax": np.fmax, "round_ndigits": round_ndigits, "frexp": frexp, "modf": modf,
+    "ldexp": np.ldexp, "fmin": np.fmin, "fmax": np.fmax, "round_ndigits": round_ndigits,
+    "frexp": frexp, "modf": modf,
 }
 
 
