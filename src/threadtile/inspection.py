@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -94,10 +95,10 @@ def by_signature(kernel, signature, what):
             s = sigs.signature(signature)
             match = next((d for d in declared if tuple(d.args) == tuple(s.args)), None)
             return what(match or Signature(tuple(s.args), s.return_type))
-        return {tuple(d.args): what(d) for d in declared}
+        return sigs.ByTypes({tuple(d.args): what(d) for d in declared})
     if signature is not None:
         return what(kernel.specialization(list(sigs.signature(signature).args), {}))
-    return {types: what(spec) for types, spec in kernel.overloads.items()}
+    return sigs.ByTypes({types: what(spec) for types, spec in kernel.overloads.items()})
 
 
 def asm(kernel, signature=None, arch: str | None = None):
@@ -161,3 +162,36 @@ def types(kernel, file=None, signature=None) -> None:
         print("-" * 80, file=file)
         print(body, file=file)
         print("=" * 80, file=file)
+
+
+# -- resources without a GPU -------------------------------------------------------------------
+
+_PTXAS = {"num_regs": r"Used (\d+) registers", "shared_size_bytes": r"(\d+) bytes smem",
+          "local_size_bytes": r"(\d+) bytes stack frame"}
+
+
+def attributes(spec: Specialization, arch: str, options: tuple[str, ...]) -> dict[str, int]:
+    """What the driver's function attributes would say of ``spec`` on ``arch``, without a GPU:
+    registers, static shared and local (stack frame) bytes from ptxas's report (NVRTC's
+    ``-Xptxas=-v``), the user's constant memory from the PTX's ``.const`` declarations, and
+    the largest block those registers allow (64 Ki registers per block, allotted per warp in
+    units of 256)."""
+    text = spec.cuda.text
+    log = nvrtc.compile_cubin(text, arch, name=f"{spec.cuda.entry}.cu",
+                              options=tuple(options) + ("-Xptxas=-v",)).log
+    entry = log.split(f"entry function '{spec.cuda.entry}'", 1)[-1]
+    out = {}
+    for key, pattern in _PTXAS.items():
+        m = re.search(pattern, entry)
+        out[key] = int(m[1]) if m else 0
+    ptx = _ptx(text, arch, tuple(options), spec.cuda.entry)
+    out["const_size_bytes"] = sum(int(n) * {"8": 1, "16": 2, "32": 4, "64": 8}[b] for b, n in
+                                  re.findall(r"^\.const \.align \d+ \.[bfsu](8|16|32|64) "
+                                             r"\w+\[(\d+)\]", ptx, re.M))
+    regs = max(out["num_regs"], 1)
+    per_warp = -(-regs * 32 // 256) * 256
+    out["max_threads_per_block"] = min(1024, 65536 // per_warp * 32)
+    bounds = spec.module.launch_bounds
+    if bounds:
+        out["max_threads_per_block"] = min(out["max_threads_per_block"], bounds[0])
+    return out

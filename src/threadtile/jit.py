@@ -348,35 +348,42 @@ class Kernel:
         over = self.overloads
         if self.declared_signatures is not None and len(self.declared_signatures) == 1:
             return what(next(iter(over.values())))
-        return {types: what(spec) for types, spec in over.items()}
+        return sigs.ByTypes({types: what(spec) for types, spec in over.items()})
 
     def _resource(self, name: str, signature):
         arch_opts = self.options
 
         def get(spec):
-            compiled, _ = build(spec, driver.current_device().arch, arch_opts)
+            try:
+                arch = driver.current_device().arch
+            except errors.CudaDriverError:  # no GPU here: what ptxas reports for it
+                return inspection.attributes(spec, inspection.current_arch(), arch_opts)[name]
+            compiled, _ = build(spec, arch, arch_opts)
             return compiled.attributes()[name]
         return self._by_signature(signature, get)
 
     def get_regs_per_thread(self, signature=None):
-        """Registers per thread (needs a GPU): for ``signature`` (any spelling), else a dict
-        by argument types, or the one value of a kernel declared with one signature."""
+        """Registers per thread: for ``signature`` (any spelling), else a dict by argument
+        types, or the one value of a kernel declared with one signature. The driver answers
+        where there is a GPU; without one, ptxas's report for the current (or simulated)
+        device's architecture (inspection.attributes)."""
         return self._resource("num_regs", signature)
 
     def get_shared_mem_per_block(self, signature=None):
-        """Static shared memory per block in bytes (needs a GPU)."""
+        """Static shared memory per block in bytes (the driver's, or ptxas's without a GPU)."""
         return self._resource("shared_size_bytes", signature)
 
     def get_local_mem_per_thread(self, signature=None):
-        """Local memory per thread in bytes (needs a GPU)."""
+        """Local memory per thread in bytes (the driver's, or ptxas's without a GPU)."""
         return self._resource("local_size_bytes", signature)
 
     def get_const_mem_size(self, signature=None):
-        """Constant memory in bytes (needs a GPU)."""
+        """Constant memory in bytes (the driver's, or ptxas's without a GPU)."""
         return self._resource("const_size_bytes", signature)
 
     def get_max_threads_per_block(self, signature=None):
-        """The largest block the compiled kernel can run (needs a GPU)."""
+        """The largest block the compiled kernel can run (the driver's; ptxas's without a
+        GPU)."""
         return self._resource("max_threads_per_block", signature)
 
     def inspect_asm(self, signature=None):

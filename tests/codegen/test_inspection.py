@@ -211,3 +211,36 @@ def test_print_formats_are_in_constant_memory(arch):
     ptx = cuda.inspection.asm(k, (int64, cuda.boolean), arch=arch)
     fmt = re.search(r"\.const \.align \d+ \.b8 tt_fmt0\[(\d+)\]", ptx)
     assert fmt and int(fmt[1]) == len(b"value %lld\n\0"), ptx[:2000]
+
+
+CONSTS = np.arange(32, dtype=np.int64)
+
+
+def k_resources(x, n, to_print):
+    lm = cuda.local.array(1000, float32)
+    sm = cuda.shared.array(100, float32)
+    c = cuda.const.array_like(CONSTS)
+    i = cuda.grid(1)
+    for j in range(1000):
+        lm[j] = j * x[j]
+    sm[i] = 2
+    cuda.syncthreads()
+    if i < n:
+        x[i] = lm[i] + sm[i] + c[i]
+    if to_print:
+        print(i)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_resources_without_a_gpu(arch):
+    """numba's get_* questions answered from ptxas's report and the PTX, with no GPU."""
+    sig = (float32[::1], int64, cuda.boolean)
+    got = cuda.inspection.attributes(cuda.jit(sig)(k_resources).specialization(list(sig), {}),
+                                     arch, ())
+    assert got["shared_size_bytes"] == 400
+    assert got["local_size_bytes"] >= 4000
+    assert got["const_size_bytes"] == CONSTS.nbytes + len(b"%lld\n\0")
+    assert 0 < got["num_regs"] <= 255 and got["max_threads_per_block"] == 1024
+    bounded = cuda.jit(sig, launch_bounds=128)(k_resources)
+    assert cuda.inspection.attributes(bounded.specialization(list(sig), {}), arch, ())[
+        "max_threads_per_block"] == 128

@@ -518,3 +518,18 @@ def test_extensions_are_a_list_given_by_jit():
 def test_launch_bounds_are_for_kernels():
     with pytest.raises(ValueError, match="device function"):
         cuda.jit(device=True, launch_bounds=128)(add)
+
+
+def test_answers_by_types_take_numbas_types_as_keys():
+    """get_regs_per_thread() and inspect_asm() answer a dict by argument types that numba's
+    own types (sig.args of numba's void(float32[::1], int64)) also index."""
+    numba_types = pytest.importorskip("numba.cuda.types")
+    from threadtile.lang.signatures import ByTypes, signature
+
+    key = tuple(signature("void(float32[::1], int64)").args)
+    d = ByTypes({key: 7})
+    nsig = numba_types.void(numba_types.float32[::1], numba_types.int64)
+    assert d[nsig.args] == 7 and nsig.args in d and d.get(nsig.args) == 7
+    assert d.get((numba_types.float64[::1], numba_types.int64)) is None
+    with pytest.raises(KeyError):
+        d[(numba_types.float64[::1],)]

@@ -320,6 +320,29 @@ class _Parser:
         return ArrayType(dtype, ndim, "C" if layout == "C" else "A", readonly=readonly)
 
 
+class ByTypes(dict):
+    """A dict keyed by tuples of argument types (numba's ``get_regs_per_thread()`` and
+    ``inspect_asm()`` answers) that numba's own types and any spelling of a signature's
+    arguments also index: ``d[sig.args]`` with numba's ``void(float32[::1], int64)``."""
+
+    def _key(self, key):
+        if dict.__contains__(self, key):
+            return key
+        try:
+            return tuple(signature(tuple(key)).args)
+        except (TypeError, ValueError):
+            return key
+
+    def __getitem__(self, key):
+        return dict.__getitem__(self, self._key(key))
+
+    def __contains__(self, key) -> bool:
+        return dict.__contains__(self, self._key(key))
+
+    def get(self, key, default=None):
+        return dict.get(self, self._key(key), default)
+
+
 def _bad(text: str, why: str) -> TypeError:
     return TypeError(f"bad signature {text!r}: {why}")
 
