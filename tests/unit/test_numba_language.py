@@ -602,3 +602,27 @@ def test_a_cast_of_a_literal_is_typed(target):
     x64 = np.float64(x[0])
     assert got[0] == -2.0 * x64 and got[1] == 0.1 * x64
     assert got[2] == got[3] == np.float64(np.float32(0.1) * x[0])
+
+
+def tuple_by_variable(out, t0, t1, t2):
+    t = (t0, t1, t2)
+    for j in range(out.shape[0]):
+        out[j] = t[j - 3]
+
+
+def test_a_variable_tuple_index_counts_from_the_end_when_negative(target):
+    """t[k] with k from -3 to 2: Python's items (it read the last item for every negative k)."""
+    out = target.to_device(np.zeros(6))
+    target.launch(cuda.jit(tuple_by_variable), 1, 1, out, 1.0, 2.0, 3.0)
+    np.testing.assert_array_equal(target.to_host(out), [1, 2, 3, 1, 2, 3])
+
+
+def shape_by_variable(a):
+    x = cuda.threadIdx.x
+    if x == 2:
+        a[0] = a.shape[-x]
+
+
+def test_a_variable_tuple_index_out_of_range_raises_index_error():
+    with cuda.simulate(), pytest.raises(IndexError, match="tuple index out of range"):
+        cuda.jit(shape_by_variable)[1, 3](np.zeros(2, np.int64))

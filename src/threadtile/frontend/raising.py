@@ -33,16 +33,16 @@ def lower_raise(lw: Lowerer, node: ast.Raise) -> list[ir.Stmt]:
     args = tuple(_constant(lw, a) for a in call.args) if call else ()
     if call and call.keywords:
         raise lw.error(call, "exception arguments are given by position")
-    return [_stmt(lw, node, cls.obj, args)]
+    return [raise_stmt(lw, node, cls.obj, args)]
 
 
 def lower_assert(lw: Lowerer, node: ast.Assert) -> list[ir.Stmt]:
     args = (_constant(lw, node.msg),) if node.msg is not None else ()
     cond = lw.truth(lw.expr(node.test), node.test)
     if isinstance(cond, ir.Const):
-        return [] if cond.value else [_stmt(lw, node, AssertionError, args)]
+        return [] if cond.value else [raise_stmt(lw, node, AssertionError, args)]
     failed = ir.UnaryOp(cond.type, lw.loc(node), "not", cond)
-    return [ir.If(lw.loc(node), failed, [_stmt(lw, node, AssertionError, args)], [])]
+    return [ir.If(lw.loc(node), failed, [raise_stmt(lw, node, AssertionError, args)], [])]
 
 
 def _constant(lw: Lowerer, node: ast.expr):
@@ -55,7 +55,8 @@ def _constant(lw: Lowerer, node: ast.expr):
                    "put the runtime values in an output array instead")
 
 
-def _stmt(lw: Lowerer, node, cls: type, args: tuple) -> ir.Stmt:
+def raise_stmt(lw: Lowerer, node, cls: type, args: tuple) -> ir.Stmt:
+    """The statement raising ``cls(*args)`` at ``node`` (args: constants)."""
     loc = lw.loc(node)
     k = raises.register(raises.Raised(cls, args, lw.fname, loc.filename, loc.line))
     return ir.ExprStmt(loc, ir.Call(void, loc, "raise", [ir.Const(int32, loc, k)]))

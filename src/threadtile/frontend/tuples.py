@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
 from ..lang.types import ArrayType, Scalar, TupleType, Type, bool_
+from . import raising
 from . import typing as ty
 from .values import Py, Tup, describe_value
 
@@ -137,11 +138,36 @@ def index(lw: Lowerer, v: Tup, k, node):
     for x in vals[1:]:
         t, w = ty.unify(t, w, x.type, ty.is_weak(x))
     loc = lw.loc(node)
-    res = ty.convert(vals[-1], t)  # past the end: the last item (no check on a GPU either)
+    k = _checked_index(lw, k, n, node)
+    res = ty.convert(vals[-1], t)  # past the end (lazily lowered, unchecked): the last item
     for i in range(n - 2, -1, -1):
         cond = ir.Compare(bool_, loc, "==", k, ir.Const(k.type, loc, i))
         res = ir.Select(t, loc, cond, ty.convert(vals[i], t), res)
     return ty.mark_weak(res, w)
+
+
+def _checked_index(lw: Lowerer, k: ir.Expr, n: int, node) -> ir.Expr:
+    """A variable index into a tuple of ``n`` items, as Python takes it: a negative one counts
+    from the end, and one out of range raises ``IndexError: tuple index out of range`` (the
+    simulator raises it; on a GPU the thread stops). Inside ``and``/``or`` or a conditional
+    expression, where no statement can go first, negative indices still count from the end
+    but the range is not checked."""
+    loc = lw.loc(node)
+    if not lw._lazy and not isinstance(k, (ir.Var, ir.Const)):
+        k = lw.hoist(k, "tidx")
+    if k.type.kind == "i":
+        neg = ir.Compare(bool_, loc, "<", k, ir.Const(k.type, loc, 0))
+        k = ir.Select(k.type, loc, neg, ir.BinOp(k.type, loc, "+", k, ir.Const(k.type, loc, n)),
+                      k)
+    if not lw._lazy:
+        k = lw.hoist(k, "tidx")
+        bad = ir.Compare(bool_, loc, ">=", k, ir.Const(k.type, loc, n))
+        if k.type.kind == "i":
+            bad = ir.Logical(bool_, loc, "or", ir.Compare(bool_, loc, "<", k,
+                                                          ir.Const(k.type, loc, 0)), bad)
+        lw.pre.append(ir.If(loc, bad, [raising.raise_stmt(lw, node, IndexError,
+                                                          ("tuple index out of range",))], []))
+    return k
 
 
 def select(lw: Lowerer, cond: ir.Expr, a: Tup, b: Tup, node) -> Tup:
