@@ -69,12 +69,14 @@ class Build:
 
 
 def lower(fn, params: list[ir.Param], threads: int | None, occupancy: int | None,
-          deps: list | None = None, launch_bounds: tuple[int, ...] | None = None) -> ir.Module:
+          deps: list | None = None, launch_bounds: tuple[int, ...] | None = None,
+          zero_division: str | None = None) -> ir.Module:
     """Python source -> typed IR -> the pass pipeline (ir/passes.py). ``threads`` is the block
     size where the kernel fixes it (tile operations need it), ``occupancy`` the blocks per
     multiprocessor it asks registers for, ``launch_bounds`` jit's option of that name; the
-    globals the frontend read are appended to ``deps``."""
-    module = specialize(fn, params, deps, threads)
+    globals the frontend read are appended to ``deps``; ``zero_division`` ("int", "all")
+    makes a division by zero of those types raise ZeroDivisionError (jit's debug=True)."""
+    module = specialize(fn, params, deps, threads, zero_division)
     module.occupancy = occupancy
     module.launch_bounds = launch_bounds
     passes.run(module)
@@ -106,7 +108,8 @@ class Specialization:
             self._deps = []
             k = self.kernel
             self._module = lower(k.py_func, self.ir_params, k.block_threads, k.occupancy,
-                                 self._deps, getattr(k, "launch_bounds", None))
+                                 self._deps, getattr(k, "launch_bounds", None),
+                                 getattr(k, "zero_division", None))
         return self._module
 
     @property

@@ -88,6 +88,9 @@ class Kernel:
                           max_registers=max_registers, num_warps=num_warps, tile=tile,
                           occupancy=occupancy, **numba_options)
         self.options = _nvrtc_options(lineinfo, fastmath, max_registers, opts)
+        # debug=True: division by zero raises ZeroDivisionError (numba's Python error model);
+        # with fastmath, float division is left to the hardware (numba's too)
+        self.zero_division = ("int" if fastmath else "all") if opts["debug"] else None
         sig = inspect.signature(py_func)
         self.param_names = list(sig.parameters)
         for p in sig.parameters.values():

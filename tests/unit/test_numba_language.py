@@ -626,3 +626,31 @@ def shape_by_variable(a):
 def test_a_variable_tuple_index_out_of_range_raises_index_error():
     with cuda.simulate(), pytest.raises(IndexError, match="tuple index out of range"):
         cuda.jit(shape_by_variable)[1, 3](np.zeros(2, np.int64))
+
+
+def divide_first(r, x, y):
+    r[0] = y[0] / x[0]
+    r[1] = y[0] // x[0]
+
+
+@pytest.mark.parametrize("opts, raises", [({"debug": True}, True),
+                                          ({"debug": True, "fastmath": True}, False),
+                                          ({}, False)])
+def test_debug_kernels_raise_zero_division_error(opts, raises):
+    """numba's debug=True: a division by zero raises ZeroDivisionError at its line, before
+    anything after it runs; without debug (or a float division with fastmath) the result is
+    the hardware's, inf."""
+    r = np.full(2, 7.0)
+    k = cuda.jit(**opts)(divide_first)
+    with cuda.simulate():
+        if raises:
+            with pytest.raises(ZeroDivisionError, match="division by zero"):
+                k[1, 1](r, np.zeros(1), np.ones(1))
+            assert r[0] == 7.0
+        else:
+            with np.errstate(divide="ignore"):
+                k[1, 1](r, np.zeros(1), np.ones(1))
+            assert np.isinf(r[0])
+    if raises:
+        assert "ZeroDivisionError" not in k.cuda_source(r, np.zeros(1), np.ones(1)) and \
+            "== 0.0" in k.cuda_source(r, np.zeros(1), np.ones(1))

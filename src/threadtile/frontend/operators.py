@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
 from ..lang.types import bool_, int64
-from . import tiles, tuples
+from . import raising, tiles, tuples
 from . import typing as ty
 from .values import Py, Tup
 
@@ -35,6 +35,22 @@ def lower_binop_node(lw: Lowerer, node: ast.BinOp):
     if op is None:
         raise lw.unsupported(node, f"operator {type(node.op).__name__}")
     return binop(lw, op, lw.expr(node.left), lw.expr(node.right), node)
+
+
+def _checked_divisor(lw: Lowerer, b: ir.Expr, t, node) -> ir.Expr:
+    """``b``, checked first for zero where the kernel asks (jit's debug=True: numba's Python
+    error model raises ZeroDivisionError; the simulator raises it, the GPU thread stops)."""
+    how = lw.spec.zero_division
+    if how is None or lw._lazy or (isinstance(b, ir.Const) and b.value != 0) or \
+            t.is_complex or (how == "int" and not t.is_int):
+        return b
+    if not isinstance(b, (ir.Var, ir.Const)):
+        b = lw.hoist(b, "div")
+    loc = lw.loc(node)
+    zero = ir.Compare(bool_, loc, "==", b, ir.Const(b.type, loc, 0))
+    lw.pre.append(ir.If(loc, zero, [raising.raise_stmt(lw, node, ZeroDivisionError,
+                                                       ("division by zero",))], []))
+    return b
 
 
 def binop(lw: Lowerer, op: str, a, b, node) -> ir.Expr:
@@ -67,6 +83,8 @@ def binop(lw: Lowerer, op: str, a, b, node) -> ir.Expr:
         res = ir.BinOp(t, loc, "**", a, b)
     else:
         t, w = ty.arith_type(op, a.type, aw, b.type, bw)
+        if op in ("/", "//", "%"):
+            b = _checked_divisor(lw, b, t, node)
         if op in ("<<", ">>"):
             t, _w = (a.type if a.type != bool_ else int64), aw
         res = ir.BinOp(t, loc, op, ty.convert(a, t) if op not in ("<<", ">>") else a,

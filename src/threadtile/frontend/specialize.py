@@ -57,6 +57,8 @@ class Specializer:
     def __init__(self, threads: int | None = None):
         self.final = False
         self.threads = threads  # threads per block when fixed at compile time (tile ops)
+        # "int" / "all": a division by zero of integers / of any numbers raises (debug=True)
+        self.zero_division: str | None = None
         self._names: dict[str, int] = {}
         self._func_names: dict[str, int] = {}
         self._device: dict[tuple, ir.Function] = {}
@@ -233,7 +235,7 @@ def _hashable(v):
 
 
 def specialize(fn, params: list[ir.Param], deps: list | None = None,
-               threads: int | None = None) -> ir.Module:
+               threads: int | None = None, zero_division: str | None = None) -> ir.Module:
     """Lower kernel ``fn`` for ``params`` (each with its type or constant value) to the IR the
     passes take (compiler.lower runs them). When
     ``deps`` is a list, the globals the lowering read are appended to it as
@@ -241,6 +243,7 @@ def specialize(fn, params: list[ir.Param], deps: list | None = None,
     the kernel fixes it (tile kernels, ``jit(num_warps=...)``): tile operations need it."""
     try:
         sp = Specializer(threads)
+        sp.zero_division = zero_division
         module = sp.kernel(fn, params)
         module.threads = threads
         if deps is not None:
