@@ -17,7 +17,8 @@ A test's outcome (:class:`Outcome`):
 - ``pass``: the test's own assertions hold, every specialization compiles, and the arrays equal
   numba's simulator's (where numba's simulator runs the test);
 - ``caught``: the simulator reports a hazard in the test's kernel that numba's simulator does
-  not check (a race, a read of memory nothing wrote), and with that one check off the test
+  not check (a race, a read of memory nothing wrote, a barrier that not every thread
+  reaches), and with that one check off the test
   passes its own assertions (its arrays, which hold what the hazard left, are not compared):
   the kernel runs unchanged, and threadtile says where it is unsafe;
 - ``wrong``: threadtile ran it to the end but an assertion of the test failed or the arrays
@@ -491,11 +492,13 @@ def run_threadtile(suite: Path, rels: list[str], snapshots: Path, gpu: bool = Fa
                 t0 = time.perf_counter()
                 status, detail = classify(run_case(
                     case, rec, contextlib.nullcontext if gpu else threadtile.simulate), case)
-                caught = re.match(r"threadtile\.errors\.(RaceError|UninitializedReadError)",
+                caught = re.match(r"threadtile\.errors\.(RaceError|UninitializedReadError|"
+                                  r"BarrierDivergenceError)",
                                   detail) if status == "refused" and not gpu else None
                 if caught:  # the simulator reports a hazard: run again without that check
                     rec.launches, launched[:] = [], []
-                    check = {"RaceError": "race", "UninitializedReadError": "uninit"}[caught[1]]
+                    check = {"RaceError": "race", "UninitializedReadError": "uninit",
+                             "BarrierDivergenceError": "barrier"}[caught[1]]
                     again, _ = classify(run_case(case, rec, functools.partial(
                         threadtile.simulate, checks={check: False})), case)
                     if again == "pass" and _compile_all(launched)[0] == "pass":
