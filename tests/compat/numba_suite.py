@@ -342,7 +342,8 @@ def classify(result: unittest.TestResult, case: unittest.TestCase | None = None
             line = f"{m[1]}: {lines[at + 3].strip()} ({Path(m[2]).name}:{m[3]})"[:240]
         if "Skipped" in line:
             return "skip", line
-        if "numba.cuda.cudadrv.error.CudaSupportError" in line:
+        if "numba.cuda.cudadrv.error.CudaSupportError" in line or (
+                "DynamicLibNotFoundError" in line and "numba/cuda/cudadrv/" in tb):
             return "numba", line  # numba's own CUDA target, through an import left as it was
         internal = _numba_internal(line)
         if internal:
