@@ -52,6 +52,14 @@ def _is_device(a) -> bool:
     return isinstance(a, DeviceArray) or hasattr(a, "__cuda_array_interface__")
 
 
+def _returned(out, view: DeviceArray):
+    """What a ufunc returns for a device output ``out``: the array itself where it is one a
+    user handles (threadtile's, torch's, CuPy's: anything with ``__dlpack__``), else (an
+    object with only ``__cuda_array_interface__``) ``view``, threadtile's array on its
+    memory, as numba returns its own device array."""
+    return out if isinstance(out, DeviceArray) or hasattr(out, "__dlpack__") else view
+
+
 class _Arg:
     """One input: a Python number (``value``, weak: it converts within its kind), or an array
     on the host or the device."""
@@ -237,6 +245,8 @@ class UFunc:
         scalar = not shape
         full = shape or (1,)
         host_out = None
+        if out is not None and _is_device(out) and not isinstance(out, DeviceArray):
+            out = _returned(out, as_cuda_array(out))
         if out is not None:
             if tuple(out.shape) != full and not (scalar and tuple(out.shape) == ()):
                 raise ValueError(f"out has shape {tuple(out.shape)}; the result's is {shape}")
@@ -446,7 +456,7 @@ class GUFunc:
                 d.copy_to_host(host, stream=stream)
                 results.append(o)
             elif o is not None:
-                results.append(o)
+                results.append(_returned(o, d))
             else:
                 results.append(d if device else d.copy_to_host(stream=stream))
         return results[0] if nout == 1 else tuple(results)

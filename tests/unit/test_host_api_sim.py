@@ -448,3 +448,30 @@ def test_broadcast_arrays_copy_their_core(rng):
         np.testing.assert_array_equal(e.copy_to_host(), b)
         e.copy_to_device(np.broadcast_to(np.arange(3.0)[:, None], (3, 4)))
         np.testing.assert_array_equal(e.copy_to_host(), np.repeat(np.arange(3.0)[:, None], 4, 1))
+
+
+def test_ufuncs_take_and_return_foreign_device_arrays(rng):
+    """A vectorize/guvectorize output given as an object with only __cuda_array_interface__
+    comes back as threadtile's device array on its memory (numba returns its own)."""
+    class Foreign:
+        def __init__(self, arr):
+            self._arr = arr
+            self.__cuda_array_interface__ = arr.__cuda_array_interface__
+
+    @cuda.vectorize(["f8(f8, f8)"], target="cuda")
+    def vadd(a, b):
+        return a + b
+
+    @cuda.guvectorize(["(f8, f8, f8[:])"], "(),()->()", target="cuda")
+    def gadd(a, b, out):
+        out[0] = a + b
+
+    h = rng.standard_normal(10)
+    with cuda.simulate():
+        for f in (vadd, gadd):
+            np.testing.assert_array_equal(f(Foreign(cuda.to_device(h)), 6.0).copy_to_host(),
+                                          h + 6)
+            out = Foreign(cuda.device_array(h.shape))
+            got = f(h, 6.0, out=out)
+            assert got.device_ctypes_pointer.value == out._arr.device_ctypes_pointer.value
+            np.testing.assert_array_equal(got.copy_to_host(), h + 6)
