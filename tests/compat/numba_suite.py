@@ -286,6 +286,15 @@ NUMBA_INTERNALS = {
 }
 
 
+def _numba_environment(tb: str) -> bool:
+    """Whether a traceback ends in numba-cuda's own code failing with the installed NumPy
+    (numba-cuda 0.30 calls np.row_stack, which NumPy 2.4 removed): an environment numba
+    itself cannot run in, whatever the kernel."""
+    files = re.findall(r'^\s*File "([^"]+)"', tb, re.M)
+    return bool(files) and "numba_cuda" in files[-1] and "/tests/" not in files[-1] and \
+        "module 'numpy' has no attribute" in tb
+
+
 def _numba_internal(line: str) -> str | None:
     for pattern, why in NUMBA_INTERNALS.items():
         if re.search(pattern, line):
@@ -342,6 +351,8 @@ def classify(result: unittest.TestResult, case: unittest.TestCase | None = None
             line = f"{m[1]}: {lines[at + 3].strip()} ({Path(m[2]).name}:{m[3]})"[:240]
         if "Skipped" in line:
             return "skip", line
+        if _numba_environment(tb):
+            return "numba", f"numba-cuda's own code fails with this NumPy: {line}"
         if "numba.cuda.cudadrv.error.CudaSupportError" in line or (
                 "DynamicLibNotFoundError" in line and "numba/cuda/cudadrv/" in tb):
             return "numba", line  # numba's own CUDA target, through an import left as it was
@@ -483,7 +494,8 @@ def run_threadtile(suite: Path, rels: list[str], snapshots: Path, gpu: bool = Fa
             try:
                 mod = load(suite, rel, swap=True)
             except BaseException as e:  # noqa: BLE001  (pytest.importorskip raises Skipped)
-                st = "skip" if type(e).__name__ == "Skipped" else "refused" if \
+                st = "skip" if type(e).__name__ == "Skipped" else "numba" if \
+                    _numba_environment(traceback.format_exc()) else "refused" if \
                     "threadtile" in _exc_line(e) or "threadtile" in traceback.format_exc() \
                     else "error"
                 outcomes.append(Outcome(rel, st, "the module: " + _exc_line(e)))

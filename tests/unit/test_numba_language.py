@@ -654,3 +654,18 @@ def test_debug_kernels_raise_zero_division_error(opts, raises):
     if raises:
         assert "ZeroDivisionError" not in k.cuda_source(r, np.zeros(1), np.ones(1)) and \
             "== 0.0" in k.cuda_source(r, np.zeros(1), np.ones(1))
+
+
+def invert_bools(out, flags):
+    for i in range(flags.shape[0]):
+        f = flags[i]
+        out[i] = ~f
+
+
+def test_invert_of_a_bool_is_logical_not(target):
+    """numba types ~ of a bool as NumPy does (a bool, the logical not); C++'s ~true is -2."""
+    flags = np.array([True, False, True])
+    out = target.to_device(np.zeros(3, np.bool_))
+    target.launch(cuda.jit(invert_bools), 1, 1, out, target.to_device(flags))
+    np.testing.assert_array_equal(target.to_host(out), ~flags)
+    assert "= !f" in cuda.jit(invert_bools).cuda_source(np.zeros(3, np.bool_), flags)

@@ -514,7 +514,8 @@ class FunctionEmitter:
         return f"float({v})" if x.type.bits == 16 else v
 
     def x_UnaryOp(self, x: ir.UnaryOp):
-        op = "!" if x.op == "not" else x.op
+        # ~ of a bool is NumPy's (and numba's) logical not; C++'s ~true is -2, true again
+        op = "!" if x.op == "not" or (x.op == "~" and x.type.kind == "b") else x.op
         text = op + self.e(x.operand, _PREC["unary"])
         if x.type.is_int and x.type.bits < 32:  # as in x_BinOp
             return f"{x.type.cname}({text})", _PREC["atom"]
