@@ -669,3 +669,20 @@ def test_invert_of_a_bool_is_logical_not(target):
     target.launch(cuda.jit(invert_bools), 1, 1, out, target.to_device(flags))
     np.testing.assert_array_equal(target.to_host(out), ~flags)
     assert "= !f" in cuda.jit(invert_bools).cuda_source(np.zeros(3, np.bool_), flags)
+
+
+def add_to_pair(pair, v):
+    a, b = pair
+    for i in range(a.shape[0]):
+        a[i] += v
+        b[i] = a[i] * 2
+
+
+def test_host_arrays_in_a_tuple_go_to_the_device_and_back(target):
+    """numba copies the NumPy arrays of a tuple argument to the GPU and back, as it does
+    top-level ones (the target's launch passes them as they are)."""
+    a, b = np.arange(4.0), np.zeros(4)
+    Pair = namedtuple("Pair", "a b")
+    target.launch(cuda.jit(add_to_pair), 1, 1, Pair(a, b), 1.5)
+    np.testing.assert_array_equal(a, np.arange(4.0) + 1.5)
+    np.testing.assert_array_equal(b, 2 * (np.arange(4.0) + 1.5))

@@ -15,6 +15,8 @@ kernels take no such value, and numba passes its own type there); callables appe
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import hostarrays
 
 __all__ = ["In", "InOut", "Out", "has_wrapped", "prepare", "unwrap_for_launch"]
@@ -67,13 +69,24 @@ def _kind(a) -> tuple[bool, bool] | None:
 
 
 def has_wrapped(args) -> bool:
-    """Whether any launch argument is an ``In``/``Out``/``InOut``."""
-    return any(_kind(a) is not None for a in args)
+    """Whether any launch argument is an ``In``/``Out``/``InOut``, or a tuple holding one or
+    a NumPy array (numba copies those to the device and back, as top-level host arrays)."""
+    return any(_kind(a) is not None or (isinstance(a, tuple) and _holds_host(a))
+               for a in args)
+
+
+def _holds_host(t: tuple) -> bool:
+    return any(_kind(x) is not None or isinstance(x, np.ndarray) or
+               (isinstance(x, tuple) and _holds_host(x)) for x in t)
 
 
 def unwrap_for_launch(a, stream, retr: list):
     """The device array a wrapped host array is launched with; appends its copy back (if
     any) to ``retr``. Anything else comes back as it is."""
+    if isinstance(a, tuple) and _holds_host(a):  # its host arrays travel as InOut's do
+        items = [unwrap_for_launch(InOut(x) if isinstance(x, np.ndarray) else x, stream, retr)
+                 for x in a]
+        return type(a)(*items) if hasattr(a, "_fields") else tuple(items)
     kind = _kind(a)
     if kind is None:
         return a

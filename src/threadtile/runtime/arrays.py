@@ -284,8 +284,8 @@ def _describe_record(v, index, name):
 def _describe_tuple(obj, index, name, item=None):
     """A tuple (or namedtuple) argument: kind ``'tuple'``, ``value`` the ArgInfo of each item,
     ``type`` a TupleType, ``flat`` the items' values in order (the kernel takes the tuple as a
-    struct of its items: runtime/abi.py). Arrays inside a tuple must be on the device: the
-    copy of host arrays around a launch covers top-level arguments only."""
+    struct of its items: runtime/abi.py). Arrays inside a tuple are on the device here: a
+    launch copies a tuple's host arrays there and back first (runtime/argwrap.py)."""
     item = item or describe
     base = name if name is not None else f"argument {index}"
     items = tuple(item(x, index, f"{base}[{k}]") for k, x in enumerate(obj))
