@@ -508,9 +508,10 @@ class Launch(_c_call_base() or _PyCall):
 
     def _general(self, args, kwargs):
         k = self.kernel
-        if k.extensions or argwrap.has_wrapped(args):  # numba's argument handlers, In/Out
+        on_gpu = not requested()
+        if k.extensions or argwrap.has_wrapped(args, on_gpu):  # argument handlers, In/Out
             args, retr = argwrap.prepare(k.extensions, [_launch_type(a) for a in args], args,
-                                         self.stream)
+                                         self.stream, on_gpu)
             self._launch(tuple(args), kwargs, False)
             for r in retr:
                 r()

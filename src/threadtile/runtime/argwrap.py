@@ -68,10 +68,11 @@ def _kind(a) -> tuple[bool, bool] | None:
     return None
 
 
-def has_wrapped(args) -> bool:
-    """Whether any launch argument is an ``In``/``Out``/``InOut``, or a tuple holding one or
-    a NumPy array (numba copies those to the device and back, as top-level host arrays)."""
-    return any(_kind(a) is not None or (isinstance(a, tuple) and _holds_host(a))
+def has_wrapped(args, tuples: bool = True) -> bool:
+    """Whether any launch argument is an ``In``/``Out``/``InOut``, or (with ``tuples``: a
+    launch on the GPU; the simulator takes host arrays anywhere) a tuple holding one or a
+    NumPy array (numba copies those to the device and back, as top-level host arrays)."""
+    return any(_kind(a) is not None or (tuples and isinstance(a, tuple) and _holds_host(a))
                for a in args)
 
 
@@ -80,10 +81,10 @@ def _holds_host(t: tuple) -> bool:
                (isinstance(x, tuple) and _holds_host(x)) for x in t)
 
 
-def unwrap_for_launch(a, stream, retr: list):
+def unwrap_for_launch(a, stream, retr: list, tuples: bool = True):
     """The device array a wrapped host array is launched with; appends its copy back (if
     any) to ``retr``. Anything else comes back as it is."""
-    if isinstance(a, tuple) and _holds_host(a):  # its host arrays travel as InOut's do
+    if tuples and isinstance(a, tuple) and _holds_host(a):  # its host arrays: as InOut's
         items = [unwrap_for_launch(InOut(x) if isinstance(x, np.ndarray) else x, stream, retr)
                  for x in a]
         return type(a)(*items) if hasattr(a, "_fields") else tuple(items)
@@ -101,7 +102,7 @@ def unwrap_for_launch(a, stream, retr: list):
     return dev
 
 
-def prepare(extensions, types, args, stream) -> tuple[list, list]:
+def prepare(extensions, types, args, stream, tuples: bool = True) -> tuple[list, list]:
     """The arguments after the kernel's ``extensions`` and the unwrapping of ``In``/``Out``/
     ``InOut``, and the callables to run after the launch."""
     retr: list = []
@@ -109,5 +110,5 @@ def prepare(extensions, types, args, stream) -> tuple[list, list]:
     for ty, a in zip(types, args):
         for ext in extensions:
             ty, a = ext.prepare_args(ty, a, stream=stream, retr=retr)
-        out.append(unwrap_for_launch(a, stream, retr))
+        out.append(unwrap_for_launch(a, stream, retr, tuples))
     return out, retr
