@@ -70,13 +70,15 @@ class Build:
 
 def lower(fn, params: list[ir.Param], threads: int | None, occupancy: int | None,
           deps: list | None = None, launch_bounds: tuple[int, ...] | None = None,
-          zero_division: str | None = None) -> ir.Module:
+          zero_division: str | None = None, debug: bool = False) -> ir.Module:
     """Python source -> typed IR -> the pass pipeline (ir/passes.py). ``threads`` is the block
     size where the kernel fixes it (tile operations need it), ``occupancy`` the blocks per
     multiprocessor it asks registers for, ``launch_bounds`` jit's option of that name; the
     globals the frontend read are appended to ``deps``; ``zero_division`` ("int", "all")
-    makes a division by zero of those types raise ZeroDivisionError (jit's debug=True)."""
+    makes a division by zero of those types raise ZeroDivisionError, and ``debug`` reports a
+    raise on the GPU to the host (both jit's debug=True)."""
     module = specialize(fn, params, deps, threads, zero_division)
+    module.report_raises = debug
     module.occupancy = occupancy
     module.launch_bounds = launch_bounds
     passes.run(module)
@@ -109,7 +111,8 @@ class Specialization:
             k = self.kernel
             self._module = lower(k.py_func, self.ir_params, k.block_threads, k.occupancy,
                                  self._deps, getattr(k, "launch_bounds", None),
-                                 getattr(k, "zero_division", None))
+                                 getattr(k, "zero_division", None),
+                                 bool(getattr(k, "numba_options", {}).get("debug")))
         return self._module
 
     @property

@@ -34,6 +34,7 @@ from .lang.thread import context
 from .lang.types import Scalar, Signature, Type, is_type_like, scalar_of, void
 from .runtime import argwrap, driver
 from .runtime import launcher as rt_launcher
+from .runtime import raised as rt_raised
 from .runtime import tensormaps as rt_tensormaps
 from .runtime.arrays import describe_all, describe_host
 from .runtime.arrays import kernel_type as arg_type
@@ -91,6 +92,8 @@ class Kernel:
         # debug=True: division by zero raises ZeroDivisionError (numba's Python error model);
         # with fastmath, float division is left to the hardware (numba's too)
         self.zero_division = ("int" if fastmath else "all") if opts["debug"] else None
+        if opts["debug"]:  # the generated code differs: the CUDA source cache must tell
+            self._key_extra += (f"debug zero_division={self.zero_division}",)
         sig = inspect.signature(py_func)
         self.param_names = list(sig.parameters)
         for p in sig.parameters.values():
@@ -443,6 +446,7 @@ def build(spec: Specialization, arch: str, options: tuple = ()):
             b.cubin, b.entry, list(b.params),
             [rt_tensormaps.TensorMapParam(a, box) for a, box in b.tensormaps],
             cooperative=spec.cooperative)
+        compiled.raises = spec.cuda.raises  # jit(debug=True): reported raises (raised.py)
     return compiled, b.scratch
 
 
@@ -541,6 +545,9 @@ class Launch(_c_call_base() or _PyCall):
         compiled, scratch = hit
         shared = self.shared_bytes + scratch  # the tile operations' scratch comes first
         compiled.launch(self.grid, self.block, self.stream, shared, infos)
+        if compiled.raises:  # jit(debug=True): an exception the kernel raised, raised here
+            rt_raised.check(compiled, self.stream)
+            return None
         if d is None and remember and not kwargs and not consts:
             self.direct = compiled.direct(self.grid, self.block, self.stream, shared, args,
                                           infos) or _never

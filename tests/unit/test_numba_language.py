@@ -686,3 +686,32 @@ def test_host_arrays_in_a_tuple_go_to_the_device_and_back(target):
     target.launch(cuda.jit(add_to_pair), 1, 1, Pair(a, b), 1.5)
     np.testing.assert_array_equal(a, np.arange(4.0) + 1.5)
     np.testing.assert_array_equal(b, 2 * (np.arange(4.0) + 1.5))
+
+
+class _Odd(Exception):
+    pass
+
+
+def raises_odd(a):
+    if a[0] % 2 == 1:
+        raise _Odd("odd", 3)
+
+
+def test_debug_kernels_report_raises_to_the_host_in_their_source():
+    """debug=True: a raise is tt::report_raise with a code the CUDA source's records name
+    (kept through the source cache's JSON); without debug the thread only exits."""
+    from threadtile.backends.cuda.emit import CudaSource
+    from threadtile.ir import raises
+
+    k = cuda.jit(debug=True)(raises_odd)
+    src = k.cuda_source(np.zeros(1, np.int64))
+    assert "tt::report_raise(tt_raised, 0)" in src and "__device__ unsigned long long tt_raised" \
+        in src
+    spec = k.specialization([cuda.int64[::1]], {})
+    cs = CudaSource.from_json(spec.cuda.to_json())
+    (rec,) = cs.raises
+    exc, where = raises.from_description(rec)
+    assert isinstance(exc, _Odd) and exc.args == ("odd", 3) and "raises_odd" in where
+    assert "report_raise" not in cuda.jit(raises_odd).cuda_source(np.zeros(1, np.int64))
+    for arch in ("sm_80", "sm_90"):
+        assert k.compile(np.zeros(1, np.int64), arch=arch).cubin[:4] == b"\x7fELF"

@@ -365,6 +365,9 @@ class Module:
     # global device arrays the kernel captured (``__cuda_array_interface__`` objects it read
     # as globals): read and written in place, at the address they had when it was compiled
     captured: list[ArrayDecl] = field(default_factory=list)
+    # jit(debug=True): a raise on the GPU is reported to the host, which raises it after the
+    # launch (numba's debug mode); without it the raising thread only stops
+    report_raises: bool = False
 
 
 def walk_stmts(body: list[Stmt]):

@@ -8,6 +8,7 @@ the simulator raises, not a value of the kernel.
 
 from __future__ import annotations
 
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -34,6 +35,25 @@ def register(r: Raised) -> int:
             k = _INDEX[r] = len(_TABLE)
             _TABLE.append(r)
         return k
+
+
+def describe(k: int) -> tuple:
+    """Record ``k`` as JSON-able values (the CUDA source's cache keeps them): the class's
+    module and qualified name, the arguments, the function, file and line."""
+    r = _TABLE[k]
+    return (r.cls.__module__, r.cls.__qualname__, list(r.args), r.func, r.file, r.line)
+
+
+def from_description(d) -> BaseException:
+    """The exception a described record raises (its class found again by module and name; a
+    class that cannot be found, one local to a function, becomes a RuntimeError naming it)."""
+    module, qualname, args, func, file, line = d
+    cls = sys.modules.get(module)
+    for part in qualname.split("."):
+        cls = getattr(cls, part, None)
+    if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+        args, cls = [f"{qualname}({', '.join(map(repr, args))})"], RuntimeError
+    return cls(*args), f"In function {func!r}, file {file}, line {line}, "
 
 
 def exception(k: int, tid, ctaid) -> BaseException:

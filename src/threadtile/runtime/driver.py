@@ -328,6 +328,15 @@ def load_function(cubin: bytes, name: str) -> LoadedKernel:
     return LoadedKernel(name, kernel, library, data)
 
 
+def library_global(func: LoadedKernel, name: str) -> tuple[int, int]:
+    """``(device pointer, bytes)`` of the ``__device__`` variable ``name`` of the library
+    ``func`` was loaded from, in the current context (``cuLibraryGetGlobal``)."""
+    cu = _cu()
+    ptr, size = check(cu.cuLibraryGetGlobal(func.library, name.encode()),
+                      f"finding {name!r} in the module of {func.name!r} (cuLibraryGetGlobal)")
+    return int(ptr), int(size)
+
+
 def _device_handle(index: int | None):
     cu = _cu()
     idx = current_index() if index is None else index

@@ -161,6 +161,8 @@ class CompiledKernel:
     ``cubin``, which several parameter lists of one ``RawKernel`` share.
     """
 
+    raises: tuple = ()  # jit(debug=True): the exceptions it reports (runtime/raised.py)
+
     def __init__(self, cubin: bytes, entry: str, params: list, maps: list = (), *,
                  at: list | None = None, loaded=None, cooperative: bool = False):
         self.cubin = bytes(cubin)

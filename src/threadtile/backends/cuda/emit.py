@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ...ir import nodes as ir
+from ...ir import raises
 from ...lang.records import RecordType
 from ...lang.types import ArrayType, Scalar, TileType, TupleType, float32, float64, int64
 from . import intrinsics, placement, records, tiles
@@ -160,6 +161,9 @@ class CudaSource:
     scratch_sm90a: int = 0
     tensormaps: tuple = ()
     cooperative: bool = False  # cg.this_grid(): launched with cuLaunchCooperativeKernel
+    # jit(debug=True): the exceptions the kernel may raise, by the code tt_raised holds (the
+    # records of ir/raises.py as ``[module, qualname, args, function, file, line]``)
+    raises: tuple = ()
 
     def scratch_for(self, arch: str) -> int:
         """The dynamic shared memory the tile operations take on ``arch``."""
@@ -169,13 +173,14 @@ class CudaSource:
         return {"text": self.text, "entry": self.entry, "scratch": self.scratch,
                 "scratch_sm90a": self.scratch_sm90a,
                 "tensormaps": [[a, list(box)] for a, box in self.tensormaps],
-                "cooperative": self.cooperative}
+                "cooperative": self.cooperative, "raises": [list(r) for r in self.raises]}
 
     @classmethod
     def from_json(cls, d: dict) -> CudaSource:
         return cls(d["text"], d["entry"], int(d["scratch"]), int(d["scratch_sm90a"]),
                    tuple((int(a), (int(w), int(h))) for a, (w, h) in d["tensormaps"]),
-                   bool(d.get("cooperative", False)))
+                   bool(d.get("cooperative", False)),
+                   tuple(tuple(r) for r in d.get("raises", ())))
 
 
 def cooperative(module: ir.Module) -> bool:
@@ -221,10 +226,12 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
     statics = {d.name: d for d in module.const_arrays}
     formats: list[str] = []  # print()'s format strings, in constant memory as numba has them
     formats_at = len(out)
+    raised: list[int] = []  # the ir/raises.py records the kernel reports, by their code
     for f in module.kernel.all_functions():
         out.append("")
         fe = FunctionEmitter(f, statics, line_directives)
         fe.formats = formats
+        fe.raises, fe.report_raises = raised, module.report_raises
         fe.threads, fe.has_tiles = module.threads, has_tiles
         fe.occupancy = module.occupancy
         fe.launch_bounds = module.launch_bounds
@@ -234,9 +241,12 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
             fe.external = not f.is_kernel  # a device function compiled on its own
         out.append(fe.emit())
     out[formats_at:formats_at] = [f'__constant__ char tt_fmt{k}[] = "{text}";'
-                                  for k, text in enumerate(formats)]
+                                  for k, text in enumerate(formats)] + (
+        ["__device__ unsigned long long tt_raised[4];  // code + 1, thread, block (debug)"]
+        if raised else [])
     return CudaSource("\n".join(out) + "\n", cxx_function_name(module.kernel.name), scratch,
-                      scratch_sm90a, tiles.tensormap_params(module), cooperative(module))
+                      scratch_sm90a, tiles.tensormap_params(module), cooperative(module),
+                      tuple(raises.describe(k) for k in raised))
 
 
 class FunctionEmitter:
@@ -248,6 +258,18 @@ class FunctionEmitter:
     launch_bounds: tuple[int, ...] | None = None  # jit(launch_bounds=...), as given
     external = False  # a device function as the module's root: extern "C", not inlined
     formats: list[str] = []  # the module's printf formats (emit_module gives each its own)
+    raises: list[int] = []  # the raise records reported to the host, by code (debug=True)
+    report_raises = False
+
+    def raise_call(self, x: ir.Call) -> str:
+        """A raise: reported to the host with the kernel's debug=True, else the thread stops
+        (numba's behaviour in both)."""
+        if not self.report_raises:
+            return 'asm volatile("exit;")'
+        k = x.args[0].value
+        if k not in self.raises:
+            self.raises.append(k)
+        return f"tt::report_raise(tt_raised, {self.raises.index(k)})"
 
     def __init__(self, f: ir.Function, statics: dict[str, ir.ArrayDecl], lines: bool):
         self.f = f

@@ -137,8 +137,8 @@ CALLS = {
     **{n: _pred for n in ("isnan", "isinf", "isfinite")},
     **{f"atomic.{n}": _atomic for n in ATOMICS},
     "abs": _abs, "min": _minmax, "max": _minmax,
-    # numba without debug: the raising thread stops (the host sees no exception)
-    "raise": lambda em, x: ('asm volatile("exit;")', PREC["atom"]),
+    # without debug the raising thread stops; with debug the host raises it (emit.py)
+    "raise": lambda em, x: (em.raise_call(x), PREC["atom"]),
     "bitcast": lambda em, x: (f"tt::bitcast<{x.type.cname}>({em.e(x.args[0])})", PREC["atom"]),
     **{f"bf16_round_{m}": _format(f"tt::bf16_round_{m}({{0}})") for m in ("rz", "rd", "ru")},
     "frexp": _pair, "modf": _pair, "match_all_sync": _pair,

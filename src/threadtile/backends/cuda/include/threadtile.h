@@ -79,6 +79,19 @@ __device__ __forceinline__ int64_t slice_len(int64_t s, int64_t e, int64_t step,
   return e > s ? (e - s + step - 1) / step : 0;
 }
 
+// jit(debug=True): the first raise of a launch records 1 + its code, its thread and its block
+// where the host reads them after the launch (runtime/raised.py); the thread then stops.
+__device__ __forceinline__ void report_raise(unsigned long long* slot, int code) {
+  if (atomicCAS(slot, 0ULL, (unsigned long long)code + 1ULL) == 0ULL) {
+    slot[1] = threadIdx.x | ((unsigned long long)threadIdx.y << 21) |
+              ((unsigned long long)threadIdx.z << 42);
+    slot[2] = blockIdx.x | ((unsigned long long)blockIdx.y << 32);
+    slot[3] = blockIdx.z;
+    __threadfence();
+  }
+  asm volatile("exit;");
+}
+
 // Python's // and % (rounding toward negative infinity) for signed integers and floats.
 // cuda.selp(p, a, b): a function's arguments, so both are evaluated before one is chosen
 // (PTX's selp, no branch); `p ? a : b` would evaluate (and load) only the chosen one
