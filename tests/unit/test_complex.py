@@ -58,3 +58,18 @@ def _info(v):
     from threadtile.runtime.arrays import describe  # noqa: PLC0415
 
     return describe(v, 0, "z")
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_kernels_compile(arch, dtype):
+    """Every cmath function and the arithmetic, through NVRTC (cmath.h is threadtile's own
+    code, no libcu++)."""
+    from conftest import compile_cubin
+
+    z = np.zeros(4, dtype)
+    real = np.zeros(4, np.float32 if dtype == np.complex64 else np.float64)
+    assert compile_cubin(K.cmath_funcs, z, np.zeros((4, K.N_CMATH), dtype), arch=arch)[:4] \
+        == b"\x7fELF"
+    assert compile_cubin(K.arith, z, z, real, np.zeros((4, K.N_ARITH), dtype), arch=arch)[:4] \
+        == b"\x7fELF"

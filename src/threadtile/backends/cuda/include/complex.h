@@ -3,8 +3,7 @@
 // bytes. The arithmetic is numba's (CPython's): the product is the schoolbook formula, the
 // quotient CPython's scaled one (a zero divisor gives nan+nanj, where numba's CPU target
 // raises), and ** is CPython's polar formula (z ** 2 a product). The cmath functions are in
-// cmath.h, which the generated code includes only where a kernel calls one (it pulls in
-// libcu++'s <cuda/std/complex>, slow to compile).
+// cmath.h, which the generated code includes only where a kernel calls one.
 #pragma once
 
 namespace tt {
@@ -102,11 +101,20 @@ __device__ __forceinline__ complex<T> cpow(complex<T> a, complex<T> b) {
   return {T(len * cos(ph)), T(len * sin(ph))};
 }
 
-// cmath.rect(r, phi): CPython's finite formula; phi == 0 keeps the sign of r * phi
+// cmath.rect(r, phi) as numba computes it, in double: a zero r with an infinite or NaN phi is 0,
+// an infinite r keeps its infinity, and a zero cos or sin of phi times an infinite r stays a
+// zero (with the sign of the product)
 template <typename T>
-__device__ __forceinline__ complex<T> rect(T r, T phi) {
-  if (phi == T(0)) return {r, r * phi};
-  return {r * cos(phi), r * sin(phi)};
+__device__ __forceinline__ complex<T> rect(T r_, T phi_) {
+  double r = r_, phi = phi_;
+  if (!isfinite(phi)) {
+    if (r == 0.0) return {T(fabs(r)), T(0)};
+    if (isinf(r)) return {r_, phi_};
+  }
+  double re = cos(phi), im = sin(phi);
+  re = (re == 0.0 && isinf(r)) ? re / r : re * r;
+  im = (im == 0.0 && isinf(r)) ? im / r : im * r;
+  return {T(re), T(im)};
 }
 
 }  // namespace tt
