@@ -397,6 +397,11 @@ class Kernel:
         every specialization made so far, for the current device (inspection.py)."""
         return inspection.asm(self, signature)
 
+    def inspect_lto_ptx(self, signature=None):
+        """numba's PTX after link-time optimisation: threadtile's PTX is already the whole
+        program (device functions are compiled into the kernel), so it is ``inspect_asm``'s."""
+        return inspection.asm(self, signature)
+
     def inspect_cuda(self, signature=None):
         """The CUDA C++ for ``signature``, or a dict of it by argument types."""
         return inspection.cuda(self, signature)

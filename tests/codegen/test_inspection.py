@@ -244,3 +244,9 @@ def test_resources_without_a_gpu(arch):
     bounded = cuda.jit(sig, launch_bounds=128)(k_resources)
     assert cuda.inspection.attributes(bounded.specialization(list(sig), {}), arch, ())[
         "max_threads_per_block"] == 128
+
+
+def test_lto_ptx_is_the_whole_programs_ptx():
+    sig = (float32[::1], float32)
+    k = cuda.jit(sig)(k_cos)
+    assert k.inspect_lto_ptx(sig) == k.inspect_asm(sig)
