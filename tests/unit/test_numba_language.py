@@ -715,3 +715,38 @@ def test_debug_kernels_report_raises_to_the_host_in_their_source():
     assert "report_raise" not in cuda.jit(raises_odd).cuda_source(np.zeros(1, np.int64))
     for arch in ("sm_80", "sm_90"):
         assert k.compile(np.zeros(1, np.int64), arch=arch).cubin[:4] == b"\x7fELF"
+
+
+def reshaped_copy(arr, newshape, got):
+    y = arr.reshape(newshape)
+    for i in range(y.shape[0]):
+        for j in range(y.shape[1]):
+            got[i, j] = y[i, j]
+
+
+def reshape_by_numbers(arr, got):
+    y = arr.reshape(3, -1)
+    got[0, 0] = y.shape[1]
+    got[1, 0] = y[2, 1]
+
+
+@pytest.mark.parametrize("shape", [(4, 6), (-1, 3), (2, -1), (24, 1)])
+def test_reshape_of_a_contiguous_array(target, shape):
+    arr = np.arange(24.0).reshape(2, 3, 4)
+    want = arr.reshape(shape)
+    got = target.to_device(np.full(want.shape, -1.0))
+    target.launch(cuda.jit(reshaped_copy), 1, 1, target.to_device(arr), shape, got)
+    np.testing.assert_array_equal(target.to_host(got), want)
+    got = target.to_device(np.zeros((2, 1)))
+    target.launch(cuda.jit(reshape_by_numbers), 1, 1, target.to_device(np.arange(12.0)), got)
+    np.testing.assert_array_equal(target.to_host(got), [[4.0], [9.0]])
+
+
+def test_reshape_errors():
+    with cuda.simulate(), pytest.raises(ValueError, match="total size"):
+        cuda.jit(reshaped_copy)[1, 1](np.arange(6.0), (4, 2), np.zeros((4, 2)))
+    with pytest.raises(KernelCompileError, match="C-contiguous"):
+        cuda.jit(reshaped_copy).cuda_source(np.arange(12.0)[::2], (2, 3), np.zeros((2, 3)))
+    for arch in ("sm_80", "sm_90"):
+        assert cuda.jit(reshaped_copy).compile(np.arange(6.0), (2, 3), np.zeros((2, 3)),
+                                               arch=arch).cubin[:4] == b"\x7fELF"

@@ -34,12 +34,38 @@ def array_attr(lw: Lowerer, arr: ir.Expr, attr: str, node):
         return size
     if attr == "dtype":
         return Py(at.dtype)
-    if attr == "copy":  # called in calls._scalar_method
-        return Py(ScalarMethod(arr, "copy"))
+    if attr in ("copy", "reshape"):  # called in calls._scalar_method
+        return Py(ScalarMethod(arr, attr))
     if isinstance(at.dtype, RecordType):  # r.x: a field (or an error listing the fields)
         return records.field_value(lw, arr, attr, node)
     raise lw.unsupported(node, f"array attribute '{attr}'",
-                         "arrays in kernels have .shape, .size, .ndim and .dtype")
+                         "arrays in kernels have .shape, .size, .ndim, .dtype, .copy() and "
+                         ".reshape()")
+
+
+def reshape(lw: Lowerer, arr: ir.Expr, node: ast.Call) -> ir.Reshape:
+    """``arr.reshape(shape)``, ``arr.reshape(n, m)``: a C-contiguous view of another shape."""
+    at: ArrayType = arr.type
+    if node.keywords:
+        raise lw.error(node, "reshape() takes the shape by position")
+    vals = [lw.expr(a) for a in node.args]
+    if len(vals) == 1 and isinstance(vals[0], Tup):
+        vals = list(vals[0].items)
+    if not vals or any(isinstance(v, Tup) for v in vals):
+        raise lw.error(node, "reshape() takes a shape: integers, or one tuple of them")
+    dims = []
+    for v, a in zip(vals, node.args if len(node.args) == len(vals) else [node] * len(vals)):
+        v = lw.scalar(v, a)
+        if not (v.type.is_int or v.type == bool_):
+            raise lw.error(a, f"reshape()'s shape must be integers, got {v.type}")
+        dims.append(ty.convert(v, int64))
+    if at.layout != "C":
+        raise lw.error(node, "reshape() of an array that may not be C-contiguous",
+                       "numba reshapes contiguous arrays only; index the axes instead")
+    if sum(isinstance(d, ir.Const) and d.value == -1 for d in dims) > 1:
+        raise lw.error(node, "reshape() can only infer one dimension (one -1)")
+    return ir.Reshape(ArrayType(at.dtype, len(dims), "C", at.space, at.readonly), lw.loc(node),
+                      arr, dims)
 
 
 def subscript_parts(lw: Lowerer, node: ast.Subscript, base=None):

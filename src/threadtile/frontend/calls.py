@@ -31,7 +31,7 @@ from ..lang.types import (
     uint32,
     void,
 )
-from . import bf16calls, complexes, funcs, mathcalls, npufuncs, tile_calls, tiles, tuples
+from . import arrays, bf16calls, complexes, funcs, mathcalls, npufuncs, tile_calls, tiles, tuples
 from . import typing as ty
 from .values import DeclRequest, Py, ScalarMethod, Tup, pyname
 
@@ -162,6 +162,8 @@ SCALAR_METHODS = ("bit_count", "conjugate")
 
 
 def _scalar_method(lw: Lowerer, m: ScalarMethod, node: ast.Call):
+    if m.name == "reshape":
+        return arrays.reshape(lw, m.base, node)
     _args(lw, node, 0)
     x = m.base
     if m.name == "copy":  # an array's .copy()

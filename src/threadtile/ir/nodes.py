@@ -156,6 +156,16 @@ class Field(Expr):
 
 
 @dataclass(eq=False)
+class Reshape(Expr):
+    """``array.reshape(shape)`` of a C-contiguous array: the same memory as a C-contiguous
+    array of ``shape`` (int64 values; one of them may be -1, the length the size leaves). A
+    shape of another size is numba's ValueError in the simulator."""
+
+    array: Expr
+    shape: list[Expr]
+
+
+@dataclass(eq=False)
 class Call(Expr):
     """An intrinsic (math, atomics, warp ops, barriers); ``name`` keys the intrinsic tables."""
 

@@ -639,6 +639,10 @@ class FunctionEmitter:
                     f"{{{', '.join(map(str, strides))}}}}}")
         return self.e(arr, _PREC["atom"])
 
+    def x_Reshape(self, x: ir.Reshape):
+        dims = ", ".join(self.e(d) for d in x.shape)
+        return f"tt::reshape<{len(x.shape)}>({self.view(x.array)}, {dims})", _PREC["atom"]
+
     def x_Slice(self, x: ir.Slice):
         base = x.array
         dim = lambda k: self.e(ir.ArrayDim(int64, x.loc, base, "shape", k))  # noqa: E731

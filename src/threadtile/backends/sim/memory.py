@@ -145,6 +145,29 @@ def field(A: ArrayRef, name: str, sub: tuple, ratio: int) -> ArrayRef:
     return ArrayRef(fm, A.origin * r, shape, strides)
 
 
+def reshape(A: ArrayRef, dims: tuple) -> ArrayRef:
+    """``A.reshape(dims)`` (ir.Reshape; ``A`` is C-contiguous): the same elements in C order,
+    a -1 in ``dims`` the length the others leave. Another size raises numba's ValueError."""
+    size = _I64(1)
+    for n in A.shape:
+        size = size * n
+    dims = tuple(_I64(d) if not isinstance(d, np.ndarray) else d.astype(np.int64)
+                 for d in dims)
+    known = _I64(1)
+    for d in dims:
+        known = known * np.where(d == -1, 1, d)
+    dims = tuple(np.where(d == -1, size // np.maximum(known, 1), d) for d in dims)
+    dims = tuple(_I64(d) if np.ndim(d) == 0 else d for d in dims)
+    total = _I64(1)
+    for d in dims:
+        total = total * d
+    if np.any(total != size) or any(np.any(d < 0) for d in dims):
+        raise ValueError("reshape(): the total size of the new array must be unchanged "
+                         f"({int(np.max(size))} elements into shape "
+                         f"{tuple(int(np.max(d)) for d in dims)})")
+    return ArrayRef(A.mem, A.origin, dims, c_strides(dims))
+
+
 def c_strides(shape: tuple) -> tuple:
     out, acc = [], 1
     for n in reversed(shape):

@@ -68,6 +68,36 @@ struct CArray<T, 0> {
   __device__ __forceinline__ T& operator()() const { return *data; }
 };
 
+// a.reshape(d0, d1, ...) of a C-contiguous array: one d may be -1, the length the size
+// leaves (numba checks the size; on the GPU another size is not checked)
+template <typename T, int M>
+__device__ __forceinline__ int64_t size_of(const CArray<T, M>& a) {
+  int64_t n = 1;
+#pragma unroll
+  for (int k = 0; k < M; ++k) n *= a.shape[k];
+  return n;
+}
+template <typename T>
+__device__ __forceinline__ int64_t size_of(const CArray<T, 0>&) { return 1; }
+template <int N, typename T, int M, typename... D>
+__device__ __forceinline__ CArray<T, N> reshape(const CArray<T, M>& a, D... dims) {
+  static_assert(sizeof...(D) == N, "one length per axis");
+  CArray<T, N> r;
+  r.data = a.data;
+  const int64_t d[N] = {int64_t(dims)...};
+  int64_t known = 1;
+#pragma unroll
+  for (int k = 0; k < N; ++k) known *= d[k] == -1 ? 1 : d[k];
+  int64_t stride = 1;
+#pragma unroll
+  for (int k = N - 1; k >= 0; --k) {
+    r.shape[k] = d[k] == -1 ? size_of(a) / (known ? known : 1) : d[k];
+    r.strides[k] = stride;
+    stride *= r.shape[k];
+  }
+  return r;
+}
+
 // Python's slice rules for one axis: negative bounds count from the end, then clamp to [0, n].
 __device__ __forceinline__ int64_t slice_start(int64_t s, int64_t n) {
   if (s < 0) s += n;
