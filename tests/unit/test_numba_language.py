@@ -750,3 +750,25 @@ def test_reshape_errors():
     for arch in ("sm_80", "sm_90"):
         assert cuda.jit(reshaped_copy).compile(np.arange(6.0), (2, 3), np.zeros((2, 3)),
                                                arch=arch).cubin[:4] == b"\x7fELF"
+
+
+def bytes_as_int32(byte_arr, start, stop, output):
+    output[0] = byte_arr[start:stop].view(np.int32)[0]
+    w = byte_arr.view(np.uint16)
+    output[1] = w.shape[0]
+    output[2] = w[3]
+
+
+def test_view_of_an_array_as_another_dtype(target):
+    """numba's a.view(dtype): the bytes of a contiguous array as another dtype's elements."""
+    b = np.arange(64, dtype=np.uint8)
+    k = cuda.jit(bytes_as_int32)
+    for start in (0, 4, 60):
+        out = target.to_device(np.zeros(3, np.int32))
+        target.launch(k, 1, 1, target.to_device(b), start, start + 4, out)
+        np.testing.assert_array_equal(target.to_host(out), [
+            b[start:start + 4].view(np.int32)[0], 32, b.view(np.uint16)[3]])
+    for arch in ("sm_80", "sm_90"):
+        assert k.compile(b, 0, 4, np.zeros(3, np.int32), arch=arch).cubin[:4] == b"\x7fELF"
+    with cuda.simulate(), pytest.raises(ValueError, match="not a whole number"):
+        k[1, 1](b, 1, 5, np.zeros(3, np.int32))

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
 from ..lang.records import RecordType
-from ..lang.types import ArrayType, bool_, int64
+from ..lang.types import ArrayType, bool_, int64, scalar_of
 from . import records
 from . import typing as ty
 from .values import Py, ScalarMethod, Tup, describe_value
@@ -34,13 +34,33 @@ def array_attr(lw: Lowerer, arr: ir.Expr, attr: str, node):
         return size
     if attr == "dtype":
         return Py(at.dtype)
-    if attr in ("copy", "reshape"):  # called in calls._scalar_method
+    if attr in ("copy", "reshape", "view"):  # called in calls._scalar_method
         return Py(ScalarMethod(arr, attr))
     if isinstance(at.dtype, RecordType):  # r.x: a field (or an error listing the fields)
         return records.field_value(lw, arr, attr, node)
     raise lw.unsupported(node, f"array attribute '{attr}'",
                          "arrays in kernels have .shape, .size, .ndim, .dtype, .copy() and "
                          ".reshape()")
+
+
+def view_as(lw: Lowerer, arr: ir.Expr, node: ast.Call) -> ir.ViewAs:
+    """``arr.view(dtype)``: the bytes of a C-contiguous array as another dtype's elements."""
+    at: ArrayType = arr.type
+    if node.keywords or len(node.args) != 1:
+        raise lw.error(node, "view() takes one dtype")
+    v = lw.expr(node.args[0])
+    dt = scalar_of(v.obj) if isinstance(v, Py) else None
+    if dt is None or isinstance(at.dtype, RecordType):
+        raise lw.error(node, "view() takes a number dtype (np.int32, threadtile.float32...) of "
+                             "an array of numbers")
+    if at.layout != "C" or at.ndim == 0:
+        raise lw.error(node, "view() of an array that may not be C-contiguous",
+                       "numba views contiguous arrays only")
+    a, b = at.dtype.itemsize, dt.itemsize
+    if b > a and b % a or a > b and a % b:
+        raise lw.error(node, f"view({dt}) of {at.dtype} elements: the sizes ({a} and {b} "
+                             "bytes) do not divide")
+    return ir.ViewAs(ArrayType(dt, at.ndim, "C", at.space, at.readonly), lw.loc(node), arr)
 
 
 def reshape(lw: Lowerer, arr: ir.Expr, node: ast.Call) -> ir.Reshape:

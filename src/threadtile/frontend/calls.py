@@ -164,6 +164,8 @@ SCALAR_METHODS = ("bit_count", "conjugate")
 def _scalar_method(lw: Lowerer, m: ScalarMethod, node: ast.Call):
     if m.name == "reshape":
         return arrays.reshape(lw, m.base, node)
+    if m.name == "view":
+        return arrays.view_as(lw, m.base, node)
     _args(lw, node, 0)
     x = m.base
     if m.name == "copy":  # an array's .copy()

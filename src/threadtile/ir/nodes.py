@@ -166,6 +166,14 @@ class Reshape(Expr):
 
 
 @dataclass(eq=False)
+class ViewAs(Expr):
+    """``array.view(dtype)`` of a C-contiguous array: its bytes as elements of ``type``'s
+    dtype, the last axis as long as its bytes make (NumPy's rule)."""
+
+    array: Expr
+
+
+@dataclass(eq=False)
 class Call(Expr):
     """An intrinsic (math, atomics, warp ops, barriers); ``name`` keys the intrinsic tables."""
 

@@ -31,6 +31,8 @@ def format_expr(e: ir.Expr) -> str:
         parts = [":".join(map(format_expr, p)) if isinstance(p, tuple) else format_expr(p)
                  for p in e.parts]
         return f"{format_expr(e.array)}[{', '.join(parts)}]"
+    if isinstance(e, ir.ViewAs):
+        return f"{format_expr(e.array)}.view({e.type.dtype})"
     if isinstance(e, ir.Reshape):
         return f"{format_expr(e.array)}.reshape({', '.join(map(format_expr, e.shape))})"
     if isinstance(e, ir.Field):

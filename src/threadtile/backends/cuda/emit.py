@@ -639,6 +639,9 @@ class FunctionEmitter:
                     f"{{{', '.join(map(str, strides))}}}}}")
         return self.e(arr, _PREC["atom"])
 
+    def x_ViewAs(self, x: ir.ViewAs):
+        return f"tt::view_as<{x.type.dtype.cname}>({self.view(x.array)})", _PREC["atom"]
+
     def x_Reshape(self, x: ir.Reshape):
         dims = ", ".join(self.e(d) for d in x.shape)
         return f"tt::reshape<{len(x.shape)}>({self.view(x.array)}, {dims})", _PREC["atom"]

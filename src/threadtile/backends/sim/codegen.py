@@ -135,7 +135,7 @@ class _Translator:
             "_asgtup": _asgtup,
             "_asga": memory.assign_array, "_ld": memory.load, "_st": memory.store,
             "_atom": memory.atomic, "_view": memory.view, "_field": memory.field,
-            "_reshape": memory.reshape,
+            "_reshape": memory.reshape, "_viewas": memory.view_as,
             "_sel": ops.sel, "_cast": ops.cast,
             "_bf16": ops.bf16, "_ipow": ops.ipow, "_shl": ops.shl, "_shr": ops.shr,
             "_floordiv_f": ops.floordiv_f, "_pymod_f": ops.pymod_f, "_pymin": ops.pymin,
@@ -570,6 +570,9 @@ class _FunctionGen:
         rec = e.array.type.dtype
         ratio = rec.itemsize // e.type.dtype.itemsize
         return f"_field({self.x(e.array, m)}, {e.name!r}, {e.shape!r}, {ratio})"
+
+    def x_ViewAs(self, e: ir.ViewAs, m: str) -> str:
+        return f"_viewas({self.x(e.array, m)}, {e.type.dtype.name!r})"
 
     def x_Reshape(self, e: ir.Reshape, m: str) -> str:
         dims = "".join(self.x(d, m) + ", " for d in e.shape)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import errors
 from ...lang.records import text_unit
-from ...lang.types import Scalar, bfloat16
+from ...lang.types import SCALARS, Scalar, bfloat16
 from . import checks, ops
 
 ndarray = np.ndarray
@@ -143,6 +143,32 @@ def field(A: ArrayRef, name: str, sub: tuple, ratio: int) -> ArrayRef:
     shape = A.shape + tuple(_I64(n) for n in sub)
     strides = tuple(s * r for s in A.strides) + c_strides(sub)
     return ArrayRef(fm, A.origin * r, shape, strides)
+
+
+def view_as(A: ArrayRef, dtype: str) -> ArrayRef:
+    """``A.view(dtype)`` (ir.ViewAs; ``A`` is C-contiguous): its bytes as ``dtype``'s
+    elements, the last axis scaled. The view's memory is made once per dtype, with race
+    bookkeeping of its own (as a record's fields have) and no uninitialised-read check."""
+    mem = A.mem
+    elem = SCALARS[dtype]
+    a, b = mem.flat.dtype.itemsize, elem.numpy.itemsize
+    if mem.fields is None:
+        mem.fields = {}
+        mem.written = None
+    key = f"view {dtype}"
+    vm = mem.fields.get(key)
+    if vm is None:
+        raw = mem.flat.view(np.uint8)
+        flat = raw[:raw.size // b * b].view(elem.numpy)
+        shape = mem.shape[:-1] + (mem.shape[-1] * a // b,) if mem.shape else mem.shape
+        vm = mem.fields[key] = Memory(flat, f"{mem.name}.view({dtype})", mem.space, elem,
+                                      shape, mem.per_block * a // b)
+    origin, last = A.origin * a, A.shape[-1] * a
+    if np.any(origin % b) or np.any(last % b):
+        raise ValueError(f"view({dtype}) of {mem.name}: its start or its last axis is not "
+                         f"a whole number of {b}-byte elements")
+    dims = A.shape[:-1] + (last // b,)
+    return ArrayRef(vm, origin // b, dims, c_strides(dims))
 
 
 def reshape(A: ArrayRef, dims: tuple) -> ArrayRef:

@@ -98,6 +98,21 @@ __device__ __forceinline__ CArray<T, N> reshape(const CArray<T, M>& a, D... dims
   return r;
 }
 
+// a.view(dtype) of a C-contiguous array: its bytes as U elements, the last axis scaled
+template <typename U, typename T, int N>
+__device__ __forceinline__ CArray<U, N> view_as(const CArray<T, N>& a) {
+  CArray<U, N> r;
+  r.data = reinterpret_cast<U*>(a.data);
+  int64_t stride = 1;
+#pragma unroll
+  for (int k = N - 1; k >= 0; --k) {
+    r.shape[k] = k == N - 1 ? a.shape[k] * int64_t(sizeof(T)) / int64_t(sizeof(U)) : a.shape[k];
+    r.strides[k] = stride;
+    stride *= r.shape[k];
+  }
+  return r;
+}
+
 // Python's slice rules for one axis: negative bounds count from the end, then clamp to [0, n].
 __device__ __forceinline__ int64_t slice_start(int64_t s, int64_t n) {
   if (s < 0) s += n;
