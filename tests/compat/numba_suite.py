@@ -23,8 +23,6 @@ A test's outcome (:class:`Outcome`):
   the kernel runs unchanged, and threadtile says where it is unsafe;
 - ``wrong``: threadtile ran it to the end but an assertion of the test failed or the arrays
   differ from numba's simulator: a wrong result, which must never happen;
-- ``differs``: a ``wrong`` result that follows from a semantic difference threadtile keeps on
-  purpose, documented in docs/numba.md (``DIFFERS_BY_DESIGN``): it does not pass;
 - ``refused``: threadtile said it does not support something (a ``KernelCompileError``, a
   ``TypeError`` or ``AttributeError`` from threadtile's API, a failed compile);
 - ``message``: threadtile raised an error where the test expects one, with other words or of
@@ -156,15 +154,6 @@ INTERNALS = {
 SIMULATOR_DIFFERS = {
     "cudapy/test_forall.py::TestForAll.test_forall_no_work":
         "numba's simulator launches forall(0); numba on a GPU, like threadtile, launches nothing",
-}
-
-
-# Tests whose outputs differ from numba's because threadtile's semantics differ on purpose
-# (docs/numba.md, "What differs"): status "differs", counted as not passing, listed with why
-DIFFERS_BY_DESIGN = {
-    "cudapy/test_operator.py::TestOperatorModule.test_mixed_fp16_binary_arithmetic":
-        "a float and an integer compute in the float's type (float16 + int16 is float16); "
-        "numba promotes as NumPy does (float32): docs/numba.md, 'Numbers'",
 }
 
 
@@ -693,8 +682,6 @@ def run(rels: list[str] | None = None, reference: bool = True, gpu: bool = False
                 diff = compare(ours, theirs, o.test)
                 if diff is not None:
                     o.status, o.detail = "wrong", diff
-            if o.status == "wrong" and o.test in DIFFERS_BY_DESIGN:
-                o.status, o.detail = "differs", f"{DIFFERS_BY_DESIGN[o.test]}: {o.detail}"
             o.reference = statuses.get(o.test, "not run")
     return outcomes
 
@@ -712,7 +699,6 @@ def markdown(outcomes: list[Outcome]) -> str:
              f"files; {s.get('pass', 0)} pass of the {s['counted']} that do not skip "
              f"({100 * s['pass_rate']:.0f}%), {s.get('caught', 0)} more pass with a hazard "
              f"the simulator reports, {s.get('wrong', 0)} wrong, "
-             f"{s.get('differs', 0)} differing by design, "
              f"{s.get('refused', 0)} refused, {s.get('message', 0)} with other error "
              f"messages, {s.get('error', 0)} errors; {s.get('skip', 0)} skipped, "
              f"{s.get('numba', 0)} through numba's own CUDA target.", "",

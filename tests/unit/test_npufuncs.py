@@ -153,3 +153,21 @@ def test_builtin_max_of_floats_is_one_instruction(arch):
     ptx = cuda.inspection.asm(cuda.jit(extremes), (cuda.float32[::1], cuda.float32,
                                                    cuda.float32), arch=arch)
     assert "max.f32" in ptx and "min.f32" in ptx
+
+
+def add_mixed(r, a, b):
+    r[0] = a + b
+
+
+@pytest.mark.parametrize("ity, want", [(np.int8, np.float16), (np.uint8, np.float16),
+                                       (np.int16, np.float32), (np.int32, np.float64),
+                                       (np.int64, np.float64)])
+def test_half_with_an_integer_promotes_as_numpy(target, ity, want):
+    """float16 with an integer: NumPy's (and numba's) type, so 0.3 + 54 keeps its digits;
+    float32 with an integer stays float32 (threadtile's C rule)."""
+    assert np.result_type(np.float16, ity) == want
+    r = target.to_device(np.zeros(1, want))
+    target.launch(cuda.jit(add_mixed), 1, 1, r, np.float16(0.3), ity(54))
+    np.testing.assert_array_equal(target.to_host(r), np.array([np.float16(0.3)], want) + 54)
+    src = cuda.jit(add_mixed).cuda_source(np.zeros(1, np.float32), np.float32(1), np.int32(2))
+    assert "double" not in src

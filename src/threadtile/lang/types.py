@@ -12,7 +12,8 @@ spelling of a signature).
 Arithmetic promotion (see docs/language.md, "Numbers"):
 
 - two integers: the wider one; mixed signedness gives the signed type of the larger width;
-- an integer and a float: the float's type (as in C), so float32 code stays float32;
+- an integer and a float: the float's type (as in C), so float32 code stays float32; except
+  float16, which takes NumPy's rule (with int8 float16, with int16 float32, wider float64);
 - two floats: the wider one; float16 with bfloat16 gives float32;
 - a complex and a real: the complex type wide enough for the real's float (complex64 with
   float64 is complex128; with an integer, complex64 stays complex64, as float32 does);
@@ -200,7 +201,12 @@ def promote(a: Scalar, b: Scalar) -> Scalar:
             if a.bits == b.bits:  # float16 with bfloat16
                 return float32
             return a if a.bits > b.bits else b
-        return a if a.is_float else b
+        f, i = (a, b) if a.is_float else (b, a)
+        if f == float16 and i.kind != "b":
+            # NumPy's (and numba's) rule for half precision: the float that holds the
+            # integer's range (int16 in float16 would lose every value above 2048)
+            return float16 if i.bits <= 8 else float32 if i.bits <= 16 else float64
+        return f
     if a.kind == b.kind:
         return a if a.bits >= b.bits else b
     signed, unsigned = (a, b) if a.kind == "i" else (b, a)
