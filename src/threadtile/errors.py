@@ -177,3 +177,15 @@ def parse_log(log: str) -> list[tuple[str, int, str]]:
             prefix = sev + (f" {code.group(0)}" if code else "")
             warnings_.append((m.group("file"), int(m.group("line")), f"{prefix}: {msg}"))
     return errors_ + warnings_
+
+
+def with_thread(e: BaseException, tid, ctaid, where: str = "") -> BaseException:
+    """``e`` with the thread and block that raised it in front of its message."""
+    head = f"{where}tid={list(tid)} ctaid={list(ctaid)}"
+    msg = f"{head}: {e}" if str(e) else head
+    try:
+        out = type(e)(msg)
+    except Exception:  # noqa: BLE001  (a class whose constructor takes other arguments)
+        return e
+    out.__cause__ = e.__cause__
+    return out

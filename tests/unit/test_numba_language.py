@@ -701,7 +701,7 @@ def test_debug_kernels_report_raises_to_the_host_in_their_source():
     """debug=True: a raise is tt::report_raise with a code the CUDA source's records name
     (kept through the source cache's JSON); without debug the thread only exits."""
     from threadtile.backends.cuda.emit import CudaSource
-    from threadtile.ir import raises
+    from threadtile.runtime import raised
 
     k = cuda.jit(debug=True)(raises_odd)
     src = k.cuda_source(np.zeros(1, np.int64))
@@ -710,7 +710,7 @@ def test_debug_kernels_report_raises_to_the_host_in_their_source():
     spec = k.specialization([cuda.int64[::1]], {})
     cs = CudaSource.from_json(spec.cuda.to_json())
     (rec,) = cs.raises
-    exc, where = raises.from_description(rec)
+    exc, where = raised.from_description(rec)
     assert isinstance(exc, _Odd) and exc.args == ("odd", 3) and "raises_odd" in where
     assert "report_raise" not in cuda.jit(raises_odd).cuda_source(np.zeros(1, np.int64))
     for arch in ("sm_80", "sm_90"):

@@ -11,11 +11,12 @@ and block as the simulator names it.
 from __future__ import annotations
 
 import ctypes
+import sys
 
-from ..ir import raises
+from ..errors import with_thread
 from . import driver
 
-__all__ = ["check"]
+__all__ = ["check", "from_description"]
 
 
 def check(compiled, stream) -> None:
@@ -31,5 +32,17 @@ def check(compiled, stream) -> None:
     driver.copy_htod(ptr, ctypes.addressof(zero), ctypes.sizeof(zero))
     tid = [words[1] & 0x1FFFFF, (words[1] >> 21) & 0x1FFFFF, words[1] >> 42]
     ctaid = [words[2] & 0xFFFFFFFF, words[2] >> 32, words[3]]
-    exc, where = raises.from_description(compiled.raises[words[0] - 1])
-    raise raises.with_thread(exc, tid, ctaid, where)
+    exc, where = from_description(compiled.raises[words[0] - 1])
+    raise with_thread(exc, tid, ctaid, where)
+
+
+def from_description(d) -> BaseException:
+    """The exception a described record raises (its class found again by module and name; a
+    class that cannot be found, one local to a function, becomes a RuntimeError naming it)."""
+    module, qualname, args, func, file, line = d
+    cls = sys.modules.get(module)
+    for part in qualname.split("."):
+        cls = getattr(cls, part, None)
+    if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+        args, cls = [f"{qualname}({', '.join(map(repr, args))})"], RuntimeError
+    return cls(*args), f"In function {func!r}, file {file}, line {line}, "

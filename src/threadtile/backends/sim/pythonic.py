@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 
 from ... import errors
-from ...ir import raises
 from ...ir.nodes import Loc
 from ...lang import bf16 as lang_bf16
 from ...lang import thread as lt
@@ -606,7 +605,7 @@ def _run_block(fn, args: list, blk: _Block, wait: bool = True):
         except BaseException as e:  # noqa: BLE001  (handed to the launching thread)
             if not isinstance(e, errors.ThreadtileError) and isinstance(e, Exception):
                 # the kernel's own raise (or assert): named by its thread, as numba does
-                e = raises.with_thread(e, blk.thread_of(t), blk.bid)
+                e = errors.with_thread(e, blk.thread_of(t), blk.bid)
             blk.exit(t, e)
         else:
             blk.exit(t)
