@@ -280,8 +280,8 @@ def _numba_environment(tb: str) -> bool:
     (numba-cuda 0.30 calls np.row_stack, which NumPy 2.4 removed): an environment numba
     itself cannot run in, whatever the kernel."""
     files = re.findall(r'^\s*File "([^"]+)"', tb, re.M)
-    return bool(files) and "numba_cuda" in files[-1] and "/tests/" not in files[-1] and \
-        "module 'numpy' has no attribute" in tb
+    return bool(files) and re.search(r"[/\\](numba_cuda|numba)[/\\]", files[-1]) is not None \
+        and "/tests/" not in files[-1] and "module 'numpy' has no attribute" in tb
 
 
 def _numba_internal(line: str) -> str | None:
