@@ -40,8 +40,8 @@ import ast
 import collections
 import contextlib
 import importlib.abc
-import io
 import importlib.machinery
+import io
 import json
 import os
 import re
