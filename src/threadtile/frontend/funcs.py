@@ -114,14 +114,19 @@ def bind(lw: Lowerer, fn, args: list, kwargs: dict, node) -> list[tuple[str, obj
 
 
 _ARRAY_MAKERS = ("array", "array_like")
+# cuTile's calls whose arguments give a tile's shape: cuTile inlines a helper, so a
+# `shape=(1, TILE_N)` in it sees the caller's compile-time TILE_N
+_TILE_SHAPERS = ("load", "full", "zeros", "ones", "arange", "reshape", "broadcast_to",
+                 "num_tiles", "expand_dims", "permute", "transpose")
 
 
 def shape_params(fn) -> frozenset[str]:
     """The parameters of ``fn`` read in the shape or dtype of a ``shared.array``,
-    ``local.array`` or ``const.array_like`` call. A call passing a compile-time integer for one
-    makes it a constant of that specialization (numba types such an argument as a literal), so
-    ``sm = cuda.shared.array(n, dtype)`` in a device function takes ``n`` from its caller;
-    other parameters stay runtime values."""
+    ``local.array`` or ``const.array_like`` call, or in the arguments of a tile operation that
+    takes a shape (``ct.load(..., shape=(1, n))``, ``ct.arange(n)``...). A call passing a
+    compile-time integer for one makes it a constant of that specialization (numba types such
+    an argument as a literal), so ``sm = cuda.shared.array(n, dtype)`` in a device function
+    takes ``n`` from its caller; other parameters stay runtime values."""
     hit = _SHAPE_PARAMS.get(fn)
     if hit is not None:
         return hit
@@ -131,6 +136,7 @@ def shape_params(fn) -> frozenset[str]:
     for n in ast.walk(tree):
         if isinstance(n, ast.Call) and (
                 isinstance(n.func, ast.Attribute) and n.func.attr in _ARRAY_MAKERS
+                + _TILE_SHAPERS
                 or isinstance(n.func, ast.Name) and n.func.id in _ARRAY_MAKERS):
             for a in list(n.args) + [k.value for k in n.keywords]:
                 found |= {m.id for m in ast.walk(a) if isinstance(m, ast.Name)} & params

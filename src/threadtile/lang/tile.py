@@ -263,7 +263,7 @@ UNSUPPORTED = (
     "store_advanced_indexing", "static_eval", "static_assert", "static_iter", "static_exception",
     "ensure_constant", "assert_", "print", "atan2", "divmod", "bitwise_and", "bitwise_or",
     "bitwise_xor", "bitwise_not", "bitwise_lshift", "bitwise_rshift", "astile",
-    "grid_dependency_control_wait", "grid_dependency_control_launch_dependents", "ByTarget",
+    "grid_dependency_control_wait", "grid_dependency_control_launch_dependents",
 )
 
 

@@ -40,11 +40,27 @@ from ..lang.types import (
     uint32,
     uint64,
 )
+from .hostapi import (
+    ByTarget,
+    TileCompilerExecutionError,
+    TileCompilerTimeoutError,
+    TileError,
+    TileInternalError,
+    TileRecursionError,
+    TileStaticAssertionError,
+    TileStaticEvalError,
+    TileSyntaxError,
+    TileTypeError,
+    TileUnsupportedFeatureError,
+    TileValueError,
+    resolve_option,
+)
 
 DType = type(float32)
 
 
-def kernel(func=None, *, num_warps: int = 4, occupancy=None, num_ctas=None, **options):
+def kernel(func=None, *, num_warps: int = 4, occupancy=None, num_ctas=None, opt_level=3,
+           **options):
     """Make ``func`` a tile kernel: ``@ct.kernel`` or ``@ct.kernel(num_warps=8)``.
 
     The block has ``32 * num_warps`` threads (default 4 warps); launch with the grid alone,
@@ -52,9 +68,18 @@ def kernel(func=None, *, num_warps: int = 4, occupancy=None, num_ctas=None, **op
     loosely typed (a Python float times a float32 tile is float32). ``occupancy`` is the
     number of blocks that should fit on one multiprocessor at once (the compiler limits
     registers per thread to make room: ``__launch_bounds__(threads, occupancy)``); without it
-    the only limit is the block's size. ``num_ctas`` (thread-block clusters) must be 1. Other
-    options are ``threadtile.jit``'s (``lineinfo``, ``fastmath``, ``max_registers``).
+    the only limit is the block's size. ``num_ctas`` (thread-block clusters) must be 1 on the
+    target. Other options are ``threadtile.jit``'s (``lineinfo``, ``fastmath``,
+    ``max_registers``). ``opt_level`` (0-3) is accepted and ignored: NVRTC always optimises.
+    ``num_ctas``, ``occupancy`` and ``num_warps`` may be ``ct.ByTarget(...)``: the value for
+    sm_90, else its default.
     """
+    num_warps = resolve_option(num_warps, 4)
+    occupancy = resolve_option(occupancy)
+    num_ctas = resolve_option(num_ctas)
+    opt_level = resolve_option(opt_level, 3)
+    if opt_level not in (0, 1, 2, 3):
+        raise ValueError(f"ct.kernel(opt_level={opt_level!r}): must be 0, 1, 2 or 3")
     if num_ctas not in (None, 1):
         raise NotImplementedError(
             f"ct.kernel(num_ctas={num_ctas!r}): thread-block clusters are not supported yet; "

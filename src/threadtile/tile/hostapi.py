@@ -1,0 +1,110 @@
+"""cuTile's host-side names that kernels' files import: ``ByTarget`` and the exception classes.
+
+A cuTile program imports these even where it never raises or catches them (a test module's
+``from cuda.tile import TileTypeError``), so they exist under the same names. threadtile's
+compiler reports its own errors (``threadtile.errors.KernelCompileError``, with the kernel's
+line); the classes here are what a program may raise or catch itself.
+"""
+
+from __future__ import annotations
+
+# The architecture a ``ByTarget`` value is chosen for: an option is fixed when the kernel is
+# decorated, before any device is asked, and threadtile's tuned target is the H100.
+DEFAULT_TARGET = "sm_90"
+
+
+class _Unspecified:
+    def __repr__(self) -> str:
+        return "UNSPECIFIED"
+
+
+UNSPECIFIED = _Unspecified()
+
+
+class ByTarget:
+    """A kernel option that depends on the GPU architecture (cuTile's ``ByTarget``):
+    ``@ct.kernel(num_ctas=ct.ByTarget(sm_100=2, default=1))``. Keys are ``sm_<major><minor>``.
+
+    threadtile fixes options when the kernel is decorated, for ``sm_90``: the value for
+    ``sm_90`` if given, else ``default``, else the option's own default."""
+
+    def __init__(self, *, default=UNSPECIFIED, **value_by_target):
+        for sm in value_by_target:
+            if not (sm.startswith("sm_") and sm[3:].isdigit()):
+                raise ValueError(f"Invalid GPU architecture name: {sm}, expected "
+                                 "sm_<major><minor>")
+        self.default = default
+        self.by_target = dict(value_by_target)
+
+    def resolve(self, arch: str = DEFAULT_TARGET, fallback=None):
+        """The value for ``arch``: its own, else ``default``, else ``fallback``."""
+        if arch in self.by_target:
+            return self.by_target[arch]
+        return fallback if self.default is UNSPECIFIED else self.default
+
+    def __repr__(self) -> str:
+        items = [f"{k}={v!r}" for k, v in self.by_target.items()]
+        if self.default is not UNSPECIFIED:
+            items.append(f"default={self.default!r}")
+        return f"ByTarget({', '.join(items)})"
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, ByTarget) and self.default == other.default
+                and self.by_target == other.by_target)
+
+    __hash__ = None
+
+
+def resolve_option(value, fallback=None):
+    """A kernel option as given, or a ``ByTarget``'s value for the default target."""
+    return value.resolve(DEFAULT_TARGET, fallback) if isinstance(value, ByTarget) else value
+
+
+class TileError(Exception):
+    """Base of cuTile's errors."""
+
+
+class TileSyntaxError(TileError):
+    """A Python construct tile code does not support."""
+
+
+class TileTypeError(TileError):
+    """A type error in tile code."""
+
+
+class TileValueError(TileError):
+    """An invalid value in tile code."""
+
+
+class TileUnsupportedFeatureError(TileError):
+    """A feature the compiler does not support."""
+
+
+class TileInternalError(TileError):
+    """An internal compiler error."""
+
+
+class TileRecursionError(TileError):
+    """Recursion in tile code."""
+
+
+class TileStaticEvalError(TileError):
+    """An error in a compile-time evaluation."""
+
+
+class TileStaticAssertionError(TileError):
+    """A failed compile-time assertion."""
+
+
+class TileCompilerExecutionError(TileError):
+    """The tile compiler failed."""
+
+
+class TileCompilerTimeoutError(TileError):
+    """The tile compiler timed out."""
+
+
+ERRORS = (TileError, TileSyntaxError, TileTypeError, TileValueError,
+          TileUnsupportedFeatureError, TileInternalError, TileRecursionError,
+          TileStaticEvalError, TileStaticAssertionError, TileCompilerExecutionError,
+          TileCompilerTimeoutError)

@@ -1,0 +1,59 @@
+"""cuTile's own samples and tests on threadtile (cutile_suite.py): no fewer kernels passing than
+the recorded baseline (tests/compat/cutile_baseline.json, raised as support grows). Skipped
+without a cutile-python checkout (CUTILE_SRC) or without torch (CUTILE_TORCH_PATH may name a
+folder that holds it)."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import cutile_suite
+import pytest
+
+BASELINE = Path(__file__).with_name("cutile_baseline.json")
+
+
+def _have_torch() -> bool:
+    path = os.environ.get("CUTILE_TORCH_PATH")
+    if path and Path(path, "torch").is_dir():
+        return True
+    return importlib.util.find_spec("torch") is not None
+
+
+def test_cutile_suite_no_regression(tmp_path):
+    src = cutile_suite.find_checkout(None)
+    if src is None:
+        pytest.skip("no cutile-python checkout (set CUTILE_SRC)")
+    if not _have_torch():
+        pytest.skip("torch is not installed (cuTile's tests need it; CUTILE_TORCH_PATH)")
+    out = tmp_path / "cutile.json"
+    subprocess.run([sys.executable, cutile_suite.__file__, str(src), "--json", str(out),
+                    "--markdown", str(tmp_path / "cutile.md")], check=True, timeout=3600)
+    s = json.loads(out.read_text())["summary"]
+    base = json.loads(BASELINE.read_text())
+    by_group = s["by_group"]
+    for group, want in base["pass"].items():
+        got = by_group.get(group, {}).get("pass", 0)
+        assert got >= want, f"{group}: {got} kernels pass, fewer than the baseline's {want}"
+    assert s["by_status"].get("wrong", 0) <= base["wrong"], "wrong results: see cutile.md"
+
+
+def test_swap_imports_keeps_internals():
+    src = ("import cuda.tile as ct\nfrom cuda.tile import TileTypeError\n"
+           "from cuda.tile import _datatype\nfrom cuda.tile._compile import compile_tile\n")
+    out = cutile_suite.swap_imports(src)
+    assert "import threadtile.tile as ct" in out
+    assert "from threadtile.tile import TileTypeError" in out
+    assert "from cuda.tile import _datatype" in out
+    assert "from cuda.tile._compile import compile_tile" in out
+
+
+def test_kernels_in_finds_decorated_functions(tmp_path):
+    p = tmp_path / "k.py"
+    p.write_text("import cuda.tile as ct\n@ct.kernel\ndef a(x): pass\n"
+                 "@ct.kernel(num_warps=8)\ndef b(x): pass\ndef c(x): pass\n"
+                 "def t():\n    @ct.kernel\n    def d(x): pass\n")
+    assert cutile_suite.kernels_in(p) == ["a", "b", "t.<locals>.d"]

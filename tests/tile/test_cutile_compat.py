@@ -1,0 +1,68 @@
+"""cuTile programs as written: host names, kernel options, and helpers cuTile inlines."""
+
+import numpy as np
+import pytest
+
+import threadtile.tile as ct
+from threadtile.tile.hostapi import ByTarget
+
+
+def test_error_classes_importable():
+    from threadtile.tile import TileTypeError, TileValueError  # noqa: F401
+    assert issubclass(ct.TileSyntaxError, ct.TileError)
+    assert issubclass(ct.TileStaticEvalError, Exception)
+
+
+def test_by_target_resolves_for_sm90():
+    assert ByTarget(sm_100=2).resolve("sm_90", 1) == 1
+    assert ByTarget(sm_90=8, default=2).resolve("sm_90") == 8
+    assert ByTarget(sm_100=8, default=2).resolve("sm_90") == 2
+    with pytest.raises(ValueError, match="sm_<major><minor>"):
+        ByTarget(hopper=2)
+
+
+@ct.kernel(num_ctas=ct.ByTarget(sm_100=2), occupancy=ct.ByTarget(sm_90=2), opt_level=2)
+def _copy(a, b, T: ct.Constant[int]):
+    i = ct.bid(0)
+    ct.store(b, index=(i,), tile=ct.load(a, index=(i,), shape=(T,)))
+
+
+def _load_row(X, i, j, TILE_N):
+    # an undecorated helper: TILE_N comes from the caller's constant, as cuTile inlines it
+    return ct.load(X, index=(i, j), shape=(1, TILE_N))
+
+
+@ct.kernel
+def _helper_kernel(X, Y, S, TILE_N: ct.Constant[int]):
+    i = ct.bid(0)
+    acc = ct.zeros((1,), dtype=ct.float32)
+    for j in range(ct.num_tiles(X, axis=1, shape=(1, TILE_N))):
+        t = _load_row(X, i, j, TILE_N)
+        ct.store(Y, index=(i, j), tile=t * 2.0)
+        acc += ct.sum(t, axis=1)
+    ct.store(S, index=(i,), tile=acc)
+
+
+def test_kernel_options_by_target(target):
+    assert _copy.occupancy == 2
+    a = np.arange(256, dtype=np.float32)
+    b = target.to_device(np.zeros_like(a))
+    target.launch_tile(_copy, 2, target.to_device(a), b, 128)
+    np.testing.assert_array_equal(target.to_host(b), a)
+
+
+def test_undecorated_helper_with_shape_parameter(target):
+    x = np.random.default_rng(1).standard_normal((4, 256)).astype(np.float32)
+    y = target.to_device(np.zeros_like(x))
+    s = target.to_device(np.zeros(4, np.float32))
+    target.launch_tile(_helper_kernel, 4, target.to_device(x), y, s, 64)
+    np.testing.assert_allclose(target.to_host(y), 2 * x.astype(np.float64), rtol=1e-6)
+    np.testing.assert_allclose(target.to_host(s), x.astype(np.float64).sum(axis=1),
+                               rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_compiles(arch):
+    x = np.zeros((4, 256), np.float32)
+    assert _copy.compile(x[0], x[1], 128, arch=arch).cubin
+    assert _helper_kernel.compile(x, x, x[0, :4], 64, arch=arch).cubin
