@@ -27,14 +27,34 @@ def load_no_padding(a, out, T: ct.Constant[int]):
     ct.store(out, index=(ct.bid(0),), tile=t)
 
 
-def test_load_past_the_end_without_padding_is_out_of_bounds():
-    a = np.zeros(100, np.float32)
+def test_a_load_past_the_end_is_padded_and_one_entirely_outside_is_out_of_bounds():
+    """cuTile's rule: a tile that extends past the array loads with an undetermined padding
+    (the simulator's is NaN; the store then skips those elements); a tile entirely outside is
+    undefined, and the simulator's OutOfBoundsError."""
+    a = np.arange(100, dtype=np.float32)
+    out = np.full(100, -1, np.float32)
+    with tt.simulate():
+        load_no_padding[4](a, out, 32)
+    np.testing.assert_array_equal(out, a)
     with pytest.raises(tt.OutOfBoundsError) as e, tt.simulate():
-        load_no_padding[4](a, a.copy(), 32)
+        load_no_padding[5](a, a.copy(), 32)
     assert e.value.line == _line(load_no_padding.py_func, "ct.load(a")
-    assert e.value.block == (3, 0, 0)
-    assert e.value.index == (100,) and e.value.shape == (100,)
-    assert "padding_mode" in str(e.value)
+    assert e.value.block == (4, 0, 0)
+    assert e.value.index == (128,) and e.value.shape == (100,)
+    assert "entirely outside" in str(e.value)
+
+
+@ct.kernel
+def sum_partial(a, out, T: ct.Constant[int]):
+    t = ct.load(a, index=(ct.bid(0),), shape=(T,))
+    ct.store(out, index=(ct.bid(0),), tile=ct.sum(t, axis=0, keepdims=True))
+
+
+def test_a_result_of_the_undetermined_padding_is_nan_in_the_simulator():
+    out = np.zeros(4, np.float32)
+    with tt.simulate():
+        sum_partial[4](np.ones(100, np.float32), out, 32)
+    assert (out[:3] == 32).all() and np.isnan(out[3])
 
 
 def test_store_past_the_end_is_skipped():

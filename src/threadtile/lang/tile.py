@@ -129,7 +129,9 @@ synchronizes the block before and after, so thread code may write the array and 
 ``index`` is a tuple of integers (one per axis; an int for a 1-d array), the same in every
 thread. ``shape`` is a tuple of compile-time powers of two. ``order`` permutes the array's axes
 first ("F" reverses them; a tuple names the array axis of each tile axis). Elements outside the
-array get ``padding_mode``'s value; with the default, none may be outside (the simulator checks).
+array get ``padding_mode``'s value; the default's is undetermined, as in cuTile (the GPU code
+reads 0, the simulator NaN, so that a float result depending on it shows). A tile entirely
+outside the array is undefined (the simulator's OutOfBoundsError).
 ``check_bounds``, ``latency`` and ``allow_tma`` are accepted and ignored.""")
 store = _stub("store", """store(array, index, tile, *, order="C") -> None: write ``tile`` to the
 array at ``index`` of the tile space of ``tile.shape`` (the inverse of ``load``). Elements

@@ -391,9 +391,9 @@ def _access(B, op, site, blocks, arr, idx, shape, order, kind: str):
     L = B.launch
     bad = ~inb[rows]
     padding = op.attrs.get("padding")
-    if kind == "store":
-        # cuTile skips the elements of a store outside the array; a tile entirely outside
-        # is undefined there, and here an error
+    if kind == "store" or (kind == "load" and padding is None):
+        # cuTile skips the elements of a store outside the array, and pads a load's with an
+        # undetermined value; a tile entirely outside is undefined there, and here an error
         whole = bad.reshape(len(rows), -1).all(axis=1)
         bad = bad & whole.reshape((-1,) + (1,) * nd)
     elif padding is not None or kind == "atomic":
@@ -406,9 +406,7 @@ def _access(B, op, site, blocks, arr, idx, shape, order, kind: str):
         lane = block_row * B.T + e % B.T
         index = [int(g[(block_row,) + r]) for g in gi]
         dims = [int(np.broadcast_to(s, (B.nb,))[block_row]) for s in ashape]
-        where = ("the tile lies entirely outside the array" if kind == "store" else
-                 "the tile extends past the array; load edge tiles with padding_mode="
-                 "ct.PaddingMode.ZERO (or another padding mode)")
+        where = "the tile lies entirely outside the array"
         tidx = [int(np.broadcast_to(_per_block(B, i, blocks, site, op, "the index"),
                                     (B.nb,))[block_row]) for i in idx]
         checks.raise_oob(L, site, B.gtid[lane], index, dims,
@@ -466,7 +464,9 @@ def _load(B, op, site, blocks, args):
     mem = arr.mem
     sel, offs, lanes, gi_sel = _selected(B, rows, inb, off, gi, shape)
     _shadow(B, op, site, mem, offs, lanes, gi_sel, write=False)
-    pad = _PAD.get(op.attrs.get("padding"), 0)
+    # the default padding is cuTile's "undetermined": the GPU code reads 0 there, the
+    # simulator NaN, so that a float result that depends on it shows
+    pad = _PAD.get(op.attrs.get("padding"), np.nan)
     out = np.empty((B.nb,) + shape, _dtype(t.dtype))
     out[...] = pad if out.dtype.kind == "f" else 0
     vals = out[rows]
