@@ -66,3 +66,19 @@ def test_compiles(arch):
     x = np.zeros((4, 256), np.float32)
     assert _copy.compile(x[0], x[1], 128, arch=arch).cubin
     assert _helper_kernel.compile(x, x, x[0, :4], 64, arch=arch).cubin
+
+
+@ct.kernel
+def _local_tile_size(a, b):
+    T = 32  # a local constant as a tile shape, as cuTile takes it
+    t = ct.load(a, index=(ct.bid(0),), shape=(T,))
+    ct.store(b, index=(ct.bid(0),), tile=t * 2.0)
+
+
+def test_a_local_integer_constant_is_a_tile_size(target):
+    a = np.arange(64, dtype=np.float32)
+    b = target.to_device(np.zeros_like(a))
+    target.launch_tile(_local_tile_size, 2, target.to_device(a), b)
+    np.testing.assert_array_equal(target.to_host(b), 2 * a)
+    for arch in ("sm_80", "sm_90"):
+        assert _local_tile_size.compile(a, a, arch=arch).cubin[:4] == b"\x7fELF"

@@ -153,6 +153,8 @@ def static_int(lw: Lowerer, v, node, what: str) -> int:
         return int(v.obj)
     if isinstance(v, ir.Const) and isinstance(v.value, int) and not isinstance(v.value, bool):
         return v.value
+    if isinstance(v, ir.Var) and v.name in lw.literal_locals:  # `T = 32` in the kernel's body
+        return lw.literal_locals[v.name]
     raise lw.error(node, f"{what} must be a compile-time integer",
                    "use a literal, a global or a Constant[int] parameter")
 
