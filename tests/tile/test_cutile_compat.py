@@ -82,3 +82,21 @@ def test_a_local_integer_constant_is_a_tile_size(target):
     np.testing.assert_array_equal(target.to_host(b), 2 * a)
     for arch in ("sm_80", "sm_90"):
         assert _local_tile_size.compile(a, a, arch=arch).cubin[:4] == b"\x7fELF"
+
+
+@ct.kernel
+def _builtin_max(a, b, out):
+    i = ct.bid(0)
+    x = ct.load(a, index=(i,), shape=(16,))
+    y = ct.load(b, index=(i,), shape=(16,))
+    ct.store(out, index=(i,), tile=max(x, y, 0.5) - min(x, y))
+
+
+def test_builtin_max_and_min_of_tiles_are_elementwise(target):
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal(32).astype(np.float32), rng.standard_normal(32).astype(np.float32)
+    out = target.to_device(np.zeros(32, np.float32))
+    target.launch_tile(_builtin_max, 2, target.to_device(a), target.to_device(b), out)
+    np.testing.assert_array_equal(target.to_host(out),
+                                  np.maximum(np.maximum(a, b), 0.5) - np.minimum(a, b))
+    assert _builtin_max.compile(a, b, a, arch="sm_90").cubin[:4] == b"\x7fELF"

@@ -232,6 +232,13 @@ def _minmax(lw: Lowerer, name: str, node: ast.Call) -> ir.Expr:
         raw = raw[0].items
     if len(raw) < 2 or node.keywords:
         raise lw.error(node, f"{name}() takes two or more numbers in kernels")
+    from . import tiles  # noqa: PLC0415  (tiles imports this module's users)
+
+    if any(tiles.is_tile(v) for v in raw):  # max(t, u) of tiles: elementwise, as cuTile's
+        acc = raw[0]
+        for v in raw[1:]:
+            acc = tiles.binop(lw, "min" if how in ("fmin", "minimum") else "max", acc, v, node)
+        return acc
     vals = [lw.scalar(v, node) for v in raw]
     if any(complexes.is_complex(v) for v in vals):
         raise lw.error(node, f"{name}() of complex numbers: they have no order")
