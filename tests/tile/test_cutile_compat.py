@@ -100,3 +100,68 @@ def test_builtin_max_and_min_of_tiles_are_elementwise(target):
     np.testing.assert_array_equal(target.to_host(out),
                                   np.maximum(np.maximum(a, b), 0.5) - np.minimum(a, b))
     assert _builtin_max.compile(a, b, a, arch="sm_90").cubin[:4] == b"\x7fELF"
+
+
+@ct.kernel
+def _locked_increment(locks, out):
+    while ct.atomic_cas(locks, 0, 0, 1) == 1:  # a tile operation in a while condition
+        pass
+    x = ct.load(out, index=(0,), shape=(1,))
+    ct.store(out, index=(0,), tile=x + 1)
+    ct.atomic_xchg(locks, 0, 0)
+
+
+def test_a_tile_operation_in_a_while_condition():
+    """cuTile's spin lock (LayerNorm's backward pass): the condition's tile operations run
+    before every test of the loop."""
+    import threadtile as tt
+
+    locks, out = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    with tt.simulate():
+        _locked_increment[1](locks, out)
+    assert out[0] == 1 and locks[0] == 0
+    for arch in ("sm_80", "sm_90"):
+        assert _locked_increment.compile(locks, out, arch=arch).cubin[:4] == b"\x7fELF"
+
+
+def test_a_lock_between_blocks_of_a_batch_stops_with_an_error(monkeypatch):
+    """Blocks of a batch run in lockstep, so one waiting for a lock another holds never
+    proceeds: the simulator stops the loop after SPIN_LIMIT iterations, at its line."""
+    import threadtile as tt
+    from threadtile.backends.sim import checks
+
+    monkeypatch.setattr(checks, "SPIN_LIMIT", 500)
+
+    @ct.kernel
+    def spin(locks, out):
+        while ct.atomic_cas(locks, 0, 0, 1) == 1:
+            pass
+        ct.atomic_xchg(locks, 0, 0)
+
+    with pytest.raises(tt.errors.KernelRuntimeError, match="run 500 times") as e, \
+            tt.simulate():
+        spin[4](np.zeros(1, np.int32), np.zeros(1, np.int32))
+    assert "while ct.atomic_cas" in str(e.value) and "spin lock" in str(e.value)
+
+
+def _two_tiles(X, i):
+    t = ct.load(X, index=(i,), shape=(16,))
+    return t * 2.0, t + 1.0
+
+
+@ct.kernel
+def _tuple_helper(X, Y, Z):
+    i = ct.bid(0)
+    a, b = _two_tiles(X, i)
+    ct.store(Y, index=(i,), tile=a)
+    ct.store(Z, index=(i,), tile=b)
+
+
+def test_a_helper_returns_a_tuple_of_tiles(target):
+    x = np.arange(32, dtype=np.float32)
+    y, z = target.to_device(np.zeros_like(x)), target.to_device(np.zeros_like(x))
+    target.launch_tile(_tuple_helper, 2, target.to_device(x), y, z)
+    np.testing.assert_array_equal(target.to_host(y), 2 * x)
+    np.testing.assert_array_equal(target.to_host(z), x + 1)
+    for arch in ("sm_80", "sm_90"):
+        assert _tuple_helper.compile(x, x, x, arch=arch).cubin[:4] == b"\x7fELF"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
-from ..lang.types import ArrayType, Scalar, TupleType, Type, bool_
+from ..lang.types import ArrayType, Scalar, TileType, TupleType, Type, bool_
 from . import raising
 from . import typing as ty
 from .values import Py, Tup, describe_value
@@ -47,8 +47,8 @@ def make(lw: Lowerer, v: Tup, node) -> ir.MakeTuple:
     for it in v.items:
         if isinstance(it, Tup):
             items.append(make(lw, it, node))
-        elif isinstance(it, ir.Expr) and isinstance(it.type, (ArrayType, TupleType)):
-            items.append(it)
+        elif isinstance(it, ir.Expr) and isinstance(it.type, (ArrayType, TupleType, TileType)):
+            items.append(it)  # a tile too: a helper returns tiles as cuTile's inlined ones do
         elif isinstance(it, Py) and not isinstance(it.obj, (bool, int, float)):
             raise lw.error(node, f"a tuple holding {describe_value(it)} cannot be passed or "
                                  "returned", "tuples that cross a function hold numbers, "

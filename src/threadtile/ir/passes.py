@@ -104,11 +104,16 @@ def hoist_tile_ops(f: ir.Function) -> None:
                 s.body = block(s.body)
             elif isinstance(s, ir.While):
                 if any(isinstance(x, ir.TileOp) for x in ir.walk_expr(s.cond)):
-                    raise KernelCompileError(
-                        "a tile operation in a while condition", loc=s.cond.loc,
-                        hint="compute it into a variable before the loop and again at the end "
-                             "of the body")
-                s.body = block(s.body)
+                    # `while cond:` -> `while True: (cond's tile operations); if not cond:
+                    # break; body` (a `continue` comes back to the test, as before)
+                    loc, test = s.cond.loc, []
+                    cond = expr(s.cond, test, False)
+                    stop = ir.If(loc, ir.UnaryOp(cond.type, loc, "not", cond), [ir.Break(loc)],
+                                 [])
+                    s.cond = ir.Const(cond.type, loc, True)
+                    s.body = test + [stop] + block(s.body)
+                else:
+                    s.body = block(s.body)
             elif isinstance(s, ir.Print):
                 s.items = [expr(i, pre, False) if isinstance(i, ir.Expr) else i
                            for i in s.items]

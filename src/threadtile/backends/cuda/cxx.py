@@ -36,6 +36,8 @@ def _mangle(t: Type) -> str:
         return f"a{t.layout}{t.ndim}{_SHORT[t.dtype.name]}"
     if isinstance(t, TupleType):  # the count first keeps nested tuples unambiguous
         return f"t{len(t.items)}" + "".join("_" + _mangle(x) for x in t.items)
+    if isinstance(t, TileType):
+        return alias(t)
     raise TypeError(f"no C++ type for {t}")
 
 

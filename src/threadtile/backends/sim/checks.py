@@ -411,6 +411,27 @@ def raise_uninit(L: Launch, site: int, tid, index, mem_name: str) -> None:
                      array=s.array, index=tuple(index)) from None
 
 
+SPIN_LIMIT = 1 << 22  # iterations of one while loop in one batch before the simulator stops
+
+
+def raise_spin(B, site: int, m) -> None:
+    """A while loop still running after SPIN_LIMIT iterations: a loop waiting for a lock or a
+    flag another block sets (which, in the same batch of blocks run in lockstep, never comes),
+    or a loop that does not end."""
+    L = B.launch
+    s = L.sites[site]
+    lanes = np.flatnonzero(np.broadcast_to(np.asarray(m, bool), (B.L,)))
+    lane = int(lanes[0]) if len(lanes) else 0
+    block, thread = L.thread_of(int(B.gtid[lane]))
+    raise make_error(
+        errors.KernelRuntimeError,
+        f"a while loop has run {SPIN_LIMIT:,} times in block {_fmt3(block)} and goes on",
+        s.loc, "If it waits for another block (a spin lock, a flag), the simulator cannot run "
+        "it: it runs a batch of blocks in lockstep, so a block waiting on another of its batch "
+        "never sees it move. Otherwise the loop does not end.", block=block,
+        thread=thread) from None
+
+
 def raise_divergence(L: Launch, site: int, gblock: int, missing: list[int], arrived: int,
                      what: str, reason: str, scope: str = "block") -> None:
     """``missing`` are global thread ids of threads that should have been at this barrier."""

@@ -29,7 +29,7 @@ from ...ir import nodes as ir
 from ...ir.ops import ATOMICS
 from ...ir.printer import format_expr
 from ...lang.types import ArrayType, Scalar, TileType, TupleType, bfloat16, bool_, void
-from . import bf16, complexops, memory, ops, tiles
+from . import bf16, checks, complexops, memory, ops, tiles
 from .checks import Site
 from .raising import raise_first
 
@@ -142,6 +142,7 @@ class _Translator:
             "_pymax": ops.pymax, "_popc": ops.popc, "_clz": ops.clz, "_ffs": ops.ffs,
             "_brev": ops.brev, "_tile": tiles.run_op, "_tasg": tiles.assign,
             "_raise": raise_first, "_bitcast": bf16.bitcast, "_bf16round": bf16.round_to,
+            "_spin": checks.raise_spin, "_SPIN": checks.SPIN_LIMIT,
         }
         # (TileOp, site, sites of the ops it stands for) by index: what `_tile(B, m, k, ...)`
         # runs
@@ -427,13 +428,19 @@ class _FunctionGen:
 
     def s_While(self, s: ir.While, m: str, loop) -> None:
         lp = _Loop(self.new("_lm"), self.new("_cm"))
+        n = self.new("_it")
+        site = self.tr.site(s.loc, "", "loop")
         self.line(f"{lp.lm} = {m}")
+        self.line(f"{n} = 0")
         self.line("while True:")
         self.ind += 1
         c = self.x(s.cond, lp.lm)
         self.line(f"{lp.lm} = _and({lp.lm}, {c})")
         self.line(f"if not _any({lp.lm}):")
         self.line("    break")
+        self.line(f"{n} += 1")
+        self.line(f"if {n} > _SPIN:")
+        self.line(f"    _spin(B, {site}, {lp.lm})")
         self.line(f"{lp.cm} = {lp.lm}")
         self.block(s.body, lp.cm, lp)
         if _exits(s)[1]:
