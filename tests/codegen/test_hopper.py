@@ -88,9 +88,10 @@ def test_loops_that_do_not_qualify_stay_loops(kernel):
 
 
 def test_shapes_without_a_hopper_loop_take_the_staged_loop():
-    # K = 32 (64-byte rows), and 64 rows on 8 warps: no Hopper main loop, no tensor maps to
-    # pay for; tile.h's staged loop (cp.async where the arrays allow, else as written)
-    for tm, tk in ((128, 32), (64, 64)):
+    # K = 16 (32-byte rows), and 64 rows on 8 warps (two warpgroups): no Hopper main loop, no
+    # tensor maps to pay for; tile.h's staged loop (cp.async where the arrays allow, else one
+    # buffer)
+    for tm, tk in ((128, 16), (64, 64)):
         src = _src(tiles.matmul_8warps, F16, F16, F16, tm=tm, tn=128, tk=tk)
         assert "tt::tile::mma_loop_staged<__half, " in src and "TensorMap" not in src
         for arch in ("sm_80", "sm_90"):
@@ -102,7 +103,8 @@ def test_shapes_without_a_hopper_loop_take_the_staged_loop():
 def test_tf32_loops_take_the_staged_loop_and_float32_ones_stay_loops():
     f32 = np.zeros((64, 64), np.float32)
     src = _src(tiles.matmul_8warps, f32, f32, f32, tm=128, tn=128, tk=32)
-    assert "tt::tile::mma_loop_staged<tt::tile::tf32, tile_f32_128x32, tile_f32_32x128>" in src
+    assert ("tt::tile::mma_loop_staged<tt::tile::tf32, tile_f32_128x32, tile_f32_32x128, true>"
+            in src)
     assert "TensorMap" not in src
     for arch in ("sm_80", "sm_90"):
         ptx = nvrtc.compile_ptx(src, arch)

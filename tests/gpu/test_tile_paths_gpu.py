@@ -101,6 +101,51 @@ def test_matmul_hopper_shapes_built_for_sm90_take_the_staged_loop(gen, dtype, mo
     assert spec.arch == "sm_90" and "mma_loop<" in spec.source
 
 
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_90", "sm_80"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize(("warps", "tiles_mnk", "shape"), [
+    (4, (128, 128, 32), (1000, 520, 1030)),  # two 64-row slices a warpgroup; 64-byte swizzle
+    (4, (128, 128, 128), (512, 384, 640)),   # A in two 128-byte chunks a stage
+    (4, (64, 256, 64), (300, 700, 200)),
+    (8, (128, 64, 64), (256, 640, 4096)),
+    (4, (256, 64, 32), (520, 256, 96)),      # four 64-row slices
+], ids=["4w-128x128x32", "4w-128x128x128", "4w-64x256x64", "8w-128x64x64", "4w-256x64x32"])
+def test_matmul_k_loops_of_any_tile_shape(gen, dtype, warps, tiles_mnk, shape, arch,
+                                          monkeypatch):
+    """GPU only: which C++ loop each build takes (the Hopper main loop with R 64-row slices per
+    warpgroup and A's chunks on sm_90a; cp.async with zero-filled edges elsewhere; the
+    one-buffer loop for a strided view) has no simulator meaning: each must multiply right."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs a compute capability 9.0 GPU")
+    from threadtile.runtime import driver
+    monkeypatch.setattr(driver.DeviceInfo, "arch", property(lambda self: arch))
+    kern = ct.kernel(num_warps=warps)(tiles.matmul.py_func)  # fresh: built for `arch`
+    m, k, n = shape
+    dt = getattr(torch, dtype)
+    tm, tn, tk = tiles_mnk
+    a, b = randn(gen, m, k, dtype=dt), randn(gen, k, n, dtype=dt)
+    u = U_OUT.get(dtype, U32)
+    if dtype == "float32":  # tfloat32 operands: compare with the operands rounded so
+        a, b = _tf32(a), _tf32(b)
+    c = nans(m, n, dtype=dt)
+    launch(kern, (cdiv(m, tm), cdiv(n, tn)), a, b, c, tm, tn, tk)
+    dot_close(c, a, b, u_out=u)
+    # a strided view of B (every other column): no TMA, no cp.async: the one-buffer loop
+    wide = randn(gen, k, 2 * n, dtype=dt)
+    bv = (_tf32(wide) if dtype == "float32" else wide)[:, ::2]
+    c = nans(m, n, dtype=dt)
+    launch(kern, (cdiv(m, tm), cdiv(n, tn)), a, bv, c, tm, tn, tk)
+    dot_close(c, a, bv, u_out=u)
+    spec = next(iter(kern._dispatch.values()))
+    assert spec.arch == arch and "mma_loop" in spec.source
+
+
+def _tf32(x):
+    """x rounded to tfloat32 (10 mantissa bits, to nearest, ties away), as cvt.rna does."""
+    r = ((x.view(torch.int32) + 0x1000) & ~0x1FFF).view(torch.float32)
+    return torch.where(torch.isfinite(x), r, x)
+
+
 def test_launch_on_a_torch_stream(gen):
     """GPU only: a torch stream orders GPU work; the simulator runs launches at once."""
     n = 5000

@@ -24,20 +24,21 @@ def test_matmul_source_reads_like_the_kernel():
     src = tiles.matmul.cuda_source(F16, F16, F16, tm=64, tn=64, tk=32)
     assert '#include "tile.h"' in src
     body = _body(src)
-    # 64x64x32 tiles have no Hopper main loop: the k loop is tile.h's staged loop, with no
-    # tensor maps; the accumulator stays in tensor-core fragments (ir/passes.py), so do its
-    # cast and its store
+    # 64x64x32 16-bit tiles: the k loop is one mma_loop with the Hopper main loop's two tensor
+    # maps (A's rows of 64 bytes take the 64-byte swizzle) and cp.async off it (true); the
+    # accumulator stays in tensor-core fragments (ir/passes.py), so do its cast and its store
     assert "using tile_f32_64x64_mma = tt::tile::MmaTile<float, 128, 64, 64>;" in src
     assert "tile_f32_64x64_mma accumulator = tt::tile::full<tile_f32_64x64_mma>(0.0f);" in body
-    assert ("accumulator = tt::tile::mma_loop_staged<__half, tile_f16_64x32, tile_f16_32x64>"
+    assert ("accumulator = tt::tile::mma_loop<tile_f16_64x32, tile_f16_32x64, true>"
             "(A, B, __half(0.0f), (int64_t)bidx, (int64_t)bidy, 0LL, num_tiles_k, "
-            "accumulator);") in body
-    assert "TensorMap" not in src and "for (" not in "\n".join(body)
+            "accumulator, tt_tma0, tt_tma1);") in body
+    assert "for (" not in "\n".join(body)
     assert "tile_f16_64x64_mma accumulator_1 = tt::tile::astype<__half>(accumulator);" in body
     assert any(s.startswith("tt::tile::store_fragments(C, accumulator_1, ") for s in body)
     # scratch: three buffers of A (rows of 32 + 8) and B as it is (rows of 64 + 8),
-    # 3 (64*40 + 32*72)*2
+    # 3 (64*40 + 32*72)*2; sm_90a: 1024 + 4 stages of (64*32 + 32*64)*2 + 8 mbarriers
     assert "#define TT_SCRATCH_BYTES 29184" in src
+    assert "#define TT_SCRATCH_SM90A 33856" in src
     # float32 through tfloat32: the loads cast to tfloat32 in the staged loop; B of tfloat32
     # is staged as it is, rows of 64 + 8, in three buffers (copied asynchronously where the
     # arrays allow): 3 (64*(32+4) + 32*(64+8))*4
@@ -45,26 +46,30 @@ def test_matmul_source_reads_like_the_kernel():
     src = tiles.matmul.cuda_source(f32, f32, f32, tm=64, tn=64, tk=32)
     body = _body(src)
     assert any(s.startswith("accumulator = tt::tile::mma_loop_staged<tt::tile::tf32, "
-                            "tile_f32_64x32, tile_f32_32x64>(A, B, 0.0f, ") for s in body)
+                            "tile_f32_64x32, tile_f32_32x64, true>(A, B, 0.0f, ") for s in body)
+    assert "TensorMap" not in src
     assert "#define TT_SCRATCH_BYTES 55296" in src
     assert "tt::tile::store_fragments(C, accumulator, (int64_t)bidx, (int64_t)bidy);" in body
 
 
-def test_k_loops_whose_warps_span_row_strips_stay_loops():
-    # 128 rows on 4 warps: each warp's blocks lie in two row strips (ir/tiling.py staged_ok)
+def test_k_loops_of_any_row_strips_are_one_operation():
+    # 128 rows on 4 warps: each warp holds two whole row strips (ir/tiling.py staged_ok), and
+    # the loop is still one mma_loop
     f32 = np.zeros((64, 64), np.float32)
     body = _body(tiles.matmul.cuda_source(f32, f32, f32, tm=128, tn=64, tk=32))
-    assert any(s.startswith("accumulator = tt::tile::mma<true>(tt::tile::astype<tt::tile::tf32>(")
-               or s == "accumulator = tt::tile::mma<true>(a, b, accumulator);" for s in body)
-    assert not any("mma_loop" in s for s in body)
+    assert any(s.startswith("accumulator = tt::tile::mma_loop_staged<tt::tile::tf32, "
+                            "tile_f32_128x32, tile_f32_32x64, true>(") for s in body)
+    assert not any(s.startswith("for (") for s in body)
 
 
-def test_k_loops_whose_two_buffers_would_not_fit_stay_loops():
-    # 256x256x64 tfloat32 on 16 warps: three staged buffers are 402 KiB, one is 134 KiB
+def test_k_loops_whose_staged_buffers_would_not_fit_take_one_buffer():
+    # 256x256x64 tfloat32 on 16 warps: three staged buffers are 402 KiB, one is 134 KiB:
+    # (256*68 + 64*264)*4
     f32 = np.zeros((64, 64), np.float32)
     kern = ct.kernel(num_warps=16)(tiles.matmul.py_func)
     src = kern.cuda_source(f32, f32, f32, tm=256, tn=256, tk=64)
-    assert "mma_loop" not in src and "accumulator = tt::tile::mma<true>(" in src
+    assert ("mma_loop_staged<tt::tile::tf32, tile_f32_256x64, tile_f32_64x256, false>(" in src
+            and "#define TT_SCRATCH_BYTES 137216" in src and "mma<true>(" not in src)
     src = kern.cuda_source(f32, f32, f32, tm=256, tn=128, tk=32)  # 3 (256*36 + 32*136)*4
     assert "mma_loop_staged" in src and "#define TT_SCRATCH_BYTES 162816" in src
 
@@ -89,9 +94,11 @@ def test_accumulator_layout_only_where_every_use_allows_it():
 def test_float32_matmul_goes_through_tfloat32():
     f32 = np.zeros((64, 64), np.float32)
     src = tiles.matmul.cuda_source(f32, f32, f32, tm=32, tn=32, tk=16)
-    assert "tt::tile::mma_loop_staged<tt::tile::tf32, tile_f32_32x16, tile_f32_16x32>(" in src
-    # outside a k loop of that form, the cast is written out
-    src = tiles.matmul.cuda_source(f32, f32, f32, tm=128, tn=32, tk=16)
+    assert "tt::tile::mma_loop_staged<tt::tile::tf32, tile_f32_32x16, tile_f32_16x32, true>(" \
+        in src
+    # outside a k loop of that form (here an accumulator of 2 16x8 blocks, too few for 4 warps'
+    # fragments), the cast is written out
+    src = tiles.matmul.cuda_source(f32, f32, f32, tm=16, tn=16, tk=16)
     assert "tt::tile::astype<tt::tile::tf32>(" in src
 
 

@@ -19,7 +19,7 @@ their own lines. The op's attributes keep what the loop said: the two loads (``a
 shapes, padding, locations), the cast to tfloat32 if any (``cast``), the ``mma`` and the loop
 variable (``var``), and which main loop the CUDA backend may take: ``hopper`` when the shapes
 are those of the sm_90a main loop (TMA and wgmma; it needs the arrays' tensor maps), else the
-staged loop, which only loops whose buffers fit (ir/tiling.py, ``staged_ok``) become.
+staged loop (cp.async where its buffers fit: ir/tiling.py, ``staged_ok``; else one buffer).
 """
 
 from __future__ import annotations
@@ -72,8 +72,6 @@ def _fuse(f: ir.Function, s: ir.For, arrays: set[str], threads: int) -> ir.Assig
     if _used_outside(f.body, s, names):
         return None
     hopper = tiling.sm90_bytes(la.type, lb.type, threads) > 0
-    if not hopper and not tiling.staged_ok(ta, tb, threads):
-        return None  # stays as written: its warps span row strips, or its buffers do not fit
     args = [la.args[0], lb.args[0], la.args[1], lb.args[2], s.start, s.stop,
             ir.Var(mma.type, s.loc, acc)]
     attrs = {"a": la, "b": lb, "cast": cast, "mma": mma, "var": s.var, "hopper": hopper}

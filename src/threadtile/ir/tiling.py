@@ -86,20 +86,30 @@ def staged_bytes(a: TileType, b: TileType) -> int:
 
 def staged_ok(a: TileType, b: TileType, threads: int) -> bool:
     """Whether the staged k loop runs these operands: each warp holds blocks of one row strip
-    of the accumulator (the warps a multiple of M / MMA_M; slower otherwise), and its buffers
-    fit an sm_80 block."""
-    m = a.shape[0]
-    return (threads // 32) % (m // MMA_M) == 0 and staged_bytes(a, b) <= STAGED_MAX_BYTES
+    of the accumulator (the warps a multiple of M / MMA_M) or whole strips (M / MMA_M a
+    multiple of the warps), not blocks of strips shared with other warps (slower), and its
+    buffers fit an sm_80 block."""
+    nw, mb = threads // 32, a.shape[0] // MMA_M
+    return (nw % mb == 0 or mb % nw == 0) and staged_bytes(a, b) <= STAGED_MAX_BYTES
 
 
 # Hopper's main loop (sm_90a, include/tile/kloop_sm90.h): TMA copies of A and B into swizzled
-# stages, wgmma per warpgroup of 4 warps, one warp per MMA_M rows of the accumulator
-SM90_ROW_BYTES = 128  # K of A and B spans one 128-byte swizzle row
+# stages, wgmma per warpgroup of 4 warps; warpgroup g multiplies the 64-row slices g, g + WG, ...
+# of the block's M (R of them), which is where the accumulator's layout puts them (tile/mma.h)
+SM90_ROW_BYTES = 128  # A is copied in chunks of K whose rows are 128 bytes (128-byte swizzle),
+SM90_ROW_BYTES_MIN = 64  # or one chunk of 64-byte rows (64-byte swizzle)
 SM90_N_STEP = 64  # N in steps of the 128-byte swizzle atom of 16-bit B (one TMA box)
 SM90_MAX_N = 256  # wgmma's widest N
+SM90_MAX_BOX = 256  # TMA's longest box side (M of A's boxes, K of B's)
+SM90_MAX_ACC = 128  # the most accumulator registers per thread it takes (R N / 2)
 SM90_MAX_STAGES = 4
 SM90_STAGE_BUDGET = 200 * 1024  # the shared memory its stages may take
 SM90_ALIGN = 1024  # swizzle atoms start at 1024-byte boundaries (slack for the alignment)
+
+
+def sm90_row_bytes(a: TileType) -> int:
+    """The bytes of a row of A's chunks in the Hopper main loop's stages (the swizzle's span)."""
+    return min(a.shape[1] * a.dtype.itemsize, SM90_ROW_BYTES)
 
 
 def sm90_bytes(a: TileType, b: TileType, threads: int) -> int:
@@ -108,16 +118,21 @@ def sm90_bytes(a: TileType, b: TileType, threads: int) -> int:
     isz = a.dtype.itemsize
     stage = (m * k + k * n) * isz
     stages = min(SM90_MAX_STAGES, SM90_STAGE_BUDGET // stage)
-    ok = (a.dtype in (float16, bfloat16) and b.dtype == a.dtype and
-          k * isz == SM90_ROW_BYTES and threads % 128 == 0 and m == MMA_M * (threads // 32) and
+    wg = threads // 128
+    row = sm90_row_bytes(a)
+    ok = (a.dtype in (float16, bfloat16) and b.dtype == a.dtype and threads % 128 == 0 and
+          row in (SM90_ROW_BYTES_MIN, SM90_ROW_BYTES) and (k * isz) % row == 0 and
+          wg > 0 and m % (64 * wg) == 0 and m <= SM90_MAX_BOX and k <= SM90_MAX_BOX and
+          (m // (64 * wg)) * n // 2 <= SM90_MAX_ACC and
           n % SM90_N_STEP == 0 and n <= SM90_MAX_N and stages >= 2)
     return SM90_ALIGN + stages * stage + 2 * 8 * stages if ok else 0
 
 
 def sm90_boxes(a: TileType, b: TileType) -> tuple[tuple[int, int], tuple[int, int]]:
-    """The TMA boxes (innermost extent first, in elements) of A's and B's tensor maps."""
+    """The TMA boxes (innermost extent first, in elements) of A's and B's tensor maps; a box
+    whose rows are 64 bytes is copied with the 64-byte swizzle, else the 128-byte one."""
     (m, k), (_, n) = a.shape, b.shape
-    return (k, m), (min(n, SM90_N_STEP), k)
+    return (sm90_row_bytes(a) // a.dtype.itemsize, m), (min(n, SM90_N_STEP), k)
 
 
 def config_header() -> str:
@@ -125,7 +140,8 @@ def config_header() -> str:
     defs = [("TT_VEC", VEC), ("TT_MMA_M", MMA_M), ("TT_MMA_N", MMA_N),
             ("TT_MMA_K16", MMA_K[float16]), ("TT_MMA_KTF32", MMA_K[tfloat32]),
             ("TT_A_PAD_BYTES", A_PAD_BYTES), ("TT_B_PAD", B_PAD), ("TT_STAGES", STAGES),
-            ("TT_SM90_ROW_BYTES", SM90_ROW_BYTES),
+            ("TT_SM90_ROW_BYTES", SM90_ROW_BYTES), ("TT_SM90_ROW_BYTES_MIN", SM90_ROW_BYTES_MIN),
+            ("TT_SM90_MAX_BOX", SM90_MAX_BOX), ("TT_SM90_MAX_ACC", SM90_MAX_ACC),
             ("TT_SM90_N_STEP", SM90_N_STEP), ("TT_SM90_MAX_N", SM90_MAX_N),
             ("TT_SM90_MAX_STAGES", SM90_MAX_STAGES),
             ("TT_SM90_STAGE_BUDGET", SM90_STAGE_BUDGET), ("TT_SM90_ALIGN", SM90_ALIGN)]

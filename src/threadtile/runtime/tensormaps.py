@@ -4,7 +4,8 @@ kernel as hidden ``__grid_constant__`` parameters after the user's arguments.
 The CUDA backend asks for one per operand of a tile matrix multiply's k loop, in a field of
 the source it makes (``CudaSource.tensormaps``: array parameter I, a box of H rows of W
 elements). At launch the launcher encodes each from the argument's address, shape and strides
-with ``cuTensorMapEncodeTiled`` (128-byte swizzle, zero fill outside the array), cached per array
+with ``cuTensorMapEncodeTiled`` (the 128-byte swizzle, or the 64-byte one for boxes of 64-byte
+rows; zero fill outside the array), cached per array
 geometry. An array TMA cannot copy (an address or row stride not a multiple of 16 bytes, a
 last axis that is not contiguous, a box over 256) gets 128 zero bytes instead, and the kernel
 takes its portable path (``sm90::present`` in tile/kloop_sm90.h).
@@ -78,7 +79,8 @@ def _encode(p: TensorMapParam, dtype, ptr: int, shape: tuple, strides: tuple) ->
         [cu.cuuint64_t(cols), cu.cuuint64_t(rows)], [cu.cuuint64_t(pitch)],
         [cu.cuuint32_t(p.box[0]), cu.cuuint32_t(p.box[1])], [cu.cuuint32_t(1)] * 2,
         cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-        cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
+        cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_64B if p.box[0] * dtype.itemsize == 64
+        else cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
         cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
         cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
     if int(err) != 0:

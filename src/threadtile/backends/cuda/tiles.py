@@ -140,7 +140,7 @@ def op_scratch(op: ir.TileOp, nt: int) -> int:
     if k == "mma":
         return tiling.mma_bytes(op.args[0].type, op.args[1].type, op.type.layout == "mma")
     if k == "mma_loop":
-        # the staged loop's buffers where it runs, else the loop as written (one mma's)
+        # the staged loop's buffers where cp.async may run, else one buffer (one mma's)
         a, b = operands(op)
         staged = tiling.staged_bytes(a, b) if tiling.staged_ok(a, b, nt) else 0
         return max(staged, tiling.mma_bytes(a, b, fragments=True))
@@ -317,7 +317,9 @@ def _mma_loop(em, x, args):
         fn = f"mma_loop<{alias(la.type)}, {alias(lb.type)}, {staged}>"
         call += em.tensormaps[id(x)]
     else:
-        fn = f"mma_loop_staged<{ta.dtype.cname}, {alias(la.type)}, {alias(lb.type)}>"
+        staged = "true" if tiling.staged_ok(ta, tb, em.threads) else "false"
+        fn = (f"mma_loop_staged<{ta.dtype.cname}, {alias(la.type)}, {alias(lb.type)}, "
+              f"{staged}>")
     return f"tt::tile::{fn}({', '.join(call)})"
 
 

@@ -13,6 +13,9 @@
 #define TT_B_PAD 8
 #define TT_STAGES 3
 #define TT_SM90_ROW_BYTES 128
+#define TT_SM90_ROW_BYTES_MIN 64
+#define TT_SM90_MAX_BOX 256
+#define TT_SM90_MAX_ACC 128
 #define TT_SM90_N_STEP 64
 #define TT_SM90_MAX_N 256
 #define TT_SM90_MAX_STAGES 4

@@ -2,24 +2,27 @@
 // the mbarrier, TMA and wgmma wrappers it needs, and the TensorMap parameter it reads.
 //
 // Path: sm90::mainloop, which kloop.h's mma_loop takes when built for sm_90a
-// (__CUDA_ARCH_FEAT_SM90_ALL), Plan::ok holds (16-bit operands, K of 128 bytes, M = 16 rows
-// per warp in warpgroups, N a multiple of 64 up to 256, two stages or more in 200 KiB), the
-// accumulator is float32 and both tensor maps are present (the host zeros a map that TMA
-// cannot use: runtime/tensormaps.py).
+// (__CUDA_ARCH_FEAT_SM90_ALL), Plan::ok holds (16-bit operands; K of 64 bytes or a multiple of
+// 128; M a multiple of 64 per warpgroup, up to 256; N a multiple of 64 up to 256; at most 128
+// accumulator registers a thread; two stages or more in 200 KiB), the accumulator is float32
+// and both tensor maps are present (the host zeros a map that TMA cannot use:
+// runtime/tensormaps.py).
 //
 //   acc += sum over k in [lo, hi) of A[bi*M : +M, k*K : +K] @ B[k*K : +K, bj*N : +N]
 //
 // The bulk tensor copy engine (TMA) brings A and B tiles into shared memory, S stages deep, each
-// stage completing on an mbarrier ("full"); both operands land with the 128-byte swizzle, A
-// K-major (rows of K = 64 16-bit values, 128 bytes), B N-major in chunks of 64 columns. Each
-// warpgroup (4 warps) multiplies its 64 rows of the block's M with wgmma, reading both operands
+// stage completing on an mbarrier ("full"); A lands K-major in chunks of 128-byte rows (64
+// 16-bit values) with the 128-byte swizzle, or, where K is 32, in 64-byte rows with the 64-byte
+// swizzle; B N-major in chunks of 64 columns with the 128-byte swizzle. Warpgroup g (4 warps)
+// multiplies the 64-row slices g, g + WG, ... of the block's M with wgmma, reading both operands
 // from shared memory, into float32 accumulators that stay in registers. When a warp's wgmmas of
 // a stage have finished it arrives on that stage's "empty" mbarrier; thread 0 waits for all the
 // warps there before it refills the stage, S - 1 stages ahead of the multiplies.
 //
-// The accumulators are those of mma.h's MmaTile: warp w holds the 16 rows 16w..16w+15 and all
-// N columns, value 4i + j of a lane being row lane/4 + 8(j/2), column 8i + 2(lane%4) + j%2 -
-// exactly wgmma's m64nNk16 fragment, so the loop hands its result back without moving it.
+// The accumulators are those of mma.h's MmaTile: warp w holds the 16-row strips w, w + NW, ...
+// (NW warps) and all N columns; in strip r, value 4i + j of a lane is register 4(iR + r) + j:
+// row lane/4 + 8(j/2), column 8i + 2(lane%4) + j%2 - exactly wgmma's m64nNk16 fragment, read
+// with a stride (wgmma.h), so the loop hands its result back without moving it.
 #pragma once
 
 #include "layout.h"
@@ -116,26 +119,42 @@ template <> struct kind<__nv_bfloat16> { static constexpr int value = 2; };
 #endif
 
 // The shared memory the loop needs (the formula of ir/tiling.py, sm90_bytes):
-// 1024 bytes of alignment slack, S stages of A and B, and 2 S mbarriers.
+// 1024 bytes of alignment slack, S stages of A and B, and 2 S mbarriers. A stage holds A in
+// K / AW chunks of M rows of AW elements (rows of 128 bytes, or one chunk of 64-byte rows),
+// then B in N / 64 chunks of K rows of 64 columns.
 template <class TA, int NT, int M, int N, int K>
 struct Plan {
-  static constexpr int A_BYTES = M * K * int(sizeof(TA));
-  static constexpr int B_BYTES = K * N * int(sizeof(TA));
+  static constexpr int ISZ = int(sizeof(TA));
+  static constexpr int WG = NT / 128;                     // warpgroups
+  static constexpr int R = WG > 0 ? M / (64 * WG) : 0;    // 64-row slices per warpgroup
+  static constexpr int ROW = K * ISZ < TT_SM90_ROW_BYTES ? K * ISZ : TT_SM90_ROW_BYTES;
+  static constexpr int AW = ROW / ISZ;                    // A's chunks: rows of AW elements
+  static constexpr int A_BYTES = M * K * ISZ;
+  static constexpr int B_BYTES = K * N * ISZ;
   static constexpr int STAGE = A_BYTES + B_BYTES;
   static constexpr int S = (TT_SM90_STAGE_BUDGET / STAGE) < TT_SM90_MAX_STAGES
                               ? (TT_SM90_STAGE_BUDGET / STAGE) : TT_SM90_MAX_STAGES;
-  static constexpr bool ok = kind<TA>::value != 0 && K * int(sizeof(TA)) == TT_SM90_ROW_BYTES &&
-                             NT % 128 == 0 && M == TT_MMA_M * (NT / 32) &&
-                             N % TT_SM90_N_STEP == 0 && N <= TT_SM90_MAX_N && S >= 2;
+  static constexpr bool ok = kind<TA>::value != 0 && NT % 128 == 0 &&
+                             (ROW == TT_SM90_ROW_BYTES || ROW == TT_SM90_ROW_BYTES_MIN) &&
+                             (K * ISZ) % ROW == 0 && WG > 0 && M % (64 * WG) == 0 &&
+                             M <= TT_SM90_MAX_BOX && K <= TT_SM90_MAX_BOX &&
+                             R * N / 2 <= TT_SM90_MAX_ACC && N % TT_SM90_N_STEP == 0 &&
+                             N <= TT_SM90_MAX_N && S >= 2;
   static constexpr int bytes = ok ? TT_SM90_ALIGN + S * STAGE + 2 * S * 8 : 0;
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// a K-major operand's descriptor: rows of ROW bytes with that swizzle, 8-row atoms SBO apart
+template <int ROW>
+__device__ __forceinline__ uint64_t desc_k(const void* p) {
+  return (desc(p, 16, 8 * ROW) & ~(3ull << 62)) | (ROW == 128 ? 1ull << 62 : 2ull << 62);
+}
+
 template <class TA, int NT, int M, int N, int K>
 __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& mb, int64_t bi,
                                          int64_t bj, int64_t lo, int64_t hi, float* acc) {
   typedef Plan<TA, NT, M, N, K> P;
-  constexpr int S = P::S;
+  constexpr int S = P::S, R = P::R, AW = P::AW, REGS = R * N / 2;
   static_assert(P::ok, "no Hopper main loop for these shapes");
   static_assert(P::bytes <= TT_SCRATCH_BYTES, "tile scratch too small");
   unsigned char* base = tt_dynamic_smem;
@@ -159,7 +178,9 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
   auto issue = [&](int64_t k, int s) {
     bar_expect(&full[s], P::STAGE);
     const int kc = int((lo + k) * K);
-    tma_load(As + s * (M * K), &ma, kc, int(bi * M), &full[s]);
+#pragma unroll
+    for (int c = 0; c < K / AW; ++c)
+      tma_load(As + s * (M * K) + c * (M * AW), &ma, kc + c * AW, int(bi * M), &full[s]);
 #pragma unroll
     for (int c = 0; c < N / 64; ++c)
       tma_load(Bs + s * (K * N) + c * (64 * K), &mb, int(bj * N + 64 * c), kc, &full[s]);
@@ -170,17 +191,22 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
   for (int64_t k = 0; k < nk; ++k) {
     const int s = int(k % S);
     bar_wait(&full[s], uint32_t((k / S) & 1));
-    pin<N / 2>(acc);
+    pin<REGS>(acc);
     wg_fence();
-    const TA* a = As + s * (M * K) + wg * (64 * K);
+    const TA* a = As + s * (M * K);
     const TA* b = Bs + s * (K * N);
 #pragma unroll
-    for (int kk = 0; kk < K / 16; ++kk)
-      wgmma<N, kind<TA>::value>(acc, desc(a + kk * 16, 16, 1024),
-                                desc(b + kk * 16 * 64, 64 * K * int(sizeof(TA)), 1024));
+    for (int kk = 0; kk < K / 16; ++kk) {
+      const TA* ak = a + (kk / (AW / 16)) * (M * AW) + (kk % (AW / 16)) * 16;
+      const uint64_t db = desc(b + kk * 16 * 64, 64 * K * int(sizeof(TA)), 1024);
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+        wgmma<N, kind<TA>::value, R>(acc + 4 * r,
+                                     desc_k<P::ROW>(ak + 64 * (wg + P::WG * r) * AW), db);
+    }
     wg_commit();
     wg_wait<1>();  // the previous stage's multiplies are done: release it
-    pin<N / 2>(acc);
+    pin<REGS>(acc);
     if (k > 0 && lane == 0) bar_arrive(&empty[(k - 1) % S]);
     if (t == 0 && k + S - 1 < nk) {
       const int64_t kn = k + S - 1;
@@ -190,7 +216,7 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
     }
   }
   wg_wait<0>();
-  pin<N / 2>(acc);
+  pin<REGS>(acc);
   __syncthreads();
   if (t == 0) {
 #pragma unroll

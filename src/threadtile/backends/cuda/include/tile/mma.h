@@ -151,7 +151,8 @@ __device__ __forceinline__ void mma_block(float* d, const TA* As, const TA* Bs, 
 
 // acc (an MmaTile's registers, below) += A @ B from the staged operands, for this thread's
 // warp: k step by k step, each A fragment loaded once for all the warp's blocks of its rows
-// (when the warp's blocks share their rows, as they do when M = 16 NW)
+// (when the warp's blocks share their rows, as they do when M = 16 NW; when the warp holds R
+// strips, M = 16 R NW, its R A fragments once and each B fragment once for the R strips)
 // (Round: the operands are float32 as loaded, rounded to tfloat32 fragment by fragment)
 __device__ __forceinline__ uint32_t round_tf32(uint32_t x) {
   uint32_t r;
@@ -162,23 +163,39 @@ template <class P, int NT, int M, int N, bool Round = false, class TA>
 __device__ __forceinline__ void warp_mma(float* acc, const TA* As, const TA* Bs) {
   constexpr int NW = NT / 32, MB = M / 16, BLOCKS = MB * (N / 8) / NW;
   constexpr bool same_rows = NW % MB == 0;  // block w + i NW has rows 16 ((w + i NW) % MB)
+  constexpr bool strips = !same_rows && MB % NW == 0;  // R strips a warp: w, w + NW, ...
+  constexpr int R = strips ? MB / NW : 1;
   const int t = tid(), w = t / 32, lane = t % 32;
 #pragma unroll
   for (int k0 = 0; k0 < P::K; k0 += P::KS) {
-    uint32_t ra[4], rb[2];
-    auto a_of = [&](int i0) {
-      frag_a<P>(ra, As, i0, k0, lane);
+    uint32_t ra[R][4], rb[2];
+    auto a_of = [&](uint32_t* x, int i0) {
+      frag_a<P>(x, As, i0, k0, lane);
       if constexpr (Round)
-        for (int j = 0; j < 4; ++j) ra[j] = round_tf32(ra[j]);
+        for (int j = 0; j < 4; ++j) x[j] = round_tf32(x[j]);
     };
-    if constexpr (same_rows) a_of((w % MB) * 16);
-#pragma unroll
-    for (int i = 0; i < BLOCKS; ++i) {
-      const int blk = w + i * NW;
-      if constexpr (!same_rows) a_of((blk % MB) * 16);
-      frag_b<P>(rb, Bs, (blk / MB) * 8, k0, lane);
+    auto b_of = [&](int j0) {
+      frag_b<P>(rb, Bs, j0, k0, lane);
       if constexpr (Round) rb[0] = round_tf32(rb[0]), rb[1] = round_tf32(rb[1]);
-      mma_sync<P::kind>(acc + 4 * i, ra, rb);
+    };
+    if constexpr (strips) {  // each A fragment once, each B fragment once for the R strips
+#pragma unroll
+      for (int r = 0; r < R; ++r) a_of(ra[r], (w + r * NW) * 16);
+#pragma unroll
+      for (int c = 0; c < N / 8; ++c) {
+        b_of(c * 8);
+#pragma unroll
+        for (int r = 0; r < R; ++r) mma_sync<P::kind>(acc + 4 * (c * R + r), ra[r], rb);
+      }
+    } else {
+      if constexpr (same_rows) a_of(ra[0], (w % MB) * 16);
+#pragma unroll
+      for (int i = 0; i < BLOCKS; ++i) {
+        const int blk = w + i * NW;
+        if constexpr (!same_rows) a_of(ra[0], (blk % MB) * 16);
+        b_of((blk / MB) * 8);
+        mma_sync<P::kind>(acc + 4 * i, ra[0], rb);
+      }
     }
   }
 }
