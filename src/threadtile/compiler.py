@@ -85,6 +85,22 @@ def lower(fn, params: list[ir.Param], threads: int | None, occupancy: int | None
     return module
 
 
+MAX_ACC_REGS = 128  # the accumulator registers per thread a tile kernel's block is sized for
+
+
+def auto_threads(module: ir.Module) -> int:
+    """The block a tile kernel without ``num_warps`` gets: 4 warps, doubled (up to 16) while
+    its largest tensor-core accumulator (an "mma"-layout tile) would take more than
+    MAX_ACC_REGS registers a thread, as cuTile's compiler sizes its blocks itself."""
+    acc = max((x.type.size for x in ir.walk_module_exprs(module)
+               if isinstance(x, ir.TileOp) and getattr(x.type, "layout", None) == "mma"),
+              default=0)
+    threads = 128
+    while acc > MAX_ACC_REGS * threads and threads < 512:
+        threads *= 2
+    return threads
+
+
 class Specialization:
     """One variant of a kernel: its IR, its CUDA source and the builds made from it.
 
@@ -109,10 +125,17 @@ class Specialization:
         if self._module is None:
             self._deps = []
             k = self.kernel
-            self._module = lower(k.py_func, self.ir_params, k.block_threads, k.occupancy,
-                                 self._deps, getattr(k, "launch_bounds", None),
-                                 getattr(k, "zero_division", None),
-                                 bool(getattr(k, "numba_options", {}).get("debug")))
+            threads = k.block_threads
+            while True:
+                self._deps = []
+                self._module = lower(k.py_func, self.ir_params, threads, k.occupancy,
+                                     self._deps, getattr(k, "launch_bounds", None),
+                                     getattr(k, "zero_division", None),
+                                     bool(getattr(k, "numba_options", {}).get("debug")))
+                more = auto_threads(self._module) if getattr(k, "auto_warps", False) else None
+                if not more or more == threads:
+                    break
+                threads = more
         return self._module
 
     @property

@@ -57,7 +57,7 @@ class Kernel:
                  fastmath: bool = False, max_registers: int | None = None,
                  num_warps: int | None = None, tile: bool = False,
                  occupancy: int | None = None, *, signatures: list[Signature] | None = None,
-                 **numba_options):
+                 auto_warps: bool = False, **numba_options):
         functools.update_wrapper(self, py_func)
         self.py_func = py_func
         self.device = device
@@ -81,13 +81,17 @@ class Kernel:
         self.num_warps = num_warps
         self.occupancy = occupancy
         self.block_threads = 32 * num_warps if num_warps else None
-        self._key_extra = (f"tile={tile} threads={self.block_threads} occupancy={occupancy}",
+        # a tile kernel without num_warps: each specialization picks its block (compiler.py,
+        # auto_threads), block_threads (4 warps) the first it tries
+        self.auto_warps = bool(auto_warps and tile and num_warps)
+        self._key_extra = (f"tile={tile} threads={self.block_threads} occupancy={occupancy}"
+                           + (" auto_warps" if self.auto_warps else ""),
                            ) if (tile or num_warps) else ()
         if self.launch_bounds:
             self._key_extra += (f"launch_bounds={self.launch_bounds}",)
         self._init = dict(device=device, lineinfo=lineinfo, fastmath=fastmath,
                           max_registers=max_registers, num_warps=num_warps, tile=tile,
-                          occupancy=occupancy, **numba_options)
+                          occupancy=occupancy, auto_warps=auto_warps, **numba_options)
         self.options = _nvrtc_options(lineinfo, fastmath, max_registers, opts)
         # debug=True: division by zero raises ZeroDivisionError (numba's Python error model);
         # with fastmath, float division is left to the hardware (numba's too)
@@ -452,6 +456,7 @@ def build(spec: Specialization, arch: str, options: tuple = ()):
             [rt_tensormaps.TensorMapParam(a, box) for a, box in b.tensormaps],
             cooperative=spec.cooperative)
         compiled.raises = spec.cuda.raises  # jit(debug=True): reported raises (raised.py)
+        compiled.block_threads = spec.module.threads  # a tile kernel's block (auto_warps)
     return compiled, b.scratch
 
 
@@ -549,12 +554,13 @@ class Launch(_c_call_base() or _PyCall):
             hit = self._prepare(key, infos, consts or {})
         compiled, scratch = hit
         shared = self.shared_bytes + scratch  # the tile operations' scratch comes first
-        compiled.launch(self.grid, self.block, self.stream, shared, infos)
+        block = (compiled.block_threads, 1, 1) if k.auto_warps else self.block
+        compiled.launch(self.grid, block, self.stream, shared, infos)
         if compiled.raises:  # jit(debug=True): an exception the kernel raised, raised here
             rt_raised.check(compiled, self.stream)
             return None
         if d is None and remember and not kwargs and not consts:
-            self.direct = compiled.direct(self.grid, self.block, self.stream, shared, args,
+            self.direct = compiled.direct(self.grid, block, self.stream, shared, args,
                                           infos) or _never
 
     def _prepare(self, key, infos, consts) -> tuple:

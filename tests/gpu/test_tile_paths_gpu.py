@@ -101,7 +101,7 @@ def test_matmul_hopper_shapes_built_for_sm90_take_the_staged_loop(gen, dtype, mo
     assert spec.arch == "sm_90" and "mma_loop<" in spec.source
 
 
-@pytest.mark.parametrize("arch", ["sm_90a", "sm_90", "sm_80"])
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_90"])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
 @pytest.mark.parametrize(("warps", "tiles_mnk", "shape"), [
     (4, (128, 128, 32), (1000, 520, 1030)),  # two 64-row slices a warpgroup; 64-byte swizzle

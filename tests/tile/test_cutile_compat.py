@@ -165,3 +165,33 @@ def test_a_helper_returns_a_tuple_of_tiles(target):
     np.testing.assert_array_equal(target.to_host(z), x + 1)
     for arch in ("sm_80", "sm_90"):
         assert _tuple_helper.compile(x, x, x, arch=arch).cubin[:4] == b"\x7fELF"
+
+
+@ct.kernel
+def _mm_auto(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.Constant[int]):
+    acc = ct.full((tm, tn), 0, dtype=ct.float32)
+    for k in range(ct.num_tiles(A, axis=1, shape=(tm, tk))):
+        a = ct.load(A, index=(ct.bid(0), k), shape=(tm, tk), padding_mode=ct.PaddingMode.ZERO)
+        b = ct.load(B, index=(k, ct.bid(1)), shape=(tk, tn), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(a, b, acc)
+    ct.store(C, index=(ct.bid(0), ct.bid(1)), tile=acc.astype(C.dtype))
+
+
+def test_the_block_is_sized_for_the_accumulator(target, rng):
+    """Without num_warps (cuTile has none), each specialization picks its block: 4 warps,
+    8 for a 128x256 float32 accumulator (256 registers a thread at 4), 16 for 256x256."""
+    a16 = np.zeros((64, 64), np.float16)
+    for (tm, tn), threads in (((64, 64), 128), ((128, 128), 128), ((128, 256), 256),
+                              ((256, 256), 512)):
+        src = _mm_auto.cuda_source(a16, a16, a16, tm, tn, 32)
+        assert f"__launch_bounds__({threads})" in src, (tm, tn)
+    m, k, n = 200, 96, 300  # edges in every direction
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c = target.to_device(np.full((m, n), np.nan, np.float16))
+    target.launch_tile(_mm_auto, (2, 2), target.to_device(a), target.to_device(b), c,
+                       128, 256, 32)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    got = target.to_host(c).astype(np.float64)
+    np.testing.assert_allclose(got, ref, rtol=2e-3, atol=2e-2 * np.abs(ref).max())
+    assert _mm_auto.compile(a, b, a, 128, 256, 32, arch="sm_90a").cubin[:4] == b"\x7fELF"

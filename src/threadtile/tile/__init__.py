@@ -59,11 +59,14 @@ from .hostapi import (
 DType = type(float32)
 
 
-def kernel(func=None, *, num_warps: int = 4, occupancy=None, num_ctas=None, opt_level=3,
-           **options):
+def kernel(func=None, *, num_warps: int | None = None, occupancy=None, num_ctas=None,
+           opt_level=3, **options):
     """Make ``func`` a tile kernel: ``@ct.kernel`` or ``@ct.kernel(num_warps=8)``.
 
-    The block has ``32 * num_warps`` threads (default 4 warps); launch with the grid alone,
+    The block has ``32 * num_warps`` threads. Without ``num_warps`` the compiler picks the
+    block for each specialization, as cuTile's does: 4 warps, more (up to 16) where a
+    tensor-core accumulator would take over 128 registers a thread at 4 (a 128x256 float32
+    accumulator gets 8 warps). Launch with the grid alone,
     ``kernel[grid](args)``, or ``ct.launch(stream, grid, kernel, args)``. Scalar arguments are
     loosely typed (a Python float times a float32 tile is float32). ``occupancy`` is the
     number of blocks that should fit on one multiprocessor at once (the compiler limits
@@ -74,7 +77,9 @@ def kernel(func=None, *, num_warps: int = 4, occupancy=None, num_ctas=None, opt_
     ``num_ctas``, ``occupancy`` and ``num_warps`` may be ``ct.ByTarget(...)``: the value for
     sm_90, else its default.
     """
-    num_warps = resolve_option(num_warps, 4)
+    num_warps = resolve_option(num_warps)
+    auto = num_warps is None
+    num_warps = 4 if auto else num_warps
     occupancy = resolve_option(occupancy)
     num_ctas = resolve_option(num_ctas)
     opt_level = resolve_option(opt_level, 3)
@@ -86,7 +91,8 @@ def kernel(func=None, *, num_warps: int = 4, occupancy=None, num_ctas=None, opt_
             "leave num_ctas out")
 
     def make(f):
-        return Kernel(f, tile=True, num_warps=num_warps, occupancy=occupancy, **options)
+        return Kernel(f, tile=True, num_warps=num_warps, occupancy=occupancy,
+                      auto_warps=auto and occupancy is None, **options)
 
     if func is None:
         return make

@@ -482,6 +482,9 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset,
     if infos is None:
         infos = [describe_host(a, i) for i, a in enumerate(host_args)]
     spec = kernel.specialization([i.type for i in infos], consts)
+    if getattr(kernel, "auto_warps", False):  # the block its specialization picked
+        block = (spec.module.threads, 1, 1)
+        T = block[0]
     prog = program_for(spec)
     params = [p for p in prog.params if not p.is_constant]
     abi.check(kernel.__name__, [p.type for p in params], infos)
