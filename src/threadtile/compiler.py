@@ -85,20 +85,15 @@ def lower(fn, params: list[ir.Param], threads: int | None, occupancy: int | None
     return module
 
 
-MAX_ACC_REGS = 128  # the accumulator registers per thread a tile kernel's block is sized for
-
-
 def auto_threads(module: ir.Module) -> int:
-    """The block a tile kernel without ``num_warps`` gets: 4 warps, doubled (up to 16) while
-    its largest tensor-core accumulator (an "mma"-layout tile) would take more than
-    MAX_ACC_REGS registers a thread, as cuTile's compiler sizes its blocks itself."""
+    """The block a tile kernel without ``num_warps`` gets, as cuTile's compiler sizes its
+    blocks itself: 4 warps, or 8 (two warpgroups of tensor-core multiplies) where its largest
+    tensor-core accumulator (an "mma"-layout tile) is 128x128 float32 or more, which at 4
+    warps would take 128 registers a thread or more."""
     acc = max((x.type.size for x in ir.walk_module_exprs(module)
                if isinstance(x, ir.TileOp) and getattr(x.type, "layout", None) == "mma"),
               default=0)
-    threads = 128
-    while acc > MAX_ACC_REGS * threads and threads < 512:
-        threads *= 2
-    return threads
+    return 256 if acc >= 128 * 128 else 128
 
 
 class Specialization:

@@ -101,7 +101,8 @@ SM90_ROW_BYTES_MIN = 64  # or one chunk of 64-byte rows (64-byte swizzle)
 SM90_N_STEP = 64  # N in steps of the 128-byte swizzle atom of 16-bit B (one TMA box)
 SM90_MAX_N = 256  # wgmma's widest N
 SM90_MAX_BOX = 256  # TMA's longest box side (M of A's boxes, K of B's)
-SM90_MAX_ACC = 128  # the most accumulator registers per thread it takes (R N / 2)
+SM90_MAX_ACC = 128  # the most accumulator registers per thread it takes (R N / 2); half
+# that for blocks over 256 threads, whose threads have 128 registers in all
 SM90_MAX_STAGES = 4
 SM90_STAGE_BUDGET = 200 * 1024  # the shared memory its stages may take
 SM90_ALIGN = 1024  # swizzle atoms start at 1024-byte boundaries (slack for the alignment)
@@ -123,7 +124,8 @@ def sm90_bytes(a: TileType, b: TileType, threads: int) -> int:
     ok = (a.dtype in (float16, bfloat16) and b.dtype == a.dtype and threads % 128 == 0 and
           row in (SM90_ROW_BYTES_MIN, SM90_ROW_BYTES) and (k * isz) % row == 0 and
           wg > 0 and m % (64 * wg) == 0 and m <= SM90_MAX_BOX and k <= SM90_MAX_BOX and
-          (m // (64 * wg)) * n // 2 <= SM90_MAX_ACC and
+          (m // (64 * wg)) * n // 2 <= (SM90_MAX_ACC if threads <= 256 else SM90_MAX_ACC // 2)
+          and
           n % SM90_N_STEP == 0 and n <= SM90_MAX_N and stages >= 2)
     return SM90_ALIGN + stages * stage + 2 * 8 * stages if ok else 0
 

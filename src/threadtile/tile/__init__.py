@@ -64,9 +64,9 @@ def kernel(func=None, *, num_warps: int | None = None, occupancy=None, num_ctas=
     """Make ``func`` a tile kernel: ``@ct.kernel`` or ``@ct.kernel(num_warps=8)``.
 
     The block has ``32 * num_warps`` threads. Without ``num_warps`` the compiler picks the
-    block for each specialization, as cuTile's does: 4 warps, more (up to 16) where a
-    tensor-core accumulator would take over 128 registers a thread at 4 (a 128x256 float32
-    accumulator gets 8 warps). Launch with the grid alone,
+    block for each specialization, as cuTile's does: 4 warps, or 8 where a tensor-core
+    accumulator is 128x128 float32 or larger (two warpgroups share its multiplies; at 4
+    warps it would take 128 registers a thread or more). Launch with the grid alone,
     ``kernel[grid](args)``, or ``ct.launch(stream, grid, kernel, args)``. Scalar arguments are
     loosely typed (a Python float times a float32 tile is float32). ``occupancy`` is the
     number of blocks that should fit on one multiprocessor at once (the compiler limits

@@ -4,7 +4,8 @@
 // Path: sm90::mainloop, which kloop.h's mma_loop takes when built for sm_90a
 // (__CUDA_ARCH_FEAT_SM90_ALL), Plan::ok holds (16-bit operands; K of 64 bytes or a multiple of
 // 128; M a multiple of 64 per warpgroup, up to 256; N a multiple of 64 up to 256; at most 128
-// accumulator registers a thread; two stages or more in 200 KiB), the accumulator is float32
+// accumulator registers a thread, 64 in blocks over 256 threads; two stages or more in
+// 200 KiB), the accumulator is float32
 // and both tensor maps are present (the host zeros a map that TMA cannot use:
 // runtime/tensormaps.py).
 //
@@ -138,7 +139,8 @@ struct Plan {
                              (ROW == TT_SM90_ROW_BYTES || ROW == TT_SM90_ROW_BYTES_MIN) &&
                              (K * ISZ) % ROW == 0 && WG > 0 && M % (64 * WG) == 0 &&
                              M <= TT_SM90_MAX_BOX && K <= TT_SM90_MAX_BOX &&
-                             R * N / 2 <= TT_SM90_MAX_ACC && N % TT_SM90_N_STEP == 0 &&
+                             R * N / 2 <= (NT <= 256 ? TT_SM90_MAX_ACC : TT_SM90_MAX_ACC / 2) &&
+                             N % TT_SM90_N_STEP == 0 &&
                              N <= TT_SM90_MAX_N && S >= 2;
   static constexpr int bytes = ok ? TT_SM90_ALIGN + S * STAGE + 2 * S * 8 : 0;
 };
