@@ -88,12 +88,13 @@ def lower(fn, params: list[ir.Param], threads: int | None, occupancy: int | None
 def auto_threads(module: ir.Module) -> int:
     """The block a tile kernel without ``num_warps`` gets, as cuTile's compiler sizes its
     blocks itself: 4 warps, or 8 (two warpgroups of tensor-core multiplies) where its largest
-    tensor-core accumulator (an "mma"-layout tile) is 128x128 float32 or more, which at 4
-    warps would take 128 registers a thread or more."""
+    tensor-core accumulator (an "mma"-layout tile) is larger than 128x128 float32, which at 4
+    warps would take over 128 registers a thread. (A 128x128 accumulator measured faster on
+    4 warps, bench/tile_sweep.py: several blocks share a multiprocessor.)"""
     acc = max((x.type.size for x in ir.walk_module_exprs(module)
                if isinstance(x, ir.TileOp) and getattr(x.type, "layout", None) == "mma"),
               default=0)
-    return 256 if acc >= 128 * 128 else 128
+    return 256 if acc > 128 * 128 else 128
 
 
 class Specialization:

@@ -179,9 +179,9 @@ def _mm_auto(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.Constan
 
 def test_the_block_is_sized_for_the_accumulator(target, rng):
     """Without num_warps (cuTile has none), each specialization picks its block: 4 warps,
-    8 (two warpgroups) for accumulators of 128x128 float32 and more."""
+    8 (two warpgroups) for accumulators larger than 128x128 float32."""
     a16 = np.zeros((64, 64), np.float16)
-    for (tm, tn), threads in (((64, 64), 128), ((64, 128), 128), ((128, 128), 256),
+    for (tm, tn), threads in (((64, 64), 128), ((64, 128), 128), ((128, 128), 128),
                               ((128, 256), 256), ((256, 256), 256)):
         src = _mm_auto.cuda_source(a16, a16, a16, tm, tn, 32)
         assert f"__launch_bounds__({threads})" in src, (tm, tn)

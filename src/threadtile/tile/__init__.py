@@ -65,8 +65,8 @@ def kernel(func=None, *, num_warps: int | None = None, occupancy=None, num_ctas=
 
     The block has ``32 * num_warps`` threads. Without ``num_warps`` the compiler picks the
     block for each specialization, as cuTile's does: 4 warps, or 8 where a tensor-core
-    accumulator is 128x128 float32 or larger (two warpgroups share its multiplies; at 4
-    warps it would take 128 registers a thread or more). Launch with the grid alone,
+    accumulator is larger than 128x128 float32 (two warpgroups share its multiplies; at 4
+    warps it would take over 128 registers a thread). Launch with the grid alone,
     ``kernel[grid](args)``, or ``ct.launch(stream, grid, kernel, args)``. Scalar arguments are
     loosely typed (a Python float times a float32 tile is float32). ``occupancy`` is the
     number of blocks that should fit on one multiprocessor at once (the compiler limits
