@@ -195,3 +195,36 @@ def test_the_block_is_sized_for_the_accumulator(target, rng):
     got = target.to_host(c).astype(np.float64)
     np.testing.assert_allclose(got, ref, rtol=2e-3, atol=2e-2 * np.abs(ref).max())
     assert _mm_auto.compile(a, b, a, 128, 256, 32, arch="sm_90a").cubin[:4] == b"\x7fELF"
+
+
+@ct.kernel
+def _bmm(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.Constant[int]):
+    bi, bj, z = ct.bid(0), ct.bid(1), ct.bid(2)
+    acc = ct.full((tm, tn), 0, dtype=ct.float32)
+    dt = ct.tfloat32 if A.dtype == ct.float32 else A.dtype
+    for k in range(ct.num_tiles(A, axis=2, shape=(1, tm, tk))):
+        a = ct.load(A, index=(z, bi, k), shape=(1, tm, tk), padding_mode=ct.PaddingMode.ZERO)
+        b = ct.load(B, index=(z, k, bj), shape=(1, tk, tn), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(ct.reshape(a, (tm, tk)).astype(dt), ct.reshape(b, (tk, tn)).astype(dt), acc)
+    ct.store(C, index=(z, bi, bj), tile=ct.reshape(acc.astype(C.dtype), (1, tm, tn)))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_a_batched_k_loop_is_one_operation(target, rng, dtype):
+    """A k loop over 3-d loads of one batch, reshaped to 2-d (BatchMatMul's form), is one
+    mma_loop on the batch's 2-d views; edges in every direction load zeros."""
+    nb, m, k, n = 3, 40, 72, 56
+    a = rng.standard_normal((nb, m, k)).astype(dtype)
+    b = rng.standard_normal((nb, k, n)).astype(dtype)
+    ir = _bmm.ir(a, b, a[:, :, :n], 32, 32, 16)
+    assert "tile.mma_loop(" in ir and "for k in" not in ir
+    c = target.to_device(np.full((nb, m, n), np.nan, dtype))
+    target.launch_tile(_bmm, (2, 2, nb), target.to_device(a), target.to_device(b), c,
+                       32, 32, 16)
+    ref = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    got = target.to_host(c).astype(np.float64)
+    tol = 2e-3 if dtype == np.float16 else 2e-3  # float16 outputs; tfloat32 operands
+    np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * 8 * np.abs(ref).max())
+    for arch in ("sm_80", "sm_90a"):
+        src = _bmm.compile(a, b, a[:, :, :n].copy(), 32, 32, 16, arch=arch)
+        assert src.cubin[:4] == b"\x7fELF" and "tt::tile::batch_view(" in src.source

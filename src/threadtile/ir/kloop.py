@@ -12,6 +12,10 @@ loop, and neither ``k`` nor the tiles are used after it, and replaces the loop w
 
     acc = mma_loop(A, B, i, j, lo, hi, acc)
 
+A batched loop, 3-d arrays loaded as ``load(A, (z, i, k), shape=(1, M, K))`` and reshaped to
+2-d (in either order with the cast), becomes ``mma_loop(A, B, i, j, lo, hi, acc, za, zb)``
+(``batch``), which the CUDA backend runs as the 2-d loop on the batch's 2-d views.
+
 One operation, so that the CUDA backend can run the loop as a pipeline (copies of later steps in
 flight while the tensor cores multiply this one: tile.h's ``mma_loop``) and the simulator runs
 the same operation, as the loop it stands for, with the checks of each load and multiply at
@@ -64,73 +68,100 @@ def _fuse(f: ir.Function, s: ir.For, arrays: set[str], threads: int) -> ir.Assig
     got = _match(s, arrays)
     if got is None:
         return None
-    la, lb, mma, acc, cast = got
+    la, lb, mma, acc, cast, batch = got
     ta, tb = mma.args[0].type, mma.args[1].type
     if not tiling.tensor_core(ta, tb):
         return None
     names = {s.var} | {x.name for x in s.body if x.name != acc}
     if _used_outside(f.body, s, names):
         return None
-    hopper = tiling.sm90_bytes(la.type, lb.type, threads) > 0
-    args = [la.args[0], lb.args[0], la.args[1], lb.args[2], s.start, s.stop,
-            ir.Var(mma.type, s.loc, acc)]
-    attrs = {"a": la, "b": lb, "cast": cast, "mma": mma, "var": s.var, "hopper": hopper}
+    # a batched loop (3-d loads) takes the staged loop on a 2-d view of its batch
+    hopper = batch is None and tiling.sm90_bytes(la.type, lb.type, threads) > 0
+    i, j = (la.args[1], lb.args[2]) if batch is None else (la.args[2], lb.args[3])
+    args = [la.args[0], lb.args[0], i, j, s.start, s.stop, ir.Var(mma.type, s.loc, acc)]
+    if batch is not None:
+        args += list(batch)
+    attrs = {"a": la, "b": lb, "cast": cast, "mma": mma, "var": s.var, "hopper": hopper,
+             "batch": batch is not None}
     return ir.Assign(s.loc, acc, ir.TileOp(mma.type, s.loc, "mma_loop", args, attrs))
 
 
 def _match(s: ir.For, arrays: set[str]):
-    """(load of A, load of B, the mma, the accumulator's name, the cast's dtype or None) of a
-    loop body of the qualifying form, else None."""
+    """(load of A, load of B, the mma, the accumulator's name, the cast's dtype or None, the
+    two batch indices or None) of a loop body of the qualifying form, else None. Each operand
+    of the mma is a load, or a load taken through a reshape that drops a leading axis of 1
+    (3-d loads of a batch) and a cast to tfloat32 of float32 values, in either order."""
     body = s.body
-    if len(body) not in (3, 5) or not all(isinstance(x, ir.Assign) and
-                                          isinstance(x.value, ir.TileOp) for x in body):
+    if not body or not all(isinstance(x, ir.Assign) and isinstance(x.value, ir.TileOp)
+                           for x in body):
         return None
-    loads = {x.name: x.value for x in body[:-1] if x.value.op == "load"}
-    casts = {x.name: x.value for x in body[:-1] if x.value.op == "cast"}
     last = body[-1]
     m = last.value
-    if len(loads) != 2 or len(casts) != len(body) - 3 or m.op != "mma" or \
-            not isinstance(m.type, TileType) or m.type.layout != "mma":
+    if m.op != "mma" or not isinstance(m.type, TileType) or m.type.layout != "mma":
+        return None
+    defs = {x.name: x.value for x in body[:-1]}
+    if len(defs) != len(body) - 1:
         return None
     va, vb, vacc = m.args
     if not all(isinstance(v, ir.Var) for v in (va, vb, vacc)) or vacc.name != last.name or \
             va.name == vb.name:
         return None
-    srcs = []
-    for v in (va, vb):
-        if v.name in casts:  # float32 loads cast to tfloat32: the load is the cast's only source
-            c = casts[v.name]
-            x = c.args[0]
-            if not (isinstance(x, ir.Var) and x.name in loads and c.type.dtype == tfloat32 and
-                    loads[x.name].type.dtype == float32):
-                return None
-            srcs.append(x.name)
-        elif v.name in loads and not casts:
-            srcs.append(v.name)
-        else:
-            return None
-    if srcs[0] == srcs[1]:
+    chains = [_chain(v.name, defs) for v in (va, vb)]
+    if None in chains or len({n for c in chains for n in c[3]}) != len(defs):
+        return None  # every statement of the body is on one operand's chain
+    (la, ca, ra, _), (lb, cb, rb, _) = chains
+    if (ca is None) != (cb is None) or ra != rb:
         return None
-    la, lb = loads[srcs[0]], loads[srcs[1]]
+    cast = tfloat32 if ca is not None else None
+    nd = 3 if ra else 2
     for ld in (la, lb):
         arr = ld.args[0]
         at = arr.type
         if not (isinstance(arr, ir.Var) and arr.name in arrays and at.space == "global" and
-                at.ndim == 2 and ld.attrs.get("order") == (0, 1) and
-                ld.attrs.get("padding") in (None, "zero")):
+                at.ndim == nd and ld.attrs.get("order") == tuple(range(nd)) and
+                ld.attrs.get("padding") in (None, "zero") and ld.type.shape[:nd - 2] ==
+                (1,) * (nd - 2)):
             return None
-    if la.type.dtype not in (float16, bfloat16, float32) or lb.type.dtype != la.type.dtype:
+    if la.type.dtype not in (float16, bfloat16, float32) or lb.type.dtype != la.type.dtype or \
+            (cast is not None and la.type.dtype != float32):
         return None
     k = s.var
-    ka, kb = la.args[2], lb.args[1]
+    ka, kb = la.args[nd], lb.args[nd - 1]
     if not (isinstance(ka, ir.Var) and ka.name == k and isinstance(kb, ir.Var) and kb.name == k):
         return None
     changing = {k} | {x.name for x in body}
-    for e in (la.args[1], lb.args[2]):
+    fixed = [la.args[nd - 1], lb.args[nd]] + ([la.args[1], lb.args[1]] if ra else [])
+    for e in fixed:
         if any(isinstance(x, ir.Var) and x.name in changing or isinstance(x, ir.TileOp)
                for x in ir.walk_expr(e)):
             return None
-    return la, lb, m, last.name, (tfloat32 if casts else None)
+    batch = (la.args[1], lb.args[1]) if ra else None
+    return la, lb, m, last.name, cast, batch
+
+
+def _chain(name: str, defs: dict):
+    """(the load, the cast or None, whether a reshape, the names) from an operand back to its
+    load through at most one cast to tfloat32 and one reshape dropping a leading 1."""
+    cast, reshape, names = None, False, []
+    while True:
+        x = defs.get(name)
+        if x is None:
+            return None
+        names.append(name)
+        if x.op == "load":
+            return x, cast, reshape, names
+        src = x.args[0] if x.args else None
+        if not isinstance(src, ir.Var):
+            return None
+        if x.op == "cast" and cast is None and x.type.dtype == tfloat32 and \
+                src.type.dtype == float32:
+            cast = x
+        elif x.op == "reshape" and not reshape and src.type.shape[:1] == (1,) and \
+                src.type.shape[1:] == x.type.shape and len(x.type.shape) == 2:
+            reshape = True
+        else:
+            return None
+        name = src.name
 
 
 def _used_outside(body: list[ir.Stmt], loop: ir.For, names: set[str]) -> bool:

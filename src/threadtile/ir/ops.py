@@ -426,7 +426,9 @@ def _void(e):
 
 
 def _mma_loop(e):
-    a_arr, b_arr, i, j, lo, hi, acc = _types(e)
+    a_arr, b_arr, i, j, lo, hi, acc, *batch = _types(e)
+    if e.attrs.get("batch") and (len(batch) != 2 or any(t != int64 for t in batch)):
+        return "a batched loop has two int64 batch indices"
     if not (isinstance(a_arr, ArrayType) and isinstance(b_arr, ArrayType)):
         return "A and B are arrays"
     if any(t != int64 for t in (i, j)) or not all(isinstance(t, Scalar) and t.is_int
@@ -459,7 +461,7 @@ def _tile_ops() -> dict[str, OpSpec]:
         OpSpec("reduce", (1, 1), _reduce, ("kind", "axes"), "sum/prod/max/min/argmax/argmin"),
         OpSpec("scan", (1, 1), _same_tile, ("kind", "axis", "reverse"), "cumsum/cumprod"),
         OpSpec("mma", (3, 3), _mma, doc="acc + a @ b"),
-        OpSpec("mma_loop", (7, 7), _mma_loop, ("a", "b", "cast", "mma", "var", "hopper"),
+        OpSpec("mma_loop", (7, 9), _mma_loop, ("a", "b", "cast", "mma", "var", "hopper", "batch"),
                "a matmul's k loop as one operation (ir/kloop.py)"),
         OpSpec("item", (1, 1), _item, doc="the value of a one-element tile"),
         OpSpec("load", (2, None), _load, ("shape", "order", "padding"), "a tile from an array"),

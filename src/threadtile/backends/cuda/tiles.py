@@ -58,8 +58,8 @@ def tile_types(module: ir.Module) -> list[TileType]:
             if isinstance(x.type, TileType):
                 seen.setdefault(x.type)
         if op.op == "mma_loop":  # the template arguments of its loads
-            seen.setdefault(op.attrs["a"].type)
-            seen.setdefault(op.attrs["b"].type)
+            for t in (op.attrs["a"].type, op.attrs["b"].type):
+                seen.setdefault(_batch_2d(t) if op.attrs.get("batch") else t)
     return list(seen)
 
 
@@ -304,12 +304,23 @@ def _tc(x: ir.TileOp) -> str:
     return "true" if tiling.tensor_core(x.args[0].type, x.args[1].type) else "false"
 
 
+def _batch_2d(t: TileType) -> TileType:
+    """The 2-d tile a batched k loop's (1, M, K) load stands for."""
+    return TileType(t.dtype, t.shape[1:], t.layout)
+
+
 def _mma_loop(em, x, args):
     """``tt::tile::mma_loop`` (the Hopper main loop where the target and the arrays allow,
-    tile.h otherwise) with the op's two tensor maps, or ``mma_loop_staged``."""
-    arr_a, arr_b, i, j, lo, hi, acc = args
+    tile.h otherwise) with the op's two tensor maps, or ``mma_loop_staged`` (a batched loop
+    on its batch's 2-d views, ``tt::tile::batch_view``)."""
+    arr_a, arr_b, i, j, lo, hi, acc, *batch = args
     la, lb = x.attrs["a"], x.attrs["b"]
     pad = literal(0.0, la.type.dtype)
+    if batch:
+        arr_a = f"tt::tile::batch_view({arr_a}, {batch[0]})"
+        arr_b = f"tt::tile::batch_view({arr_b}, {batch[1]})"
+        la, lb = (ir.TileOp(_batch_2d(ld.type), ld.loc, "load", ld.args, ld.attrs)
+                  for ld in (la, lb))
     call = [arr_a, arr_b, pad, i, j, lo, hi, acc]
     ta, tb = operands(x)
     if x.attrs["hopper"]:

@@ -311,8 +311,9 @@ def _mma(B, op, site, blocks, args):
 def _mma_loop(B, op, site, blocks, args, site_a, site_b, site_mma):
     """The k loop an ``mma_loop`` stands for (ir/kloop.py), run as written: for each k of each
     block's range, the load of A's tile (i, k), of B's tile (k, j), the cast to tfloat32 if
-    any, and the mma into the accumulator, each with its checks at its own line."""
-    arr_a, arr_b, i, j, lo, hi, acc = args
+    any, and the mma into the accumulator, each with its checks at its own line (a batched
+    loop's 3-d loads at batch indices za, zb, their leading axis of 1 dropped)."""
+    arr_a, arr_b, i, j, lo, hi, acc, *batch = args
     lo, hi = (np.broadcast_to(np.asarray(_per_block(B, v, blocks, site, op, what), np.int64),
                               (B.nb,)) for v, what in ((lo, "the start of the k loop"),
                                                        (hi, "the end of the k loop")))
@@ -327,8 +328,14 @@ def _mma_loop(B, op, site, blocks, args, site_a, site_b, site_mma):
             continue
         part = None if active.all() else active
         kk = np.int64(k)
-        a = _load(B, la, site_a, part, (arr_a, i, kk))
-        b = _load(B, lb, site_b, part, (arr_b, kk, j))
+        if batch:
+            za, zb = batch
+            a = _load(B, la, site_a, part, (arr_a, za, i, kk))
+            b = _load(B, lb, site_b, part, (arr_b, zb, kk, j))
+            a, b = a.reshape(a.shape[:1] + a.shape[2:]), b.reshape(b.shape[:1] + b.shape[2:])
+        else:
+            a = _load(B, la, site_a, part, (arr_a, i, kk))
+            b = _load(B, lb, site_b, part, (arr_b, kk, j))
         if cast is not None:
             a, b = _round(a, cast), _round(b, cast)
         r = _mma(B, mm, site_mma, part, (a, b, acc))

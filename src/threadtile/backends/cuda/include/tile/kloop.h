@@ -152,6 +152,22 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_staged(
   return r;
 }
 
+// A batched k loop's operand: the 2-d array A[z] of a 3-d array (ir/kloop.py, batch); for a
+// z outside the array, an empty one (its tiles load as zeros, as the loads past it would)
+template <class T>
+__device__ __forceinline__ ::tt::CArray<T, 2> batch_view(const ::tt::CArray<T, 3>& a,
+                                                        int64_t z) {
+  const bool in = z >= 0 && z < a.shape[0];
+  return {a.data + (in ? z : 0) * a.shape[1] * a.shape[2], {in ? a.shape[1] : 0, a.shape[2]},
+          {a.shape[2], 1}};
+}
+template <class T>
+__device__ __forceinline__ ::tt::Array<T, 2> batch_view(const ::tt::Array<T, 3>& a, int64_t z) {
+  const bool in = z >= 0 && z < a.shape[0];
+  return {a.data + (in ? z : 0) * a.strides[0], {in ? a.shape[1] : 0, a.shape[2]},
+          {a.strides[1], a.strides[2]}};
+}
+
 // mma_loop off the Hopper path (arrays TMA cannot copy): a function of its own where the
 // Hopper loop is compiled too, so that its registers are its own and not the main loop's
 template <class TLA, class TLB, bool Staged, class TC, int NT, int M, int N, class ArrA,
