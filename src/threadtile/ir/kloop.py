@@ -14,7 +14,8 @@ loop, and neither ``k`` nor the tiles are used after it, and replaces the loop w
 
 A batched loop, 3-d arrays loaded as ``load(A, (z, i, k), shape=(1, M, K))`` and reshaped to
 2-d (in either order with the cast), becomes ``mma_loop(A, B, i, j, lo, hi, acc, za, zb)``
-(``batch``), which the CUDA backend runs as the 2-d loop on the batch's 2-d views.
+(``batch``), which the CUDA backend runs as the 2-d loop on the batch's 2-d views (the Hopper
+main loop on tensor maps of the 3-d arrays' rows, where a tile cannot cross batches).
 
 One operation, so that the CUDA backend can run the loop as a pipeline (copies of later steps in
 flight while the tensor cores multiply this one: tile.h's ``mma_loop``) and the simulator runs
@@ -75,8 +76,10 @@ def _fuse(f: ir.Function, s: ir.For, arrays: set[str], threads: int) -> ir.Assig
     names = {s.var} | {x.name for x in s.body if x.name != acc}
     if _used_outside(f.body, s, names):
         return None
-    # a batched loop (3-d loads) takes the staged loop on a 2-d view of its batch
-    hopper = batch is None and tiling.sm90_bytes(la.type, lb.type, threads) > 0
+    # a batched loop (3-d loads) multiplies the 2-d tiles of a batch
+    a2, b2 = (la.type, lb.type) if batch is None else \
+        (TileType(la.type.dtype, la.type.shape[1:]), TileType(lb.type.dtype, lb.type.shape[1:]))
+    hopper = tiling.sm90_bytes(a2, b2, threads) > 0
     i, j = (la.args[1], lb.args[2]) if batch is None else (la.args[2], lb.args[3])
     args = [la.args[0], lb.args[0], i, j, s.start, s.stop, ir.Var(mma.type, s.loc, acc)]
     if batch is not None:

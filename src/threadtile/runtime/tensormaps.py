@@ -38,8 +38,8 @@ _DTYPES = {"float16": "FLOAT16", "bfloat16": "BFLOAT16", "float32": "FLOAT32",
 
 
 def encode(p: TensorMapParam, dtype, ptr: int, shape: tuple, strides: tuple) -> bytes:
-    """The 128 bytes of the tensor map of a 2-d array (``strides`` in elements), or zeros when
-    TMA cannot copy it."""
+    """The 128 bytes of the tensor map of a 2-d array (``strides`` in elements), or of a 3-d
+    one's rows (``flat2d``), or zeros when TMA cannot copy it."""
     key = (p.box, dtype.name, ptr, shape, strides)
     hit = _CACHE.get(key)
     if hit is None:
@@ -66,7 +66,22 @@ def usable(box: tuple[int, int], itemsize: int, ptr: int, shape: tuple, strides:
             max(rows, cols) <= 1 << 31)
 
 
+def flat2d(shape: tuple, strides: tuple) -> tuple[tuple, tuple] | None:
+    """A 3-d array whose batches lie one after another (a batched k loop's operand) as the 2-d
+    array of its rows, (B * M, K); None for one that is not."""
+    if len(shape) != 3:
+        return (shape, strides) if len(shape) == 2 else None
+    b, m, k = shape
+    if b > 1 and m > 1 and strides[0] != m * strides[1]:
+        return None
+    return (b * m, k), (strides[1], strides[2])
+
+
 def _encode(p: TensorMapParam, dtype, ptr: int, shape: tuple, strides: tuple) -> bytes:
+    flat = flat2d(shape, strides)
+    if flat is None:
+        return ZERO
+    shape, strides = flat
     name = _DTYPES.get(dtype.name)
     if name is None or not usable(p.box, dtype.itemsize, ptr, shape, strides):
         return ZERO

@@ -87,7 +87,7 @@ def tensormap_params(module: ir.Module) -> tuple:
     cxx = [p.name for p in module.kernel.params if not p.is_constant]
     out = []
     for op in hopper_loops(module):
-        a, b = op.attrs["a"].type, op.attrs["b"].type
+        a, b = operands_2d(op)
         box_a, box_b = tiling.sm90_boxes(a, b)
         out.append((cxx.index(op.args[0].name), box_a))
         out.append((cxx.index(op.args[1].name), box_b))
@@ -116,7 +116,7 @@ def scratch_sizes(module: ir.Module) -> tuple[int, int]:
     not ask for shared memory they will not use."""
     nt = module.threads or 0
     size = _round16(max((op_scratch(op, nt) for op in tile_ops(module)), default=0))
-    hopper = max((_round16(tiling.sm90_bytes(op.attrs["a"].type, op.attrs["b"].type, nt))
+    hopper = max((_round16(tiling.sm90_bytes(*operands_2d(op), nt))
                   for op in hopper_loops(module)), default=0)
     return size, (hopper if hopper > size else 0)
 
@@ -304,6 +304,12 @@ def _tc(x: ir.TileOp) -> str:
     return "true" if tiling.tensor_core(x.args[0].type, x.args[1].type) else "false"
 
 
+def operands_2d(op: ir.TileOp) -> tuple[TileType, TileType]:
+    """The tiles an mma_loop loads, as 2-d tiles (a batched loop's without the batch axis)."""
+    a, b = op.attrs["a"].type, op.attrs["b"].type
+    return (_batch_2d(a), _batch_2d(b)) if op.attrs.get("batch") else (a, b)
+
+
 def _batch_2d(t: TileType) -> TileType:
     """The 2-d tile a batched k loop's (1, M, K) load stands for."""
     return TileType(t.dtype, t.shape[1:], t.layout)
@@ -316,13 +322,18 @@ def _mma_loop(em, x, args):
     arr_a, arr_b, i, j, lo, hi, acc, *batch = args
     la, lb = x.attrs["a"], x.attrs["b"]
     pad = literal(0.0, la.type.dtype)
+    ta, tb = operands(x)
     if batch:
-        arr_a = f"tt::tile::batch_view({arr_a}, {batch[0]})"
-        arr_b = f"tt::tile::batch_view({arr_b}, {batch[1]})"
         la, lb = (ir.TileOp(_batch_2d(ld.type), ld.loc, "load", ld.args, ld.attrs)
                   for ld in (la, lb))
+        if x.attrs["hopper"]:
+            staged = "true" if tiling.staged_ok(ta, tb, em.threads) else "false"
+            fn = f"mma_loop_batched<{alias(la.type)}, {alias(lb.type)}, {staged}>"
+            call = [arr_a, arr_b, pad, *batch, i, j, lo, hi, acc, *em.tensormaps[id(x)]]
+            return f"tt::tile::{fn}({', '.join(call)})"
+        arr_a = f"tt::tile::batch_view({arr_a}, {batch[0]})"
+        arr_b = f"tt::tile::batch_view({arr_b}, {batch[1]})"
     call = [arr_a, arr_b, pad, i, j, lo, hi, acc]
-    ta, tb = operands(x)
     if x.attrs["hopper"]:
         staged = "true" if tiling.staged_ok(ta, tb, em.threads) else "false"
         fn = f"mma_loop<{alias(la.type)}, {alias(lb.type)}, {staged}>"

@@ -210,5 +210,33 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
   return mma_loop_portable<TLA, TLB, Staged>(A, B, pad, bi, bj, lo, hi, r);
 }
 
+// A batched k loop (ir/kloop.py, batch): on the 2-d views of batches za and zb, by the Hopper
+// main loop where the maps (of the 3-d arrays' rows) are present and its tiles cannot cross
+// into the next batch (M divides A's rows, K divides B's), else mma_loop_staged.
+template <class TLA, class TLB, bool Staged, class TC, int NT, int M, int N, class ArrA,
+          class ArrB>
+__device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_batched(
+    const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t za, int64_t zb,
+    int64_t bi, int64_t bj, int64_t lo, int64_t hi, const MmaTile<TC, NT, M, N>& acc,
+    const sm90::TensorMap& ma, const sm90::TensorMap& mb) {
+  typedef typename traits<TLA>::elem TA;
+  constexpr int K = traits<TLA>::dim(1);
+  MmaTile<TC, NT, M, N> r = acc;
+  static_assert(sm90::Plan<TA, NT, M, N, K>::ok && same<TC, float>::value,
+                "mma_loop_batched: the compiler asks for the Hopper main loop where it "
+                "applies only (ir/tiling.py, sm90_bytes)");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  const bool whole = za >= 0 && za < A.shape[0] && zb >= 0 && zb < B.shape[0] &&
+                     A.shape[1] % M == 0 && B.shape[1] % K == 0;
+  if (whole && sm90::present(ma) && sm90::present(mb)) {
+    sm90::mainloop<TA, NT, M, N, K>(ma, mb, bi, bj, lo, hi, r.v, za * A.shape[1],
+                                    zb * B.shape[1]);
+    return r;
+  }
+#endif
+  return mma_loop_portable<TLA, TLB, Staged>(batch_view(A, za), batch_view(B, zb), pad, bi, bj,
+                                              lo, hi, r);
+}
+
 }  // namespace tile
 }  // namespace tt

@@ -11,6 +11,9 @@
 //
 //   acc += sum over k in [lo, hi) of A[bi*M : +M, k*K : +K] @ B[k*K : +K, bj*N : +N]
 //
+// (rows counted from a_row0 and b_row0 of the maps' arrays: a batch of a batched loop, whose
+// maps are of the 3-d arrays' rows)
+//
 // The bulk tensor copy engine (TMA) brings A and B tiles into shared memory, S stages deep, each
 // stage completing on an mbarrier ("full"); A lands K-major in chunks of 128-byte rows (64
 // 16-bit values) with the 128-byte swizzle, or, where K is 32, in 64-byte rows with the 64-byte
@@ -154,7 +157,8 @@ __device__ __forceinline__ uint64_t desc_k(const void* p) {
 
 template <class TA, int NT, int M, int N, int K>
 __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& mb, int64_t bi,
-                                         int64_t bj, int64_t lo, int64_t hi, float* acc) {
+                                         int64_t bj, int64_t lo, int64_t hi, float* acc,
+                                         int64_t a_row0 = 0, int64_t b_row0 = 0) {
   typedef Plan<TA, NT, M, N, K> P;
   constexpr int S = P::S, R = P::R, AW = P::AW, REGS = R * N / 2;
   static_assert(P::ok, "no Hopper main loop for these shapes");
@@ -182,10 +186,12 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
     const int kc = int((lo + k) * K);
 #pragma unroll
     for (int c = 0; c < K / AW; ++c)
-      tma_load(As + s * (M * K) + c * (M * AW), &ma, kc + c * AW, int(bi * M), &full[s]);
+      tma_load(As + s * (M * K) + c * (M * AW), &ma, kc + c * AW, int(a_row0 + bi * M),
+               &full[s]);
 #pragma unroll
     for (int c = 0; c < N / 64; ++c)
-      tma_load(Bs + s * (K * N) + c * (64 * K), &mb, int(bj * N + 64 * c), kc, &full[s]);
+      tma_load(Bs + s * (K * N) + c * (64 * K), &mb, int(bj * N + 64 * c), int(b_row0 + kc),
+               &full[s]);
   };
   if (t == 0) {
     for (int s = 0; s < S - 1 && s < nk; ++s) issue(s, s);
