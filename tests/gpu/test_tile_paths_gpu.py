@@ -170,12 +170,14 @@ def test_batched_k_loop_on_tensor_maps_of_the_rows(gen, dtype, shape):
     for z in range(nb):
         dot_close(c[z], a[z], b[z], u_out=U_OUT[dtype])
     maps = [v for key, v in tensormaps._CACHE.items() if key[2:4] == (a.data_ptr(), (nb, m, k))]
-    assert maps and maps[0] != tensormaps.ZERO
+    if (k * 2) % 16 == 0:  # rows of whole 16-byte units: TMA reads the 3-d array's rows
+        assert maps and maps[0] != tensormaps.ZERO
 
 
 def _tf32(x):
-    """x rounded to tfloat32 (10 mantissa bits, to nearest, ties away), as cvt.rna does."""
-    r = ((x.view(torch.int32) + 0x1000) & ~0x1FFF).view(torch.float32)
+    """x rounded to tfloat32 (10 mantissa bits, to nearest, ties to even)."""
+    i = x.view(torch.int32)
+    r = ((i + 0xFFF + ((i >> 13) & 1)) & ~0x1FFF).view(torch.float32)
     return torch.where(torch.isfinite(x), r, x)
 
 

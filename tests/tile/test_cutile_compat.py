@@ -228,3 +228,19 @@ def test_a_batched_k_loop_is_one_operation(target, rng, dtype):
     for arch in ("sm_80", "sm_90a"):
         src = _bmm.compile(a, b, a[:, :, :n].copy(), 32, 32, 16, arch=arch)
         assert src.cubin[:4] == b"\x7fELF" and "tt::tile::batch_view(" in src.source
+
+
+def test_tfloat32_rounds_to_nearest_even():
+    """astype(tfloat32) rounds as cuBLAS's TF32 and cuTile do (measured on an H100): to
+    nearest, ties to even; infinities and NaN are kept."""
+    from threadtile.backends.sim.tiles import tf32
+
+    def f(bits):
+        return np.array([bits], np.uint32).view(np.float32)
+
+    one = 0x3F800000
+    assert tf32(f(one + 0x1000)).view(np.uint32)[0] == one  # a tie, even below: down
+    assert tf32(f(one + 0x3000)).view(np.uint32)[0] == one + 0x4000  # a tie, odd below: up
+    assert tf32(f(one + 0x1001)).view(np.uint32)[0] == one + 0x2000
+    assert tf32(f(one + 0x0FFF)).view(np.uint32)[0] == one
+    assert np.isinf(tf32(np.float32(np.inf))) and np.isnan(tf32(np.float32(np.nan)))

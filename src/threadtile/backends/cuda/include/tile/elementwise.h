@@ -48,11 +48,14 @@ template <> struct conv<__nv_bfloat16, double> {
   __device__ static __forceinline__ __nv_bfloat16 f(double x) { return __double2bfloat16(x); }
 };
 #endif
+// float32 bits rounded to TensorFloat-32: to nearest, ties to even (as cuBLAS's TF32 and
+// cuTile's astype round; cvt.rna's ties away from zero differ), infinities and NaNs kept
+__device__ __forceinline__ uint32_t tf32_bits(uint32_t x) {
+  return (x & 0x7F800000u) == 0x7F800000u ? x : (x + 0xFFFu + ((x >> 13) & 1u)) & ~0x1FFFu;
+}
 template <class X> struct conv<tf32, X> {
   __device__ static __forceinline__ tf32 f(X x) {
-    uint32_t r;
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(float(wide(x))));
-    return tf32{__uint_as_float(r)};
+    return tf32{__uint_as_float(tf32_bits(__float_as_uint(float(wide(x)))))};
   }
 };
 template <class U, class X> __device__ __forceinline__ U to(X x) { return conv<U, X>::f(x); }

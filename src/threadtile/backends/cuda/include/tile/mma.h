@@ -154,11 +154,7 @@ __device__ __forceinline__ void mma_block(float* d, const TA* As, const TA* Bs, 
 // (when the warp's blocks share their rows, as they do when M = 16 NW; when the warp holds R
 // strips, M = 16 R NW, its R A fragments once and each B fragment once for the R strips)
 // (Round: the operands are float32 as loaded, rounded to tfloat32 fragment by fragment)
-__device__ __forceinline__ uint32_t round_tf32(uint32_t x) {
-  uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(__uint_as_float(x)));
-  return r;
-}
+__device__ __forceinline__ uint32_t round_tf32(uint32_t x) { return tf32_bits(x); }
 template <class P, int NT, int M, int N, bool Round = false, class TA>
 __device__ __forceinline__ void warp_mma(float* acc, const TA* As, const TA* Bs) {
   constexpr int NW = NT / 32, MB = M / 16, BLOCKS = MB * (N / 8) / NW;
