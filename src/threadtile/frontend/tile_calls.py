@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
 from ..lang import tile as lt
-from ..lang.types import ArrayType, TileType, bool_, int32, int64, void
+from ..lang.types import ArrayType, TileType, bool_, int32, int64, promote, void
 from . import typing as ty
 from .tiles import (
     MATH_FUNCS,
@@ -145,6 +145,144 @@ def store(lw: Lowerer, node: ast.Call) -> ir.Expr:
                            "reshape the tile to the array's rank")
     t = cast(lw, t, arr.type.dtype, node)
     return tile_op(lw, node, void, "store", [arr, t] + idx, shape=t.type.shape, order=order)
+
+
+# ---- gather and scatter: an array's elements at tiles of indices -------------------------------
+
+def _gather_indices(lw: Lowerer, raw, ndim: int, node, fname: str) -> tuple[list, tuple]:
+    """``indices`` of gather/scatter: one integer tile or number per array axis (a 1-d array
+    may take it bare), tiles broadcast to their common shape, numbers int64; and that
+    shape."""
+    items = raw.items if isinstance(raw, Tup) else [raw]
+    if ndim == 0:
+        raise lw.error(node, f"{fname}() of a 0-d array", "use array[()] in thread code")
+    if len(items) != ndim:
+        alt = ", or one tile or number" if ndim == 1 else ""
+        raise lw.error(node, f"{fname}(): a {ndim}-d array takes a tuple of {ndim} indices"
+                             f"{alt}, got {len(items)}",
+                       "give one index tile (or number) per array axis")
+    idx = []
+    for d, it in enumerate(items):
+        it = tile_or_scalar(lw, it, node)
+        dt = dtype_weak(it)[0]
+        if not dt.is_int:
+            axis = f" for axis {d}" if ndim > 1 else ""
+            raise lw.error(node, f"{fname}(): the index{axis} has the non-integer dtype {dt}",
+                           "indices are integer tiles or numbers (cast with .astype(ct.int32))")
+        idx.append(it)
+    shapes = [shape_of(x) for x in idx]
+    nd = max(len(s) for s in shapes)
+    padded = [(1,) * (nd - len(s)) + s for s in shapes]
+    if any(len({d for d in dims if d != 1}) > 1 for dims in zip(*padded)):
+        raise lw.error(node, f"{fname}(): the index shapes {', '.join(map(str, shapes))} are "
+                             "not broadcastable to a common shape")
+    shape = broadcast_shapes(lw, shapes, node)
+    # index tiles keep their integer dtype (the backends widen each element to int64: a
+    # uint64 index past 2**63 becomes negative, outside the array as cuTile has it)
+    return [broadcast(lw, x, shape, node) if is_tile(x) else ty.convert(x, int64)
+            for x in idx], shape
+
+
+def _broadcastable_to(src: tuple, dst: tuple) -> bool:
+    """Whether ``src`` broadcasts to ``dst`` without widening it (cuTile's rule for the mask,
+    the padding value and the stored value of gather/scatter)."""
+    return len(src) <= len(dst) and all(a in (1, b) for a, b in zip(reversed(src),
+                                                                     reversed(dst)))
+
+
+def _implicit(lw: Lowerer, v, t, node, fname: str, what: str):
+    """``v`` (tile or scalar) converted to the array's dtype ``t`` where cuTile converts
+    implicitly: a tile (or typed scalar) whose dtype promotes to ``t``; a Python number or
+    loosely typed argument of a kind (bool < integer < float) not above ``t``'s, a constant
+    integer within ``t``'s range."""
+    dt, weak = dtype_weak(v)
+    if not weak:
+        if dt != t and promote(dt, t) != t:
+            raise lw.error(node, f"{fname}(): {what} cannot implicitly cast {dt} to {t}",
+                           f"convert it first: .astype({t.name})")
+        return cast(lw, v, t, node)
+    rank = {"b": 0, "i": 1, "u": 1, "f": 2}
+    c = v.value if isinstance(v, ir.Const) else None
+    bad = rank.get(dt.kind, 3) > rank.get(t.kind, 3)
+    if t.kind == "b":
+        bad = dt.kind not in "biu" or (c is not None and c not in (0, 1))
+    if bad:
+        shown = c if c is not None else f"a {dt} number"
+        raise lw.error(node, f"{fname}(): {what} cannot implicitly cast {shown} to {t}",
+                       f"pass a value of the array's dtype ({t})")
+    if c is not None and t.is_int and dt.kind != "b":
+        lo, hi = (0, (1 << t.bits) - 1) if t.kind == "u" else (-(1 << (t.bits - 1)),
+                                                                 (1 << (t.bits - 1)) - 1)
+        if not lo <= c <= hi:
+            raise lw.error(node, f"{fname}(): {what} {c} is out of range of {t}")
+    return cast(lw, v, t, node)
+
+
+def _fitted(lw: Lowerer, v, shape: tuple, node, fname: str, what: str):
+    """A mask, padding or value operand broadcast to the indices' shape (a scalar stays one)."""
+    if is_tile(v):
+        if not _broadcastable_to(v.type.shape, shape):
+            raise lw.error(node, f"{fname}(): the {what}'s shape {v.type.shape} is not "
+                                 f"broadcastable to the index shape {shape}")
+        return broadcast(lw, v, shape, node)
+    return v
+
+
+def _gather_mask(lw: Lowerer, v, shape: tuple, node, fname: str):
+    if v is None or isinstance(v, Py) and v.obj is None:
+        return ir.Const(bool_, lw.loc(node), True)
+    m = tile_or_scalar(lw, v, node)
+    if dtype_weak(m)[0] != bool_:
+        raise lw.error(node, f"{fname}(): the mask must be boolean, got {dtype_weak(m)[0]}",
+                       "compare to make one (ids >= 0), or pass mask=None")
+    return _fitted(lw, m, shape, node, fname, "mask")
+
+
+def _latency(lw: Lowerer, v, node, fname: str) -> None:
+    if v is None or isinstance(v, Py) and v.obj is None:
+        return
+    n = static_int(lw, v, node, "latency")
+    if not 1 <= n <= 10:
+        raise lw.error(node, f"{fname}(): latency must be between 1 and 10, got {n}")
+
+
+def gather(lw: Lowerer, node: ast.Call) -> ir.Expr:
+    v = bind_args(lw, node, "gather", ["array", "indices", "mask", "padding_value",
+                                      "check_bounds", "latency"],
+                  {"mask": None, "padding_value": ir.Const(int64, lw.loc(node), 0, weak=True),
+                   "check_bounds": ir.Const(bool_, lw.loc(node), True), "latency": None})
+    arr = _array(lw, v["array"], node, "gather")
+    at: ArrayType = arr.type
+    idx, shape = _gather_indices(lw, v["indices"], at.ndim, node, "gather")
+    mask = _gather_mask(lw, v["mask"], shape, node, "gather")
+    pad = tile_or_scalar(lw, v["padding_value"], node)
+    pad = _fitted(lw, _implicit(lw, pad, at.dtype, node, "gather", "the padding value"),
+                  shape, node, "gather", "padding value")
+    check = static_bool(lw, v["check_bounds"], node, "check_bounds")
+    _latency(lw, v["latency"], node, "gather")
+    return tile_op(lw, node, TileType(at.dtype, shape), "gather", [arr] + idx + [mask, pad],
+                   check_bounds=check)
+
+
+def scatter(lw: Lowerer, node: ast.Call) -> ir.Expr:
+    v = bind_args(lw, node, "scatter", ["array", "indices", "value", "mask", "check_bounds",
+                                       "latency"],
+                  {"mask": None, "check_bounds": ir.Const(bool_, lw.loc(node), True),
+                   "latency": None})
+    arr = _array(lw, v["array"], node, "scatter")
+    at: ArrayType = arr.type
+    if at.readonly:
+        raise lw.error(node, "scatter() to a read-only (constant) array")
+    idx, shape = _gather_indices(lw, v["indices"], at.ndim, node, "scatter")
+    mask = _gather_mask(lw, v["mask"], shape, node, "scatter")
+    val = tile_or_scalar(lw, v["value"], node)
+    val = _fitted(lw, _implicit(lw, val, at.dtype, node, "scatter", "the stored value"),
+                  shape, node, "scatter", "value")
+    if not is_tile(val):  # the value is a tile of the indices' shape (tile.h loops over it)
+        val = tile_op(lw, node, TileType(at.dtype, shape), "full", [val])
+    check = static_bool(lw, v["check_bounds"], node, "check_bounds")
+    _latency(lw, v["latency"], node, "scatter")
+    return tile_op(lw, node, void, "scatter", [arr, val] + idx + [mask], check_bounds=check)
 
 
 _ATOMIC_OPS = {"atomic_add": "add", "atomic_max": "max", "atomic_min": "min",
@@ -329,6 +467,10 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         return load(lw, node)
     if fname == "store":
         return store(lw, node)
+    if fname == "gather":
+        return gather(lw, node)
+    if fname == "scatter":
+        return scatter(lw, node)
     if fname in ("full", "zeros", "ones"):
         params = ["shape", "fill_value", "dtype"] if fname == "full" else ["shape", "dtype"]
         v = bind_args(lw, node, fname, params, {})
