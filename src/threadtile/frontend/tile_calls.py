@@ -104,6 +104,9 @@ def load(lw: Lowerer, node: ast.Call) -> ir.Expr:
     nd = arr.type.ndim
     idx = _index(lw, v["index"], nd, node, "load")
     shape = static_shape(lw, v["shape"], node)
+    scalar = shape == () and nd > 0  # cuTile: the (1, ..., 1) tile at index, as a 0-d tile
+    if scalar:
+        shape = (1,) * nd
     if len(shape) != nd:
         raise lw.error(node, f"load(): a {len(shape)}-d tile shape for a {nd}-d array",
                        "give one tile dimension per array axis (use 1 for an axis you do not "
@@ -116,8 +119,9 @@ def load(lw: Lowerer, node: ast.Call) -> ir.Expr:
         padding = enum_member(lw, pad, lt.PaddingMode, node, "padding_mode").value
         if padding == "undetermined":
             padding = None
-    return tile_op(lw, node, TileType(arr.type.dtype, shape), "load", [arr] + idx,
-               shape=shape, order=order, padding=padding)
+    t = tile_op(lw, node, TileType(arr.type.dtype, shape), "load", [arr] + idx,
+                shape=shape, order=order, padding=padding)
+    return tile_op(lw, node, TileType(arr.type.dtype, ()), "reshape", [t]) if scalar else t
 
 
 def store(lw: Lowerer, node: ast.Call) -> ir.Expr:
