@@ -180,6 +180,6 @@ def test_load_of_shape_empty_is_one_element(target):
     x = np.random.default_rng(2).standard_normal((4, 64)).astype(np.float32)
     y = target.to_device(np.zeros((3, 64), np.float32))
     target.launch_tile(_scalar_load, 3, target.to_device(ids), target.to_device(x), y)
-    np.testing.assert_array_equal(target.to_host(y), x[ids] + ids[:, None])
+    np.testing.assert_array_equal(target.to_host(y), x[ids] + ids[:, None].astype(np.float32))
     for arch in ("sm_80", "sm_90"):
         assert _scalar_load.compile(ids, x, x[:3], arch=arch).cubin[:4] == b"\x7fELF"
