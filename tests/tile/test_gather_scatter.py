@@ -4,12 +4,15 @@ Numerics on every target against NumPy (the ``target`` fixture: the simulator he
 where there is one), from fresh random inputs into poisoned outputs, checked whole: copies
 through index tiles in 1-d and 2-d, indices broadcast together, random (repeated, negative,
 past the end) indices with the padding, masks, padding tiles, scalar indices (0-d tiles),
-strided views, shared memory, dtype conversions. Then the kernels compile to sm_80 and sm_90
+strided views, shared memory, dtype conversions; load/store_advanced_indexing, which are
+gathers and scatters of rows (or columns) at a tile of indices and slices of the other axes.
+Then the kernels compile to sm_80 and sm_90
 cubins through NVRTC; then the errors: compile errors at the user's line for bad indices,
 masks, paddings and values, and the simulator's OutOfBoundsError (``check_bounds=False``)
 and RaceError (one scatter writing two values to one element).
 """
 
+import contextlib
 import inspect
 
 import numpy as np
@@ -145,6 +148,31 @@ def scatter_duplicates(y, v):
     """Every element to y[k // 2]: two values per element of y."""
     k = ct.arange(64, dtype=ct.int32)
     ct.scatter(y, k // 2, ct.gather(v, k))
+
+
+@ct.kernel
+def rows_at(x, y, z, ind, col_start, R: ct.Constant[int], C: ct.Constant[int]):
+    """load_advanced_indexing of rows ``ind`` and columns [col_start, col_start + C), zero
+    padded; stored as a tile to y and, plus one, back to z at the same places."""
+    rows = ct.gather(ind, ct.arange(R, dtype=ct.int32))
+    t = ct.load_advanced_indexing(x, (rows, ct.Slice(col_start, C)),
+                                  padding_mode=ct.PaddingMode.ZERO)
+    ct.store(y, index=(0, 0), tile=t)
+    ct.store_advanced_indexing(z, (rows, ct.Slice(col_start, C)), t + 1)
+
+
+@ct.kernel
+def columns_at(x, y, ind, row_start, R: ct.Constant[int], C: ct.Constant[int]):
+    """The sparse axis second: columns ``ind`` of rows [row_start, row_start + R)."""
+    cols = ct.gather(ind, ct.arange(C, dtype=ct.int32))
+    t = ct.load_advanced_indexing(x, (ct.Slice(row_start, R), cols))
+    ct.store(y, index=(0, 0), tile=t)
+
+
+@ct.kernel
+def advanced_outside(x, y):
+    rows = ct.arange(4, dtype=ct.int32) + 100
+    ct.store(y, index=(0, 0), tile=ct.load_advanced_indexing(x, (rows, ct.Slice(0, 4))))
 
 
 # ---- numerics --------------------------------------------------------------------------------
@@ -325,6 +353,39 @@ def test_unchecked_with_mask(target, rng, n):
     np.testing.assert_array_equal(target.to_host(y), x)
 
 
+@pytest.mark.parametrize("col_start", [0, 24, -8])
+def test_advanced_indexing_rows(target, rng, col_start):
+    """Rows in any order (repeats and rows past the end in the load), a column slice that may
+    pass either edge: zeros there; the store skips what lies outside."""
+    x = rng.standard_normal((40, 32)).astype(np.float32)
+    ind = rng.permutation(48)[:16].astype(np.int32)
+    ind[3] = ind[5] = ind[5] % 40  # one row twice: the store writes it twice, the same values
+    y = target.to_device(poison((16, 16), np.float32))
+    z0 = rng.standard_normal((40, 32)).astype(np.float32)
+    z = target.to_device(z0)
+    with pytest.warns(RaceWarning) if target.name == "sim" else contextlib.nullcontext():
+        target.launch_tile(rows_at, 1, target.to_device(x), y, z, target.to_device(ind),
+                           col_start, 16, 16)
+    cols = np.arange(col_start, col_start + 16)
+    ok = (ind[:, None] < 40) & (cols >= 0) & (cols < 32)
+    ref = np.where(ok, x[np.minimum(ind, 39)][:, np.clip(cols, 0, 31)], 0.0)
+    np.testing.assert_array_equal(target.to_host(y), ref)
+    zr = z0.copy()
+    for r in range(16):
+        for c in range(16):
+            if ok[r, c]:
+                zr[ind[r], cols[c]] = ref[r, c] + np.float32(1)
+    np.testing.assert_array_equal(target.to_host(z), zr)
+
+
+def test_advanced_indexing_columns(target, rng):
+    x = rng.standard_normal((64, 40)).astype(np.float32)
+    ind = rng.integers(0, 40, 8).astype(np.int64)
+    y = target.to_device(poison((32, 8), np.float32))
+    target.launch_tile(columns_at, 1, target.to_device(x), y, target.to_device(ind), 16, 32, 8)
+    np.testing.assert_array_equal(target.to_host(y), x[16:48][:, ind])
+
+
 # ---- cubins ----------------------------------------------------------------------------------
 
 def _compile_cases():
@@ -346,6 +407,9 @@ def _compile_cases():
         (through_shared, (f32, f32)),
         (widen, (np.zeros(64, np.float16), np.zeros((2, 64), np.float32))),
         (unchecked, (f32, f32, 64)),
+        (rows_at, (np.zeros((40, 32), np.float32),) * 3 + (np.zeros(16, np.int32), 0, 16, 16)),
+        (columns_at, (np.zeros((64, 40), np.float16), np.zeros((32, 8), np.float16),
+                      np.zeros(8, np.int64), 0, 32, 8)),
     ]
 
 
@@ -392,6 +456,12 @@ def test_scatter_of_one_value_twice_is_benign():
     with pytest.warns(RaceWarning), tt.simulate():
         scatter_duplicates[1](y, np.repeat(np.arange(32, dtype=np.float32), 2))
     np.testing.assert_array_equal(y, np.arange(32))
+
+
+def test_advanced_indexing_entirely_outside_is_out_of_bounds():
+    with pytest.raises(tt.OutOfBoundsError, match="entirely outside") as e, tt.simulate():
+        advanced_outside[1](np.zeros((8, 4), np.float32), np.zeros((4, 4), np.float32))
+    assert e.value.line == _line(advanced_outside.py_func, "ct.load_advanced_indexing(")
 
 
 @ct.kernel
@@ -458,8 +528,41 @@ def bad_latency(x):
     ct.gather(x, ct.arange(8, dtype=ct.int32), latency=11)
 
 
+@ct.kernel
+def two_sparse(x):
+    r = ct.arange(4, dtype=ct.int32)
+    ct.load_advanced_indexing(x, (r, r))
+
+
+@ct.kernel
+def no_sparse(x):
+    ct.load_advanced_indexing(x, (ct.Slice(0, 4), ct.Slice(0, 4)))
+
+
+@ct.kernel
+def sparse_2d(x):
+    ct.load_advanced_indexing(x, (ct.zeros((4, 4), ct.int32), ct.Slice(0, 4)))
+
+
+@ct.kernel
+def slice_of_3(x):
+    ct.load_advanced_indexing(x, (ct.arange(4, dtype=ct.int32), ct.Slice(0, 3)))
+
+
+@ct.kernel
+def advanced_1d(x):
+    ct.load_advanced_indexing(x, (ct.arange(4, dtype=ct.int32),))
+
+
+@ct.kernel
+def advanced_tile_shape(y):
+    ct.store_advanced_indexing(y, (ct.arange(4, dtype=ct.int32), ct.Slice(0, 4)),
+                               ct.zeros((4, 8), ct.float32))
+
+
 F = np.zeros(16, np.float32)
 I8 = np.zeros(16, np.int8)
+F2 = np.zeros((8, 8), np.float32)
 
 
 @pytest.mark.parametrize(("kernel", "args", "message"), [
@@ -477,13 +580,24 @@ I8 = np.zeros(16, np.int8)
      "the stored value cannot implicitly cast float32 to int32"),
     (value_widens, (F,), "the value's shape (2, 8) is not broadcastable to the index shape (8,)"),
     (bad_latency, (F,), "latency must be between 1 and 10, got 11"),
+    (two_sparse, (F2,), "exactly one index must be a 1-d integer tile (the sparse axis); 2"),
+    (no_sparse, (F2,), "exactly one index must be a 1-d integer tile (the sparse axis); none"),
+    (sparse_2d, (F2,), "the index of axis 0 must be a 1-d integer tile or a ct.Slice"),
+    (slice_of_3, (F2,), "ct.Slice of axis 1 has length 3; it must be a power of two"),
+    (advanced_1d, (F,), "load_advanced_indexing() needs an array of 2 or more axes"),
+    (advanced_tile_shape, (F2,), "the tile's shape (4, 8) does not match the shape the "
+     "indices imply, (4, 4)"),
 ], ids=["float-index", "bool-index", "shapes", "rank", "int-mask", "mask-shape", "mask-widens",
-        "pad-range", "pad-kind", "narrowing", "value-shape", "latency"])
+        "pad-range", "pad-kind", "narrowing", "value-shape", "latency", "two-sparse",
+        "no-sparse", "sparse-2d", "slice-length", "advanced-1d", "advanced-shape"])
 def test_compile_errors_at_the_users_line(kernel, args, message):
     with pytest.raises(KernelCompileError) as e:
         kernel.cuda_source(*args)
     text = str(e.value)
     assert message in text
     fn = kernel.py_func
-    line = _line(fn, "ct.scatter(" if "ct.scatter(" in inspect.getsource(fn) else "ct.gather(")
+    src = inspect.getsource(fn)
+    call = next(c for c in ("ct.scatter(", "ct.load_advanced_indexing(",
+                            "ct.store_advanced_indexing(", "ct.gather(") if c in src)
+    line = _line(fn, call)
     assert f'"{__file__}", line {line}' in text

@@ -47,7 +47,7 @@ from .tiles import (
     unary,
     where,
 )
-from .values import Py, Tup, describe_value
+from .values import IndexSlice, Py, Tup, describe_value
 
 if TYPE_CHECKING:
     from .lower import Lowerer
@@ -289,6 +289,107 @@ def scatter(lw: Lowerer, node: ast.Call) -> ir.Expr:
     return tile_op(lw, node, void, "scatter", [arr, val] + idx + [mask], check_bounds=check)
 
 
+# ---- load/store_advanced_indexing: rows at a tile of indices, slices of the other axes ---------
+
+_PAD_VALUES = {"zero": 0.0, "neg_zero": -0.0, "nan": float("nan"), "pos_inf": float("inf"),
+               "neg_inf": float("-inf")}
+
+
+def _advanced_indices(lw: Lowerer, at: ArrayType, raw, node, fname: str) -> tuple[list, tuple]:
+    """The index tiles of an advanced-indexing access (gather/scatter operands) and its shape:
+    axis ``d`` of the tile walks the 1-d index tile (the one sparse axis) or the slice
+    ``start + arange(length)``."""
+    if at.ndim < 2:
+        other = "gather" if fname.startswith("load") else "scatter"
+        raise lw.error(node, f"{fname}() needs an array of 2 or more axes",
+                       f"use ct.{other}() for a 1-d array")
+    items = raw.items if isinstance(raw, Tup) else [raw]
+    if len(items) != at.ndim:
+        raise lw.error(node, f"{fname}(): {len(items)} indices for a {at.ndim}-d array "
+                             "(the index length does not match the array rank)")
+    sparse, shape = [], []
+    for d, it in enumerate(items):
+        if is_tile(it):
+            if it.type.ndim != 1 or not it.type.dtype.is_int:
+                raise lw.error(node, f"{fname}(): the index of axis {d} must be a 1-d integer "
+                                     f"tile or a ct.Slice, got {it.type}")
+            sparse.append(d)
+            shape.append(it.type.shape[0])
+        elif isinstance(it, IndexSlice):
+            if not is_pow2(it.length):
+                raise lw.error(node, f"{fname}(): ct.Slice of axis {d} has length {it.length}; "
+                                     "it must be a power of two")
+            shape.append(it.length)
+        else:
+            raise lw.error(node, f"{fname}(): the index of axis {d} must be a 1-d integer tile "
+                                 f"(the sparse axis) or ct.Slice(start, length), got "
+                                 f"{describe_value(it)}")
+    if len(sparse) != 1:
+        raise lw.error(node, f"{fname}(): exactly one index must be a 1-d integer tile (the "
+                             f"sparse axis); {len(sparse) or 'none'} found",
+                       "the other axes take ct.Slice(start, length)")
+    shape = tuple(shape)
+    idx = []
+    for d, it in enumerate(items):
+        axis = (1,) * d + (shape[d],) + (1,) * (at.ndim - d - 1)
+        if isinstance(it, IndexSlice):
+            one = ir.Const(int64, lw.loc(node), 1)
+            it = tile_op(lw, node, TileType(int64, (shape[d],)), "arange", [it.start, one])
+        it = tile_op(lw, node, TileType(it.type.dtype, axis), "reshape", [it])
+        idx.append(broadcast(lw, it, shape, node))
+    return idx, shape
+
+
+def index_slice(lw: Lowerer, node: ast.Call) -> IndexSlice:
+    v = bind_args(lw, node, "Slice", ["start", "length"], {})
+    start = scalar_arg(lw, v["start"], node)
+    if not start.type.is_int:
+        raise lw.error(node, f"ct.Slice(): the start must be an integer, got {start.type}")
+    return IndexSlice(ty.convert(start, int64), static_int(lw, v["length"], node,
+                                                           "ct.Slice's length"))
+
+
+def load_advanced(lw: Lowerer, node: ast.Call) -> ir.Expr:
+    fname = "load_advanced_indexing"
+    v = bind_args(lw, node, fname, ["array", "indices", "padding_mode", "latency", "allow_tma"],
+                  {"padding_mode": None, "latency": None, "allow_tma": None})
+    arr = _array(lw, v["array"], node, fname)
+    at: ArrayType = arr.type
+    idx, shape = _advanced_indices(lw, at, v["indices"], node, fname)
+    mode = "undetermined"
+    pm = v["padding_mode"]
+    if pm is not None and not (isinstance(pm, Py) and pm.obj is None):
+        mode = enum_member(lw, pm, lt.PaddingMode, node, "padding_mode").value
+    _latency(lw, v["latency"], node, fname)
+    pad = _PAD_VALUES.get(mode, 0.0) if at.dtype.is_float else 0
+    pad = ir.Const(at.dtype, lw.loc(node), ty.py_value(pad, at.dtype))
+    mask = ir.Const(bool_, lw.loc(node), True)
+    # ``tile_view``: a tile of the array's view, as cuTile has it: the default padding is
+    # undetermined and a tile wholly outside the array undefined (the simulator's checks)
+    return tile_op(lw, node, TileType(at.dtype, shape), "gather", [arr] + idx + [mask, pad],
+                   check_bounds=True, tile_view=mode == "undetermined")
+
+
+def store_advanced(lw: Lowerer, node: ast.Call) -> ir.Expr:
+    fname = "store_advanced_indexing"
+    v = bind_args(lw, node, fname, ["array", "indices", "tile", "latency", "allow_tma"],
+                  {"latency": None, "allow_tma": None})
+    arr = _array(lw, v["array"], node, fname)
+    at: ArrayType = arr.type
+    if at.readonly:
+        raise lw.error(node, f"{fname}() to a read-only (constant) array")
+    idx, shape = _advanced_indices(lw, at, v["indices"], node, fname)
+    t = tile_or_scalar(lw, v["tile"], node)
+    if shape_of(t) != shape:
+        raise lw.error(node, f"{fname}(): the tile's shape {shape_of(t)} does not match the "
+                             f"shape the indices imply, {shape}")
+    t = _implicit(lw, t, at.dtype, node, fname, "the stored tile")
+    _latency(lw, v["latency"], node, fname)
+    mask = ir.Const(bool_, lw.loc(node), True)
+    return tile_op(lw, node, void, "scatter", [arr, t] + idx + [mask], check_bounds=True,
+                   tile_view=True)
+
+
 _ATOMIC_OPS = {"atomic_add": "add", "atomic_max": "max", "atomic_min": "min",
                "atomic_and": "and_", "atomic_or": "or_", "atomic_xor": "xor",
                "atomic_xchg": "exch", "atomic_cas": "cas"}
@@ -475,6 +576,12 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         return gather(lw, node)
     if fname == "scatter":
         return scatter(lw, node)
+    if fname == "Slice":
+        return index_slice(lw, node)
+    if fname == "load_advanced_indexing":
+        return load_advanced(lw, node)
+    if fname == "store_advanced_indexing":
+        return store_advanced(lw, node)
     if fname in ("full", "zeros", "ones"):
         params = ["shape", "fill_value", "dtype"] if fname == "full" else ["shape", "dtype"]
         v = bind_args(lw, node, fname, params, {})

@@ -20,7 +20,8 @@ from .thread import context
 __all__ = [
     "PaddingMode", "MemoryOrder", "MemoryScope", "RoundingMode",
     "bid", "num_blocks", "num_tiles", "cdiv",
-    "load", "store", "gather", "scatter", "full", "zeros", "ones", "arange", "astype",
+    "load", "store", "gather", "scatter", "Slice", "load_advanced_indexing",
+    "store_advanced_indexing", "full", "zeros", "ones", "arange", "astype",
     "where", "maximum", "minimum", "add", "sub", "mul", "truediv", "floordiv", "mod", "pow",
     "negative", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "tan", "sinh", "cosh",
@@ -156,6 +157,24 @@ common shape, converted implicitly to the array's dtype) to the array's elements
 array are skipped. Where two elements name one array element, which value lands is
 unspecified (the simulator reports a race when they differ).""")
 
+Slice = _stub("Slice", """Slice(start, length) -> an index of ``load_advanced_indexing`` /
+``store_advanced_indexing``: the ``length`` elements of an array axis from ``start`` (a
+number; ``length`` a compile-time power of two).""")
+load_advanced_indexing = _stub("load_advanced_indexing", """load_advanced_indexing(array,
+indices, *, padding_mode=PaddingMode.UNDETERMINED, latency=None, allow_tma=None) -> a tile of
+an array of 2 or more axes: ``indices`` has one entry per axis, exactly one a 1-d integer tile
+(the sparse axis: its elements pick the array's indices along that axis, in any order,
+repeats allowed) and the others ``Slice(start, length)``. The tile's shape is the sparse
+tile's length on its axis and each slice's length on the others. Elements outside the array
+get ``padding_mode``'s value (as ``load``); a tile entirely outside is undefined (the
+simulator's OutOfBoundsError). It is a ``gather`` of those indices.""")
+store_advanced_indexing = _stub("store_advanced_indexing", """store_advanced_indexing(array,
+indices, tile, *, latency=None, allow_tma=None) -> None: ``tile`` (of exactly the shape the
+indices give, converted implicitly to the array's dtype) written where
+``load_advanced_indexing`` with the same indices reads; elements outside the array are
+skipped. Repeated sparse indices write one row twice: which lands is unspecified (the
+simulator reports a race where the values differ).""")
+
 # ---- making tiles -------------------------------------------------------------------------------
 
 full = _stub("full", """full(shape, fill_value, dtype) -> a tile of ``shape`` filled with
@@ -277,9 +296,9 @@ integers, ``%f``/``%e``/``%g`` floats.""")
 # cuTile names threadtile does not implement yet: using one in a kernel is a compile error
 # that names it (rather than an AttributeError deep inside the frontend)
 UNSUPPORTED = (
-    "cat", "extract", "insert", "reduce", "scan", "bitcast",
-    "pack_to_bytes", "unpack_from_bytes", "mma_scaled", "load_advanced_indexing",
-    "store_advanced_indexing", "static_eval", "static_assert", "static_iter", "static_exception",
+    "cat", "extract", "insert", "reduce", "scan", "bitcast", "pack_to_bytes",
+    "unpack_from_bytes", "mma_scaled", "static_eval", "static_assert", "static_iter",
+    "static_exception",
     "ensure_constant", "assert_", "print", "atan2", "divmod", "bitwise_and", "bitwise_or",
     "bitwise_xor", "bitwise_not", "bitwise_lshift", "bitwise_rshift", "astile",
     "grid_dependency_control_wait", "grid_dependency_control_launch_dependents",

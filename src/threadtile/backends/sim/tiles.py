@@ -497,7 +497,8 @@ def _indexed(B, op, site, blocks, args):
     """gather/scatter: per element of the indices' shape, the array offset and whether it is
     accessed (the mask true, the index inside the array); with ``check_bounds=False`` an
     element the mask lets through outside the array is an OutOfBoundsError (undefined on the
-    GPU). Also the operands, scalars per block."""
+    GPU), and so is a tile wholly outside for ``tile_view`` (load/store_advanced_indexing, as
+    for load and store). Also the operands, scalars per block."""
     nidx = op.args[0].type.ndim
     shape = op.type.shape if op.op == "gather" else op.args[1].type.shape
     nd = len(shape)
@@ -517,7 +518,15 @@ def _indexed(B, op, site, blocks, args):
     rows = np.arange(B.nb) if blocks is None else np.flatnonzero(blocks)
     L = B.launch
     bad = (mask & ~inb)[rows]
-    if L.bounds and not op.attrs["check_bounds"] and bad.any():
+    what = "index out of bounds with check_bounds=False"
+    if op.attrs.get("tile_view"):
+        # load/store_advanced_indexing: a tile wholly outside the array is undefined
+        bad = ~inb[rows] & (~inb[rows]).reshape(len(rows), -1).all(axis=1).reshape(
+            (-1,) + (1,) * nd)
+        what = "the tile lies entirely outside the array"
+    elif op.attrs["check_bounds"]:
+        bad = bad[:0]
+    if L.bounds and bad.any():
         k = int(np.argmax(bad.reshape(-1)))
         size = int(np.prod(shape, dtype=np.int64))
         b, e = divmod(k, size)
@@ -526,9 +535,10 @@ def _indexed(B, op, site, blocks, args):
         dims = [int(np.broadcast_to(s, (B.nb,))[row]) for s in ashape]
         checks.raise_oob(L, site, B.gtid[row * B.T + e % B.T],
                          [int(g[(row,) + r]) for g in gi], dims,
-                         what=f"index out of bounds with check_bounds=False (element "
-                              f"{tuple(map(int, r))} of the indices; undefined on the GPU: "
-                              "leave check_bounds on, or mask the element)")
+                         what=f"{what} (element {tuple(map(int, r))} of the indices; "
+                              "undefined on the GPU" + ("" if op.attrs.get("tile_view") else
+                                                        ": leave check_bounds on, or mask the "
+                                                        "element") + ")")
     return off, mask & inb, rows, gi, shape, vals
 
 
@@ -542,6 +552,8 @@ def _gather(B, op, site, blocks, args):
     _shadow(B, op, site, mem, offs, lanes, gi_sel, write=False)
     out = np.empty((B.nb,) + shape, _dtype(t.dtype))
     out[...] = np.broadcast_to(vals[-1], out.shape)
+    if op.attrs.get("tile_view") and out.dtype.kind == "f":
+        out[...] = np.nan  # load_advanced_indexing's undetermined padding, as _load's
     got = out[rows]
     got[sel] = mem.to_value(mem.flat[offs])
     out[rows] = got
