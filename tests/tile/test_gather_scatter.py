@@ -175,6 +175,14 @@ def advanced_outside(x, y):
     ct.store(y, index=(0, 0), tile=ct.load_advanced_indexing(x, (rows, ct.Slice(0, 4))))
 
 
+@ct.kernel
+def zero_d(x, out, flags):
+    """A 0-d array's one element (indices ``()``), and a masked scatter into one."""
+    v = ct.gather(x, ())
+    ct.scatter(out, (), v * 2)
+    ct.scatter(flags, (), v > 0, mask=v > 100)
+
+
 # ---- numerics --------------------------------------------------------------------------------
 
 DTYPES = ["float32", "float16", "int32", "int8", "uint16", "bool"]
@@ -302,6 +310,15 @@ def test_scalar_indices(target, rng, i):
     assert np.isnan(np.delete(got, i)).all()
 
 
+@pytest.mark.parametrize("v", [3.5, 250.0])
+def test_zero_d_arrays(target, v):
+    out = target.to_device(poison((), np.float32))
+    flags = target.to_device(np.zeros((), bool))
+    target.launch_tile(zero_d, 1, target.to_device(np.array(v, np.float32)), out, flags)
+    assert target.to_host(out) == 2 * v
+    assert bool(target.to_host(flags)) == (v > 100)
+
+
 def test_scalar_and_tile_indices(target, rng):
     x = rng.standard_normal((16, 8)).astype(np.float32)
     y = target.to_device(poison((4, 16), np.float32))
@@ -407,6 +424,7 @@ def _compile_cases():
         (through_shared, (f32, f32)),
         (widen, (np.zeros(64, np.float16), np.zeros((2, 64), np.float32))),
         (unchecked, (f32, f32, 64)),
+        (zero_d, (np.zeros((), np.float32),) * 2 + (np.zeros((), bool),)),
         (rows_at, (np.zeros((40, 32), np.float32),) * 3 + (np.zeros(16, np.int32), 0, 16, 16)),
         (columns_at, (np.zeros((64, 40), np.float16), np.zeros((32, 8), np.float16),
                       np.zeros(8, np.int64), 0, 32, 8)),
@@ -560,6 +578,12 @@ def advanced_tile_shape(y):
                                ct.zeros((4, 8), ct.float32))
 
 
+@ct.kernel
+def slice_in_a_name(x):
+    s = ct.Slice(0, 4)
+    ct.load_advanced_indexing(x, (ct.arange(4, dtype=ct.int32), s))
+
+
 F = np.zeros(16, np.float32)
 I8 = np.zeros(16, np.int8)
 F2 = np.zeros((8, 8), np.float32)
@@ -587,9 +611,11 @@ F2 = np.zeros((8, 8), np.float32)
     (advanced_1d, (F,), "load_advanced_indexing() needs an array of 2 or more axes"),
     (advanced_tile_shape, (F2,), "the tile's shape (4, 8) does not match the shape the "
      "indices imply, (4, 4)"),
+    (slice_in_a_name, (F2,), "ct.Slice(...) cannot be bound to a name"),
 ], ids=["float-index", "bool-index", "shapes", "rank", "int-mask", "mask-shape", "mask-widens",
         "pad-range", "pad-kind", "narrowing", "value-shape", "latency", "two-sparse",
-        "no-sparse", "sparse-2d", "slice-length", "advanced-1d", "advanced-shape"])
+        "no-sparse", "sparse-2d", "slice-length", "advanced-1d", "advanced-shape",
+        "slice-name"])
 def test_compile_errors_at_the_users_line(kernel, args, message):
     with pytest.raises(KernelCompileError) as e:
         kernel.cuda_source(*args)
@@ -597,7 +623,7 @@ def test_compile_errors_at_the_users_line(kernel, args, message):
     assert message in text
     fn = kernel.py_func
     src = inspect.getsource(fn)
-    call = next(c for c in ("ct.scatter(", "ct.load_advanced_indexing(",
+    call = next(c for c in ("ct.Slice(", "ct.scatter(", "ct.load_advanced_indexing(",
                             "ct.store_advanced_indexing(", "ct.gather(") if c in src)
     line = _line(fn, call)
     assert f'"{__file__}", line {line}' in text

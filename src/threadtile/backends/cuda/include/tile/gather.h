@@ -21,15 +21,21 @@
 namespace tt {
 namespace tile {
 
-// whether element k (coordinates g) of an indexed access is taken
+// whether the element at array coordinates g is inside the array (always, unchecked)
 template <bool CheckBounds, int R, class Arr>
 __device__ __forceinline__ bool indexed_in(const Arr& a, const int64_t* g) {
   bool in = true;
-  if constexpr (CheckBounds) {
+  if constexpr (CheckBounds && R > 0) {
 #pragma unroll
     for (int d = 0; d < R; ++d) in = in && g[d] >= 0 && g[d] < a.shape[d];
   }
   return in;
+}
+// the address of the element at coordinates g (a 0-d array has its one element)
+template <int R, class Arr>
+__device__ __forceinline__ auto indexed_at(const Arr& a, const int64_t* g) {
+  if constexpr (R == 0) return a.data;
+  else return a.data + offset(a, g);
 }
 
 // the array's elements at the indices, `pad` where the mask is false or (CheckBounds) an index
@@ -42,9 +48,9 @@ __device__ __forceinline__ TL gather(const Arr& a, const M& mask, const P& pad,
   TL r;
 #pragma unroll
   for (int k = 0; k < TL::N; ++k) {
-    const int64_t g[R] = {int64_t(at(idx, k))...};
+    const int64_t g[R + 1] = {int64_t(at(idx, k))..., 0};
     const bool in = bool(at(mask, k)) && indexed_in<CheckBounds, R>(a, g);
-    r.v[k] = in ? a.data[offset(a, g)] : T(at(pad, k));
+    r.v[k] = in ? *indexed_at<R>(a, g) : T(at(pad, k));
   }
   return r;
 }
@@ -66,8 +72,8 @@ __device__ __forceinline__ void scatter(const Arr& a, const TL& x, const M& mask
   if (!owner<TL>(tid())) return;
 #pragma unroll
   for (int k = 0; k < TL::N; ++k) {
-    const int64_t g[R] = {int64_t(at(idx, k))...};
-    if (bool(at(mask, k)) && indexed_in<CheckBounds, R>(a, g)) a.data[offset(a, g)] = x.v[k];
+    const int64_t g[R + 1] = {int64_t(at(idx, k))..., 0};
+    if (bool(at(mask, k)) && indexed_in<CheckBounds, R>(a, g)) *indexed_at<R>(a, g) = x.v[k];
   }
 }
 template <bool CheckBounds, class Arr, class TL, class M, class... I>
