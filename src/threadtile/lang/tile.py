@@ -142,7 +142,8 @@ and after, so every thread may read the array right after it.""")
 
 gather = _stub("gather", """gather(array, indices, *, mask=None, padding_value=0,
 check_bounds=True, latency=None) -> the array's elements at ``indices``: a tuple with one
-integer tile or number per array axis (a 1-d array also takes it bare), broadcast together
+integer tile or number per array axis (a 1-d array also takes it bare, a 0-d array takes
+``()``), broadcast together
 (NumPy's rules) to the result's shape; element ``r`` is ``array[indices[0][r], ...,
 indices[n-1][r]]``. Where ``mask`` (a bool tile or scalar broadcastable to that shape) is
 false, or an index is outside the array (negative indices too: they do not wrap), the element
