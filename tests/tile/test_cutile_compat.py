@@ -244,3 +244,21 @@ def test_tfloat32_rounds_to_nearest_even():
     assert tf32(f(one + 0x1001)).view(np.uint32)[0] == one + 0x2000
     assert tf32(f(one + 0x0FFF)).view(np.uint32)[0] == one
     assert np.isinf(tf32(np.float32(np.inf))) and np.isnan(tf32(np.float32(np.nan)))
+
+
+@ct.kernel
+def _scalar_load(ids, x, y):
+    """MoE's ``ct.load(ids, index=bid, shape=())``: one element as a 0-d tile."""
+    e = ct.load(ids, index=ct.bid(0), shape=())
+    row = ct.load(x, index=(e, 0), shape=(1, 64))
+    ct.store(y, index=(ct.bid(0), 0), tile=row + e.astype(ct.float32))
+
+
+def test_load_of_shape_empty_is_one_element(target):
+    ids = np.array([3, 0, 2], np.int32)
+    x = np.random.default_rng(2).standard_normal((4, 64)).astype(np.float32)
+    y = target.to_device(np.zeros((3, 64), np.float32))
+    target.launch_tile(_scalar_load, 3, target.to_device(ids), target.to_device(x), y)
+    np.testing.assert_array_equal(target.to_host(y), x[ids] + ids[:, None].astype(np.float32))
+    for arch in ("sm_80", "sm_90"):
+        assert _scalar_load.compile(ids, x, x[:3], arch=arch).cubin[:4] == b"\x7fELF"

@@ -128,8 +128,9 @@ def test_load_of_unwritten_shared_memory():
 # ---- compile errors -----------------------------------------------------------------------------
 
 @ct.kernel
-def uses_gather(a):
-    ct.gather(a, ct.arange(16, dtype=ct.int32))
+def uses_cat(a):
+    t = ct.arange(16, dtype=ct.int32)
+    ct.store(a, index=(0,), tile=ct.cat((t, t), 0))
 
 
 @ct.kernel
@@ -176,7 +177,7 @@ def exp_round_toward_zero(a):
 
 
 @pytest.mark.parametrize(("kernel", "args", "message", "hint"), [
-    (uses_gather, (np.zeros(16, np.float32),), "cuTile's gather() is not supported",
+    (uses_cat, (np.zeros(32, np.int32),), "cuTile's cat() is not supported",
      "docs/tiles.md"),
     (odd_shape, (np.zeros(16, np.float32),), "must be a power of two", "pad the data"),
     (tile_ternary, (np.zeros(16, np.float32), True), "conditional expression with tiles",

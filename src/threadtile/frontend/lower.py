@@ -46,7 +46,7 @@ from . import typing as ty
 from .deps import dotted
 from .hints import HINTS, describe_node
 from .source import MISSING, SourceInfo, get_source, resolve_name
-from .values import DeclRequest, Py, ScalarMethod, Tup, describe_value, pyname
+from .values import DeclRequest, IndexSlice, Py, ScalarMethod, Tup, describe_value, pyname
 
 
 class Lowerer(ast.NodeVisitor):
@@ -267,6 +267,10 @@ class Lowerer(ast.NodeVisitor):
                 out += self.assign_name(node, pn, it)
             self.tuples[name] = (parts, tuple(value.names))
             return out
+        if isinstance(value, IndexSlice):
+            raise self.error(node, "ct.Slice(...) cannot be bound to a name",
+                             "write it in the indices of load_advanced_indexing or "
+                             "store_advanced_indexing")
         if isinstance(value, Py):  # a module, function, dtype...: a compile-time name (alias)
             self._not_bound_as(name, pyname(value.obj), node, self.tuples)
             return tiles.assign_static(self, node, name, value)

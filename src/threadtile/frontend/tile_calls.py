@@ -13,8 +13,10 @@ from ..ir import nodes as ir
 from ..lang import tile as lt
 from ..lang.types import ArrayType, TileType, bool_, int32, int64, void
 from . import typing as ty
+from .tile_gather import INDEXED
 from .tiles import (
     MATH_FUNCS,
+    array_arg,
     bind_args,
     binop,
     broadcast,
@@ -56,12 +58,6 @@ if TYPE_CHECKING:
 # memory
 # ---------------------------------------------------------------------------------------------
 
-def _array(lw: Lowerer, v, node, fname: str) -> ir.Expr:
-    if not (isinstance(v, ir.Expr) and isinstance(v.type, ArrayType)):
-        raise lw.error(node, f"{fname}() needs an array, got {describe_value(v)}")
-    return v
-
-
 def _index(lw: Lowerer, v, ndim: int, node, fname: str) -> list[ir.Expr]:
     items = v.items if isinstance(v, Tup) else [v]
     if len(items) != ndim:
@@ -100,10 +96,13 @@ def load(lw: Lowerer, node: ast.Call) -> ir.Expr:
                                   "memory_scope"],
               {"order": "C", "padding_mode": None, "check_bounds": None, "latency": None,
                "allow_tma": None, "memory_order": None, "memory_scope": None})
-    arr = _array(lw, v["array"], node, "load")
+    arr = array_arg(lw, v["array"], node, "load")
     nd = arr.type.ndim
     idx = _index(lw, v["index"], nd, node, "load")
     shape = static_shape(lw, v["shape"], node)
+    scalar = shape == () and nd > 0  # cuTile: the (1, ..., 1) tile at index, as a 0-d tile
+    if scalar:
+        shape = (1,) * nd
     if len(shape) != nd:
         raise lw.error(node, f"load(): a {len(shape)}-d tile shape for a {nd}-d array",
                        "give one tile dimension per array axis (use 1 for an axis you do not "
@@ -116,8 +115,9 @@ def load(lw: Lowerer, node: ast.Call) -> ir.Expr:
         padding = enum_member(lw, pad, lt.PaddingMode, node, "padding_mode").value
         if padding == "undetermined":
             padding = None
-    return tile_op(lw, node, TileType(arr.type.dtype, shape), "load", [arr] + idx,
-               shape=shape, order=order, padding=padding)
+    t = tile_op(lw, node, TileType(arr.type.dtype, shape), "load", [arr] + idx,
+                shape=shape, order=order, padding=padding)
+    return tile_op(lw, node, TileType(arr.type.dtype, ()), "reshape", [t]) if scalar else t
 
 
 def store(lw: Lowerer, node: ast.Call) -> ir.Expr:
@@ -125,7 +125,7 @@ def store(lw: Lowerer, node: ast.Call) -> ir.Expr:
                                    "allow_tma", "memory_order", "memory_scope"],
               {"order": "C", "check_bounds": None, "latency": None, "allow_tma": None,
                "memory_order": None, "memory_scope": None})
-    arr = _array(lw, v["array"], node, "store")
+    arr = array_arg(lw, v["array"], node, "store")
     if arr.type.readonly:
         raise lw.error(node, "store() to a read-only (constant) array")
     nd = arr.type.ndim
@@ -158,7 +158,7 @@ def atomic(lw: Lowerer, name: str, node: ast.Call) -> ir.Expr:
     v = bind_args(lw, node, name, ["array", "indices"] + vals_names +
               ["check_bounds", "memory_order", "memory_scope"],
               {"check_bounds": None, "memory_order": None, "memory_scope": None})
-    arr = _array(lw, v["array"], node, name)
+    arr = array_arg(lw, v["array"], node, name)
     at: ArrayType = arr.type
     if at.space not in ("global", "shared"):
         raise lw.error(node, f"{name}() works on global and shared arrays")
@@ -310,7 +310,7 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         return ir.Special(int32, loc, f"{reg}.{'xyz'[axis]}")
     if fname == "num_tiles":
         v = bind_args(lw, node, "num_tiles", ["array", "axis", "shape", "order"], {"order": "C"})
-        arr = _array(lw, v["array"], node, "num_tiles")
+        arr = array_arg(lw, v["array"], node, "num_tiles")
         nd = arr.type.ndim
         axis = static_int(lw, v["axis"], node, "the axis") % nd
         shape = static_shape(lw, v["shape"], node)
@@ -329,6 +329,8 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         return load(lw, node)
     if fname == "store":
         return store(lw, node)
+    if fname in INDEXED:
+        return INDEXED[fname](lw, node)
     if fname in ("full", "zeros", "ones"):
         params = ["shape", "fill_value", "dtype"] if fname == "full" else ["shape", "dtype"]
         v = bind_args(lw, node, fname, params, {})

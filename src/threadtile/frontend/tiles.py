@@ -22,6 +22,7 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..lang.types import (
+    ArrayType,
     Scalar,
     TileType,
     bool_,
@@ -146,6 +147,13 @@ def bind_args(lw: Lowerer, node: ast.Call, fname: str, params: list[str], defaul
                 raise lw.error(node, f"{fname}() missing required argument {p!r}")
             vals[p] = defaults[p]
     return vals
+
+
+def array_arg(lw: Lowerer, v, node, fname: str) -> ir.Expr:
+    """An array operand of a tile operation (a kernel argument, a view, a shared array)."""
+    if not (isinstance(v, ir.Expr) and isinstance(v.type, ArrayType)):
+        raise lw.error(node, f"{fname}() needs an array, got {describe_value(v)}")
+    return v
 
 
 def static_int(lw: Lowerer, v, node, what: str) -> int:

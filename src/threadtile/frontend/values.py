@@ -45,6 +45,15 @@ class DeclRequest:
     init: object = None
 
 
+@dataclass
+class IndexSlice:
+    """``ct.Slice(start, length)``: ``length`` consecutive elements of an array axis from
+    ``start`` (int64), an index of ``load/store_advanced_indexing``."""
+
+    start: ir.Expr
+    length: int
+
+
 def pyname(obj) -> str:
     if isinstance(obj, str):
         return "a string"
@@ -62,4 +71,6 @@ def describe_value(v) -> str:
         return "a namedtuple" if v.names else "a tuple"
     if isinstance(v, ir.Expr):
         return ty.describe(v.type)
+    if isinstance(v, IndexSlice):
+        return f"ct.Slice(..., {v.length})"
     return type(v).__name__

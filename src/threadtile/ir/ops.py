@@ -410,6 +410,38 @@ def _store(e):
     return None
 
 
+def _indexed(arr, rest: list, shape: tuple, what: str) -> str | None:
+    """gather/scatter: after the array and ``what``, one index per array axis (an integer
+    tile of ``shape`` or an int64 scalar) and a bool mask (a tile of ``shape`` or a scalar)
+    (``rest``)."""
+    if not isinstance(arr, ArrayType) or len(rest) != arr.ndim + 1:
+        return f"an array, {what}one index per axis, then the mask"
+    for k, a in enumerate(rest):
+        t, last = a.type, k == len(rest) - 1
+        ok = (t.shape == shape and (t.dtype == bool_ if last else t.dtype.is_int)) if _tile(
+            t) else t == (bool_ if last else int64)
+        if not ok:
+            return (f"indices are integer tiles of shape {shape} or int64 scalars, the mask a "
+                    "bool tile of that shape or scalar")
+    return None
+
+
+def _gather(e):
+    arr, pad = e.args[0].type, e.args[-1].type
+    if not _tile(e.type) or e.type.dtype != getattr(arr, "dtype", None):
+        return "a gather gives a tile of the array's dtype"
+    if _scalar_dtype(pad) != arr.dtype or (_tile(pad) and pad.shape != e.type.shape):
+        return "the padding is of the array's dtype, a scalar or a tile of the result's shape"
+    return _indexed(arr, e.args[1:-1], e.type.shape, "")
+
+
+def _scatter(e):
+    arr, val = e.args[0].type, e.args[1].type
+    if e.type != void or not _tile(val) or val.dtype != getattr(arr, "dtype", None):
+        return "a scatter writes a tile of the array's dtype and gives nothing"
+    return _indexed(arr, e.args[2:], val.shape, "the value tile, ")
+
+
 def _atomic_tile(e):
     arr = e.args[0].type
     nvals = 2 if e.attrs["op"] == "cas" else 1
@@ -466,6 +498,10 @@ def _tile_ops() -> dict[str, OpSpec]:
         OpSpec("item", (1, 1), _item, doc="the value of a one-element tile"),
         OpSpec("load", (2, None), _load, ("shape", "order", "padding"), "a tile from an array"),
         OpSpec("store", (3, None), _store, ("shape", "order"), "a tile into an array"),
+        OpSpec("gather", (3, None), _gather, ("check_bounds",),
+               "array elements at tiles of indices; the padding where masked or outside"),
+        OpSpec("scatter", (3, None), _scatter, ("check_bounds",),
+               "a tile into array elements at tiles of indices, where the mask allows"),
         OpSpec("atomic", (3, None), _atomic_tile, ("op", "order", "scope"),
                "an atomic per element; the old values"),
         OpSpec("printf", (0, None), _void, ("fmt", "kinds"), "C printf by the block's thread 0"),

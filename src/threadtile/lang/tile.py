@@ -20,7 +20,8 @@ from .thread import context
 __all__ = [
     "PaddingMode", "MemoryOrder", "MemoryScope", "RoundingMode",
     "bid", "num_blocks", "num_tiles", "cdiv",
-    "load", "store", "full", "zeros", "ones", "arange", "astype",
+    "load", "store", "gather", "scatter", "Slice", "load_advanced_indexing",
+    "store_advanced_indexing", "full", "zeros", "ones", "arange", "astype",
     "where", "maximum", "minimum", "add", "sub", "mul", "truediv", "floordiv", "mod", "pow",
     "negative", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "tan", "sinh", "cosh",
@@ -138,6 +139,42 @@ array at ``index`` of the tile space of ``tile.shape`` (the inverse of ``load``)
 outside the array are skipped (cuTile's rule); the tile is converted to the array's dtype; a
 scalar is stored as a tile of ones. A store to a ``shared.array`` synchronizes the block before
 and after, so every thread may read the array right after it.""")
+
+gather = _stub("gather", """gather(array, indices, *, mask=None, padding_value=0,
+check_bounds=True, latency=None) -> the array's elements at ``indices``: a tuple with one
+integer tile or number per array axis (a 1-d array also takes it bare, a 0-d array takes
+``()``), broadcast together
+(NumPy's rules) to the result's shape; element ``r`` is ``array[indices[0][r], ...,
+indices[n-1][r]]``. Where ``mask`` (a bool tile or scalar broadcastable to that shape) is
+false, or an index is outside the array (negative indices too: they do not wrap), the element
+is ``padding_value`` (a number or a tile broadcastable to the shape, converted implicitly to
+the array's dtype). ``check_bounds=False`` promises every index the mask lets through is
+inside the array (no test on the GPU; the simulator reports an OutOfBoundsError).
+``latency`` (1 to 10) is a hint, accepted and ignored.""")
+scatter = _stub("scatter", """scatter(array, indices, value, *, mask=None, check_bounds=True,
+latency=None) -> None: write ``value`` (a tile or number broadcastable to the indices'
+common shape, converted implicitly to the array's dtype) to the array's elements at
+``indices`` (as in ``gather``). Elements where ``mask`` is false or the index is outside the
+array are skipped. Where two elements name one array element, which value lands is
+unspecified (the simulator reports a race when they differ).""")
+
+Slice = _stub("Slice", """Slice(start, length) -> an index of ``load_advanced_indexing`` /
+``store_advanced_indexing``: the ``length`` elements of an array axis from ``start`` (a
+number; ``length`` a compile-time power of two).""")
+load_advanced_indexing = _stub("load_advanced_indexing", """load_advanced_indexing(array,
+indices, *, padding_mode=PaddingMode.UNDETERMINED, latency=None, allow_tma=None) -> a tile of
+an array of 2 or more axes: ``indices`` has one entry per axis, exactly one a 1-d integer tile
+(the sparse axis: its elements pick the array's indices along that axis, in any order,
+repeats allowed) and the others ``Slice(start, length)``. The tile's shape is the sparse
+tile's length on its axis and each slice's length on the others. Elements outside the array
+get ``padding_mode``'s value (as ``load``); a tile entirely outside is undefined (the
+simulator's OutOfBoundsError). It is a ``gather`` of those indices.""")
+store_advanced_indexing = _stub("store_advanced_indexing", """store_advanced_indexing(array,
+indices, tile, *, latency=None, allow_tma=None) -> None: ``tile`` (of exactly the shape the
+indices give, converted implicitly to the array's dtype) written where
+``load_advanced_indexing`` with the same indices reads; elements outside the array are
+skipped. Repeated sparse indices write one row twice: which lands is unspecified (the
+simulator reports a race where the values differ).""")
 
 # ---- making tiles -------------------------------------------------------------------------------
 
@@ -260,9 +297,9 @@ integers, ``%f``/``%e``/``%g`` floats.""")
 # cuTile names threadtile does not implement yet: using one in a kernel is a compile error
 # that names it (rather than an AttributeError deep inside the frontend)
 UNSUPPORTED = (
-    "gather", "scatter", "cat", "extract", "insert", "reduce", "scan", "bitcast",
-    "pack_to_bytes", "unpack_from_bytes", "mma_scaled", "load_advanced_indexing",
-    "store_advanced_indexing", "static_eval", "static_assert", "static_iter", "static_exception",
+    "cat", "extract", "insert", "reduce", "scan", "bitcast", "pack_to_bytes",
+    "unpack_from_bytes", "mma_scaled", "static_eval", "static_assert", "static_iter",
+    "static_exception",
     "ensure_constant", "assert_", "print", "atan2", "divmod", "bitwise_and", "bitwise_or",
     "bitwise_xor", "bitwise_not", "bitwise_lshift", "bitwise_rshift", "astile",
     "grid_dependency_control_wait", "grid_dependency_control_launch_dependents",

@@ -281,6 +281,24 @@ def _atomic(em, x, args):
     return f"tt::tile::atomic<{alias(x.type)}, tt::tile::{_ATOMIC[op]}, {order}, {scope}>({rest})"
 
 
+def _gather(em, x, args):
+    """``gather<Tile, CheckBounds>(array, mask, pad, index...)`` (tile.h, gather.h)."""
+    check = "true" if x.attrs["check_bounds"] else "false"
+    shared = "_shared" if x.args[0].type.space == "shared" else ""
+    arr, idx, mask, pad = args[0], args[1:-2], args[-2], args[-1]
+    rest = ", ".join([arr, mask, pad] + idx)
+    return f"tt::tile::gather{shared}<{alias(x.type)}, {check}>({rest})"
+
+
+def _scatter(em, x, args):
+    """``scatter<CheckBounds>(array, tile, mask, index...)`` (tile.h, gather.h)."""
+    check = "true" if x.attrs["check_bounds"] else "false"
+    shared = "_shared" if x.args[0].type.space == "shared" else ""
+    arr, val, idx, mask = args[0], args[1], args[2:-1], args[-1]
+    rest = ", ".join([arr, val, mask] + idx)
+    return f"tt::tile::scatter{shared}<{check}>({rest})"
+
+
 def _printf(em, x, args):
     """C's printf by the block's first thread; integers are passed as long long (%lld) and
     floats as double, whatever their kernel type."""
@@ -365,6 +383,8 @@ TILE_OPS = {
     "load": _load,
     "store": _store,
     "atomic": _atomic,
+    "gather": _gather,
+    "scatter": _scatter,
     "printf": _printf,
     "layout": lambda em, x, args:
         f"tt::tile::to_{'mma' if x.type.layout == 'mma' else 'blocked'}({args[0]})",

@@ -424,7 +424,8 @@ def _access(B, op, site, blocks, arr, idx, shape, order, kind: str):
     return off, inb, rows, gi
 
 
-def _shadow(B, op, site, mem, offs, lanes, gi_sel, write: bool, atomic: bool = False):
+def _shadow(B, op, site, mem, offs, lanes, gi_sel, write: bool, atomic: bool = False,
+            new=None):
     """Race and initialisation checks of the in-bounds elements of a tile access."""
     L = B.launch
     tid, stamp = B.gtid[lanes], B.stamp[lanes]
@@ -440,7 +441,7 @@ def _shadow(B, op, site, mem, offs, lanes, gi_sel, write: bool, atomic: bool = F
     if L.race and mem.space in ("global", "shared"):
         sh = mem.get_shadow(L.shadow_dtype)
         if write:
-            sh.write(L, mem, offs, tid, stamp, site, atomic, index_at)
+            sh.write(L, mem, offs, tid, stamp, site, atomic, index_at, new)
         else:
             sh.read(L, mem, offs, tid, stamp, site, index_at)
     if write and mem.written is not None:
@@ -498,6 +499,89 @@ def _store(B, op, site, blocks, args):
     sel, offs, lanes, gi_sel = _selected(B, rows, inb, off, gi, shape)
     _shadow(B, op, site, mem, offs, lanes, gi_sel, write=True)
     mem.flat[offs] = mem.to_raw(np.asarray(tile)[rows][sel])
+    _shared_sync(B, m, site, arr)
+
+
+def _indexed(B, op, site, blocks, args):
+    """gather/scatter: per element of the indices' shape, the array offset and whether it is
+    accessed (the mask true, the index inside the array); with ``check_bounds=False`` an
+    element the mask lets through outside the array is an OutOfBoundsError (undefined on the
+    GPU), and so is a tile wholly outside for ``tile_view`` (load/store_advanced_indexing, as
+    for load and store). Also the operands, scalars per block."""
+    nidx = op.args[0].type.ndim
+    shape = op.type.shape if op.op == "gather" else op.args[1].type.shape
+    nd = len(shape)
+    full = (B.nb,) + shape
+    arr = args[0]
+    A: memory.ArrayRef = arr
+    origin, ashape, strides = _view(B, A, blocks, site, op)
+    vals = _operands(B, op, args, blocks, site, nd)
+    first = 1 if op.op == "gather" else 2
+    gi = [np.broadcast_to(np.asarray(i, np.int64), full) for i in vals[first:first + nidx]]
+    mask = np.broadcast_to(np.asarray(vals[first + nidx], bool), full)
+    inb = np.ones(full, bool)
+    off = np.broadcast_to(_bc(np.asarray(origin, np.int64), nd), full)
+    for ax in range(nidx):
+        inb = inb & (gi[ax] >= 0) & (gi[ax] < _bc(np.asarray(ashape[ax], np.int64), nd))
+        off = off + gi[ax] * _bc(np.asarray(strides[ax], np.int64), nd)
+    rows = np.arange(B.nb) if blocks is None else np.flatnonzero(blocks)
+    L = B.launch
+    bad = (mask & ~inb)[rows]
+    what = "index out of bounds with check_bounds=False"
+    if op.attrs.get("tile_view"):
+        # load/store_advanced_indexing: a tile wholly outside the array is undefined
+        bad = ~inb[rows] & (~inb[rows]).reshape(len(rows), -1).all(axis=1).reshape(
+            (-1,) + (1,) * nd)
+        what = "the tile lies entirely outside the array"
+    elif op.attrs["check_bounds"]:
+        bad = bad[:0]
+    if L.bounds and bad.any():
+        k = int(np.argmax(bad.reshape(-1)))
+        size = int(np.prod(shape, dtype=np.int64))
+        b, e = divmod(k, size)
+        r = np.unravel_index(e, shape)
+        row = rows[b]
+        dims = [int(np.broadcast_to(s, (B.nb,))[row]) for s in ashape]
+        checks.raise_oob(L, site, B.gtid[row * B.T + e % B.T],
+                         [int(g[(row,) + r]) for g in gi], dims,
+                         what=f"{what} (element {tuple(map(int, r))} of the indices; "
+                              "undefined on the GPU" + ("" if op.attrs.get("tile_view") else
+                                                        ": leave check_bounds on, or mask the "
+                                                        "element") + ")")
+    return off, mask & inb, rows, gi, shape, vals
+
+
+def _gather(B, op, site, blocks, args):
+    arr = args[0]
+    t: TileType = op.type
+    _shared_sync(B, _mask(B, blocks), site, arr)
+    off, take, rows, gi, shape, vals = _indexed(B, op, site, blocks, args)
+    mem = arr.mem
+    sel, offs, lanes, gi_sel = _selected(B, rows, take, off, gi, shape)
+    _shadow(B, op, site, mem, offs, lanes, gi_sel, write=False)
+    out = np.empty((B.nb,) + shape, _dtype(t.dtype))
+    out[...] = np.broadcast_to(vals[-1], out.shape)
+    if op.attrs.get("tile_view") and out.dtype.kind == "f":
+        out[...] = np.nan  # load_advanced_indexing's undetermined padding, as _load's
+    got = out[rows]
+    got[sel] = mem.to_value(mem.flat[offs])
+    out[rows] = got
+    _shared_sync(B, _mask(B, blocks), site, arr)
+    return out
+
+
+def _scatter(B, op, site, blocks, args):
+    arr, tile = args[0], args[1]
+    m = _mask(B, blocks)
+    _shared_sync(B, m, site, arr)
+    off, take, rows, gi, shape, _ = _indexed(B, op, site, blocks, args)
+    mem = arr.mem
+    if mem.space == "const":
+        raise errors.KernelRuntimeError("constant arrays are read-only")
+    sel, offs, lanes, gi_sel = _selected(B, rows, take, off, gi, shape)
+    new = mem.to_raw(np.asarray(tile)[rows][sel])
+    _shadow(B, op, site, mem, offs, lanes, gi_sel, write=True, new=new)
+    mem.flat[offs] = new
     _shared_sync(B, m, site, arr)
 
 
@@ -591,4 +675,5 @@ OPS = {  # by the registry's names (ir/ops.py TILE_OPS)
     "cast": _cast, "math": _math, "where": _where, "broadcast": _broadcast, "reshape": _reshape,
     "permute": _permute, "reduce": _reduce, "scan": _scan, "mma": _mma, "mma_loop": _mma_loop,
     "item": _item, "load": _load, "store": _store, "atomic": _atomic, "printf": _printf,
+    "gather": _gather, "scatter": _scatter,
 }

@@ -18,6 +18,7 @@
 //   tile/reduce.h       reductions and scans
 //   tile/memory.h       load and store
 //   tile/atomic.h       atomics and fences
+//   tile/gather.h       gather and scatter: elements at tiles of indices
 //   tile/mma.h          mma: its plan, fragments, MmaTile, the epilogue from fragments
 //   tile/wgmma.h        the wgmma instructions, one per (N, dtype) (tools/gen_wgmma.py writes it)
 //   tile/kloop_sm90.h   the k loop's Hopper main loop (sm_90a: TMA + wgmma)
@@ -47,7 +48,7 @@
 //                       staged loop
 //   and within sections: astype's bfloat16 pairs (elementwise.h), broadcast and reshape in
 //   registers or through the scratch (shapes.h), reduce_rows or reduce (reduce.h), atomics of
-//   replicated tiles (atomic.h).
+//   replicated tiles (atomic.h), gather and scatter of replicated tiles (gather.h).
 #pragma once
 
 #include "tile/layout.h"
@@ -56,6 +57,7 @@
 #include "tile/reduce.h"
 #include "tile/memory.h"
 #include "tile/atomic.h"
+#include "tile/gather.h"
 #include "tile/mma.h"
 #include "tile/kloop_sm90.h"
 #include "tile/kloop.h"
