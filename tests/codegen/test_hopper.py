@@ -20,7 +20,7 @@ def _src(kernel, *args, **consts) -> str:
 
 def test_k_loop_becomes_one_operation_with_tensor_maps():
     src = _src(tiles.matmul_8warps, F16, F16, F16, tm=128, tn=256, tk=64)
-    assert "tt::tile::mma_loop<tile_f16_128x64, tile_f16_64x256, true>(A, B," in src
+    assert "tt::tile::mma_loop<tile_f16_128x64, tile_f16_64x256, 3>(A, B," in src
     assert "for (" not in src.split("mma_loop")[0].rsplit("accumulator = tt::tile::full", 1)[1]
     assert src.count("const __grid_constant__ tt::tile::sm90::TensorMap") == 2
     cuda = tiles.matmul_8warps.specialization([F16, F16, F16], dict(tm=128, tn=256, tk=64)).cuda
@@ -103,7 +103,7 @@ def test_shapes_without_a_hopper_loop_take_the_staged_loop():
 def test_tf32_loops_take_the_staged_loop_and_float32_ones_stay_loops():
     f32 = np.zeros((64, 64), np.float32)
     src = _src(tiles.matmul_8warps, f32, f32, f32, tm=128, tn=128, tk=32)
-    assert ("tt::tile::mma_loop_staged<tt::tile::tf32, tile_f32_128x32, tile_f32_32x128, true>"
+    assert ("tt::tile::mma_loop_staged<tt::tile::tf32, tile_f32_128x32, tile_f32_32x128, 3>"
             in src)
     assert "TensorMap" not in src
     for arch in ("sm_80", "sm_90"):

@@ -29,7 +29,7 @@ def test_matmul_source_reads_like_the_kernel():
     # accumulator stays in tensor-core fragments (ir/passes.py), so do its cast and its store
     assert "using tile_f32_64x64_mma = tt::tile::MmaTile<float, 128, 64, 64>;" in src
     assert "tile_f32_64x64_mma accumulator = tt::tile::full<tile_f32_64x64_mma>(0.0f);" in body
-    assert ("accumulator = tt::tile::mma_loop<tile_f16_64x32, tile_f16_32x64, true>"
+    assert ("accumulator = tt::tile::mma_loop<tile_f16_64x32, tile_f16_32x64, 3>"
             "(A, B, __half(0.0f), (int64_t)bidx, (int64_t)bidy, 0LL, num_tiles_k, "
             "accumulator, tt_tma0, tt_tma1);") in body
     assert "for (" not in "\n".join(body)
@@ -46,7 +46,7 @@ def test_matmul_source_reads_like_the_kernel():
     src = tiles.matmul.cuda_source(f32, f32, f32, tm=64, tn=64, tk=32)
     body = _body(src)
     assert any(s.startswith("accumulator = tt::tile::mma_loop_staged<tt::tile::tf32, "
-                            "tile_f32_64x32, tile_f32_32x64, true>(A, B, 0.0f, ") for s in body)
+                            "tile_f32_64x32, tile_f32_32x64, 3>(A, B, 0.0f, ") for s in body)
     assert "TensorMap" not in src
     assert "#define TT_SCRATCH_BYTES 55296" in src
     assert "tt::tile::store_fragments(C, accumulator, (int64_t)bidx, (int64_t)bidy);" in body
@@ -58,18 +58,22 @@ def test_k_loops_of_any_row_strips_are_one_operation():
     f32 = np.zeros((64, 64), np.float32)
     body = _body(tiles.matmul.cuda_source(f32, f32, f32, tm=128, tn=64, tk=32))
     assert any(s.startswith("accumulator = tt::tile::mma_loop_staged<tt::tile::tf32, "
-                            "tile_f32_128x32, tile_f32_32x64, true>(") for s in body)
+                            "tile_f32_128x32, tile_f32_32x64, 3>(") for s in body)
     assert not any(s.startswith("for (") for s in body)
 
 
-def test_k_loops_whose_staged_buffers_would_not_fit_take_one_buffer():
-    # 256x256x64 tfloat32 on 16 warps: three staged buffers are 402 KiB, one is 134 KiB:
-    # (256*68 + 64*264)*4
+def test_k_loops_whose_staged_buffers_would_not_fit_take_fewer():
+    # 256x256x64 tfloat32 on 16 warps: three staged buffers are 402 KiB, two 268, one is 134
+    # KiB: (256*68 + 64*264)*4, filled element by element
     f32 = np.zeros((64, 64), np.float32)
     kern = ct.kernel(num_warps=16)(tiles.matmul.py_func)
     src = kern.cuda_source(f32, f32, f32, tm=256, tn=256, tk=64)
-    assert ("mma_loop_staged<tt::tile::tf32, tile_f32_256x64, tile_f32_64x256, false>(" in src
+    assert ("mma_loop_staged<tt::tile::tf32, tile_f32_256x64, tile_f32_64x256, 0>(" in src
             and "#define TT_SCRATCH_BYTES 137216" in src and "mma<true>(" not in src)
+    # 128x128x64: three buffers are 204 KiB, two fit (2 (128*68 + 64*136)*4)
+    src = kern.cuda_source(f32, f32, f32, tm=128, tn=128, tk=64)
+    assert ("mma_loop_staged<tt::tile::tf32, tile_f32_128x64, tile_f32_64x128, 2>(" in src
+            and "#define TT_SCRATCH_BYTES 139264" in src)
     src = kern.cuda_source(f32, f32, f32, tm=256, tn=128, tk=32)  # 3 (256*36 + 32*136)*4
     assert "mma_loop_staged" in src and "#define TT_SCRATCH_BYTES 162816" in src
 
@@ -94,7 +98,7 @@ def test_accumulator_layout_only_where_every_use_allows_it():
 def test_float32_matmul_goes_through_tfloat32():
     f32 = np.zeros((64, 64), np.float32)
     src = tiles.matmul.cuda_source(f32, f32, f32, tm=32, tn=32, tk=16)
-    assert "tt::tile::mma_loop_staged<tt::tile::tf32, tile_f32_32x16, tile_f32_16x32, true>(" \
+    assert "tt::tile::mma_loop_staged<tt::tile::tf32, tile_f32_32x16, tile_f32_16x32, 3>(" \
         in src
     # outside a k loop of that form (here an accumulator of 2 16x8 blocks, too few for 4 warps'
     # fragments), the cast is written out

@@ -79,18 +79,28 @@ STAGES = 3  # buffers of the staged loop's asynchronous copies
 STAGED_MAX_BYTES = 163 * 1024  # the most scratch it may take: an sm_80 block's shared memory
 
 
-def staged_bytes(a: TileType, b: TileType) -> int:
-    """Scratch of tile.h's staged k loop (mma_loop_staged): STAGES buffers of A and B."""
-    return STAGES * mma_bytes(a, b, fragments=True)
+def staged_bytes(a: TileType, b: TileType, stages: int = STAGES) -> int:
+    """Scratch of tile.h's staged k loop (mma_loop_staged): ``stages`` buffers of A and B."""
+    return stages * mma_bytes(a, b, fragments=True)
+
+
+def staged_stages(a: TileType, b: TileType, threads: int) -> int:
+    """The buffers the staged k loop's asynchronous copies take for these operands: STAGES,
+    or 2 where STAGES do not fit an sm_80 block; 0 (one buffer, filled element by element)
+    where two do not fit either or a warp's blocks lie in strips shared with other warps
+    (the warps neither a multiple nor a divisor of M / MMA_M)."""
+    nw, mb = threads // 32, a.shape[0] // MMA_M
+    if not (nw % mb == 0 or mb % nw == 0):
+        return 0
+    for s in (STAGES, 2):
+        if staged_bytes(a, b, s) <= STAGED_MAX_BYTES:
+            return s
+    return 0
 
 
 def staged_ok(a: TileType, b: TileType, threads: int) -> bool:
-    """Whether the staged k loop runs these operands: each warp holds blocks of one row strip
-    of the accumulator (the warps a multiple of M / MMA_M) or whole strips (M / MMA_M a
-    multiple of the warps), not blocks of strips shared with other warps (slower), and its
-    buffers fit an sm_80 block."""
-    nw, mb = threads // 32, a.shape[0] // MMA_M
-    return (nw % mb == 0 or mb % nw == 0) and staged_bytes(a, b) <= STAGED_MAX_BYTES
+    """Whether the staged k loop may copy these operands asynchronously (staged_stages)."""
+    return staged_stages(a, b, threads) > 0
 
 
 # Hopper's main loop (sm_90a, include/tile/kloop_sm90.h): TMA copies of A and B into swizzled

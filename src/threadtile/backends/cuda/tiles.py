@@ -142,7 +142,7 @@ def op_scratch(op: ir.TileOp, nt: int) -> int:
     if k == "mma_loop":
         # the staged loop's buffers where cp.async may run, else one buffer (one mma's)
         a, b = operands(op)
-        staged = tiling.staged_bytes(a, b) if tiling.staged_ok(a, b, nt) else 0
+        staged = tiling.staged_bytes(a, b, tiling.staged_stages(a, b, nt))
         return max(staged, tiling.mma_bytes(a, b, fragments=True))
     if k == "layout":
         return op.type.size * _isz(op.type.dtype)
@@ -345,7 +345,7 @@ def _mma_loop(em, x, args):
         la, lb = (ir.TileOp(_batch_2d(ld.type), ld.loc, "load", ld.args, ld.attrs)
                   for ld in (la, lb))
         if x.attrs["hopper"]:
-            staged = "true" if tiling.staged_ok(ta, tb, em.threads) else "false"
+            staged = tiling.staged_stages(ta, tb, em.threads)
             fn = f"mma_loop_batched<{alias(la.type)}, {alias(lb.type)}, {staged}>"
             call = [arr_a, arr_b, pad, *batch, i, j, lo, hi, acc, *em.tensormaps[id(x)]]
             return f"tt::tile::{fn}({', '.join(call)})"
@@ -353,11 +353,11 @@ def _mma_loop(em, x, args):
         arr_b = f"tt::tile::batch_view({arr_b}, {batch[1]})"
     call = [arr_a, arr_b, pad, i, j, lo, hi, acc]
     if x.attrs["hopper"]:
-        staged = "true" if tiling.staged_ok(ta, tb, em.threads) else "false"
+        staged = tiling.staged_stages(ta, tb, em.threads)
         fn = f"mma_loop<{alias(la.type)}, {alias(lb.type)}, {staged}>"
         call += em.tensormaps[id(x)]
     else:
-        staged = "true" if tiling.staged_ok(ta, tb, em.threads) else "false"
+        staged = tiling.staged_stages(ta, tb, em.threads)
         fn = (f"mma_loop_staged<{ta.dtype.cname}, {alias(la.type)}, {alias(lb.type)}, "
               f"{staged}>")
     return f"tt::tile::{fn}({', '.join(call)})"

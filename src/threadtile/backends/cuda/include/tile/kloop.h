@@ -7,11 +7,12 @@
 // Paths, in the order they are tried:
 //   Hopper main loop  mma_loop, built for sm_90a, sm90::Plan::ok, a float32 accumulator and
 //                     both tensor maps present: sm90::mainloop (kloop_sm90.h), TMA + wgmma
-//   cp.async          mma_loop_staged<..., Async> (the compiler says Async where the STAGES
-//                     buffers fit an sm_80 block and each warp's blocks lie in one row strip or
-//                     hold whole strips: ir/tiling.py staged_ok), on sm_80 and later where the
-//                     arrays' rows are contiguous with 16-byte aligned starts: mma_loop_async,
-//                     copies STAGES - 1 steps ahead, zeros past the arrays' edges
+//   cp.async          mma_loop_staged<..., Stages> (the compiler gives Stages, STAGES or 2,
+//                     where that many buffers fit an sm_80 block and each warp's blocks lie in
+//                     one row strip or hold whole strips: ir/tiling.py staged_stages), on
+//                     sm_80 and later where the arrays' rows are contiguous with 16-byte
+//                     aligned starts: mma_loop_async, copies Stages - 1 steps ahead, zeros
+//                     past the arrays' edges
 //   guarded           otherwise (strided or unaligned arrays, buffers too large, and mma_loop
 //                     off the Hopper path, in a function of its own there): mma_loop_guarded,
 //                     one buffer filled element by element
@@ -27,18 +28,19 @@ namespace tile {
 
 // ---- the k loop of a matrix multiply ---------------------------------------------------------
 // The k loop on sm_80 and later where the arrays' rows are contiguous with 16-byte aligned
-// starts: cp.async copies A and B into STAGES buffers of the scratch (the layout of mma_plan)
-// STAGES - 1 steps ahead of the multiplies, straight from global memory, zeros where a tile
+// starts: cp.async copies A and B into S buffers of the scratch (the layout of mma_plan)
+// S - 1 steps ahead of the multiplies, straight from global memory, zeros where a tile
 // extends past its array; float32 arrays through tfloat32 round as warp_mma loads fragments.
 // Returns false, having done nothing, where the arrays do not allow it.
 constexpr int STAGES = TT_STAGES;  // config.h (ir/tiling.py)
-template <class P, int NT, int M, int N, class ArrA, class ArrB>
+template <class P, int NT, int M, int N, int S, class ArrA, class ArrB>
 __device__ __forceinline__ bool mma_loop_async(const ArrA& A, const ArrB& B, int64_t bi,
                                                int64_t bj, int64_t lo, int64_t hi, float* acc) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   typedef typename cond<P::kind == 3, float, typename P::elem>::type T;  // as in the arrays
   constexpr int K = P::K, LD = P::LD, LDB = P::LDB, AS = M * LD, BUF = AS + P::B_ELEMS;
-  constexpr int S = STAGES, C = 16 / int(sizeof(T));  // elements per 16-byte copy
+  static_assert(S >= 2, "mma_loop_async: two buffers or more");
+  constexpr int C = 16 / int(sizeof(T));  // elements per 16-byte copy
   static_assert(S * BUF * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
   const int64_t lda = stride_of(A, 0), ldb = stride_of(B, 0);
   const bool fits = stride_of(A, 1) == 1 && stride_of(B, 1) == 1 && lda % C == 0 &&
@@ -132,10 +134,10 @@ __device__ __forceinline__ void mma_loop_guarded(const ArrA& A, const ArrB& B, i
 
 // for (k = lo; k < hi; ++k)
 //   acc = mma(astype<TM>(load<TLA>(A, pad, bi, k)), astype<TM>(load<TLB>(B, pad, k, bj)), acc)
-// (pad zero or undetermined) with cp.async where the arrays allow it and Async says its
-// STAGES buffers fit (mma_loop_async), else one buffer filled element by element
+// (pad zero or undetermined) with cp.async into Stages buffers where the arrays allow it and
+// the compiler gives Stages >= 2 (mma_loop_async), else one buffer filled element by element
 // (mma_loop_guarded).
-template <class TM, class TLA, class TLB, bool Async, class TC, int NT, int M, int N,
+template <class TM, class TLA, class TLB, int Stages, class TC, int NT, int M, int N,
           class ArrA, class ArrB>
 __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_staged(
     const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t bi, int64_t bj,
@@ -145,8 +147,8 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_staged(
   static_assert(same<TC, float>::value, "mma_loop_staged: tensor-core operands");
   MmaTile<TC, NT, M, N> r = acc;
   if (lo >= hi) return r;
-  if constexpr (Async) {
-    if (mma_loop_async<P, NT, M, N>(A, B, bi, bj, lo, hi, r.v)) return r;
+  if constexpr (Stages >= 2) {
+    if (mma_loop_async<P, NT, M, N, Stages>(A, B, bi, bj, lo, hi, r.v)) return r;
   }
   mma_loop_guarded<P, NT, M, N>(A, B, bi, bj, lo, hi, r.v);
   return r;
@@ -170,7 +172,7 @@ __device__ __forceinline__ ::tt::Array<T, 2> batch_view(const ::tt::Array<T, 3>&
 
 // mma_loop off the Hopper path (arrays TMA cannot copy): a function of its own where the
 // Hopper loop is compiled too, so that its registers are its own and not the main loop's
-template <class TLA, class TLB, bool Staged, class TC, int NT, int M, int N, class ArrA,
+template <class TLA, class TLB, int Staged, class TC, int NT, int M, int N, class ArrA,
           class ArrB>
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 __device__ __noinline__
@@ -187,9 +189,9 @@ MmaTile<TC, NT, M, N> mma_loop_portable(const ArrA& A, const ArrB& B,
 // for (k = lo; k < hi; ++k) acc = mma(load<TLA>(A, pad, bi, k), load<TLB>(B, pad, k, bj), acc),
 // the IR's mma_loop operation (ir/kloop.py), run here as one operation: on sm_90a with
 // TMA-ready operands by the pipelined main loop of kloop_sm90.h, else by mma_loop_staged.
-// Staged: whether mma_loop_staged may take cp.async (ir/tiling.py staged_ok, which also sizes
-// the scratch).
-template <class TLA, class TLB, bool Staged, class TC, int NT, int M, int N, class ArrA,
+// Staged: the buffers of mma_loop_staged's cp.async, 0 for none (ir/tiling.py staged_stages,
+// which also sizes the scratch).
+template <class TLA, class TLB, int Staged, class TC, int NT, int M, int N, class ArrA,
           class ArrB>
 __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
     const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t bi, int64_t bj,
@@ -213,7 +215,7 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
 // A batched k loop (ir/kloop.py, batch): on the 2-d views of batches za and zb, by the Hopper
 // main loop where the maps (of the 3-d arrays' rows) are present and its tiles cannot cross
 // into the next batch (M divides A's rows, K divides B's), else mma_loop_staged.
-template <class TLA, class TLB, bool Staged, class TC, int NT, int M, int N, class ArrA,
+template <class TLA, class TLB, int Staged, class TC, int NT, int M, int N, class ArrA,
           class ArrB>
 __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_batched(
     const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t za, int64_t zb,
