@@ -39,13 +39,11 @@
 //     FMA               other dtypes or shapes
 //   the k loop (kloop.h, kloop_sm90.h; the IR's mma_loop op, ir/kloop.py):
 //     Hopper main loop  sm_90a, sm90::Plan::ok, both tensor maps present (mma_loop)
-//     cp.async          the staged loop (mma_loop_staged: each warp's blocks in one row
-//                       strip, its buffers within an sm_80 block: ir/tiling.py staged_ok) on
-//                       sm_80 and later, every tile
-//                       inside its array with 16-byte aligned rows
-//     registers         the staged loop, tfloat32, where cp.async cannot copy the tiles
-//     as written        the staged loop, 16-bit, where cp.async cannot; a loop with no
-//                       staged loop
+//     cp.async          the staged loop (mma_loop_staged with 3 or 2 buffers: each warp's
+//                       blocks in one row strip or whole strips, the buffers within an sm_80
+//                       block: ir/tiling.py staged_stages) on sm_80 and later, the arrays'
+//                       rows contiguous with 16-byte aligned starts (zeros past the edges)
+//     guarded           the staged loop otherwise: one buffer filled element by element
 //   and within sections: astype's bfloat16 pairs (elementwise.h), broadcast and reshape in
 //   registers or through the scratch (shapes.h), reduce_rows or reduce (reduce.h), atomics of
 //   replicated tiles (atomic.h), gather and scatter of replicated tiles (gather.h).
