@@ -92,8 +92,8 @@ def auto_threads(module: ir.Module) -> int:
     warps would take over 128 registers a thread, or is 128x128 and its k loop runs inside
     another loop (a persistent kernel: one block a multiprocessor, which two warpgroups keep
     busier: 460 TFLOP/s against 376 on 4, H200). A 128x128 accumulator of a plain kernel
-    measured faster on 4 warps, several
-    blocks sharing a multiprocessor (bench/tile_sweep.py)."""
+    measured faster on 4 warps, several blocks sharing a multiprocessor (bench/tile_sweep.py).
+    """
     acc = max((x.type.size for x in ir.walk_module_exprs(module)
                if isinstance(x, ir.TileOp) and getattr(x.type, "layout", None) == "mma"),
               default=0)
