@@ -121,6 +121,16 @@ def scratch_sizes(module: ir.Module) -> tuple[int, int]:
     return size, (hopper if hopper > size else 0)
 
 
+def permute_scratch(x: TileType, perm) -> int:
+    """Bytes of tile.h's permute: x in the scratch, its rows padded by 4 bytes (one element of
+    8 bytes) where the last axis moves (shapes.h)."""
+    isz = _isz(x.dtype)
+    last = x.shape[-1] if x.shape else 1
+    moves = bool(x.shape) and tuple(perm)[-1] != len(x.shape) - 1
+    pad = (1 if isz >= 4 else 4 // isz) if moves else 0
+    return x.size // last * (last + pad) * isz
+
+
 def op_scratch(op: ir.TileOp, nt: int) -> int:
     k = op.op
     if k == "broadcast" and not register_broadcast(op.args[0].type.shape, op.type.shape, nt):
@@ -129,7 +139,9 @@ def op_scratch(op: ir.TileOp, nt: int) -> int:
     if k == "reshape" and not register_reshape(op.args[0].type.shape, op.type.shape, nt):
         src = op.args[0].type
         return src.size * _isz(src.dtype)
-    if k in ("permute", "scan"):
+    if k == "permute":
+        return permute_scratch(op.args[0].type, op.attrs["perm"])
+    if k == "scan":
         x = op.args[0].type
         return x.size * _isz(x.dtype)
     if k == "reduce":

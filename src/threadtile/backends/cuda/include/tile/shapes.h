@@ -8,7 +8,7 @@
 //   broadcast_smem  any other broadcast (NumPy's rules): through the scratch
 //   reshape         in registers where both shapes have one vector width or the tile is
 //                   smaller than the block; else through the scratch
-//   permute         always through the scratch
+//   permute         always through the scratch (rows padded where the last axis moves)
 #pragma once
 
 #include "layout.h"
@@ -86,25 +86,42 @@ __device__ __forceinline__ Tile<T, NT, O...> broadcast_smem(const Tile<T, NT, S.
   return r;
 }
 
-// axis d of the result is axis P[d] of x
+// axis d of the result is axis P[d] of x, through the scratch. Where the last axis moves (a
+// transpose), the scratch's rows of x are padded to LP elements (4 bytes more, or one 8-byte
+// element): the result's threads, which read down x's columns, then meet in distinct banks
+// (unpadded, rows of 32 words put a warp's reads in one bank). The code generator sizes
+// the scratch with the same rule (tiles.py, permute_scratch).
 template <int... P, class T, int NT, int... S>
 __device__ __forceinline__ Tile<T, NT, pack_at<P, S...>::value...> permute(
     const Tile<T, NT, S...>& x) {
   typedef Tile<T, NT, S...> X;
   typedef Tile<T, NT, pack_at<P, S...>::value...> R;
-  static_assert(X::E * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  constexpr int RANK = traits<X>::rank;
   constexpr int perm[] = {P..., 0};
+  constexpr int LAST = traits<X>::dim(RANK - 1);
+  constexpr int PAD = perm[RANK - 1] == RANK - 1 ? 0 : (sizeof(T) >= 4 ? 1 : 4 / int(sizeof(T)));
+  constexpr int LP = LAST + PAD;
+  static_assert(X::E / LAST * LP * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
   T* buf = scratch<T>();
-  to_scratch(x, buf);
-  R r;
   const int t = tid();
+  __syncthreads();  // the scratch's previous user has finished reading it
+  if (owner<X>(t)) {
+#pragma unroll
+    for (int k = 0; k < X::N; ++k) {
+      const int e = elem<X>(t, k);
+      buf[(e / LAST) * LP + e % LAST] = x.v[k];
+    }
+  }
+  __syncthreads();
+  R r;
 #pragma unroll
   for (int k = 0; k < R::N; ++k) {
     int c[traits<R>::rank + 1], s[traits<X>::rank + 1];
     coords<R>(elem<R>(t, k), c);
 #pragma unroll
     for (int d = 0; d < traits<R>::rank; ++d) s[perm[d]] = c[d];
-    r.v[k] = buf[flat<X>(s)];
+    const int e = flat<X>(s);
+    r.v[k] = buf[(e / LAST) * LP + e % LAST];
   }
   return r;
 }
