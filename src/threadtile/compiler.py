@@ -34,7 +34,7 @@ from .frontend.source import get_source
 from .frontend.specialize import specialize
 from .ir import nodes as ir
 from .ir import passes
-from .lang.types import ArrayType, Type
+from .lang.types import ArrayType, TileType, Type
 from .runtime import cache, nvrtc
 
 __all__ = ["Target", "Build", "Specialization", "lower", "compile"]
@@ -85,6 +85,9 @@ def lower(fn, params: list[ir.Param], threads: int | None, occupancy: int | None
     return module
 
 
+MAX_PER_THREAD = 64  # elements of a (non-accumulator) tile a thread of an auto-sized block holds
+
+
 def auto_threads(module: ir.Module) -> int:
     """The block a tile kernel without ``num_warps`` gets, as cuTile's compiler sizes its
     blocks itself: 4 warps, or 8 (two warpgroups of tensor-core multiplies) where its largest
@@ -93,18 +96,26 @@ def auto_threads(module: ir.Module) -> int:
     another loop (a persistent kernel: one block a multiprocessor, which two warpgroups keep
     busier: 460 TFLOP/s against 376 on 4, H200). A 128x128 accumulator of a plain kernel
     measured faster on 4 warps, several blocks sharing a multiprocessor (bench/tile_sweep.py).
+    A kernel whose largest other tile would hold over MAX_PER_THREAD elements a thread gets
+    more warps, up to 16.
     """
-    acc = max((x.type.size for x in ir.walk_module_exprs(module)
-               if isinstance(x, ir.TileOp) and getattr(x.type, "layout", None) == "mma"),
-              default=0)
+    tiles = [x.type for x in ir.walk_module_exprs(module)
+             if isinstance(x, ir.TileOp) and isinstance(x.type, TileType)]
+    acc = max((t.size for t in tiles if t.layout == "mma"), default=0)
+    # other tiles: at most MAX_PER_THREAD elements a thread where up to 16 warps allow it
+    # (LayerNorm's backward reduces 32x1024 tiles: 256 registers a thread each at 4 warps)
+    big = max((t.size for t in tiles if t.layout != "mma"), default=0)
+    threads = 128
+    while big > MAX_PER_THREAD * threads and threads < 512:
+        threads *= 2
     if acc > 128 * 128:
-        return 256
+        return max(threads, 256)
     looped = [x for s in ir.walk_stmts(module.kernel.body) if isinstance(s, (ir.For, ir.While))
               for t in ir.walk_stmts(s.body) for e in ir.stmt_exprs(t) for x in ir.walk_expr(e)
               if isinstance(x, ir.TileOp) and x.op == "mma_loop"]
     if any(x.type.size == 128 * 128 and x.type.shape[0] == 128 for x in looped):
-        return 256
-    return 128
+        return max(threads, 256)
+    return threads
 
 
 class Specialization:

@@ -293,3 +293,24 @@ def test_a_persistent_k_loop_gets_two_warpgroups(target, rng):
     ref = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(target.to_host(c).astype(np.float64), ref, rtol=2e-3,
                                atol=2e-2 * np.abs(ref).max())
+
+
+@ct.kernel
+def _colsum(X, Y, TM: ct.Constant[int], TN: ct.Constant[int]):
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    for i in range(ct.num_tiles(X, axis=0, shape=(TM, TN))):
+        acc += ct.load(X, index=(i, ct.bid(0)), shape=(TM, TN), padding_mode=ct.PaddingMode.ZERO)
+    ct.store(Y, index=(ct.bid(0),), tile=ct.sum(acc, axis=0))
+
+
+def test_large_tiles_get_more_warps(target, rng):
+    """An auto-sized block holds at most 64 elements of a tile a thread where 16 warps allow:
+    LayerNorm's backward reduces (32, 1024) tiles (512 threads)."""
+    x = rng.standard_normal((70, 2048)).astype(np.float32)
+    for (tm, tn), threads in (((32, 128), 128), ((32, 256), 128), ((32, 512), 256),
+                              ((32, 1024), 512), ((64, 1024), 512)):
+        assert f"__launch_bounds__({threads})" in _colsum.cuda_source(x, x[0], tm, tn)
+    y = target.to_device(np.full(2048, np.nan, np.float32))
+    target.launch_tile(_colsum, 2, target.to_device(x), y, 32, 1024)
+    np.testing.assert_allclose(target.to_host(y), x.astype(np.float64).sum(axis=0), rtol=1e-5,
+                               atol=1e-4)
