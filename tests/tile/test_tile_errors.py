@@ -181,7 +181,7 @@ def exp_round_toward_zero(a):
     (odd_shape, (np.zeros(16, np.float32),), "must be a power of two", "pad the data"),
     (tile_ternary, (np.zeros(16, np.float32), True), "conditional expression with tiles",
      "ct.where"),
-    (retyped_in_loop, (np.zeros(16, np.float32),), "inside a branch or loop", "new variable"),
+    (retyped_in_loop, (np.zeros(16, np.float32),), "carried around the loop", "new name"),
     (mma_mixed_dtypes, (np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float32),
                         np.zeros((16, 16), np.float32)), "x is float16 but y is float32",
      "astype"),

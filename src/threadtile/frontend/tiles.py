@@ -33,6 +33,7 @@ from ..lang.types import (
     tfloat32,
 )
 from . import typing as ty
+from . import versions
 from .values import Py, Tup, describe_value, pyname
 
 if TYPE_CHECKING:
@@ -421,28 +422,9 @@ def full_like(lw: Lowerer, shape: tuple, value, t: Scalar, node) -> ir.Expr:
 # ---------------------------------------------------------------------------------------------
 
 def assign(lw: Lowerer, node, name: str, value: ir.Expr) -> list[ir.Stmt]:
-    """``name = tile``. A variable keeps one type, but cuTile code often rebinds a name to a
-    tile of another shape (``mean = ct.sum(mean, axis=1) / n``): at the top level of the
-    function that starts a new version of the variable (``mean_1``); inside a branch or loop
-    it would depend on the path taken, so it is refused."""
-    cur = lw.tile_names.get(name, name)
-    seen = lw.observed.get(cur)
-    if seen is not None and seen[0] != value.type:
-        if lw.depth > 1:
-            raise lw.error(node, f"'{name}' holds a {seen[0]} before and a {value.type} here, "
-                                 "inside a branch or loop",
-                           "assign the new tile to a new variable")
-        k = 1
-        while f"{name}_{k}" in lw.local_names or f"{name}_{k}" in lw.observed:
-            k += 1
-        cur = f"{name}_{k}"
-        lw.tile_names[name] = cur
-        lw.local_names.add(cur)
-    if cur in lw.runtime_params:
-        raise lw.error(node, f"parameter '{name}' cannot be assigned a tile",
-                       "assign it to a new variable")
-    lw.observe(cur, value.type, False, node)
-    return [ir.Assign(lw.loc(node), cur, value)]
+    """``name = tile``: a name re-bound to a tile of another shape or dtype is a new variable
+    (versions.py)."""
+    return versions.assign(lw, node, name, value)
 
 
 _METHODS = ("astype", "reshape", "permute", "transpose", "item", "extract", "insert")
