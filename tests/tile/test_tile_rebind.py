@@ -123,6 +123,43 @@ def cat_1d_int(out, axis: ConstInt):
     ct.store(out, index=(0,), tile=c)
 
 
+@ct.kernel
+def attention(Q, KT, V, Out, scale: float, TM: ConstInt, TN: ConstInt, D: ConstInt,
+              CAUSAL: ct.Constant[bool]):
+    """Attention with an online softmax, re-binding as cuTile's AttentionFMHA does: 3-d loads
+    to their 2-d reshapes in the loop, a bool mask re-bound to its float32 form inside a
+    branch, the float32 weights re-bound to float16 for the second mma, row offsets re-bound
+    from (TM,) to (TM, 1)."""
+    bm, bh = ct.bid(0), ct.bid(1)
+    q = ct.load(Q, index=(bh, bm, 0), shape=(1, TM, D)).reshape((TM, D))
+    rows = bm * TM + ct.arange(TM, dtype=ct.int32)
+    rows = rows[:, None]
+    m = ct.full((TM, 1), -np.inf, ct.float32)
+    total = ct.zeros((TM, 1), ct.float32)
+    acc = ct.zeros((TM, D), ct.float32)
+    for j in range(ct.cdiv(KT.shape[2], TN)):
+        k = ct.load(KT, index=(bh, 0, j), shape=(1, D, TN))
+        k = k.reshape((D, TN))
+        s = ct.mma(q, k, ct.zeros((TM, TN), ct.float32))
+        if CAUSAL and (j + 1) * TN > bm * TM:
+            cols = j * TN + ct.arange(TN, dtype=ct.int32)
+            mask = cols[None, :] <= rows
+            mask = ct.where(mask, 0.0, -np.inf)
+            s = s + mask
+        m_new = max(m, ct.max(s, axis=1, keepdims=True) * scale)
+        p = ct.exp(s * scale - m_new)
+        alpha = ct.exp(m - m_new)
+        total = total * alpha + ct.sum(p, axis=1, keepdims=True)
+        acc = acc * alpha
+        p = p.astype(V.dtype)
+        v = ct.load(V, index=(bh, j, 0), shape=(1, TN, D)).reshape((TN, D))
+        acc = ct.mma(p, v, acc)
+        m = m_new
+    acc = acc / total
+    acc = acc.reshape((1, TM, D)).astype(Out.dtype)
+    ct.store(Out, index=(bh, bm, 0), tile=acc)
+
+
 # ---- numerics ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("batch", "m", "n", "k", "tm", "tn", "tk"),
@@ -213,6 +250,24 @@ def test_cat_1d(target, axis):
     np.testing.assert_array_equal(target.to_host(out), np.r_[np.arange(16), np.full(16, 7)])
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention(target, rng, causal):
+    H, N, D, TM, TN = 2, 128, 32, 32, 32
+    q, k, v = (rng.standard_normal((H, N, D)).astype(np.float16) for _ in range(3))
+    o = target.to_device(poison((H, N, D), np.float16))
+    scale = 1.0 / np.sqrt(D)
+    kt = np.ascontiguousarray(k.transpose(0, 2, 1))
+    target.launch_tile(attention, (N // TM, H), target.to_device(q), target.to_device(kt),
+                       target.to_device(v), o, scale, TM, TN, D, causal)
+    s = q.astype(np.float64) @ kt.astype(np.float64) * scale
+    if causal:
+        s = np.where(np.tril(np.ones((N, N), bool)), s, -np.inf)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    ref = (p / p.sum(axis=-1, keepdims=True)) @ v.astype(np.float64)
+    # the weights are rounded to float16 for the second product, the output to float16
+    np.testing.assert_allclose(target.to_host(o).astype(np.float64), ref, rtol=1e-2, atol=5e-3)
+
+
 def test_ir_shows_one_variable_per_type():
     f16 = np.zeros((2, 64, 64), np.float16)
     ir = batch_matmul.ir(f16, f16, f16, tm=32, tn=32, tk=16)
@@ -236,12 +291,15 @@ def _cases():
         (extract_runtime, (z((32, 32), f32), z((8, 32), f32), 1, 1), {"T": 32}),
         (insert_subtile, (z((32, 64), f32), z((8, 16), f32), z((32, 64), f32), 1, 1), {}),
         (cat_1d_int, (z(32, np.int32),), {"axis": 0}),
+        (attention, (z((2, 128, 32), f16), z((2, 32, 128), f16), z((2, 128, 32), f16),
+                     z((2, 128, 32), f16), 0.125), {"TM": 32, "TN": 32, "D": 32,
+                                                     "CAUSAL": True}),
     ]
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("case", range(8), ids=["bmm", "loop", "branch", "restored", "cat",
-                                                "runtime", "insert", "cat-1d"])
+@pytest.mark.parametrize("case", range(9), ids=["bmm", "loop", "branch", "restored", "cat",
+                                                "runtime", "insert", "cat-1d", "attention"])
 def test_compiles(arch, case):
     kernel, args, consts = _cases()[case]
     assert compile_cubin(kernel, *args, arch=arch, **consts)

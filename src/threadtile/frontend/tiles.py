@@ -376,8 +376,12 @@ def where(lw: Lowerer, c, x, y, node) -> ir.Expr:
         c = compare(lw, "!=", c, ir.Const(int64, lw.loc(node), 0, weak=True), node)
     elif not is_tile(c):
         c = lw.truth(c, node)
-    t = unify(x, y) if (is_tile(x) or is_tile(y)) else ty.unify(x.type, ty.is_weak(x),
-                                                                y.type, ty.is_weak(y))[0]
+    if is_tile(x) or is_tile(y):
+        t = unify(x, y)
+    else:
+        t, weak = ty.unify(x.type, ty.is_weak(x), y.type, ty.is_weak(y))
+        if weak and t != bool_:  # two literals: cuTile's default dtypes, int32 and float32
+            t = float32 if t.is_float else int32
     shape = broadcast_shapes(lw, [shape_of(c), shape_of(x), shape_of(y)], node)
     args = [broadcast(lw, c, shape, node)] + [broadcast(lw, cast(lw, v, t, node), shape, node)
                                               for v in (x, y)]
