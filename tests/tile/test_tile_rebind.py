@@ -160,6 +160,21 @@ def attention(Q, KT, V, Out, scale: float, TM: ConstInt, TN: ConstInt, D: ConstI
     ct.store(Out, index=(bh, bm, 0), tile=acc)
 
 
+def _doubled_rows(t, n):
+    """A helper re-binding its tile parameter: to its own type in a loop, then to another."""
+    t = t * 2.0
+    for _ in range(n):
+        t = t + 1.0
+    t = t.reshape((4, 16))
+    return t
+
+
+@ct.kernel
+def helper_rebinds_parameter(x, y, n: int):
+    t = ct.load(x, index=(ct.bid(0),), shape=(64,))
+    ct.store(y, index=(ct.bid(0), 0), tile=_doubled_rows(t, n))
+
+
 # ---- numerics ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("batch", "m", "n", "k", "tm", "tn", "tk"),
@@ -268,6 +283,16 @@ def test_attention(target, rng, causal):
     np.testing.assert_allclose(target.to_host(o).astype(np.float64), ref, rtol=1e-2, atol=5e-3)
 
 
+def test_helper_rebinds_its_parameter(target, rng):
+    x = rng.standard_normal(128).astype(np.float32)
+    y = target.to_device(poison((8, 16), np.float32))
+    target.launch_tile(helper_rebinds_parameter, 2, target.to_device(x), y, 3)
+    ref = x * np.float32(2)
+    for _ in range(3):
+        ref = ref + np.float32(1)  # rounded after each addition, as the kernel does
+    np.testing.assert_array_equal(target.to_host(y), ref.reshape(8, 16))
+
+
 def test_ir_shows_one_variable_per_type():
     f16 = np.zeros((2, 64, 64), np.float16)
     ir = batch_matmul.ir(f16, f16, f16, tm=32, tn=32, tk=16)
@@ -291,6 +316,7 @@ def _cases():
         (extract_runtime, (z((32, 32), f32), z((8, 32), f32), 1, 1), {"T": 32}),
         (insert_subtile, (z((32, 64), f32), z((8, 16), f32), z((32, 64), f32), 1, 1), {}),
         (cat_1d_int, (z(32, np.int32),), {"axis": 0}),
+        (helper_rebinds_parameter, (z(128, f32), z((8, 16), f32), 2), {}),
         (attention, (z((2, 128, 32), f16), z((2, 32, 128), f16), z((2, 128, 32), f16),
                      z((2, 128, 32), f16), 0.125), {"TM": 32, "TN": 32, "D": 32,
                                                      "CAUSAL": True}),
@@ -298,8 +324,9 @@ def _cases():
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("case", range(9), ids=["bmm", "loop", "branch", "restored", "cat",
-                                                "runtime", "insert", "cat-1d", "attention"])
+@pytest.mark.parametrize("case", range(10), ids=["bmm", "loop", "branch", "restored", "cat",
+                                                 "runtime", "insert", "cat-1d", "helper",
+                                                 "attention"])
 def test_compiles(arch, case):
     kernel, args, consts = _cases()[case]
     assert compile_cubin(kernel, *args, arch=arch, **consts)
@@ -344,6 +371,16 @@ def path_dependent(x, c: int):
 
 
 @ct.kernel
+def read_before_retyped_in_loop(x, n: int):
+    for j in range(n):
+        if j > 0:
+            ct.store(x, index=(0, 0), tile=prev)  # noqa: F821 (the previous iteration's)
+        prev = ct.load(x, index=(0, 0), shape=(1, 16))
+        prev = prev.reshape((16,)).reshape((1, 16))
+        prev = prev.reshape((16,))
+
+
+@ct.kernel
 def extract_out_of_grid(x):
     t = ct.load(x, index=(0, 0), shape=(16, 16))
     ct.store(x, index=(0, 0), tile=ct.extract(t, index=(2, 0), shape=(8, 16)))
@@ -383,6 +420,7 @@ def extract_not_dividing(x):
 
 _F16 = (np.zeros(16, np.float32), 3)
 _M = (np.zeros((16, 16), np.float32),)
+_M3 = (np.zeros((16, 16), np.float32), 3)
 
 
 @pytest.mark.parametrize(("kernel", "args", "line", "words"), [
@@ -393,6 +431,8 @@ _M = (np.zeros((16, 16), np.float32),)
      ["'t' is carried around the loop", "tile<float16, (16)> where the loop breaks"]),
     (path_dependent, _F16, "ct.store(x, index=(0,), tile=t)",
      ["tile<float32, (16)> on one path", "tile<float16, (16)> on another"]),
+    (read_before_retyped_in_loop, _M3, "tile=prev)",
+     ["'prev' is read here before the loop assigns it", "tile<float32, (16)> (line"]),
     (extract_out_of_grid, _M, "ct.extract(t, index=(2, 0)", ["index 2 is out of bounds"]),
     (extract_not_dividing, _M, "shape=(32, 16)", ["not divisible"]),
     (cat_three, (np.zeros(16, np.float32),), "ct.cat((t, t, t, t), 0)",
@@ -400,8 +440,8 @@ _M = (np.zeros((16, 16), np.float32),)
     (cat_not_pow2, _M, "ct.cat((t, u), 0)", ["result tile shape must be power of 2"]),
     (cat_dtypes, _M, "ct.cat((t, u), 0)", ["same dtype"]),
     (cat_axis, _M, "ct.cat((t, t), 2)", ["axis 2 is out of range"]),
-], ids=["carried", "carried-break", "path", "extract-oob", "extract-divide", "cat-3", "cat-pow2",
-        "cat-dtype", "cat-axis"])
+], ids=["carried", "carried-break", "path", "read-before", "extract-oob", "extract-divide",
+        "cat-3", "cat-pow2", "cat-dtype", "cat-axis"])
 def test_compile_errors(kernel, args, line, words):
     with pytest.raises(KernelCompileError) as e:
         kernel.cuda_source(*args)

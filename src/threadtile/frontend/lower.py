@@ -89,6 +89,7 @@ class Lowerer(ast.NodeVisitor):
         for p in params:
             if not p.is_constant:
                 self.var_types.setdefault(p.name, (p.type, p.weak))
+        versions.seed_params(self, params)
 
     # -- errors --------------------------------------------------------------------------------
 

@@ -77,7 +77,7 @@ def variable(lw: Lowerer, name: str, t: TileType) -> str:
         return var
     taken = set(lw.tile_vars.values())
     var = name
-    if name in lw.observed or name in taken:
+    if name in lw.observed or name in taken or name in lw.runtime_params:
         k = 1
         while f"{name}_{k}" in lw.local_names or f"{name}_{k}" in lw.observed or \
                 f"{name}_{k}" in taken:
@@ -88,11 +88,17 @@ def variable(lw: Lowerer, name: str, t: TileType) -> str:
     return var
 
 
+def seed_params(lw: Lowerer, params: list) -> None:
+    """A tile parameter (of a helper function) is the variable of its own type; re-bound to
+    another type, it gets a version like any name."""
+    for p in params:
+        if not p.is_constant and isinstance(p.type, TileType):
+            lw.tile_vars[(p.name, p.type)] = p.name
+            lw.tile_names[p.name] = Binding(p.name, p.type, lw.src.loc(lw.src.tree, lw.fname))
+
+
 def assign(lw: Lowerer, node, name: str, value: ir.Expr) -> list[ir.Stmt]:
     """``name = tile``: the variable of the tile's type, which ``name`` now stands for."""
-    if name in lw.runtime_params:
-        raise lw.error(node, f"parameter '{name}' cannot be assigned a tile",
-                       "assign it to a new variable")
     var = variable(lw, name, value.type)
     lw.tile_names[name] = Binding(var, value.type, lw.loc(node))
     lw.observe(var, value.type, False, node)
