@@ -381,6 +381,14 @@ def read_before_retyped_in_loop(x, n: int):
 
 
 @ct.kernel
+def number_or_tile(x, c: int):
+    t = 0.0
+    if c > 0:
+        t = ct.zeros((16,), ct.float32)
+    ct.store(x, index=(0,), tile=t + 1.0)
+
+
+@ct.kernel
 def extract_out_of_grid(x):
     t = ct.load(x, index=(0, 0), shape=(16, 16))
     ct.store(x, index=(0, 0), tile=ct.extract(t, index=(2, 0), shape=(8, 16)))
@@ -431,6 +439,8 @@ _M3 = (np.zeros((16, 16), np.float32), 3)
      ["'t' is carried around the loop", "tile<float16, (16)> where the loop breaks"]),
     (path_dependent, _F16, "ct.store(x, index=(0,), tile=t)",
      ["tile<float32, (16)> on one path", "tile<float16, (16)> on another"]),
+    (number_or_tile, _F16, "tile=t + 1.0)",
+     ["'t' is float64 on one path", "tile<float32, (16)> on another"]),
     (read_before_retyped_in_loop, _M3, "tile=prev)",
      ["'prev' is read here before the loop assigns it", "tile<float32, (16)> (line"]),
     (extract_out_of_grid, _M, "ct.extract(t, index=(2, 0)", ["index 2 is out of bounds"]),
@@ -440,8 +450,8 @@ _M3 = (np.zeros((16, 16), np.float32), 3)
     (cat_not_pow2, _M, "ct.cat((t, u), 0)", ["result tile shape must be power of 2"]),
     (cat_dtypes, _M, "ct.cat((t, u), 0)", ["same dtype"]),
     (cat_axis, _M, "ct.cat((t, t), 2)", ["axis 2 is out of range"]),
-], ids=["carried", "carried-break", "path", "read-before", "extract-oob", "extract-divide",
-        "cat-3", "cat-pow2", "cat-dtype", "cat-axis"])
+], ids=["carried", "carried-break", "path", "number-or-tile", "read-before", "extract-oob",
+        "extract-divide", "cat-3", "cat-pow2", "cat-dtype", "cat-axis"])
 def test_compile_errors(kernel, args, line, words):
     with pytest.raises(KernelCompileError) as e:
         kernel.cuda_source(*args)

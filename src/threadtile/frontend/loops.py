@@ -98,6 +98,7 @@ def _range_loop(lw: Lowerer, node: ast.For, it: ast.Call) -> ir.For:
         t = int64  # range(n, 0, -1) with n unsigned counts down in a signed variable
     name = node.target.id
     lw.observe(name, t, False, node)
+    versions.bind_value(lw, name, t, node)
     vt = lw.var_types.get(name, (t, False))[0]
     lw.loop_depth += 1
     with versions.loop(lw, node, not flow.terminates(node.body)):

@@ -283,6 +283,7 @@ class Lowerer(ast.NodeVisitor):
         if isinstance(value.type, ArrayType) or isinstance(value.type, Scalar):
             weak = ty.is_weak(value)
             self.observe(name, value.type, weak, node)
+            versions.bind_value(self, name, value.type, node)
             vt = self.var_types.get(name, (value.type, weak))[0]
             if isinstance(vt, Scalar) and isinstance(value.type, Scalar):
                 value = ty.convert(value, vt)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
 from ..lang.types import TileType
+from . import typing as ty
 
 if TYPE_CHECKING:
     from .lower import Lowerer
@@ -44,7 +45,7 @@ class Binding:
     """``name`` holds a tile of ``type`` in the IR variable ``var``, assigned at ``loc``."""
 
     var: str
-    type: TileType
+    type: object  # a TileType; a Scalar or ArrayType where the name holds its own variable
     loc: ir.Loc
 
     @property
@@ -89,12 +90,22 @@ def variable(lw: Lowerer, name: str, t: TileType) -> str:
 
 
 def seed_params(lw: Lowerer, params: list) -> None:
-    """A tile parameter (of a helper function) is the variable of its own type; re-bound to
-    another type, it gets a version like any name."""
+    """A parameter holds its own variable; a tile parameter (of a helper function) is the
+    variable of its own type, and re-bound to another type gets a version like any name."""
+    loc = lw.src.loc(lw.src.tree, lw.fname)
     for p in params:
-        if not p.is_constant and isinstance(p.type, TileType):
-            lw.tile_vars[(p.name, p.type)] = p.name
-            lw.tile_names[p.name] = Binding(p.name, p.type, lw.src.loc(lw.src.tree, lw.fname))
+        if not p.is_constant:
+            if isinstance(p.type, TileType):
+                lw.tile_vars[(p.name, p.type)] = p.name
+            lw.tile_names[p.name] = Binding(p.name, p.type, loc)
+
+
+def bind_value(lw: Lowerer, name: str, t, node) -> None:
+    """``name`` assigned a number or an array (its one variable, ``name``): where paths meet,
+    it is told apart from a tile the name holds on another path."""
+    b = lw.tile_names.get(name)
+    if not (isinstance(b, Binding) and b.var == name):
+        lw.tile_names[name] = Binding(name, t, lw.loc(node))
 
 
 def assign(lw: Lowerer, node, name: str, value: ir.Expr) -> list[ir.Stmt]:
@@ -105,8 +116,8 @@ def assign(lw: Lowerer, node, name: str, value: ir.Expr) -> list[ir.Stmt]:
     return [ir.Assign(lw.loc(node), var, value)]
 
 
-def _what(t: TileType) -> str:
-    return f"a {t}"
+def _what(t) -> str:
+    return f"a {t}" if isinstance(t, TileType) else f"{ty.describe(t)}"
 
 
 def resolve(lw: Lowerer, name: str, node) -> str:
@@ -115,7 +126,8 @@ def resolve(lw: Lowerer, name: str, node) -> str:
     if isinstance(b, Clash):
         raise lw.error(node, f"'{name}' is {_what(b.a.type)} on one path to this line (line "
                              f"{b.a.line}) and {_what(b.b.type)} on another (line {b.b.line})",
-                       "assign a tile of one shape and dtype on every path, or use two names")
+                       "give it one type (a tile of one shape and dtype) on every path, or use "
+                       "two names")
     if b is None:
         for f in lw.loops:
             f.unbound_reads.setdefault(name, node)
