@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING
 from ..ir import nodes as ir
 from ..lang.types import TileType, bool_, int64
 from . import typing as ty
-from .tiles import bind_args, is_pow2, is_tile, reshape, scalar_arg, static_int, tile_op
+from .tiles import (
+    bind_args,
+    is_pow2,
+    is_tile,
+    reshape,
+    scalar_arg,
+    static_int,
+    static_shape,
+    tile_op,
+)
 from .values import Tup, describe_value
 
 if TYPE_CHECKING:
@@ -52,8 +61,7 @@ def _grid_index(lw: Lowerer, x: TileType, sub: tuple, v, node, fname: str) -> li
 
 
 def _sub_shape(lw: Lowerer, v, ndim: int, node) -> tuple:
-    items = v.items if isinstance(v, Tup) else [v]
-    shape = tuple(static_int(lw, it, node, "extract() shape") for it in items)
+    shape = static_shape(lw, v, node, "extract() shape")
     if shape and len(shape) != ndim:
         raise lw.error(node, f"extract(): the shape {shape} has {len(shape)} axes for a "
                              f"{ndim}-d tile")
