@@ -64,6 +64,18 @@ def retype_in_branch(x, y, T: ConstInt):
 
 
 @ct.kernel
+def retype_in_both_branches(x, y, T: ConstInt):
+    """Both branches re-bind to one new type: after the if, the name holds it on every path."""
+    i = ct.bid(0)
+    t = ct.load(x, index=(i, 0), shape=(1, T))
+    if i % 2 == 0:
+        t = t.reshape((T,)) + 1.0
+    else:
+        t = t.reshape((T,)) * 2.0
+    ct.store(y, index=(i, 0), tile=t.reshape((1, T)))
+
+
+@ct.kernel
 def restored_in_loop(x, y, n: int, T: ConstInt):
     """Carried around the loop, re-typed inside it and given back its type before the
     iteration ends; a while loop and a continue in the mix."""
@@ -211,6 +223,15 @@ def test_retype_in_branch(target, rng):
     np.testing.assert_allclose(target.to_host(y), ref.astype(np.float32), rtol=1e-6)
 
 
+def test_retype_in_both_branches(target, rng):
+    rows, T = 5, 64
+    x = rng.standard_normal((rows, T)).astype(np.float32)
+    y = target.to_device(poison((rows, T), np.float32))
+    target.launch_tile(retype_in_both_branches, rows, target.to_device(x), y, T)
+    ref = np.where((np.arange(rows) % 2 == 0)[:, None], x + np.float32(1), x * np.float32(2))
+    np.testing.assert_array_equal(target.to_host(y), ref)
+
+
 def test_restored_in_loop(target, rng):
     rows, n, T = 3, 4, 64
     x = rng.standard_normal((rows * T,)).astype(np.float32)
@@ -312,6 +333,7 @@ def _cases():
         (retype_in_loop, (z((4, 256), f32), z((4, 64), f32), 4), {"T": 64}),
         (retype_in_branch, (z((4, 32), f32), z((4, 64), f32)), {"T": 32}),
         (restored_in_loop, (z(128, f32), z(128, f32), 3), {"T": 64}),
+        (retype_in_both_branches, (z((4, 32), f32), z((4, 32), f32)), {"T": 32}),
         (extract_cat, (z((64, 32), f16), z((64, 32), f16)), {"TX": 64, "TY": 32}),
         (extract_runtime, (z((32, 32), f32), z((8, 32), f32), 1, 1), {"T": 32}),
         (insert_subtile, (z((32, 64), f32), z((8, 16), f32), z((32, 64), f32), 1, 1), {}),
@@ -324,9 +346,9 @@ def _cases():
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("case", range(10), ids=["bmm", "loop", "branch", "restored", "cat",
-                                                 "runtime", "insert", "cat-1d", "helper",
-                                                 "attention"])
+@pytest.mark.parametrize("case", range(11), ids=["bmm", "loop", "branch", "restored",
+                                                 "both-branches", "cat", "runtime", "insert",
+                                                 "cat-1d", "helper", "attention"])
 def test_compiles(arch, case):
     kernel, args, consts = _cases()[case]
     assert compile_cubin(kernel, *args, arch=arch, **consts)
