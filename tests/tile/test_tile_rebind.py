@@ -76,6 +76,16 @@ def retype_in_both_branches(x, y, T: ConstInt):
 
 
 @ct.kernel
+def tuple_carried(x, y, n: int):
+    """A tuple of tiles re-bound from its own items: every item is evaluated first."""
+    t = ct.load(x, index=(0,), shape=(16,)), ct.load(x, index=(1,), shape=(16,))
+    for _ in range(n):
+        t = t[1], t[0] + t[1]
+    ct.store(y, index=(0,), tile=t[0])
+    ct.store(y, index=(1,), tile=t[1])
+
+
+@ct.kernel
 def restored_in_loop(x, y, n: int, T: ConstInt):
     """Carried around the loop, re-typed inside it and given back its type before the
     iteration ends; a while loop and a continue in the mix."""
@@ -230,6 +240,16 @@ def test_retype_in_both_branches(target, rng):
     target.launch_tile(retype_in_both_branches, rows, target.to_device(x), y, T)
     ref = np.where((np.arange(rows) % 2 == 0)[:, None], x + np.float32(1), x * np.float32(2))
     np.testing.assert_array_equal(target.to_host(y), ref)
+
+
+def test_tuple_carried(target, rng):
+    x = rng.standard_normal(32).astype(np.float32)
+    y = target.to_device(poison(32, np.float32))
+    target.launch_tile(tuple_carried, 1, target.to_device(x), y, 6)
+    a, b = x[:16], x[16:]
+    for _ in range(6):
+        a, b = b, a + b
+    np.testing.assert_array_equal(target.to_host(y), np.r_[a, b])
 
 
 def test_restored_in_loop(target, rng):

@@ -266,7 +266,17 @@ class Lowerer(ast.NodeVisitor):
             self._not_bound_as(name, "a tuple", node, self.statics, self.observed)
             parts = []
             out: list[ir.Stmt] = []
-            for k, it in enumerate(value.items):
+            items = value.items
+            if prev is not None and len(items) > 1:
+                # `t = t[1], t[0] + t[1]`: every item is evaluated before any part is assigned
+                items = []
+                for it in value.items:
+                    if isinstance(it, ir.Expr) and not isinstance(it, ir.Const):
+                        tmp = self.spec.fresh("t")
+                        out += self.assign_name(node, tmp, it)
+                        it = self.read_name(tmp, node)
+                    items.append(it)
+            for k, it in enumerate(items):
                 pn = f"{name}_{k}"
                 parts.append(pn)
                 out += self.assign_name(node, pn, it)
