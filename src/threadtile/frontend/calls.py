@@ -31,7 +31,7 @@ from ..lang.types import (
     uint32,
     void,
 )
-from . import arrays, bf16calls, complexes, funcs, mathcalls, npufuncs, tile_calls, tiles, tuples
+from . import arrays, bf16calls, complexes, funcs, mathcalls, npufuncs, tile_calls, tuples
 from . import typing as ty
 from .values import DeclRequest, Py, ScalarMethod, Tup, pyname
 
@@ -80,7 +80,7 @@ def lower_call(lw: Lowerer, node: ast.Call):
     if name is not None:
         return _intrinsic(lw, name, node)
     if type(obj).__name__ == "TileMethod":
-        return tiles.call_method(lw, obj, node)
+        return tile_calls.call_method(lw, obj, node)
     if isinstance(obj, ScalarMethod):
         return _scalar_method(lw, obj, node)
     if obj is builtins.print:

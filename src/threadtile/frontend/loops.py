@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
 from ..lang.types import ArrayType, Scalar, bool_, int64
-from . import flow, tuples
+from . import flow, tuples, versions
 from . import typing as ty
 from .values import Tup, describe_value
 
@@ -58,10 +58,11 @@ def lower_for(lw: Lowerer, node: ast.For):
     lw.observe(k, int64, False, node)
     lw.defined.add(k)
     lw.loop_depth += 1
-    saved, lw.pre = lw.pre, []
-    bind = lw.assign(node.target, seq.item(ir.Var(int64, loc, k)), node)
-    bind, lw.pre = lw.pre + bind, saved
-    body = bind + lw.lower_body(node.body)
+    with versions.loop(lw, node, not flow.terminates(node.body)):
+        saved, lw.pre = lw.pre, []
+        bind = lw.assign(node.target, seq.item(ir.Var(int64, loc, k)), node)
+        bind, lw.pre = lw.pre + bind, saved
+        body = bind + lw.lower_body(node.body)
     lw.loop_depth -= 1
     zero, one = ir.Const(int64, loc, 0), ir.Const(int64, loc, 1)
     return ir.For(loc, k, zero, ty.convert(seq.length, int64), one, body)
@@ -97,9 +98,11 @@ def _range_loop(lw: Lowerer, node: ast.For, it: ast.Call) -> ir.For:
         t = int64  # range(n, 0, -1) with n unsigned counts down in a signed variable
     name = node.target.id
     lw.observe(name, t, False, node)
+    versions.bind_value(lw, name, t, node)
     vt = lw.var_types.get(name, (t, False))[0]
     lw.loop_depth += 1
-    body = lw.lower_body(node.body)
+    with versions.loop(lw, node, not flow.terminates(node.body)):
+        body = lw.lower_body(node.body)
     lw.loop_depth -= 1
     return ir.For(lw.loc(node), name, ty.convert(start, vt), ty.convert(stop, vt),
                   ty.convert(step, vt), body)

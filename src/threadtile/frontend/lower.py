@@ -41,6 +41,7 @@ from . import (
     records,
     tiles,
     tuples,
+    versions,
 )
 from . import typing as ty
 from .deps import dotted
@@ -70,7 +71,10 @@ class Lowerer(ast.NodeVisitor):
         self.uses_dynamic_shared = False
         self.loop_depth = 0
         self.depth = 0  # nesting of statement blocks (1: the function's own body)
-        self.tile_names: dict[str, str] = {}  # tile variable -> its current version
+        # tile variables (versions.py): name -> what it holds here, (name, type) -> variable
+        self.tile_names: dict[str, versions.Binding | versions.Clash] = {}
+        self.tile_vars: dict[tuple[str, TileType], str] = {}
+        self.loops: list[versions.Frame] = []  # the loops being lowered, innermost last
         self.statics: dict[str, Py] = {}  # names bound to compile-time objects (aliases)
         self.local_names = _assigned_names(src.tree)
         self.literal_locals = _literal_locals(src.tree)
@@ -85,6 +89,7 @@ class Lowerer(ast.NodeVisitor):
         for p in params:
             if not p.is_constant:
                 self.var_types.setdefault(p.name, (p.type, p.weak))
+        versions.seed_params(self, params)
 
     # -- errors --------------------------------------------------------------------------------
 
@@ -261,7 +266,17 @@ class Lowerer(ast.NodeVisitor):
             self._not_bound_as(name, "a tuple", node, self.statics, self.observed)
             parts = []
             out: list[ir.Stmt] = []
-            for k, it in enumerate(value.items):
+            items = value.items
+            if prev is not None and len(items) > 1:
+                # `t = t[1], t[0] + t[1]`: every item is evaluated before any part is assigned
+                items = []
+                for it in value.items:
+                    if isinstance(it, ir.Expr) and not isinstance(it, ir.Const):
+                        tmp = self.spec.fresh("t")
+                        out += self.assign_name(node, tmp, it)
+                        it = self.read_name(tmp, node)
+                    items.append(it)
+            for k, it in enumerate(items):
                 pn = f"{name}_{k}"
                 parts.append(pn)
                 out += self.assign_name(node, pn, it)
@@ -282,6 +297,7 @@ class Lowerer(ast.NodeVisitor):
         if isinstance(value.type, ArrayType) or isinstance(value.type, Scalar):
             weak = ty.is_weak(value)
             self.observe(name, value.type, weak, node)
+            versions.bind_value(self, name, value.type, node)
             vt = self.var_types.get(name, (value.type, weak))[0]
             if isinstance(vt, Scalar) and isinstance(value.type, Scalar):
                 value = ty.convert(value, vt)
@@ -349,11 +365,16 @@ class Lowerer(ast.NodeVisitor):
         if isinstance(cond, ir.Const):  # `if CONSTANT:` keeps only the taken branch
             return self.lower_body(node.body if cond.value else node.orelse)
         before = set(self.defined)
+        tiles_before = dict(self.tile_names)
         then = self.lower_body(node.body)
         after_then = None if flow.terminates(node.body) else self.defined
+        tiles_then = None if after_then is None else self.tile_names
         self.defined = set(before)
+        self.tile_names = dict(tiles_before)
         orelse = self.lower_body(node.orelse)
         after_else = None if flow.terminates(node.orelse) else self.defined
+        tiles_else = None if after_else is None else self.tile_names
+        versions.branches(self, tiles_before, [tiles_then, tiles_else])
         # after the if: what both branches that fall through assigned
         if after_then is None and after_else is None:
             self.defined = before | self.defined
@@ -368,18 +389,21 @@ class Lowerer(ast.NodeVisitor):
     def visit_While(self, node: ast.While):
         if node.orelse:
             raise self.unsupported(node, "while ... else", "use a flag variable")
-        with self.lazy():  # evaluated again before every iteration
-            cond = self.truth(self.expr(node.test), node.test)
-        self.defined |= flow.assigned_in(node.body)  # as for loops (flow.py)
-        self.loop_depth += 1
-        body = self.lower_body(node.body)
-        self.loop_depth -= 1
+        with versions.loop(self, node, not flow.terminates(node.body)):
+            with self.lazy():  # evaluated again before every iteration
+                cond = self.truth(self.expr(node.test), node.test)
+            self.defined |= flow.assigned_in(node.body)  # as for loops (flow.py)
+            self.loop_depth += 1
+            body = self.lower_body(node.body)
+            self.loop_depth -= 1
         return ir.While(self.loc(node), cond, body)
 
     def visit_Break(self, node):
+        versions.leave(self, "break")
         return ir.Break(self.loc(node))
 
     def visit_Continue(self, node):
+        versions.leave(self, "continue")
         return ir.Continue(self.loc(node))
 
     def visit_Raise(self, node: ast.Raise):
@@ -469,7 +493,7 @@ class Lowerer(ast.NodeVisitor):
         global read at compile time."""
         if name in self.statics:
             return self.statics[name]
-        name = self.tile_names.get(name, name)
+        name = versions.resolve(self, name, node)
         if name in self.consts:
             return self.py_to_value(self.consts[name], node)
         if name in self.tuples:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from ..ir import nodes as ir
 from ..lang import tile as lt
 from ..lang.types import ArrayType, TileType, bool_, int32, int64, void
+from . import tile_parts
 from . import typing as ty
 from .tile_gather import INDEXED
 from .tiles import (
@@ -49,6 +50,7 @@ from .tiles import (
     unary,
     where,
 )
+from .tiles import call_method as tiles_call_method
 from .values import Py, Tup, describe_value
 
 if TYPE_CHECKING:
@@ -395,6 +397,8 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         return reduce(lw, fname, node)
     if fname in ("cumsum", "cumprod"):
         return scan(lw, fname, node)
+    if fname in ("extract", "insert", "cat"):
+        return tile_parts.call(lw, fname, node)
     if fname == "reshape":
         v = bind_args(lw, node, "reshape", ["x", "shape"], {})
         return reshape(lw, _need_tile(lw, v["x"], node, fname), v["shape"], node)
@@ -436,6 +440,13 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
     if fname == "printf":
         return printf(lw, node)
     raise lw.error(node, f"threadtile.tile.{fname}() is not supported yet")
+
+
+def call_method(lw: Lowerer, m, node: ast.Call):
+    """``x.method(...)`` of a tile (``tiles.TileMethod``)."""
+    if m.name in ("extract", "insert"):
+        return tile_parts.call(lw, m.name, node, m.base)
+    return tiles_call_method(lw, m, node)
 
 
 def _need_tile(lw: Lowerer, x, node, fname: str) -> ir.Expr:

@@ -34,6 +34,7 @@ from ..lang.types import (
     tfloat32,
 )
 from . import typing as ty
+from . import versions
 from .values import Py, Tup, describe_value, pyname
 
 if TYPE_CHECKING:
@@ -383,8 +384,12 @@ def where(lw: Lowerer, c, x, y, node) -> ir.Expr:
         c = compare(lw, "!=", c, ir.Const(int64, lw.loc(node), 0, weak=True), node)
     elif not is_tile(c):
         c = lw.truth(c, node)
-    t = unify(x, y) if (is_tile(x) or is_tile(y)) else ty.unify(x.type, ty.is_weak(x),
-                                                                y.type, ty.is_weak(y))[0]
+    if is_tile(x) or is_tile(y):
+        t = unify(x, y)
+    else:
+        t, weak = ty.unify(x.type, ty.is_weak(x), y.type, ty.is_weak(y))
+        if weak and t != bool_:  # two literals: cuTile's default dtypes, int32 and float32
+            t = float32 if t.is_float else int32
     shape = broadcast_shapes(lw, [shape_of(c), shape_of(x), shape_of(y)], node)
     args = [broadcast(lw, c, shape, node)] + [broadcast(lw, cast(lw, v, t, node), shape, node)
                                               for v in (x, y)]
@@ -429,28 +434,9 @@ def full_like(lw: Lowerer, shape: tuple, value, t: Scalar, node) -> ir.Expr:
 # ---------------------------------------------------------------------------------------------
 
 def assign(lw: Lowerer, node, name: str, value: ir.Expr) -> list[ir.Stmt]:
-    """``name = tile``. A variable keeps one type, but cuTile code often rebinds a name to a
-    tile of another shape (``mean = ct.sum(mean, axis=1) / n``): at the top level of the
-    function that starts a new version of the variable (``mean_1``); inside a branch or loop
-    it would depend on the path taken, so it is refused."""
-    cur = lw.tile_names.get(name, name)
-    seen = lw.observed.get(cur)
-    if seen is not None and seen[0] != value.type:
-        if lw.depth > 1:
-            raise lw.error(node, f"'{name}' holds a {seen[0]} before and a {value.type} here, "
-                                 "inside a branch or loop",
-                           "assign the new tile to a new variable")
-        k = 1
-        while f"{name}_{k}" in lw.local_names or f"{name}_{k}" in lw.observed:
-            k += 1
-        cur = f"{name}_{k}"
-        lw.tile_names[name] = cur
-        lw.local_names.add(cur)
-    if cur in lw.runtime_params:
-        raise lw.error(node, f"parameter '{name}' cannot be assigned a tile",
-                       "assign it to a new variable")
-    lw.observe(cur, value.type, False, node)
-    return [ir.Assign(lw.loc(node), cur, value)]
+    """``name = tile``: a name re-bound to a tile of another shape or dtype is a new variable
+    (versions.py)."""
+    return versions.assign(lw, node, name, value)
 
 
 _METHODS = ("astype", "reshape", "permute", "transpose", "item", "extract", "insert")

@@ -346,6 +346,43 @@ def _permute(e):
     return None
 
 
+def _grid_indices(e, first: int, sub: tuple) -> str | None:
+    x = e.args[0].type
+    idx = e.args[first:]
+    if len(idx) != x.ndim or any(not (isinstance(i.type, Scalar) and i.type.is_int)
+                                 for i in idx):
+        return f"one integer index per axis of {x}"
+    if len(sub) != x.ndim or any(s == 0 or n % s for n, s in zip(x.shape, sub)):
+        return f"a subtile of shape {sub} does not divide {x}"
+    return None
+
+
+def _extract(e):
+    x, t = e.args[0].type, e.type
+    if not _tile(x) or not _tile(t) or x.dtype != t.dtype:
+        return "extract takes a subtile of a tile, of its dtype"
+    return _grid_indices(e, 1, t.shape)
+
+
+def _insert(e):
+    x, v = e.args[0].type, e.args[1].type
+    if not _tile(x) or not _tile(v) or e.type != x or v.dtype != x.dtype:
+        return "insert returns its tile with a subtile of its dtype replaced"
+    return _grid_indices(e, 2, v.shape)
+
+
+def _cat(e):
+    x, y, t = e.args[0].type, e.args[1].type, e.type
+    a = e.attrs["axis"]
+    if not (_tile(x) and _tile(y) and _tile(t)) or x.dtype != y.dtype or x.dtype != t.dtype \
+            or x.ndim != y.ndim or x.ndim != t.ndim or not 0 <= a < x.ndim:
+        return "cat joins two tiles of one dtype and rank along one of their axes"
+    want = tuple(n + y.shape[d] if d == a else n for d, n in enumerate(x.shape))
+    if any(n != y.shape[d] for d, n in enumerate(x.shape) if d != a) or t.shape != want:
+        return f"{t} is not {x} and {y} joined along axis {a}"
+    return None
+
+
 def _reduce(e):
     x, t = e.args[0].type, e.type
     axes = e.attrs["axes"]
@@ -490,6 +527,9 @@ def _tile_ops() -> dict[str, OpSpec]:
         OpSpec("broadcast", (1, 1), _broadcast, doc="NumPy broadcasting to a larger shape"),
         OpSpec("reshape", (1, 1), _reshape, doc="same elements in row-major order"),
         OpSpec("permute", (1, 1), _permute, ("perm",), "axes reordered"),
+        OpSpec("extract", (1, None), _extract, doc="the subtile at a cell of a grid"),
+        OpSpec("insert", (2, None), _insert, doc="a tile with the subtile at a cell replaced"),
+        OpSpec("cat", (2, 2), _cat, ("axis",), "two tiles joined along an axis"),
         OpSpec("reduce", (1, 1), _reduce, ("kind", "axes"), "sum/prod/max/min/argmax/argmin"),
         OpSpec("scan", (1, 1), _same_tile, ("kind", "axis", "reverse"), "cumsum/cumprod"),
         OpSpec("mma", (3, 3), _mma, doc="acc + a @ b"),

@@ -27,7 +27,7 @@ __all__ = [
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "tan", "sinh", "cosh",
     "abs", "floor", "ceil", "isnan",
     "sum", "max", "min", "prod", "argmax", "argmin", "cumsum", "cumprod",
-    "reshape", "transpose", "permute", "expand_dims", "broadcast_to",
+    "reshape", "transpose", "permute", "expand_dims", "broadcast_to", "extract", "insert", "cat",
     "mma", "matmul",
     "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
     "atomic_xchg", "atomic_cas", "printf", "assume_divisible_by",
@@ -262,6 +262,15 @@ expand_dims = _stub("expand_dims", """expand_dims(x, axis) -> ``x`` with a new a
 ``axis`` (also ``x[:, None]``).""")
 broadcast_to = _stub("broadcast_to", "broadcast_to(x, shape) -> ``x`` broadcast to ``shape`` "
                      "(NumPy's rules).")
+extract = _stub("extract", """extract(x, index, shape) -> the subtile of ``shape`` at ``index``, a
+cell of the grid ``shape`` cuts ``x`` into (cell ``i`` of axis ``d`` starts at element
+``i * shape[d]``); ``shape`` divides ``x.shape``; ``shape=()`` gives one element as a 0-d tile.
+Also ``x.extract(index, shape)``.""")
+insert = _stub("insert", """insert(x, index, value) -> ``x`` with the subtile at cell ``index``
+(of the grid ``value.shape`` cuts ``x`` into) replaced by ``value``. Also
+``x.insert(index, value)``.""")
+cat = _stub("cat", """cat(tiles, axis) -> the two tiles of ``tiles`` (one dtype and rank, equal
+off ``axis``) joined along ``axis``; the result's axes must be powers of two.""")
 
 # ---- matrix multiply ----------------------------------------------------------------------------
 
@@ -297,7 +306,7 @@ integers, ``%f``/``%e``/``%g`` floats.""")
 # cuTile names threadtile does not implement yet: using one in a kernel is a compile error
 # that names it (rather than an AttributeError deep inside the frontend)
 UNSUPPORTED = (
-    "cat", "extract", "insert", "reduce", "scan", "bitcast", "pack_to_bytes",
+    "reduce", "scan", "bitcast", "pack_to_bytes",
     "unpack_from_bytes", "mma_scaled", "static_eval", "static_assert", "static_iter",
     "static_exception",
     "ensure_constant", "assert_", "print", "atan2", "divmod", "bitwise_and", "bitwise_or",

@@ -141,9 +141,14 @@ def op_scratch(op: ir.TileOp, nt: int) -> int:
         return src.size * _isz(src.dtype)
     if k == "permute":
         return permute_scratch(op.args[0].type, op.attrs["perm"])
-    if k == "scan":
+    if k in ("scan", "extract"):
         x = op.args[0].type
         return x.size * _isz(x.dtype)
+    if k == "insert":
+        v = op.args[1].type
+        return v.size * _isz(v.dtype)
+    if k == "cat":
+        return sum(a.type.size for a in op.args) * _isz(op.type.dtype)
     if k == "reduce":
         x = op.args[0].type
         if rows_reduction(op, nt):
@@ -387,6 +392,10 @@ TILE_OPS = {
     "broadcast": _broadcast,
     "reshape": lambda em, x, args: f"tt::tile::reshape{_targs(_dims(x.type.shape))}({args[0]})",
     "permute": lambda em, x, args: f"tt::tile::permute<{_dims(x.attrs['perm'])}>({args[0]})",
+    "extract": lambda em, x, args: f"tt::tile::extract<{alias(x.type)}>({', '.join(args)})",
+    "insert": lambda em, x, args: f"tt::tile::insert({', '.join(args)})",
+    "cat": lambda em, x, args:
+        f"tt::tile::cat<{alias(x.type)}, {x.attrs['axis']}>({args[0]}, {args[1]})",
     "reduce": _reduce,
     "scan": _scan,
     "mma": lambda em, x, args: f"tt::tile::mma<{_tc(x)}>({', '.join(args)})",

@@ -257,6 +257,62 @@ def _permute(B, op, site, blocks, args):
     return args[0].transpose((0,) + tuple(p + 1 for p in op.attrs["perm"]))
 
 
+def _cells(B, op, site, blocks, idx, shape, sub) -> np.ndarray:
+    """Each block's cell of the grid ``sub`` cuts a tile of ``shape`` into, (nb, ndim); a cell
+    outside the grid is an OutOfBoundsError (the GPU code clamps it)."""
+    cells = np.zeros((B.nb, len(shape)), np.int64)
+    for d, i in enumerate(idx):
+        cells[:, d] = np.broadcast_to(np.asarray(_per_block(B, i, blocks, site, op, "the index"),
+                                                 np.int64), (B.nb,))
+    grid = np.array([n // s for n, s in zip(shape, sub)], np.int64)
+    bad = ((cells < 0) | (cells >= grid)).any(axis=1)
+    if blocks is not None:
+        bad &= blocks
+    if bad.any() and B.launch.bounds:
+        b = int(np.argmax(bad))
+        block, _ = B.launch.thread_of(int(B.gtid[b * B.T]))
+        raise checks.make_error(
+            errors.OutOfBoundsError,
+            f"{_what(op)}: subtile index {tuple(int(c) for c in cells[b])} in block {block} "
+            f"is outside the grid {tuple(int(g) for g in grid)} of subtiles {sub} of a tile "
+            f"{shape}", B.launch.sites[site].loc,
+            "The index counts subtiles, not elements.", block=block)
+    return cells
+
+
+def _cell(c, sub) -> tuple:
+    return tuple(slice(int(i) * s, (int(i) + 1) * s) for i, s in zip(c, sub))
+
+
+def _rows(B, blocks):
+    return range(B.nb) if blocks is None else np.flatnonzero(blocks)
+
+
+def _extract(B, op, site, blocks, args):
+    x, *idx = args
+    sub = op.type.shape
+    cells = _cells(B, op, site, blocks, idx, x.shape[1:], sub)
+    out = np.zeros((B.nb,) + sub, x.dtype)
+    for r in _rows(B, blocks):
+        out[r] = x[r][_cell(cells[r], sub)]
+    return out
+
+
+def _insert(B, op, site, blocks, args):
+    x, v, *idx = args
+    sub = v.shape[1:]
+    cells = _cells(B, op, site, blocks, idx, x.shape[1:], sub)
+    out = np.array(x, copy=True)
+    for r in _rows(B, blocks):
+        out[r][_cell(cells[r], sub)] = v[r]
+    return out
+
+
+def _cat(B, op, site, blocks, args):
+    x, y = args
+    return np.concatenate((x, y), axis=op.attrs["axis"] + 1)
+
+
 def _reduce(B, op, site, blocks, args):
     (x,) = args
     kind = op.attrs["kind"]
@@ -673,7 +729,8 @@ def _layout(B, op, site, blocks, args):
 OPS = {  # by the registry's names (ir/ops.py TILE_OPS)
     "layout": _layout, "full": _full, "arange": _arange, "binop": _binop, "unary": _unary,
     "cast": _cast, "math": _math, "where": _where, "broadcast": _broadcast, "reshape": _reshape,
-    "permute": _permute, "reduce": _reduce, "scan": _scan, "mma": _mma, "mma_loop": _mma_loop,
+    "permute": _permute, "extract": _extract, "insert": _insert, "cat": _cat,
+    "reduce": _reduce, "scan": _scan, "mma": _mma, "mma_loop": _mma_loop,
     "item": _item, "load": _load, "store": _store, "atomic": _atomic, "printf": _printf,
     "gather": _gather, "scatter": _scatter,
 }

@@ -9,6 +9,8 @@
 //   reshape         in registers where both shapes have one vector width or the tile is
 //                   smaller than the block; else through the scratch
 //   permute         always through the scratch (rows padded where the last axis moves)
+//   extract, insert through the scratch (the whole tile, or the inserted subtile)
+//   cat             through the scratch (both tiles, one after the other)
 #pragma once
 
 #include "layout.h"
@@ -122,6 +124,91 @@ __device__ __forceinline__ Tile<T, NT, pack_at<P, S...>::value...> permute(
     for (int d = 0; d < traits<R>::rank; ++d) s[perm[d]] = c[d];
     const int e = flat<X>(s);
     r.v[k] = buf[(e / LAST) * LP + e % LAST];
+  }
+  return r;
+}
+
+// ---- parts: a subtile at a cell of the grid a shape cuts a tile into, two tiles joined -------
+// A cell index outside the grid is clamped into it (cuTile leaves it undefined; the
+// simulator reports it).
+template <class X, class S>
+__device__ __forceinline__ int cell_start(long long i, int d) {
+  const int n = traits<X>::dim(d) / traits<S>::dim(d);
+  const int c = i < 0 ? 0 : i >= n ? n - 1 : (int)i;
+  return c * traits<S>::dim(d);
+}
+
+// extract<R>(x, i...): the subtile R at cell (i...)
+template <class R, class X, class... I>
+__device__ __forceinline__ R extract(const X& x, I... idx) {
+  typedef typename traits<X>::elem T;
+  constexpr int rank = traits<X>::rank;
+  static_assert(sizeof...(I) == rank && traits<R>::rank == rank, "one index per axis");
+  static_assert(X::E * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  const long long cell[] = {(long long)idx..., 0};
+  T* buf = scratch<T>();
+  to_scratch(x, buf);
+  R r;
+  const int t = tid();
+#pragma unroll
+  for (int k = 0; k < R::N; ++k) {
+    int c[rank + 1];
+    coords<R>(elem<R>(t, k), c);
+#pragma unroll
+    for (int d = 0; d < rank; ++d) c[d] += cell_start<X, R>(cell[d], d);
+    r.v[k] = buf[flat<X>(c)];
+  }
+  return r;
+}
+
+// insert(x, v, i...): x with the subtile at cell (i...) of the grid V cuts it into set to v
+template <class X, class V, class... I>
+__device__ __forceinline__ X insert(const X& x, const V& v, I... idx) {
+  typedef typename traits<X>::elem T;
+  constexpr int rank = traits<X>::rank;
+  static_assert(sizeof...(I) == rank && traits<V>::rank == rank, "one index per axis");
+  static_assert(V::E * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  const long long cell[] = {(long long)idx..., 0};
+  T* buf = scratch<T>();
+  to_scratch(v, buf);
+  X r;
+  const int t = tid();
+#pragma unroll
+  for (int k = 0; k < X::N; ++k) {
+    int c[rank + 1];
+    coords<X>(elem<X>(t, k), c);
+    bool in = true;
+#pragma unroll
+    for (int d = 0; d < rank; ++d) {
+      c[d] -= cell_start<X, V>(cell[d], d);
+      in = in && c[d] >= 0 && c[d] < traits<V>::dim(d);
+    }
+    r.v[k] = in ? buf[flat<V>(c)] : x.v[k];
+  }
+  return r;
+}
+
+// cat<R, A>(x, y): x and y joined along axis A
+template <class R, int A, class X, class Y>
+__device__ __forceinline__ R cat(const X& x, const Y& y) {
+  typedef typename traits<X>::elem T;
+  constexpr int rank = traits<X>::rank;
+  static_assert((X::E + Y::E) * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  T* buf = scratch<T>();
+  to_scratch(x, buf);
+  to_scratch(y, buf + X::E);
+  R r;
+  const int t = tid();
+#pragma unroll
+  for (int k = 0; k < R::N; ++k) {
+    int c[rank + 1];
+    coords<R>(elem<R>(t, k), c);
+    if (c[A] < traits<X>::dim(A)) {
+      r.v[k] = buf[flat<X>(c)];
+    } else {
+      c[A] -= traits<X>::dim(A);
+      r.v[k] = buf[X::E + flat<Y>(c)];
+    }
   }
   return r;
 }
