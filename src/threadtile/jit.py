@@ -29,6 +29,7 @@ from .compiler import Specialization, Target
 from .frontend.specialize import constant_params, lower_device
 from .ir import nodes as ir
 from .ir.printer import format_module
+from .lang import annotations as param_ann
 from .lang import signatures as sigs
 from .lang.thread import context
 from .lang.types import Scalar, Signature, Type, is_type_like, scalar_of, void
@@ -102,6 +103,12 @@ class Kernel:
                     f"kernel parameter {p.name!r}: *args, **kwargs and keyword-only parameters "
                     "are not supported")
         self.constants = constant_params(py_func)
+        # cuTile's annotations (ScalarInt64, IndexedWithInt64...), applied to each launch's
+        # types; an annotation that combines two kinds is a TypeError at the launch, as cuTile's
+        try:
+            self.param_nodes, self._annotation_error = param_ann.parameter_nodes(py_func), None
+        except (TypeError, ValueError) as e:
+            self.param_nodes, self._annotation_error = {}, e
         self._const_pos = tuple(i for i, n in enumerate(self.param_names) if n in self.constants)
         self._runtime_names = [n for n in self.param_names if n not in self.constants]
         self._dispatch: dict[tuple, Specialization] = {}  # by argument types and constants
@@ -293,6 +300,8 @@ class Kernel:
         """The specialization for runtime argument ``types`` and constant values ``consts``;
         for a kernel declared with signatures, the one of the signature they fit (a
         TypeError where none does)."""
+        if self._annotation_error is not None:
+            raise self._annotation_error
         if self.declared_signatures is not None:
             types = list(self._select(list(types)).args)
         key = tuple(types) + tuple(sorted(consts.items()))
@@ -311,9 +320,13 @@ class Kernel:
                 params.append(ir.Param(name, scalar_of(type(v)), v, True))
             else:
                 t = next(it)
+                node = self.param_nodes.get(name)
+                if node is not None:  # ScalarInt64: int64, strictly typed
+                    t = param_ann.apply(node, t, name)
                 # cuTile's rule: a scalar argument of a tile kernel is loosely typed, so that
                 # `x * eps` with a float32 tile and a Python float stays float32
-                params.append(ir.Param(name, t, weak=self.tile and isinstance(t, Scalar)))
+                params.append(ir.Param(name, t, weak=self.tile and isinstance(t, Scalar)
+                                       and node is None))
         spec = Specialization(self, params)
         self._dispatch[key] = spec
         return spec

@@ -25,6 +25,9 @@ def array_attr(lw: Lowerer, arr: ir.Expr, attr: str, node):
     loc = lw.loc(node)
     if attr == "shape":
         return Tup([ir.ArrayDim(int64, loc, arr, "shape", k) for k in range(at.ndim)])
+    if attr == "strides" and lw.spec.threads is not None:
+        # cuTile's Array.strides, in a kernel with tile code: in elements (numba's are in bytes)
+        return Tup([ir.ArrayDim(int64, loc, arr, "strides", k) for k in range(at.ndim)])
     if attr == "ndim":
         return ir.Const(int64, loc, at.ndim, weak=True)
     if attr == "size":

@@ -22,6 +22,14 @@ from __future__ import annotations
 
 from ..frontend.specialize import Constant, ConstantAnnotation
 from ..jit import Kernel, Launch
+from ..lang.annotations import (
+    Array,
+    ArrayAnnotation,
+    IndexedWithInt64,
+    ListAnnotation,
+    ScalarAnnotation,
+    ScalarInt64,
+)
 from ..lang.tile import *  # noqa: F403  (the kernel language is this package's surface)
 from ..lang.tile import UNSUPPORTED, UNSUPPORTED_STUBS
 from ..lang.types import (
@@ -122,4 +130,5 @@ def __getattr__(name: str):
 
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("annotations",)]
-_ = (Constant, ConstantAnnotation)
+_ = (Constant, ConstantAnnotation, Array, ArrayAnnotation, IndexedWithInt64, ListAnnotation,
+     ScalarAnnotation, ScalarInt64)
