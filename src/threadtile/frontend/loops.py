@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
 from ..lang.types import ArrayType, Scalar, bool_, int64
-from . import flow, tuples
+from . import flow, static, tuples
 from . import typing as ty
 from .values import Tup, describe_value
 
@@ -46,6 +46,8 @@ def lower_for(lw: Lowerer, node: ast.For):
     # when it ran: taken as assigned (Python raises only when the loop never ran)
     lw.defined |= flow.assigned_in([node])
     it = node.iter
+    if static.is_static_iter(lw, it):  # ct.static_iter(...): unrolled at compile time
+        return static.lower_for(lw, node)
     if _called(lw, it, builtins.range):
         if not isinstance(node.target, ast.Name):
             raise lw.error(node.target, "range() gives numbers, which cannot be unpacked")

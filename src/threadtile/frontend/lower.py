@@ -71,7 +71,13 @@ class Lowerer(ast.NodeVisitor):
         self.loop_depth = 0
         self.depth = 0  # nesting of statement blocks (1: the function's own body)
         self.tile_names: dict[str, str] = {}  # tile variable -> its current version
-        self.statics: dict[str, Py] = {}  # names bound to compile-time objects (aliases)
+        # names bound to compile-time objects (aliases); static_iter's loop variables (a
+        # constant or tuple of them per unrolled iteration: frontend/static.py)
+        self.statics: dict[str, object] = {}
+        # locals assigned a constant once, at the top level of the function (`ndim = x.ndim`):
+        # their values, which ct.static_eval/static_assert read
+        self.single_stores = _single_stores(src.tree)
+        self.const_locals: dict[str, object] = {}
         self.local_names = _assigned_names(src.tree)
         self.literal_locals = _literal_locals(src.tree)
         # statements that must run before the one being lowered (a call returning a tuple,
@@ -88,10 +94,12 @@ class Lowerer(ast.NodeVisitor):
 
     # -- errors --------------------------------------------------------------------------------
 
-    def error(self, node: ast.AST, msg: str, hint: str | None = None) -> KernelCompileError:
+    def error(self, node: ast.AST, msg: str, hint: str | None = None,
+              cls: type = KernelCompileError) -> KernelCompileError:
+        """The compile error at ``node`` (``cls``: a KernelCompileError subclass, one of
+        cuTile's classes too where cuTile names the error: errors.StaticAssertionFailed...)."""
         loc = self.src.loc(node, self.fname)
-        return KernelCompileError(msg, loc=loc, source_line=self.src.source_line(loc.line),
-                                  hint=hint)
+        return cls(msg, loc=loc, source_line=self.src.source_line(loc.line), hint=hint)
 
     def error_at(self, loc: ir.Loc, msg: str, hint: str | None = None) -> KernelCompileError:
         return KernelCompileError(msg, loc=loc, source_line=self.src.source_line(loc.line),
@@ -264,6 +272,8 @@ class Lowerer(ast.NodeVisitor):
             for k, it in enumerate(value.items):
                 pn = f"{name}_{k}"
                 parts.append(pn)
+                if name in self.single_stores:
+                    self.single_stores.add(pn)
                 out += self.assign_name(node, pn, it)
             self.tuples[name] = (parts, tuple(value.names))
             return out
@@ -276,6 +286,8 @@ class Lowerer(ast.NodeVisitor):
         if name in self.arrays:
             raise self.error(node, f"'{name}' names a shared/local array and cannot be rebound")
         if isinstance(value.type, ArrayType) or isinstance(value.type, Scalar):
+            if isinstance(value, ir.Const) and self.depth == 1 and name in self.single_stores:
+                self.const_locals[name] = value.value
             weak = ty.is_weak(value)
             self.observe(name, value.type, weak, node)
             vt = self.var_types.get(name, (value.type, weak))[0]
@@ -294,7 +306,8 @@ class Lowerer(ast.NodeVisitor):
             if name in d:
                 prev = d[name]
                 was = pyname(prev.obj) if isinstance(prev, Py) else "a tuple" if isinstance(
-                    prev, tuple) else ty.describe(prev[0])
+                    prev, (tuple, Tup)) else describe_value(prev) if isinstance(
+                    prev, ir.Expr) else ty.describe(prev[0])
                 raise self.error(node, f"'{name}' is {was} elsewhere but is assigned {what} "
                                        "here", "use a different variable for each")
 
@@ -697,6 +710,16 @@ def _literal_locals(tree: ast.FunctionDef) -> dict[str, int]:
             if stores.get(name) == 1 and name not in params:
                 out[name] = s.value.value
     return out
+
+
+def _single_stores(tree: ast.FunctionDef) -> set[str]:
+    """Names the function assigns in exactly one place (and not its parameters)."""
+    stores: dict[str, int] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
+    return {n for n, c in stores.items() if c == 1 and n not in params}
 
 
 def _pos(node: ast.AST) -> dict:

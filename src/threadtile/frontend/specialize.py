@@ -74,6 +74,9 @@ class Specializer:
         self.deps: dict[tuple[str, str], list] = {}
         self.owner = ""
         self._const_keep: list = []
+        # ct.static_eval results without runtime values, by place and inputs: the function is
+        # lowered more than once, its side effects happen once (frontend/static.py)
+        self.static_results: dict = {}
 
     def fresh(self, prefix: str) -> str:
         n = self._names.get(prefix, 0)
