@@ -244,6 +244,8 @@ class Lowerer(ast.NodeVisitor):
         loc = self.loc(node)
         if name in self.consts:
             raise self.error(node, f"'{name}' is a compile-time constant and cannot be assigned")
+        if name in self.statics and not isinstance(self.statics[name], Py):
+            del self.statics[name]  # a static_iter loop variable assigned in the loop's body
         if tuples.is_tuple(value):
             value = tuples.explode(self, value)
         self.defined.add(name)

@@ -416,12 +416,19 @@ def _bind(lw: Lowerer, target: ast.expr, v, node) -> list[ir.Stmt]:
         for t, x in zip(target.elts, v.items):
             out += _bind(lw, t, x, node)
         return out
-    if isinstance(target, ast.Name) and _compile_time(v):
-        lw.statics[target.id] = v
-        return []
-    if isinstance(target, ast.Name):
-        lw.statics.pop(target.id, None)
-    return lw.assign(target, v, node)
+    if not isinstance(target, ast.Name):
+        raise lw.error(target, "a static_iter() loop binds names or tuples of names",
+                       cls=TileCodeSyntaxError)
+    out = []
+    if not _compile_time(v):
+        # a runtime item is held in a temporary the loop's name stands for (the name may
+        # shadow a parameter, as in Python; the item keeps the value it had before the loop)
+        tmp = lw.spec.fresh(f"{target.id}_it")
+        lw.local_names.add(tmp)
+        out = lw.assign_name(node, tmp, v)
+        v = lw.read_name(tmp, node)
+    lw.statics[target.id] = v
+    return out
 
 
 def _compile_time(v) -> bool:
