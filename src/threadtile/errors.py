@@ -19,7 +19,7 @@ __all__ = [
     "TileUnsupportedFeatureError", "TileInternalError", "TileRecursionError",
     "TileStaticEvalError", "TileStaticAssertionError", "TileCompilerExecutionError",
     "TileCompilerTimeoutError", "StaticAssertionFailed", "StaticEvalFailed", "TileCodeSyntaxError",
-    "TileCodeTypeError",
+    "TileCodeTypeError", "CompilerTimeout",
 ]
 
 
@@ -138,6 +138,10 @@ class TileCodeSyntaxError(KernelCompileError, TileSyntaxError):
 
 class TileCodeTypeError(KernelCompileError, TileTypeError):
     """A value of the wrong kind (a non-constant ``static_assert`` condition...)."""
+
+
+class CompilerTimeout(ThreadtileError, TileCompilerTimeoutError):
+    """A compile that took longer than ``ct.compiler_timeout(seconds)`` allows."""
 
 
 class NvrtcError(KernelCompileError):

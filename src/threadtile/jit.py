@@ -123,6 +123,24 @@ class Kernel:
         if signatures is not None:
             self._declare(list(signatures))
 
+    # ct.kernel sets these: the options as given, and how to make a kernel of them
+    hints: dict | None = None
+    remake = None
+
+    def replace_hints(self, **hints) -> Kernel:
+        """A new tile kernel of the same function with these options changed (cuTile's
+        ``kernel.replace_hints(occupancy=4)``); it compiles its own specializations."""
+        if self.remake is None:
+            raise TypeError(f"{self.__name__}: replace_hints() is for tile kernels "
+                            "(@ct.kernel); make another @jit kernel of the function instead")
+        known = set(inspect.signature(self.remake).parameters) - {"func", "options"} | set(
+            self.hints)
+        bad = sorted(set(hints) - known - {"lineinfo", "fastmath", "max_registers"})
+        if bad:
+            raise TypeError(f"replace_hints() got unknown option{'s' if len(bad) > 1 else ''} "
+                            f"{', '.join(map(repr, bad))}")
+        return self.remake(self.py_func, **{**self.hints, **hints})
+
     def __repr__(self) -> str:
         kind = "device function" if self.device else "kernel"
         return f"<threadtile {kind} {self.py_func.__qualname__}>"

@@ -48,6 +48,7 @@ from ..lang.types import (
     uint32,
     uint64,
 )
+from . import tune
 from .hostapi import (
     ByTarget,
     TileCompilerExecutionError,
@@ -61,6 +62,7 @@ from .hostapi import (
     TileTypeError,
     TileUnsupportedFeatureError,
     TileValueError,
+    compiler_timeout,
     resolve_option,
 )
 
@@ -82,6 +84,8 @@ def kernel(func=None, *, num_warps: int = 4, occupancy=None, num_ctas=None, opt_
     ``num_ctas``, ``occupancy`` and ``num_warps`` may be ``ct.ByTarget(...)``: the value for
     sm_90, else its default.
     """
+    hints = dict(num_warps=num_warps, occupancy=occupancy, num_ctas=num_ctas,
+                 opt_level=opt_level, **options)
     num_warps = resolve_option(num_warps, 4)
     occupancy = resolve_option(occupancy)
     num_ctas = resolve_option(num_ctas)
@@ -94,7 +98,10 @@ def kernel(func=None, *, num_warps: int = 4, occupancy=None, num_ctas=None, opt_
             "leave num_ctas out")
 
     def make(f):
-        return Kernel(f, tile=True, num_warps=num_warps, occupancy=occupancy, **options)
+        k = Kernel(f, tile=True, num_warps=num_warps, occupancy=occupancy, **options)
+        k.hints = hints  # as given: replace_hints starts from them
+        k.remake = kernel
+        return k
 
     if func is None:
         return make
@@ -131,4 +138,4 @@ def __getattr__(name: str):
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("annotations",)]
 _ = (Constant, ConstantAnnotation, Array, ArrayAnnotation, IndexedWithInt64, ListAnnotation,
-     ScalarAnnotation, ScalarInt64)
+     ScalarAnnotation, ScalarInt64, tune, compiler_timeout)

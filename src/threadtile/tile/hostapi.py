@@ -9,6 +9,8 @@ line); the classes here are what a program may raise or catch itself.
 
 from __future__ import annotations
 
+import contextlib
+
 from ..errors import (
     TileCompilerExecutionError,
     TileCompilerTimeoutError,
@@ -22,6 +24,7 @@ from ..errors import (
     TileUnsupportedFeatureError,
     TileValueError,
 )
+from ..runtime import nvrtc
 
 # The architecture a ``ByTarget`` value is chosen for: an option is fixed when the kernel is
 # decorated, before any device is asked, and threadtile's tuned target is the H100.
@@ -79,3 +82,17 @@ ERRORS = (TileError, TileSyntaxError, TileTypeError, TileValueError,
           TileUnsupportedFeatureError, TileInternalError, TileRecursionError,
           TileStaticEvalError, TileStaticAssertionError, TileCompilerExecutionError,
           TileCompilerTimeoutError)
+
+
+@contextlib.contextmanager
+def compiler_timeout(timeout_sec: float):
+    """``with ct.compiler_timeout(10): ...``: a kernel compiled inside (for the GPU) may take
+    at most ``timeout_sec`` seconds, else it raises ``TileCompilerTimeoutError``. NVRTC runs in
+    this process and cannot be interrupted, so the limit is checked when the compile finishes.
+    A setting of the whole process (not thread-safe, as cuTile's). The simulator does not
+    compile, so it never times out."""
+    prev = nvrtc.set_compiler_timeout(timeout_sec)
+    try:
+        yield
+    finally:
+        nvrtc.set_compiler_timeout(prev)
