@@ -10,6 +10,7 @@ from typing import Annotated
 
 import numpy as np
 import pytest
+from conftest import HAVE_GPU, gpu_target
 
 import threadtile
 import threadtile.tile as ct
@@ -469,8 +470,9 @@ def test_compiler_timeout():
 
 
 @pytest.mark.gpu
+@pytest.mark.skipif(not HAVE_GPU, reason="no GPU")
 def test_tune_times_on_the_gpu():
-    target = pytest.importorskip("conftest").gpu_target("device")
+    target = gpu_target("torch" if _has_torch() else "device")
     n = 1 << 20
     x = target.to_device(np.arange(n, dtype=np.float32))
     out = target.to_device(np.zeros(n, np.float32))
@@ -485,3 +487,11 @@ def test_tune_times_on_the_gpu():
     assert r.best.mean_us == min(m.mean_us for m in r.successes)
     target.synchronize()
     np.testing.assert_array_equal(target.to_host(out), np.arange(n, dtype=np.float32))
+
+
+def _has_torch() -> bool:
+    try:
+        import torch  # noqa: F401, PLC0415
+    except ImportError:
+        return False
+    return True
