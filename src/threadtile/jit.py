@@ -109,6 +109,10 @@ class Kernel:
             self.param_nodes, self._annotation_error = param_ann.parameter_nodes(py_func), None
         except (TypeError, ValueError) as e:
             self.param_nodes, self._annotation_error = {}, e
+        # parameters with static_shape_dims/static_stride_dims: their values are part of
+        # each specialization (static_consts)
+        self.static_dims = {n: a for n, a in self.param_nodes.items()
+                            if param_ann.has_static_dims(a)}
         self._const_pos = tuple(i for i, n in enumerate(self.param_names) if n in self.constants)
         self._runtime_names = [n for n in self.param_names if n not in self.constants]
         self._dispatch: dict[tuple, Specialization] = {}  # by argument types and constants
@@ -314,6 +318,19 @@ class Kernel:
         consts = {self.param_names[i]: args[i] for i in self._const_pos}
         return runtime, consts
 
+    def static_consts(self, infos) -> dict:
+        """The annotated static extents and strides of the arrays ``infos`` describe (one per
+        runtime parameter), as entries ``"x.shape[0]": 16`` of a specialization's constants."""
+        out = {}
+        for name, info in zip(self._runtime_names, infos):
+            node = self.static_dims.get(name)
+            if node is None or info is None or getattr(info, "kind", None) != "array":
+                continue
+            shape_axes, stride_axes = param_ann.static_dims(node, info.ndim, name)
+            out.update({f"{name}.shape[{k}]": int(info.shape[k]) for k in shape_axes})
+            out.update({f"{name}.strides[{k}]": int(info.strides[k]) for k in stride_axes})
+        return out
+
     def specialization(self, types: list[Type], consts: dict) -> Specialization:
         """The specialization for runtime argument ``types`` and constant values ``consts``;
         for a kernel declared with signatures, the one of the signature they fit (a
@@ -327,6 +344,12 @@ class Kernel:
         if spec is not None:
             return spec
         params, it = [], iter(types)
+        dims: dict[str, list] = {}
+        for ck, v in consts.items():
+            if "." in ck:  # "x.shape[0]": an annotated static extent (static_consts)
+                pname, rest = ck.split(".", 1)
+                attr, axis = rest[:-1].split("[")
+                dims.setdefault(pname, []).append((attr, int(axis), v))
         for name in self.param_names:
             if name in self.constants:
                 v = consts[name]
@@ -344,7 +367,8 @@ class Kernel:
                 # cuTile's rule: a scalar argument of a tile kernel is loosely typed, so that
                 # `x * eps` with a float32 tile and a Python float stays float32
                 params.append(ir.Param(name, t, weak=self.tile and isinstance(t, Scalar)
-                                       and node is None))
+                                       and node is None,
+                                       static_dims=tuple(sorted(dims.get(name, ())))))
         spec = Specialization(self, params)
         self._dispatch[key] = spec
         return spec
@@ -353,6 +377,14 @@ class Kernel:
         if len(args) == 1 and not kwargs and _spells_signature(args[0]):
             return self.specialization(list(sigs.signature(args[0]).args), {})
         runtime, consts = self._split(args, kwargs)
+        if self.static_dims:  # example arrays give the annotated static extents and strides
+            infos = []
+            for i, (a, n) in enumerate(zip(runtime, self._runtime_names)):
+                try:
+                    infos.append(describe_host(a, i, n) if n in self.static_dims else None)
+                except (TypeError, ValueError, AttributeError):
+                    infos.append(None)  # a type, not an array: the dims stay runtime values
+            consts = {**consts, **self.static_consts(infos)}
         return self.specialization([_type_of(a) for a in runtime], consts)
 
     def cuda_source(self, *args, **constants) -> str:
@@ -572,6 +604,8 @@ class Launch(_c_call_base() or _PyCall):
             if len(args) != len(k.param_names):
                 k._split(args, kwargs)  # raises the argument-count error
         infos = describe_all(runtime, k._runtime_names)
+        if k.static_dims:  # annotated static extents and strides: part of the specialization
+            consts = {**(consts or {}), **k.static_consts(infos)}
         key = tuple([i.key for i in infos])
         if consts:
             key += tuple(sorted(consts.items()))

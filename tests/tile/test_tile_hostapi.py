@@ -153,6 +153,31 @@ def test_static_dims_out_of_range():
 
 
 @ct.kernel
+def _pitched(x: Annotated[ct.Array, ct.ArrayAnnotation(static_shape_dims=(1,),
+                                                       static_stride_dims=(0, -1))], out):
+    pitch = ct.static_eval(x.strides[0])
+    ct.static_assert(x.strides[1] == 1 and x.shape[1] == 8, "a row of 8, unit stride")
+    t = ct.load(x, (0, 0), (4, 8))
+    ct.store(out, (0, 0), t + pitch)
+
+
+def test_static_dims_are_constants(target):
+    buf = np.arange(40, dtype=np.float32).reshape(4, 10)
+    x = buf[:, :8]  # strides (10, 1)
+    out = target.to_device(np.zeros((4, 8), np.float32))
+    target.launch_tile(_pitched, 1, target.to_device(x), out)
+    np.testing.assert_array_equal(target.to_host(out), x + 10)
+    # a pitch of 12 is another specialization, whose constant is 12
+    y = np.arange(48, dtype=np.float32).reshape(4, 12)[:, :8]
+    target.launch_tile(_pitched, 1, target.to_device(y), out)
+    np.testing.assert_array_equal(target.to_host(out), y + 12)
+    src = _pitched.cuda_source(x, np.zeros((4, 8), np.float32))
+    assert re.search(r"pitch = 10(LL)?;", src)
+    with pytest.raises(ct.TileStaticAssertionError, match="a row of 8, unit stride"):
+        _pitched.cuda_source(buf[:, ::2], np.zeros((4, 5), np.float32))
+
+
+@ct.kernel
 def _attrs(X, out):
     ct.static_assert(X.ndim == 3)
     shape, strides = X.shape, X.strides

@@ -20,14 +20,24 @@ if TYPE_CHECKING:
     from .lower import Lowerer
 
 
+def _dim(lw: Lowerer, arr: ir.Expr, attr: str, k: int, loc) -> ir.Expr:
+    """``arr.shape[k]`` or ``arr.strides[k]``: a constant where the parameter's annotation
+    makes it static (``ct.ArrayAnnotation(static_shape_dims=...)``)."""
+    if isinstance(arr, ir.Var) and arr.name in lw.static_dims:
+        v = lw.static_dims[arr.name].get((attr, k))
+        if v is not None:
+            return ir.Const(int64, loc, v, weak=True)
+    return ir.ArrayDim(int64, loc, arr, attr, k)
+
+
 def array_attr(lw: Lowerer, arr: ir.Expr, attr: str, node):
     at: ArrayType = arr.type
     loc = lw.loc(node)
     if attr == "shape":
-        return Tup([ir.ArrayDim(int64, loc, arr, "shape", k) for k in range(at.ndim)])
+        return Tup([_dim(lw, arr, "shape", k, loc) for k in range(at.ndim)])
     if attr == "strides" and lw.spec.threads is not None:
         # cuTile's Array.strides, in a kernel with tile code: in elements (numba's are in bytes)
-        return Tup([ir.ArrayDim(int64, loc, arr, "strides", k) for k in range(at.ndim)])
+        return Tup([_dim(lw, arr, "strides", k, loc) for k in range(at.ndim)])
     if attr == "ndim":
         return ir.Const(int64, loc, at.ndim, weak=True)
     if attr == "size":

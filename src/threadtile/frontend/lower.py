@@ -88,6 +88,12 @@ class Lowerer(ast.NodeVisitor):
         self.defined: set[str] = {p.name for p in params}
         self.consts = {p.name: p.constant for p in params if p.is_constant}
         self.runtime_params = {p.name: p.type for p in params if not p.is_constant}
+        # array parameters' annotated static extents and strides: {name: {(attr, axis): v}}
+        # (of parameters the function never rebinds)
+        stored = {n.id for n in ast.walk(src.tree) if isinstance(n, ast.Name)
+                  and isinstance(n.ctx, ast.Store)}
+        self.static_dims = {p.name: {(a, k): v for a, k, v in p.static_dims}
+                            for p in params if p.static_dims and p.name not in stored}
         for p in params:
             if not p.is_constant:
                 self.var_types.setdefault(p.name, (p.type, p.weak))

@@ -279,12 +279,25 @@ def apply(node, t: Type, path: str, value=None) -> Type:
                            enumerate(zip(subs, t.items))), t.names)
 
 
-def static_dims(node, ndim: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The (non-negative) axes of a ``static_shape_dims``/``static_stride_dims`` annotation."""
+def has_static_dims(node) -> bool:
+    return isinstance(node, Leaf) and node.array is not None and bool(
+        node.array.static_shape_dims or node.array.static_stride_dims)
+
+
+def static_dims(node, ndim: int, path: str = "") -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The (non-negative) axes of a ``static_shape_dims``/``static_stride_dims`` annotation
+    for an array of ``ndim`` dimensions (a ValueError for an axis out of range)."""
     if not isinstance(node, Leaf) or node.array is None:
         return (), ()
-    return (tuple(sorted(d % ndim for d in node.array.static_shape_dims)),
-            tuple(sorted(d % ndim for d in node.array.static_stride_dims)))
+    out = []
+    for what, dims in (("static_shape_dims", node.array.static_shape_dims),
+                       ("static_stride_dims", node.array.static_stride_dims)):
+        for d in dims:
+            if not -ndim <= d < ndim:
+                raise ValueError(f"parameter {path!r}: {what} contains axis {d}, out of range "
+                                 f"for an array of {ndim} dimensions")
+        out.append(tuple(sorted({d % ndim for d in dims})))
+    return out[0], out[1]
 
 
 _ = typing

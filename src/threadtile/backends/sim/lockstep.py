@@ -481,6 +481,8 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset,
                                  f"{block} = {T}")
     if infos is None:
         infos = [describe_host(a, i) for i, a in enumerate(host_args)]
+    if getattr(kernel, "static_dims", None):  # annotated static extents and strides
+        consts = {**consts, **kernel.static_consts(infos)}
     spec = kernel.specialization([i.type for i in infos], consts)
     prog = program_for(spec)
     params = [p for p in prog.params if not p.is_constant]
