@@ -374,6 +374,8 @@ class Kernel:
         return spec
 
     def _spec_for(self, args, kwargs) -> Specialization:
+        if self.tile and any(type(a) is list for a in args):
+            args = _lists_as_tuples(args)
         if len(args) == 1 and not kwargs and _spells_signature(args[0]):
             return self.specialization(list(sigs.signature(args[0]).args), {})
         runtime, consts = self._split(args, kwargs)
@@ -518,6 +520,13 @@ def build(spec: Specialization, arch: str, options: tuple = ()):
     return compiled, b.scratch
 
 
+def _lists_as_tuples(args) -> tuple:
+    """cuTile's list arguments (a list of arrays) as the tuples threadtile passes: each item
+    one parameter, indexed by a constant or by the variable of a loop over ``range(len(l))``,
+    which is unrolled."""
+    return tuple(tuple(a) if type(a) is list else a for a in args)
+
+
 def _c_call_base():
     """The C base of Launch (runtime/_fastlaunch.c: its call runs the steady-state launcher
     without a Python frame), or None where the extension is not built or is disabled."""
@@ -570,6 +579,8 @@ class Launch(_c_call_base() or _PyCall):
                 f"{kernel.num_warps}); launched with block {tuple(self.block)}")
 
     def _call(self, *args, **kwargs):
+        if self.kernel.tile and any(type(a) is list for a in args):
+            args = _lists_as_tuples(args)
         try:
             return self._general(args, kwargs)
         except errors.KernelCompileError as e:

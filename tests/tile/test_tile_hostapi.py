@@ -197,6 +197,38 @@ def test_array_shape_and_strides_in_elements(target):
     assert list(got[3:]) == [s // 4 for s in x.strides]
 
 
+# ---- lists of arrays -------------------------------------------------------------------------
+
+ListOfBig = Annotated[list, ct.ListAnnotation(element=ct.IndexedWithInt64)]
+
+
+@ct.kernel
+def _add_arrays(arrays: ListOfBig, out):
+    res = ct.zeros((16, 16), dtype=out.dtype)
+    for i in range(len(arrays)):  # indexes the list: unrolled, one array per copy
+        res += ct.load(arrays[i], (0, 0), (16, 16))
+    ct.store(out, (0, 0), res + ct.load(arrays[0], (0, 0), (16, 16)))
+
+
+def test_list_of_arrays(target, rng):
+    arrays = [rng.integers(0, 100, (16, 16)).astype(np.int32) for _ in range(3)]
+    out = target.to_device(np.zeros((16, 16), np.int32))
+    with target.running():
+        ct.launch(None, (1,), _add_arrays, ([target.to_device(a) for a in arrays], out))
+    np.testing.assert_array_equal(target.to_host(out), sum(arrays) + arrays[0])
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_list_of_arrays_compiles(arch):
+    a = np.zeros((16, 16), np.int32)
+    assert _add_arrays.compile([a, a], a, arch=arch).cubin
+
+
+def test_list_annotation_needs_a_list():
+    with threadtile.simulate(), pytest.raises(TypeError, match="ListAnnotation"):
+        _add_arrays[1](np.zeros((16, 16), np.int32), np.zeros((16, 16), np.int32))
+
+
 # ---- static_assert ---------------------------------------------------------------------------
 
 def factorial(n):

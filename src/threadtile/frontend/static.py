@@ -40,7 +40,7 @@ from ..errors import (
 )
 from ..ir import nodes as ir
 from ..lang import tile as lt
-from ..lang.types import ArrayType, Scalar, TileType
+from ..lang.types import ArrayType, Scalar, TileType, int64
 from .values import Py, Tup
 
 if TYPE_CHECKING:
@@ -380,6 +380,30 @@ def lower_for(lw: Lowerer, node: ast.For) -> list[ir.Stmt]:
     for v in values:
         out += _bind(lw, node.target, v, node)
         lw.depth -= 1  # the body is lowered as straight-line code at the loop's own level
+        try:
+            out += lw.lower_body(node.body)
+        finally:
+            lw.depth += 1
+    return out
+
+
+def unroll_range(lw: Lowerer, node: ast.For, values: range) -> list[ir.Stmt]:
+    """``for i in range(len(arrays)):`` whose body indexes a tuple (a list of arrays passed to
+    the kernel) with ``i``: unrolled, ``i`` a compile-time int in each copy of the body, as
+    ``static_iter`` does (loops.py decides)."""
+    for n in _own(node.body):
+        if isinstance(n, (ast.Break, ast.Continue)):
+            raise lw.error(n, "break/continue in a loop that indexes a tuple (or list) with its "
+                              "variable: the loop is unrolled at compile time",
+                           "use a flag variable")
+    if len(values) > MAX_ITERATIONS:
+        raise lw.error(node.iter, f"a loop that indexes a tuple with its variable is unrolled, "
+                                  f"and {len(values)} iterations are too many")
+    out: list[ir.Stmt] = []
+    lw.defined.add(node.target.id)
+    for v in values:
+        lw.statics[node.target.id] = ir.Const(int64, lw.loc(node.target), v, weak=True)
+        lw.depth -= 1
         try:
             out += lw.lower_body(node.body)
         finally:
