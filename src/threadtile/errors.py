@@ -19,7 +19,7 @@ __all__ = [
     "TileUnsupportedFeatureError", "TileInternalError", "TileRecursionError",
     "TileStaticEvalError", "TileStaticAssertionError", "TileCompilerExecutionError",
     "TileCompilerTimeoutError", "StaticAssertionFailed", "StaticEvalFailed", "TileCodeSyntaxError",
-    "TileCodeTypeError", "CompilerTimeout",
+    "TileCodeTypeError", "CompilerTimeout", "ArgumentTypeError",
 ]
 
 
@@ -138,6 +138,11 @@ class TileCodeSyntaxError(KernelCompileError, TileSyntaxError):
 
 class TileCodeTypeError(KernelCompileError, TileTypeError):
     """A value of the wrong kind (a non-constant ``static_assert`` condition...)."""
+
+
+class ArgumentTypeError(TypeError, TileTypeError):
+    """A kernel argument of a kind cuTile refuses with a TileTypeError (a dataclass that is
+    not frozen); a TypeError as threadtile's other argument errors."""
 
 
 class CompilerTimeout(ThreadtileError, TileCompilerTimeoutError):

@@ -15,6 +15,8 @@ and threadtile's own (``num_warps``, ``occupancy``).
 
 from __future__ import annotations
 
+import collections
+import dataclasses
 import functools
 import inspect
 import os
@@ -374,10 +376,10 @@ class Kernel:
         return spec
 
     def _spec_for(self, args, kwargs) -> Specialization:
-        if self.tile and any(type(a) is list for a in args):
-            args = _lists_as_tuples(args)
         if len(args) == 1 and not kwargs and _spells_signature(args[0]):
             return self.specialization(list(sigs.signature(args[0]).args), {})
+        if self.tile and any(_cutile_arg(a) for a in args):
+            args = _as_tuples(args)
         runtime, consts = self._split(args, kwargs)
         if self.static_dims:  # example arrays give the annotated static extents and strides
             infos = []
@@ -520,11 +522,46 @@ def build(spec: Specialization, arch: str, options: tuple = ()):
     return compiled, b.scratch
 
 
-def _lists_as_tuples(args) -> tuple:
-    """cuTile's list arguments (a list of arrays) as the tuples threadtile passes: each item
-    one parameter, indexed by a constant or by the variable of a loop over ``range(len(l))``,
-    which is unrolled."""
-    return tuple(tuple(a) if type(a) is list else a for a in args)
+def _cutile_arg(a) -> bool:
+    """A list or a dataclass instance: arguments cuTile takes that travel as tuples."""
+    return type(a) is list or _is_dataclass(a)
+
+
+def _is_dataclass(a) -> bool:
+    # (threadtile's own types are dataclasses too: an ArrayType is an example argument's type)
+    return hasattr(type(a), "__dataclass_fields__") and not isinstance(a, Type)
+
+
+_RECORDS: dict[type, type] = {}
+
+
+def _as_tuples(args) -> tuple:
+    """cuTile's list and dataclass arguments as the tuples threadtile passes. A list (of
+    arrays) is a tuple: each item one parameter, indexed by a constant or by the variable of a
+    loop over ``range(len(l))``, which is unrolled. A frozen dataclass instance is a
+    namedtuple of its fields (``d.x``, ``d.idx[0]`` read them; its methods and properties are
+    not available in the kernel), nested lists and dataclasses likewise."""
+    return tuple(_as_tuple(a, f"argument #{i}") for i, a in enumerate(args))
+
+
+def _as_tuple(a, where: str):
+    if type(a) is list:
+        return tuple(_as_tuple(x, where) for x in a)
+    if type(a) is tuple:
+        return tuple(_as_tuple(x, where) for x in a)
+    cls = type(a)
+    if _is_dataclass(a):
+        params = getattr(cls, "__dataclass_params__", None)
+        if not getattr(params, "frozen", False):
+            raise errors.ArgumentTypeError(
+                f"{where}: Only frozen dataclasses are supported as kernel arguments "
+                f"({cls.__qualname__} is not frozen: @dataclass(frozen=True))")
+        names = [f.name for f in dataclasses.fields(a)]
+        rec = _RECORDS.get(cls)
+        if rec is None:
+            rec = _RECORDS[cls] = collections.namedtuple(cls.__name__, names)
+        return rec(*[_as_tuple(getattr(a, n), f"field {n!r} of {where}") for n in names])
+    return a
 
 
 def _c_call_base():
@@ -579,8 +616,8 @@ class Launch(_c_call_base() or _PyCall):
                 f"{kernel.num_warps}); launched with block {tuple(self.block)}")
 
     def _call(self, *args, **kwargs):
-        if self.kernel.tile and any(type(a) is list for a in args):
-            args = _lists_as_tuples(args)
+        if self.kernel.tile and any(_cutile_arg(a) for a in args):
+            args = _as_tuples(args)
         try:
             return self._general(args, kwargs)
         except errors.KernelCompileError as e:

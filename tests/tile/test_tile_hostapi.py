@@ -5,8 +5,9 @@ them: ``ct.ScalarInt64``/``ct.IndexedWithInt64``/``ct.ArrayAnnotation``, ``ct.st
 
 import math
 import re
+from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Annotated
+from typing import Annotated, Any
 
 import numpy as np
 import pytest
@@ -227,6 +228,52 @@ def test_list_of_arrays_compiles(arch):
 def test_list_annotation_needs_a_list():
     with threadtile.simulate(), pytest.raises(TypeError, match="ListAnnotation"):
         _add_arrays[1](np.zeros((16, 16), np.int32), np.zeros((16, 16), np.int32))
+
+
+# ---- dataclass arguments ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Inner:
+    a: int
+    b: float
+
+
+@dataclass(frozen=True)
+class _Outer:
+    inner: Any
+    arrays: Any
+    out: Any
+
+
+@ct.kernel
+def _with_dataclasses(d, e):
+    t = ct.load(d.arrays[0], (0,), (16,)) + ct.load(d.arrays[1], (0,), (16,))
+    ct.store(d.out, (0,), t * d.inner.a + d.inner.b + e.a)
+
+
+def test_dataclass_arguments(target, rng):
+    x = rng.standard_normal(16).astype(np.float32)
+    y = rng.standard_normal(16).astype(np.float32)
+    out = target.to_device(np.zeros(16, np.float32))
+    d = _Outer(_Inner(3, 0.5), [target.to_device(x), target.to_device(y)], out)
+    target.launch_tile(_with_dataclasses, 1, d, _Inner(100, 0.0))
+    np.testing.assert_allclose(target.to_host(out), (x + y) * 3 + 100.5, rtol=1e-6)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_dataclass_arguments_compile(arch):
+    a = np.zeros(16, np.float32)
+    assert _with_dataclasses.compile(_Outer(_Inner(3, 0.5), [a, a], a), _Inner(1, 2.0),
+                                     arch=arch).cubin
+
+
+def test_dataclass_arguments_must_be_frozen():
+    @dataclass
+    class Thawed:
+        a: int
+
+    with threadtile.simulate(), pytest.raises(ct.TileTypeError, match="Only frozen dataclasses"):
+        _with_dataclasses[1](Thawed(1), Thawed(2))
 
 
 # ---- static_assert ---------------------------------------------------------------------------
