@@ -34,7 +34,7 @@ from .ir.printer import format_module
 from .lang import annotations as param_ann
 from .lang import signatures as sigs
 from .lang.thread import context
-from .lang.types import Scalar, Signature, Type, is_type_like, scalar_of, void
+from .lang.types import NoneType, Scalar, Signature, Type, is_type_like, scalar_of, void
 from .runtime import argwrap, driver
 from .runtime import launcher as rt_launcher
 from .runtime import raised as rt_raised
@@ -357,8 +357,13 @@ class Kernel:
                 v = consts[name]
                 if isinstance(v, np.generic):
                     v = v.item()
+                if isinstance(v, (tuple, list)) and self.tile and _constant_tuple(v):
+                    # cuTile's ct.Constant[tuple]: a tuple of numbers, known when compiling
+                    params.append(ir.Param(name, NoneType, _frozen(v), True))
+                    continue
                 if not isinstance(v, (int, float, bool)):
-                    raise TypeError(f"Constant parameter {name!r} must be an int, float or bool, "
+                    raise TypeError(f"Constant parameter {name!r} must be an int, float or bool"
+                                    f"{' (or a tuple of them)' if self.tile else ''}, "
                                     f"got {type(v).__name__}")
                 params.append(ir.Param(name, scalar_of(type(v)), v, True))
             else:
@@ -523,8 +528,22 @@ def build(spec: Specialization, arch: str, options: tuple = ()):
 
 
 def _cutile_arg(a) -> bool:
-    """A list or a dataclass instance: arguments cuTile takes that travel as tuples."""
-    return type(a) is list or _is_dataclass(a)
+    """A list or a dataclass instance (or a tuple holding one): arguments cuTile takes that
+    travel as tuples."""
+    return type(a) is list or _is_dataclass(a) or (
+        type(a) is tuple and any(_cutile_arg(x) for x in a))
+
+
+def _constant_tuple(v) -> bool:
+    return all(isinstance(x, (int, float, bool, np.generic)) or (
+        isinstance(x, (tuple, list)) and _constant_tuple(x)) for x in v)
+
+
+def _frozen(v):
+    """A constant tuple argument as plain Python numbers in tuples (hashable, a cache key)."""
+    if isinstance(v, (tuple, list)):
+        return tuple(_frozen(x) for x in v)
+    return v.item() if isinstance(v, np.generic) else v
 
 
 def _is_dataclass(a) -> bool:

@@ -230,6 +230,20 @@ def test_list_annotation_needs_a_list():
         _add_arrays[1](np.zeros((16, 16), np.int32), np.zeros((16, 16), np.int32))
 
 
+@ct.kernel
+def _constant_tuple(a, out, shape: ct.Constant[tuple]):
+    t = ct.load(a, (0,), (shape[0],))
+    ct.store(out, (0,), t)
+
+
+def test_constant_tuple_and_nested_list(target):
+    a = np.arange(8, dtype=np.float32)
+    out = target.to_device(np.zeros(8, np.float32))
+    target.launch_tile(_constant_tuple, 1, target.to_device(a), out, (8,))
+    np.testing.assert_array_equal(target.to_host(out), a)
+    assert _constant_tuple.compile(a, a, (8,), arch="sm_80").cubin
+
+
 # ---- dataclass arguments ------------------------------------------------------------------------
 
 @dataclass(frozen=True)
