@@ -326,11 +326,23 @@ class Kernel:
         out = {}
         for name, info in zip(self._runtime_names, infos):
             node = self.static_dims.get(name)
-            if node is None or info is None or getattr(info, "kind", None) != "array":
+            kind = getattr(info, "kind", None)
+            if node is None or kind not in ("array", "tuple"):
                 continue
-            shape_axes, stride_axes = param_ann.static_dims(node, info.ndim, name)
-            out.update({f"{name}.shape[{k}]": int(info.shape[k]) for k in shape_axes})
-            out.update({f"{name}.strides[{k}]": int(info.strides[k]) for k in stride_axes})
+            # a list of arrays: the values every array shares (cuTile's rule)
+            arrays = [info] if kind == "array" else [
+                x for x in info.value if getattr(x, "kind", None) == "array"]
+            for x in arrays:
+                shape_axes, stride_axes = param_ann.static_dims(node, x.ndim, name)
+                for attr, axes, vals in (("shape", shape_axes, x.shape),
+                                         ("strides", stride_axes, x.strides)):
+                    for k in axes:
+                        key = f"{name}.{attr}[{k}]"
+                        if out.setdefault(key, int(vals[k])) != int(vals[k]):
+                            what = "shape" if attr == "shape" else "stride"
+                            raise ValueError(f"parameter {name!r}: the arrays of the list vary "
+                                             f"in static {what} at axis {k} ({out[key]} and "
+                                             f"{int(vals[k])})")
         return out
 
     def specialization(self, types: list[Type], consts: dict) -> Specialization:

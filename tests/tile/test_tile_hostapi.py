@@ -225,6 +225,36 @@ def test_list_of_arrays_compiles(arch):
     assert _add_arrays.compile([a, a], a, arch=arch).cubin
 
 
+ListOfPitched = Annotated[list, ct.ListAnnotation(
+    element=ct.ArrayAnnotation(static_stride_dims=(0,), static_shape_dims=(1,)))]
+
+
+@ct.kernel
+def _add_pitched(arrays: ListOfPitched, out):
+    a = arrays[0]
+    ct.static_assert(a.strides[0] == 10 and arrays[1].shape[1] == 8)
+    res = ct.zeros((4, 8), dtype=out.dtype)
+    for i in range(len(arrays)):
+        res += ct.load(arrays[i], (0, 0), (4, 8))
+    ct.store(out, (0, 0), res)
+
+
+def test_list_static_dims(target):
+    def padded(pitch, v):
+        return np.full((4, pitch), v, np.int32)[:, :8]
+
+    out = target.to_device(np.zeros((4, 8), np.int32))
+    target.launch_tile(_add_pitched, 1, [target.to_device(padded(10, v)) for v in (1, 2, 3)],
+                       out)
+    np.testing.assert_array_equal(target.to_host(out), np.full((4, 8), 6))
+    with target.running(), pytest.raises(ValueError, match="vary in static stride at axis 0"):
+        _add_pitched[1]([target.to_device(padded(10, 1)), target.to_device(padded(12, 1))],
+                        out)
+    with target.running(), pytest.raises(ct.TileStaticAssertionError):
+        _add_pitched[1]([target.to_device(padded(12, 1)), target.to_device(padded(12, 1))],
+                        out)
+
+
 def test_list_annotation_needs_a_list():
     with threadtile.simulate(), pytest.raises(TypeError, match="ListAnnotation"):
         _add_arrays[1](np.zeros((16, 16), np.int32), np.zeros((16, 16), np.int32))

@@ -94,6 +94,7 @@ class Lowerer(ast.NodeVisitor):
                   and isinstance(n.ctx, ast.Store)}
         self.static_dims = {p.name: {(a, k): v for a, k, v in p.static_dims}
                             for p in params if p.static_dims and p.name not in stored}
+        self.array_static: dict[str, dict] = {}  # locals bound once to such an array
         for p in params:
             if not p.is_constant:
                 self.var_types.setdefault(p.name, (p.type, p.weak))
@@ -296,6 +297,9 @@ class Lowerer(ast.NodeVisitor):
         if isinstance(value.type, ArrayType) or isinstance(value.type, Scalar):
             if isinstance(value, ir.Const) and self.depth == 1 and name in self.single_stores:
                 self.const_locals[name] = value.value
+            if isinstance(value.type, ArrayType) and self.depth == 1 and \
+                    name in self.single_stores and (d := arrays.static_of(self, value)):
+                self.array_static[name] = d  # `a = arrays[0]` of an annotated list
             weak = ty.is_weak(value)
             self.observe(name, value.type, weak, node)
             vt = self.var_types.get(name, (value.type, weak))[0]

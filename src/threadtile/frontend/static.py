@@ -233,7 +233,7 @@ def evaluate(lw: Lowerer, expr: ast.expr, node, what: str = "static_eval()",
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in inner \
                 and n.id not in names:
             names[n.id] = to_py(lw, n, lw.expr(n))
-    key = (expr.lineno, expr.col_offset, what,
+    key = (lw.loc(expr).filename, expr.lineno, expr.col_offset, what, items,
            tuple((k, _key_of(v)) for k, v in sorted(names.items())))
     cache = lw.spec.static_results
     if key in cache:

@@ -279,19 +279,29 @@ def apply(node, t: Type, path: str, value=None) -> Type:
                            enumerate(zip(subs, t.items))), t.names)
 
 
+def _array_of(node) -> ArrayAnnotation | None:
+    """The ArrayAnnotation of an array parameter, or of the items of a list parameter."""
+    if not isinstance(node, Leaf):
+        return None
+    return node.array if node.array is not None else (
+        node.list.element if node.list is not None else None)
+
+
 def has_static_dims(node) -> bool:
-    return isinstance(node, Leaf) and node.array is not None and bool(
-        node.array.static_shape_dims or node.array.static_stride_dims)
+    a = _array_of(node)
+    return a is not None and bool(a.static_shape_dims or a.static_stride_dims)
 
 
 def static_dims(node, ndim: int, path: str = "") -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The (non-negative) axes of a ``static_shape_dims``/``static_stride_dims`` annotation
-    for an array of ``ndim`` dimensions (a ValueError for an axis out of range)."""
-    if not isinstance(node, Leaf) or node.array is None:
+    for an array of ``ndim`` dimensions (a ValueError for an axis out of range); for a list
+    parameter, those of its arrays."""
+    a = _array_of(node)
+    if a is None:
         return (), ()
     out = []
-    for what, dims in (("static_shape_dims", node.array.static_shape_dims),
-                       ("static_stride_dims", node.array.static_stride_dims)):
+    for what, dims in (("static_shape_dims", a.static_shape_dims),
+                       ("static_stride_dims", a.static_stride_dims)):
         for d in dims:
             if not -ndim <= d < ndim:
                 raise ValueError(f"parameter {path!r}: {what} contains axis {d}, out of range "
