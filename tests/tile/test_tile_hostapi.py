@@ -3,6 +3,7 @@ them: ``ct.ScalarInt64``/``ct.IndexedWithInt64``/``ct.ArrayAnnotation``, ``ct.st
 ``static_assert``/``static_iter``, ``ct.tune.exhaustive_search``, ``kernel.replace_hints``,
 ``ct.compiler_timeout``."""
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -318,6 +319,52 @@ def test_dataclass_arguments_must_be_frozen():
 
     with threadtile.simulate(), pytest.raises(ct.TileTypeError, match="Only frozen dataclasses"):
         _with_dataclasses[1](Thawed(1), Thawed(2))
+
+
+@dataclass(frozen=True)
+class _FooBar:
+    foo: int
+    bar: int
+    baz: Any = 5
+    NUMBER = 123
+
+
+@ct.kernel
+def _make_dataclasses(x, n):
+    fb = _FooBar(2, bar=7, baz=_FooBar(30, 40))
+    fb2 = dataclasses.replace(fb, foo=ct.bid(0) + 10)
+    fb3 = ct.static_eval(_FooBar(fb.bar, fb.foo))  # a round trip through static_eval
+    for _ in range(n):
+        fb = dataclasses.replace(fb, foo=fb.foo + 1)
+    v = fb.foo + fb2.foo * 10 + fb.baz.bar * 100 + fb.baz.baz * 10000 + fb3.foo * 100000
+    ct.store(x, (0,), ct.full((8,), v + fb.NUMBER * 1000000, dtype=ct.int64))
+
+
+def test_dataclasses_in_kernels(target):
+    x = target.to_device(np.zeros(8, np.int64))
+    target.launch_tile(_make_dataclasses, 1, x, 3)
+    assert target.to_host(x)[0] == 5 + 100 + 4000 + 50000 + 700000 + 123000000
+
+
+@pytest.mark.parametrize("decl, call, msg", [
+    ("@dataclass\nclass C:\n    a: int", "C(1)", "Only frozen dataclasses are supported"),
+    ("@dataclass(frozen=True)\nclass C:\n    a: int\n    def __init__(self):\n        pass",
+     "C()", "only supported for dataclasses with a default generated __init__() method"),
+    ("@dataclass(frozen=True)\nclass C:\n    a: int\n    b: int = field(init=False)", "C(1)",
+     "Dataclasses with init=False fields are not supported"),
+    ("@dataclass(frozen=True)\nclass C:\n    a: int\n    b: int = field(default_factory=int)",
+     "C(1)", "Dataclasses with default_factory fields are not supported"),
+    ("@dataclass(frozen=True)\nclass B:\n    a: int\nclass C(B):\n    pass", "C(1)",
+     "Non-dataclass subclasses of a dataclass are not supported"),
+    ("@dataclass(frozen=True)\nclass C:\n    a: int",
+     "dataclasses.replace(C(1), b=2)", "Dataclass 'C' has no such field 'b'"),
+])
+def test_dataclass_errors(decl, call, msg):
+    ns = {"ct": ct, "dataclass": dataclass, "field": dataclasses.field,
+          "dataclasses": dataclasses}
+    exec(f"{decl}\ndef k(x):\n    {call}\n", ns)  # noqa: S102
+    with pytest.raises(ct.TileTypeError, match=re.escape(msg)):
+        ct.kernel(ns["k"]).cuda_source(np.zeros(4, np.float32))
 
 
 # ---- static_assert ---------------------------------------------------------------------------

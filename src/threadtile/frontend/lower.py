@@ -34,6 +34,7 @@ from . import (
     calls,
     captured,
     complexes,
+    dataclassvals,
     flow,
     loops,
     operators,
@@ -64,6 +65,7 @@ class Lowerer(ast.NodeVisitor):
         self.observed: dict[str, tuple[Type, bool]] = {}
         # tuple-valued variables -> the variables of their items, and a namedtuple's fields
         self.tuples: dict[str, tuple[list[str], tuple]] = {}
+        self.tuple_classes: dict[str, type] = {}  # tuples that are frozen dataclasses
         self.arrays: dict[str, ir.ArrayDecl] = {}
         self.return_types: list[tuple[Type, bool]] = []
         self.callees: list[ir.Function] = []
@@ -285,6 +287,10 @@ class Lowerer(ast.NodeVisitor):
                     self.single_stores.add(pn)
                 out += self.assign_name(node, pn, it)
             self.tuples[name] = (parts, tuple(value.names))
+            if value.cls is not None:
+                self.tuple_classes[name] = value.cls
+            else:
+                self.tuple_classes.pop(name, None)
             return out
         if isinstance(value, Py):  # a module, function, dtype...: a compile-time name (alias)
             self._not_bound_as(name, pyname(value.obj), node, self.tuples)
@@ -495,7 +501,8 @@ class Lowerer(ast.NodeVisitor):
             return self.py_to_value(self.consts[name], node)
         if name in self.tuples:
             parts, names = self.tuples[name]
-            return Tup([self.read_name(p, node) for p in parts], names)
+            return Tup([self.read_name(p, node) for p in parts], names,
+                       self.tuple_classes.get(name))
         if name in self.local_names or name in self.var_types or name in self.observed:
             return self.read_var(name, node)
         obj = resolve_name(self.fn, name)
@@ -572,6 +579,8 @@ class Lowerer(ast.NodeVisitor):
                 return Py(ScalarMethod(base, attr))
         if isinstance(base, Tup) and attr in base.names:  # a namedtuple's field
             return base.items[base.names.index(attr)]
+        if isinstance(base, Tup) and base.cls is not None:  # a dataclass's class attribute
+            return dataclassvals.class_attr(self, base, attr, node)
         raise self.unsupported(node, f"attribute '{attr}' of {describe_value(base)}")
 
     def visit_Tuple(self, node: ast.Tuple):

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 from typing import TYPE_CHECKING
 
 from ..errors import (
@@ -40,7 +41,7 @@ from ..errors import (
 )
 from ..ir import nodes as ir
 from ..lang import tile as lt
-from ..lang.types import ArrayType, Scalar, TileType, int64
+from ..lang.types import ArrayType, Scalar, TileType, Type, int64
 from .values import Py, Tup
 
 if TYPE_CHECKING:
@@ -163,7 +164,10 @@ def to_py(lw: Lowerer, node, v):
     if isinstance(v, Py):
         return v.obj
     if isinstance(v, Tup):
-        return tuple(to_py(lw, node, x) for x in v.items)
+        items = [to_py(lw, node, x) for x in v.items]
+        if v.cls is not None:  # a frozen dataclass: an instance of it (fields may be stand-ins)
+            return v.cls(**dict(zip(v.names, items)))
+        return tuple(items)
     if isinstance(v, ir.Var) and v.name in lw.const_locals:
         return lw.const_locals[v.name]
     if isinstance(v, ir.Expr):
@@ -177,6 +181,13 @@ def from_py(lw: Lowerer, v, node, what: str = "static_eval()"):
         return v.value
     if isinstance(v, tuple):
         return Tup([from_py(lw, x, node, what) for x in v], tuple(getattr(v, "_fields", ())))
+    if hasattr(type(v), "__dataclass_fields__") and not isinstance(v, (type, Type)):
+        params = getattr(type(v), "__dataclass_params__", None)
+        if not getattr(params, "frozen", False):
+            raise lw.error(node, "Only frozen dataclasses are supported",
+                           cls=TileCodeTypeError)
+        names = tuple(f.name for f in dataclasses.fields(v))
+        return Tup([from_py(lw, getattr(v, n), node, what) for n in names], names, type(v))
     if isinstance(v, (list, dict, set)):
         raise lw.error(node, f"Cannot create constant from value of type {type(v).__name__}.",
                        cls=StaticEvalFailed)
