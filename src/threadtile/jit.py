@@ -15,8 +15,6 @@ and threadtile's own (``num_warps``, ``occupancy``).
 
 from __future__ import annotations
 
-import collections
-import dataclasses
 import functools
 import inspect
 import os
@@ -35,7 +33,7 @@ from .lang import annotations as param_ann
 from .lang import signatures as sigs
 from .lang.thread import context
 from .lang.types import NoneType, Scalar, Signature, Type, is_type_like, scalar_of, void
-from .runtime import argwrap, driver
+from .runtime import argwrap, cutileargs, driver
 from .runtime import launcher as rt_launcher
 from .runtime import raised as rt_raised
 from .runtime import tensormaps as rt_tensormaps
@@ -323,27 +321,7 @@ class Kernel:
     def static_consts(self, infos) -> dict:
         """The annotated static extents and strides of the arrays ``infos`` describe (one per
         runtime parameter), as entries ``"x.shape[0]": 16`` of a specialization's constants."""
-        out = {}
-        for name, info in zip(self._runtime_names, infos):
-            node = self.static_dims.get(name)
-            kind = getattr(info, "kind", None)
-            if node is None or kind not in ("array", "tuple"):
-                continue
-            # a list of arrays: the values every array shares (cuTile's rule)
-            arrays = [info] if kind == "array" else [
-                x for x in info.value if getattr(x, "kind", None) == "array"]
-            for x in arrays:
-                shape_axes, stride_axes = param_ann.static_dims(node, x.ndim, name)
-                for attr, axes, vals in (("shape", shape_axes, x.shape),
-                                         ("strides", stride_axes, x.strides)):
-                    for k in axes:
-                        key = f"{name}.{attr}[{k}]"
-                        if out.setdefault(key, int(vals[k])) != int(vals[k]):
-                            what = "shape" if attr == "shape" else "stride"
-                            raise ValueError(f"parameter {name!r}: the arrays of the list vary "
-                                             f"in static {what} at axis {k} ({out[key]} and "
-                                             f"{int(vals[k])})")
-        return out
+        return cutileargs.static_consts(self.static_dims, self._runtime_names, infos)
 
     def specialization(self, types: list[Type], consts: dict) -> Specialization:
         """The specialization for runtime argument ``types`` and constant values ``consts``;
@@ -369,9 +347,9 @@ class Kernel:
                 v = consts[name]
                 if isinstance(v, np.generic):
                     v = v.item()
-                if isinstance(v, (tuple, list)) and self.tile and _constant_tuple(v):
+                if isinstance(v, (tuple, list)) and self.tile and cutileargs.constant_tuple(v):
                     # cuTile's ct.Constant[tuple]: a tuple of numbers, known when compiling
-                    params.append(ir.Param(name, NoneType, _frozen(v), True))
+                    params.append(ir.Param(name, NoneType, cutileargs.frozen(v), True))
                     continue
                 if not isinstance(v, (int, float, bool)):
                     raise TypeError(f"Constant parameter {name!r} must be an int, float or bool"
@@ -395,8 +373,8 @@ class Kernel:
     def _spec_for(self, args, kwargs) -> Specialization:
         if len(args) == 1 and not kwargs and _spells_signature(args[0]):
             return self.specialization(list(sigs.signature(args[0]).args), {})
-        if self.tile and any(_cutile_arg(a) for a in args):
-            args = _as_tuples(args)
+        if self.tile and any(cutileargs.cutile_arg(a) for a in args):
+            args = cutileargs.as_tuples(args)
         runtime, consts = self._split(args, kwargs)
         if self.static_dims:  # example arrays give the annotated static extents and strides
             infos = []
@@ -539,62 +517,6 @@ def build(spec: Specialization, arch: str, options: tuple = ()):
     return compiled, b.scratch
 
 
-def _cutile_arg(a) -> bool:
-    """A list or a dataclass instance (or a tuple holding one): arguments cuTile takes that
-    travel as tuples."""
-    return type(a) is list or _is_dataclass(a) or (
-        type(a) is tuple and any(_cutile_arg(x) for x in a))
-
-
-def _constant_tuple(v) -> bool:
-    return all(isinstance(x, (int, float, bool, np.generic)) or (
-        isinstance(x, (tuple, list)) and _constant_tuple(x)) for x in v)
-
-
-def _frozen(v):
-    """A constant tuple argument as plain Python numbers in tuples (hashable, a cache key)."""
-    if isinstance(v, (tuple, list)):
-        return tuple(_frozen(x) for x in v)
-    return v.item() if isinstance(v, np.generic) else v
-
-
-def _is_dataclass(a) -> bool:
-    # (threadtile's own types are dataclasses too: an ArrayType is an example argument's type)
-    return hasattr(type(a), "__dataclass_fields__") and not isinstance(a, Type)
-
-
-_RECORDS: dict[type, type] = {}
-
-
-def _as_tuples(args) -> tuple:
-    """cuTile's list and dataclass arguments as the tuples threadtile passes. A list (of
-    arrays) is a tuple: each item one parameter, indexed by a constant or by the variable of a
-    loop over ``range(len(l))``, which is unrolled. A frozen dataclass instance is a
-    namedtuple of its fields (``d.x``, ``d.idx[0]`` read them; its methods and properties are
-    not available in the kernel), nested lists and dataclasses likewise."""
-    return tuple(_as_tuple(a, f"argument #{i}") for i, a in enumerate(args))
-
-
-def _as_tuple(a, where: str):
-    if type(a) is list:
-        return tuple(_as_tuple(x, where) for x in a)
-    if type(a) is tuple:
-        return tuple(_as_tuple(x, where) for x in a)
-    cls = type(a)
-    if _is_dataclass(a):
-        params = getattr(cls, "__dataclass_params__", None)
-        if not getattr(params, "frozen", False):
-            raise errors.ArgumentTypeError(
-                f"{where}: Only frozen dataclasses are supported as kernel arguments "
-                f"({cls.__qualname__} is not frozen: @dataclass(frozen=True))")
-        names = [f.name for f in dataclasses.fields(a)]
-        rec = _RECORDS.get(cls)
-        if rec is None:
-            rec = _RECORDS[cls] = collections.namedtuple(cls.__name__, names)
-        return rec(*[_as_tuple(getattr(a, n), f"field {n!r} of {where}") for n in names])
-    return a
-
-
 def _c_call_base():
     """The C base of Launch (runtime/_fastlaunch.c: its call runs the steady-state launcher
     without a Python frame), or None where the extension is not built or is disabled."""
@@ -647,8 +569,8 @@ class Launch(_c_call_base() or _PyCall):
                 f"{kernel.num_warps}); launched with block {tuple(self.block)}")
 
     def _call(self, *args, **kwargs):
-        if self.kernel.tile and any(_cutile_arg(a) for a in args):
-            args = _as_tuples(args)
+        if self.kernel.tile and any(cutileargs.cutile_arg(a) for a in args):
+            args = cutileargs.as_tuples(args)
         try:
             return self._general(args, kwargs)
         except errors.KernelCompileError as e:
