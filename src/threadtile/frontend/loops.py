@@ -92,7 +92,8 @@ def _range_args(lw: Lowerer, it: ast.Call) -> list[ir.Expr]:
 def _range_loop(lw: Lowerer, node: ast.For, it: ast.Call) -> ir.For | list:
     args = _range_args(lw, it)
     start, stop, step = args
-    if _indexes_a_tuple(lw, node) and all(isinstance(a, ir.Const) for a in args):
+    if _indexes_a_tuple(lw, node) and all(isinstance(a, ir.Const) for a in args) and not any(
+            isinstance(n, (ast.Break, ast.Continue)) for n in static.own_statements(node.body)):
         return static.unroll_range(lw, node, range(start.value, stop.value, step.value))
     t, w = start.type, ty.is_weak(start)
     for a in (stop, step):
@@ -119,7 +120,12 @@ def _indexes_a_tuple(lw: Lowerer, node: ast.For) -> bool:
                 n.slice.id == i and isinstance(n.value, ast.Name):
             name = n.value.id
             if name in lw.tuples or isinstance(lw.runtime_params.get(name), TupleType):
-                return True
+                # (a tuple of numbers is indexed at run time: tuples.index)
+                v = lw.read_name(name, n.value)
+                if isinstance(v, Tup) and any(
+                        not (isinstance(x, ir.Expr) and isinstance(x.type, Scalar))
+                        for x in v.items):
+                    return True
     return False
 
 

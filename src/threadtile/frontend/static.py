@@ -365,7 +365,7 @@ def lower_for(lw: Lowerer, node: ast.For) -> list[ir.Stmt]:
         raise lw.error(call, "static_iter() takes one iterable", cls=TileCodeSyntaxError)
     if node.orelse:
         raise lw.unsupported(node, "for ... else", "use a flag variable")
-    for n in _own(node.body):
+    for n in own_statements(node.body):
         if isinstance(n, ast.Continue):
             raise lw.error(n, "Continue in a for loop with static_iter() is not supported",
                            cls=TileCodeSyntaxError)
@@ -401,12 +401,8 @@ def lower_for(lw: Lowerer, node: ast.For) -> list[ir.Stmt]:
 def unroll_range(lw: Lowerer, node: ast.For, values: range) -> list[ir.Stmt]:
     """``for i in range(len(arrays)):`` whose body indexes a tuple (a list of arrays passed to
     the kernel) with ``i``: unrolled, ``i`` a compile-time int in each copy of the body, as
-    ``static_iter`` does (loops.py decides)."""
-    for n in _own(node.body):
-        if isinstance(n, (ast.Break, ast.Continue)):
-            raise lw.error(n, "break/continue in a loop that indexes a tuple (or list) with its "
-                              "variable: the loop is unrolled at compile time",
-                           "use a flag variable")
+    ``static_iter`` does (loops.py decides: constant bounds, a tuple of arrays or tuples, no
+    ``break``/``continue``)."""
     if len(values) > MAX_ITERATIONS:
         raise lw.error(node.iter, f"a loop that indexes a tuple with its variable is unrolled, "
                                   f"and {len(values)} iterations are too many")
@@ -422,7 +418,7 @@ def unroll_range(lw: Lowerer, node: ast.For, values: range) -> list[ir.Stmt]:
     return out
 
 
-def _own(body: list[ast.stmt]):
+def own_statements(body: list[ast.stmt]):
     """The statements of ``body`` that a break/continue/return there would leave the loop from
     (not those of nested loops and functions, except returns)."""
     for s in body:
@@ -437,7 +433,7 @@ def _own(body: list[ast.stmt]):
         for field in ("body", "orelse", "finalbody", "handlers"):
             sub = getattr(s, field, None)
             if isinstance(sub, list):
-                yield from _own([x for x in sub if isinstance(x, ast.stmt)])
+                yield from own_statements([x for x in sub if isinstance(x, ast.stmt)])
 
 
 def _bind(lw: Lowerer, target: ast.expr, v, node) -> list[ir.Stmt]:
