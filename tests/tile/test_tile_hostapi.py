@@ -5,6 +5,7 @@ them: ``ct.ScalarInt64``/``ct.IndexedWithInt64``/``ct.ArrayAnnotation``, ``ct.st
 
 import dataclasses
 import math
+import operator
 import re
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -462,6 +463,22 @@ def test_static_eval(target):
     target.launch_tile(_evals, 1, target.to_device(x), out, 3)
     np.testing.assert_array_equal(target.to_host(out), x + 83)
     assert _seen == ["<tile[float32, (4, 8)]>"]  # once, though the frontend lowers twice
+
+
+@pytest.mark.parametrize("func, want", [
+    (operator.add, 19), (operator.floordiv, 3), (operator.mod, 3), (operator.lt, 0),
+    (operator.xor, 11), (ct.minimum, 4), (ct.maximum, 15)])
+def test_static_eval_pure_functions_of_runtime_values(target, func, want):
+    @ct.kernel
+    def k(y):
+        lhs = ct.bid(0) + 15
+        rhs = ct.bid(0) + 4
+        res = ct.static_eval(func(lhs, rhs))  # the kernel's own arithmetic, at run time
+        ct.store(y, (0,), ct.full((1,), res, dtype=ct.float64))
+
+    y = target.to_device(np.zeros(1, np.float64))
+    target.launch_tile(k, 1, y)
+    assert target.to_host(y)[0] == want
 
 
 @pytest.mark.parametrize("arch", ARCHS)

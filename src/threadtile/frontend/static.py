@@ -155,6 +155,14 @@ def _apply(lw: Lowerer, node, build, operands: list):
                 del lw.statics[n.id]
 
 
+def _call(lw: Lowerer, node, f, args: tuple, kwargs: dict):
+    """An elementwise tile function called inside static_eval: lowered as the kernel's call."""
+    keys = list(kwargs)
+    n = len(args)
+    return _apply(lw, node, lambda ns: ast.Call(ns[0], ns[1:1 + n], [
+        ast.keyword(k, v) for k, v in zip(keys, ns[1 + n:])]), [f, *args, *kwargs.values()])
+
+
 # ---- values across the boundary --------------------------------------------------------------
 
 def to_py(lw: Lowerer, node, v):
@@ -254,7 +262,7 @@ def evaluate(lw: Lowerer, expr: ast.expr, node, what: str = "static_eval()",
     scope = dict(names)
     scope["__builtins__"] = builtins
     try:
-        with lt.static_scope(True):
+        with lt.static_scope(True, lambda f, a, k: _call(lw, node, f, a, k)):
             value = eval(code, scope)  # noqa: S307  (the kernel's own source, at compile time)
             if items:
                 value = _items(lw, node, value)

@@ -97,16 +97,26 @@ class StaticCall(Exception):
 _static = threading.local()
 
 
+# the elementwise functions ct.static_eval may call (on the kernel's values, through the
+# compiler's hook): they compute, they do not touch memory or make tiles
+PURE = frozenset({
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "negative", "equal",
+    "not_equal", "less", "less_equal", "greater", "greater_equal", "maximum", "minimum", "where",
+    "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "tan", "sinh", "cosh",
+    "abs", "floor", "ceil", "isnan", "astype", "cdiv"})
+
+
 @contextlib.contextmanager
-def static_scope(on: bool):
+def static_scope(on: bool, hook=None):
     """While on, a call of a tile function raises :class:`StaticCall` (the compiler's
-    ``static_eval`` evaluates Python with the kernel's names; frontend/static.py)."""
-    prev = getattr(_static, "on", False)
-    _static.on = on
+    ``static_eval`` evaluates Python with the kernel's names; frontend/static.py), except the
+    elementwise ones in :data:`PURE`, which ``hook(function, args, kwargs)`` computes."""
+    prev = getattr(_static, "on", False), getattr(_static, "hook", None)
+    _static.on, _static.hook = on, hook
     try:
         yield
     finally:
-        _static.on = prev
+        _static.on, _static.hook = prev
 
 
 def _stub(name: str, doc: str):
@@ -115,6 +125,9 @@ def _stub(name: str, doc: str):
             if name in ("minimum", "maximum") and len(args) == 2 and not kwargs and all(
                     isinstance(a, (int, float)) for a in args):
                 return (builtins.min if name == "minimum" else builtins.max)(*args)
+            hook = getattr(_static, "hook", None)
+            if name in PURE and hook is not None:
+                return hook(f, args, kwargs)
             raise StaticCall(name)
         if context.current is not None:
             raise RuntimeError(f"threadtile.tile.{name}() does not run in simulate(mode="
