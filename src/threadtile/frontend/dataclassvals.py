@@ -16,7 +16,7 @@ import inspect
 from typing import TYPE_CHECKING
 
 from ..errors import TileCodeTypeError
-from .values import Py, Tup
+from .values import Tup
 
 if TYPE_CHECKING:
     from .lower import Lowerer
@@ -127,5 +127,3 @@ def class_attr(lw: Lowerer, base: Tup, attr: str, node):
                              "function of the fields instead")
     return lw.py_to_value(obj, node, wrap=True)
 
-
-_ = Py

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import typing
 from typing import Annotated, Any, TypeVar, get_args, get_origin
 
 from .types import ArrayType, Scalar, TupleType, Type, int32, int64
@@ -235,7 +234,7 @@ def _err(path: str, msg: str) -> TypeError:
     return TypeError(f"parameter {path!r}: {msg}")
 
 
-def apply(node, t: Type, path: str, value=None) -> Type:
+def apply(node, t: Type, path: str) -> Type:
     """The parameter type an argument of type ``t`` takes under annotation ``node``: int64 for
     a ``ScalarInt64`` integer; the type itself for an annotated array (after checking it is
     one, and its static axes in range). A TypeError where the annotation does not fit."""
@@ -309,5 +308,3 @@ def static_dims(node, ndim: int, path: str = "") -> tuple[tuple[int, ...], tuple
         out.append(tuple(sorted({d % ndim for d in dims})))
     return out[0], out[1]
 
-
-_ = typing
