@@ -251,7 +251,8 @@ def _param_token(p: ir.Param):
         tok = [t.dtype.name, t.ndim, t.layout, t.space, t.readonly]
     else:
         tok = [getattr(t, "name", repr(t))]
-    return [p.name, tok, repr(p.constant) if p.is_constant else None]
+    return [p.name, tok, repr(p.constant) if p.is_constant else None] + (
+        [list(map(list, p.static_dims))] if p.static_dims else [])
 
 
 @functools.cache

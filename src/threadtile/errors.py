@@ -15,6 +15,11 @@ __all__ = [
     "ThreadtileError", "KernelCompileError", "NvrtcError", "KernelRuntimeError", "RaceError",
     "OutOfBoundsError", "BarrierDivergenceError", "UninitializedReadError", "LaunchError",
     "CudaDriverError", "format_location", "parse_log",
+    "TileError", "TileSyntaxError", "TileTypeError", "TileValueError",
+    "TileUnsupportedFeatureError", "TileInternalError", "TileRecursionError",
+    "TileStaticEvalError", "TileStaticAssertionError", "TileCompilerExecutionError",
+    "TileCompilerTimeoutError", "StaticAssertionFailed", "StaticEvalFailed", "TileCodeSyntaxError",
+    "TileCodeTypeError", "CompilerTimeout", "ArgumentTypeError",
 ]
 
 
@@ -68,6 +73,80 @@ class KernelCompileError(ThreadtileError):
         if self.hint:
             out.append(f"({self.hint})")
         return "\n".join(out)
+
+
+# ---- cuTile's exception classes -------------------------------------------------------------
+# (``ct.TileTypeError``...: ``threadtile.tile`` re-exports them.) A compile error that cuTile
+# reports with one of them is a KernelCompileError of a subclass that derives from both, so
+# that ``except ct.TileStaticAssertionError`` and ``except KernelCompileError`` both catch it.
+
+class TileError(Exception):
+    """Base of cuTile's errors."""
+
+
+class TileSyntaxError(TileError):
+    """A Python construct tile code does not support."""
+
+
+class TileTypeError(TileError):
+    """A type error in tile code."""
+
+
+class TileValueError(TileError):
+    """An invalid value in tile code."""
+
+
+class TileUnsupportedFeatureError(TileError):
+    """A feature the compiler does not support."""
+
+
+class TileInternalError(TileError):
+    """An internal compiler error."""
+
+
+class TileRecursionError(TileError):
+    """Recursion in tile code."""
+
+
+class TileStaticEvalError(TileError):
+    """An error in a compile-time evaluation (``ct.static_eval``, ``ct.static_iter``)."""
+
+
+class TileStaticAssertionError(TileError):
+    """A failed compile-time assertion (``ct.static_assert``)."""
+
+
+class TileCompilerExecutionError(TileError):
+    """The tile compiler failed."""
+
+
+class TileCompilerTimeoutError(TileError):
+    """The tile compiler timed out (``ct.compiler_timeout``)."""
+
+
+class StaticAssertionFailed(KernelCompileError, TileStaticAssertionError):
+    """``ct.static_assert(cond)`` with a false ``cond``: a compile error at its line."""
+
+
+class StaticEvalFailed(KernelCompileError, TileStaticEvalError):
+    """A compile-time evaluation that raised, or called what only runs on the GPU."""
+
+
+class TileCodeSyntaxError(KernelCompileError, TileSyntaxError):
+    """A construct used where cuTile does not allow it (``static_iter`` outside a ``for``...)."""
+
+
+class TileCodeTypeError(KernelCompileError, TileTypeError):
+    """A value of the wrong kind (a non-constant ``static_assert`` condition...)."""
+
+
+class ArgumentTypeError(TypeError, TileTypeError):
+    """A kernel argument of a kind cuTile refuses with a TileTypeError (a dataclass that is
+    not frozen); a TypeError as threadtile's other argument errors."""
+
+
+class CompilerTimeout(ThreadtileError, TileCompilerTimeoutError):
+    """A compile that took longer than ``ct.compiler_timeout(seconds)`` allows."""
 
 
 class NvrtcError(KernelCompileError):

@@ -29,10 +29,11 @@ from .compiler import Specialization, Target
 from .frontend.specialize import constant_params, lower_device
 from .ir import nodes as ir
 from .ir.printer import format_module
+from .lang import annotations as param_ann
 from .lang import signatures as sigs
 from .lang.thread import context
-from .lang.types import Scalar, Signature, Type, is_type_like, scalar_of, void
-from .runtime import argwrap, driver
+from .lang.types import NoneType, Scalar, Signature, Type, is_type_like, scalar_of, void
+from .runtime import argwrap, cutileargs, driver
 from .runtime import launcher as rt_launcher
 from .runtime import raised as rt_raised
 from .runtime import tensormaps as rt_tensormaps
@@ -106,6 +107,16 @@ class Kernel:
                     f"kernel parameter {p.name!r}: *args, **kwargs and keyword-only parameters "
                     "are not supported")
         self.constants = constant_params(py_func)
+        # cuTile's annotations (ScalarInt64, IndexedWithInt64...), applied to each launch's
+        # types; an annotation that combines two kinds is a TypeError at the launch, as cuTile's
+        try:
+            self.param_nodes, self._annotation_error = param_ann.parameter_nodes(py_func), None
+        except (TypeError, ValueError) as e:
+            self.param_nodes, self._annotation_error = {}, e
+        # parameters with static_shape_dims/static_stride_dims: their values are part of
+        # each specialization (static_consts)
+        self.static_dims = {n: a for n, a in self.param_nodes.items()
+                            if param_ann.has_static_dims(a)}
         self._const_pos = tuple(i for i, n in enumerate(self.param_names) if n in self.constants)
         self._runtime_names = [n for n in self.param_names if n not in self.constants]
         self._dispatch: dict[tuple, Specialization] = {}  # by argument types and constants
@@ -119,6 +130,24 @@ class Kernel:
         self.declared_signatures: list[Signature] | None = None
         if signatures is not None:
             self._declare(list(signatures))
+
+    # ct.kernel sets these: the options as given, and how to make a kernel of them
+    hints: dict | None = None
+    remake = None
+
+    def replace_hints(self, **hints) -> Kernel:
+        """A new tile kernel of the same function with these options changed (cuTile's
+        ``kernel.replace_hints(occupancy=4)``); it compiles its own specializations."""
+        if self.remake is None:
+            raise TypeError(f"{self.__name__}: replace_hints() is for tile kernels "
+                            "(@ct.kernel); make another @jit kernel of the function instead")
+        known = set(inspect.signature(self.remake).parameters) - {"func", "options"} | set(
+            self.hints)
+        bad = sorted(set(hints) - known - {"lineinfo", "fastmath", "max_registers"})
+        if bad:
+            raise TypeError(f"replace_hints() got unknown option{'s' if len(bad) > 1 else ''} "
+                            f"{', '.join(map(repr, bad))}")
+        return self.remake(self.py_func, **{**self.hints, **hints})
 
     def __repr__(self) -> str:
         kind = "device function" if self.device else "kernel"
@@ -293,10 +322,17 @@ class Kernel:
         consts = {self.param_names[i]: args[i] for i in self._const_pos}
         return runtime, consts
 
+    def static_consts(self, infos) -> dict:
+        """The annotated static extents and strides of the arrays ``infos`` describe (one per
+        runtime parameter), as entries ``"x.shape[0]": 16`` of a specialization's constants."""
+        return cutileargs.static_consts(self.static_dims, self._runtime_names, infos)
+
     def specialization(self, types: list[Type], consts: dict) -> Specialization:
         """The specialization for runtime argument ``types`` and constant values ``consts``;
         for a kernel declared with signatures, the one of the signature they fit (a
         TypeError where none does)."""
+        if self._annotation_error is not None:
+            raise self._annotation_error
         if self.declared_signatures is not None:
             types = list(self._select(list(types)).args)
         key = tuple(types) + tuple(sorted(consts.items()))
@@ -304,20 +340,36 @@ class Kernel:
         if spec is not None:
             return spec
         params, it = [], iter(types)
+        dims: dict[str, list] = {}
+        for ck, v in consts.items():
+            if "." in ck:  # "x.shape[0]": an annotated static extent (static_consts)
+                pname, rest = ck.split(".", 1)
+                attr, axis = rest[:-1].split("[")
+                dims.setdefault(pname, []).append((attr, int(axis), v))
         for name in self.param_names:
             if name in self.constants:
                 v = consts[name]
                 if isinstance(v, np.generic):
                     v = v.item()
+                if isinstance(v, (tuple, list)) and self.tile and cutileargs.constant_tuple(v):
+                    # cuTile's ct.Constant[tuple]: a tuple of numbers, known when compiling
+                    params.append(ir.Param(name, NoneType, cutileargs.frozen(v), True))
+                    continue
                 if not isinstance(v, (int, float, bool)):
-                    raise TypeError(f"Constant parameter {name!r} must be an int, float or bool, "
+                    raise TypeError(f"Constant parameter {name!r} must be an int, float or bool"
+                                    f"{' (or a tuple of them)' if self.tile else ''}, "
                                     f"got {type(v).__name__}")
                 params.append(ir.Param(name, scalar_of(type(v)), v, True))
             else:
                 t = next(it)
+                node = self.param_nodes.get(name)
+                if node is not None:  # ScalarInt64: int64, strictly typed
+                    t = param_ann.apply(node, t, name)
                 # cuTile's rule: a scalar argument of a tile kernel is loosely typed, so that
                 # `x * eps` with a float32 tile and a Python float stays float32
-                params.append(ir.Param(name, t, weak=self.tile and isinstance(t, Scalar)))
+                params.append(ir.Param(name, t, weak=self.tile and isinstance(t, Scalar)
+                                       and node is None,
+                                       static_dims=tuple(sorted(dims.get(name, ())))))
         spec = Specialization(self, params)
         self._dispatch[key] = spec
         return spec
@@ -325,7 +377,17 @@ class Kernel:
     def _spec_for(self, args, kwargs) -> Specialization:
         if len(args) == 1 and not kwargs and _spells_signature(args[0]):
             return self.specialization(list(sigs.signature(args[0]).args), {})
+        if self.tile and any(cutileargs.cutile_arg(a) for a in args):
+            args = cutileargs.as_tuples(args)
         runtime, consts = self._split(args, kwargs)
+        if self.static_dims:  # example arrays give the annotated static extents and strides
+            infos = []
+            for i, (a, n) in enumerate(zip(runtime, self._runtime_names)):
+                try:
+                    infos.append(describe_host(a, i, n) if n in self.static_dims else None)
+                except (TypeError, ValueError, AttributeError):
+                    infos.append(None)  # a type, not an array: the dims stay runtime values
+            consts = {**consts, **self.static_consts(infos)}
         return self.specialization([_type_of(a) for a in runtime], consts)
 
     def cuda_source(self, *args, **constants) -> str:
@@ -512,6 +574,8 @@ class Launch(_c_call_base() or _PyCall):
                 f"{kernel.num_warps}); launched with block {tuple(self.block)}")
 
     def _call(self, *args, **kwargs):
+        if self.kernel.tile and any(cutileargs.cutile_arg(a) for a in args):
+            args = cutileargs.as_tuples(args)
         try:
             return self._general(args, kwargs)
         except errors.KernelCompileError as e:
@@ -546,6 +610,8 @@ class Launch(_c_call_base() or _PyCall):
             if len(args) != len(k.param_names):
                 k._split(args, kwargs)  # raises the argument-count error
         infos = describe_all(runtime, k._runtime_names)
+        if k.static_dims:  # annotated static extents and strides: part of the specialization
+            consts = {**(consts or {}), **k.static_consts(infos)}
         key = tuple([i.key for i in infos])
         if consts:
             key += tuple(sorted(consts.items()))

@@ -76,12 +76,16 @@ SAMPLE_SKIP = {
 _SWAPS = [
     (re.compile(r"^(\s*)import cuda\.tile as (\w+)", re.M), r"\1import threadtile.tile as \2"),
     (re.compile(r"^(\s*)from cuda\.tile import (?!_)", re.M), r"\1from threadtile.tile import "),
+    # cuTile's public tuning module (its _tune/_tune_utils internals stay stand-ins)
+    (re.compile(r"^(\s*)from cuda\.tile\.tune import (?!_)", re.M),
+     r"\1from threadtile.tile.tune import "),
 ]
 
 
 def swap_imports(src: str) -> str:
-    """cuTile's public imports become threadtile's; imports of cuTile's internal modules
-    (``cuda.tile._x``, ``cuda.tile.tune``...) stay, and resolve to stand-ins."""
+    """cuTile's public imports (``cuda.tile``, ``cuda.tile.tune``'s public names) become
+    threadtile's; imports of cuTile's internal modules (``cuda.tile._x``,
+    ``cuda.tile.tune._tune``...) stay, and resolve to stand-ins."""
     for pat, rep in _SWAPS:
         src = pat.sub(rep, src)
     return src

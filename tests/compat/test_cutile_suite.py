@@ -49,6 +49,10 @@ def test_swap_imports_keeps_internals():
     assert "from threadtile.tile import TileTypeError" in out
     assert "from cuda.tile import _datatype" in out
     assert "from cuda.tile._compile import compile_tile" in out
+    tune = cutile_suite.swap_imports("from cuda.tile.tune import exhaustive_search\n"
+                                     "from cuda.tile.tune import _tune as tune_mod\n")
+    assert "from threadtile.tile.tune import exhaustive_search" in tune
+    assert "from cuda.tile.tune import _tune as tune_mod" in tune
 
 
 def test_kernels_in_finds_decorated_functions(tmp_path):

@@ -20,11 +20,33 @@ if TYPE_CHECKING:
     from .lower import Lowerer
 
 
+def static_of(lw: Lowerer, arr: ir.Expr) -> dict | None:
+    """The annotated static extents and strides of array ``arr`` (``{(attr, axis): value}``):
+    of an array parameter, an item of a list parameter, or a local bound once to one."""
+    if isinstance(arr, ir.TupleItem) and isinstance(arr.value, ir.Var):
+        arr = arr.value  # an item of a list parameter: the list's annotation
+    if isinstance(arr, ir.Var):
+        return lw.static_dims.get(arr.name) or lw.array_static.get(arr.name)
+    return None
+
+
+def _dim(lw: Lowerer, arr: ir.Expr, attr: str, k: int, loc) -> ir.Expr:
+    """``arr.shape[k]`` or ``arr.strides[k]``: a constant where the parameter's annotation
+    makes it static (``ct.ArrayAnnotation(static_shape_dims=...)``)."""
+    d = static_of(lw, arr)
+    if d and (v := d.get((attr, k))) is not None:
+        return ir.Const(int64, loc, v, weak=True)
+    return ir.ArrayDim(int64, loc, arr, attr, k)
+
+
 def array_attr(lw: Lowerer, arr: ir.Expr, attr: str, node):
     at: ArrayType = arr.type
     loc = lw.loc(node)
     if attr == "shape":
-        return Tup([ir.ArrayDim(int64, loc, arr, "shape", k) for k in range(at.ndim)])
+        return Tup([_dim(lw, arr, "shape", k, loc) for k in range(at.ndim)])
+    if attr == "strides" and lw.spec.threads is not None:
+        # cuTile's Array.strides, in a kernel with tile code: in elements (numba's are in bytes)
+        return Tup([_dim(lw, arr, "strides", k, loc) for k in range(at.ndim)])
     if attr == "ndim":
         return ir.Const(int64, loc, at.ndim, weak=True)
     if attr == "size":

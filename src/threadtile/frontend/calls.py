@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import enum
 from typing import TYPE_CHECKING
 
@@ -31,7 +32,17 @@ from ..lang.types import (
     uint32,
     void,
 )
-from . import arrays, bf16calls, complexes, funcs, mathcalls, npufuncs, tile_calls, tuples
+from . import (
+    arrays,
+    bf16calls,
+    complexes,
+    dataclassvals,
+    funcs,
+    mathcalls,
+    npufuncs,
+    tile_calls,
+    tuples,
+)
 from . import typing as ty
 from .values import DeclRequest, Py, ScalarMethod, Tup, pyname
 
@@ -94,6 +105,10 @@ def lower_call(lw: Lowerer, node: ast.Call):
         if isinstance(a, ir.Expr) and isinstance(a.type, ArrayType):
             return ir.ArrayDim(int64, lw.loc(node), a, "shape", 0)
         raise lw.error(node, "len() of something that is not an array or tuple")
+    if dataclassvals.is_dataclass_type(obj):  # FooBar(2, bar=7): a frozen dataclass
+        return dataclassvals.make(lw, obj, node)
+    if obj is dataclasses.replace:
+        return dataclassvals.replace(lw, node)
     vt = obj if isinstance(obj, vectors.VectorType) else vectors.from_numba(obj)
     if vt is not None:
         return _vector(lw, vt, node)

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
-from ..lang.types import ArrayType, Scalar, bool_, int64
-from . import flow, tuples, versions
+from ..lang.types import ArrayType, Scalar, TupleType, bool_, int64
+from . import flow, static, tuples, versions
 from . import typing as ty
 from .values import Tup, describe_value
 
@@ -46,6 +46,8 @@ def lower_for(lw: Lowerer, node: ast.For):
     # when it ran: taken as assigned (Python raises only when the loop never ran)
     lw.defined |= flow.assigned_in([node])
     it = node.iter
+    if static.is_static_iter(lw, it):  # ct.static_iter(...): unrolled at compile time
+        return static.lower_for(lw, node)
     if _called(lw, it, builtins.range):
         if not isinstance(node.target, ast.Name):
             raise lw.error(node.target, "range() gives numbers, which cannot be unpacked")
@@ -88,9 +90,12 @@ def _range_args(lw: Lowerer, it: ast.Call) -> list[ir.Expr]:
     return [start, stop, step]
 
 
-def _range_loop(lw: Lowerer, node: ast.For, it: ast.Call) -> ir.For:
+def _range_loop(lw: Lowerer, node: ast.For, it: ast.Call) -> ir.For | list:
     args = _range_args(lw, it)
     start, stop, step = args
+    if _indexes_a_tuple(lw, node) and all(isinstance(a, ir.Const) for a in args) and not any(
+            isinstance(n, (ast.Break, ast.Continue)) for n in static.own_statements(node.body)):
+        return static.unroll_range(lw, node, range(start.value, stop.value, step.value))
     t, w = start.type, ty.is_weak(start)
     for a in (stop, step):
         t, w = ty.unify(t, w, a.type, ty.is_weak(a))
@@ -106,6 +111,25 @@ def _range_loop(lw: Lowerer, node: ast.For, it: ast.Call) -> ir.For:
     lw.loop_depth -= 1
     return ir.For(lw.loc(node), name, ty.convert(start, vt), ty.convert(stop, vt),
                   ty.convert(step, vt), body)
+
+
+def _indexes_a_tuple(lw: Lowerer, node: ast.For) -> bool:
+    """Whether the body of ``for i in range(...)`` indexes a tuple with ``i`` (cuTile's
+    ``for i in range(len(arrays)): ct.load(arrays[i], ...)`` over a list of arrays): such a
+    loop, over constant bounds, is unrolled so that each ``arrays[i]`` is one array."""
+    i = node.target.id
+    for n in ast.walk(ast.Module(node.body, [])):
+        if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name) and \
+                n.slice.id == i and isinstance(n.value, ast.Name):
+            name = n.value.id
+            if name in lw.tuples or isinstance(lw.runtime_params.get(name), TupleType):
+                # (a tuple of numbers is indexed at run time: tuples.index)
+                v = lw.read_name(name, n.value)
+                if isinstance(v, Tup) and any(
+                        not (isinstance(x, ir.Expr) and isinstance(x.type, Scalar))
+                        for x in v.items):
+                    return True
+    return False
 
 
 def _once(lw: Lowerer, e: ir.Expr, prefix: str = "it") -> ir.Expr:

@@ -34,6 +34,7 @@ from . import (
     calls,
     captured,
     complexes,
+    dataclassvals,
     flow,
     loops,
     operators,
@@ -65,6 +66,7 @@ class Lowerer(ast.NodeVisitor):
         self.observed: dict[str, tuple[Type, bool]] = {}
         # tuple-valued variables -> the variables of their items, and a namedtuple's fields
         self.tuples: dict[str, tuple[list[str], tuple]] = {}
+        self.tuple_classes: dict[str, type] = {}  # tuples that are frozen dataclasses
         self.arrays: dict[str, ir.ArrayDecl] = {}
         self.return_types: list[tuple[Type, bool]] = []
         self.callees: list[ir.Function] = []
@@ -75,7 +77,13 @@ class Lowerer(ast.NodeVisitor):
         self.tile_names: dict[str, versions.Binding | versions.Clash] = {}
         self.tile_vars: dict[tuple[str, TileType], str] = {}
         self.loops: list[versions.Frame] = []  # the loops being lowered, innermost last
-        self.statics: dict[str, Py] = {}  # names bound to compile-time objects (aliases)
+        # names bound to compile-time objects (aliases); static_iter's loop variables (a
+        # constant or tuple of them per unrolled iteration: frontend/static.py)
+        self.statics: dict[str, object] = {}
+        # locals assigned a constant once, at the top level of the function (`ndim = x.ndim`):
+        # their values, which ct.static_eval/static_assert read
+        self.single_stores = _single_stores(src.tree)
+        self.const_locals: dict[str, object] = {}
         self.local_names = _assigned_names(src.tree)
         self.literal_locals = _literal_locals(src.tree)
         # statements that must run before the one being lowered (a call returning a tuple,
@@ -86,6 +94,13 @@ class Lowerer(ast.NodeVisitor):
         self.defined: set[str] = {p.name for p in params}
         self.consts = {p.name: p.constant for p in params if p.is_constant}
         self.runtime_params = {p.name: p.type for p in params if not p.is_constant}
+        # array parameters' annotated static extents and strides: {name: {(attr, axis): v}}
+        # (of parameters the function never rebinds)
+        stored = {n.id for n in ast.walk(src.tree) if isinstance(n, ast.Name)
+                  and isinstance(n.ctx, ast.Store)}
+        self.static_dims = {p.name: {(a, k): v for a, k, v in p.static_dims}
+                            for p in params if p.static_dims and p.name not in stored}
+        self.array_static: dict[str, dict] = {}  # locals bound once to such an array
         for p in params:
             if not p.is_constant:
                 self.var_types.setdefault(p.name, (p.type, p.weak))
@@ -93,10 +108,12 @@ class Lowerer(ast.NodeVisitor):
 
     # -- errors --------------------------------------------------------------------------------
 
-    def error(self, node: ast.AST, msg: str, hint: str | None = None) -> KernelCompileError:
+    def error(self, node: ast.AST, msg: str, hint: str | None = None,
+              cls: type = KernelCompileError) -> KernelCompileError:
+        """The compile error at ``node`` (``cls``: a KernelCompileError subclass, one of
+        cuTile's classes too where cuTile names the error: errors.StaticAssertionFailed...)."""
         loc = self.src.loc(node, self.fname)
-        return KernelCompileError(msg, loc=loc, source_line=self.src.source_line(loc.line),
-                                  hint=hint)
+        return cls(msg, loc=loc, source_line=self.src.source_line(loc.line), hint=hint)
 
     def error_at(self, loc: ir.Loc, msg: str, hint: str | None = None) -> KernelCompileError:
         return KernelCompileError(msg, loc=loc, source_line=self.src.source_line(loc.line),
@@ -241,6 +258,8 @@ class Lowerer(ast.NodeVisitor):
         loc = self.loc(node)
         if name in self.consts:
             raise self.error(node, f"'{name}' is a compile-time constant and cannot be assigned")
+        if name in self.statics and not isinstance(self.statics[name], Py):
+            del self.statics[name]  # a static_iter loop variable assigned in the loop's body
         if tuples.is_tuple(value):
             value = tuples.explode(self, value)
         self.defined.add(name)
@@ -279,8 +298,14 @@ class Lowerer(ast.NodeVisitor):
             for k, it in enumerate(items):
                 pn = f"{name}_{k}"
                 parts.append(pn)
+                if name in self.single_stores:
+                    self.single_stores.add(pn)
                 out += self.assign_name(node, pn, it)
             self.tuples[name] = (parts, tuple(value.names))
+            if value.cls is not None:
+                self.tuple_classes[name] = value.cls
+            else:
+                self.tuple_classes.pop(name, None)
             return out
         if isinstance(value, IndexSlice):
             raise self.error(node, "ct.Slice(...) cannot be bound to a name",
@@ -295,6 +320,11 @@ class Lowerer(ast.NodeVisitor):
         if name in self.arrays:
             raise self.error(node, f"'{name}' names a shared/local array and cannot be rebound")
         if isinstance(value.type, ArrayType) or isinstance(value.type, Scalar):
+            if isinstance(value, ir.Const) and self.depth == 1 and name in self.single_stores:
+                self.const_locals[name] = value.value
+            if isinstance(value.type, ArrayType) and self.depth == 1 and \
+                    name in self.single_stores and (d := arrays.static_of(self, value)):
+                self.array_static[name] = d  # `a = arrays[0]` of an annotated list
             weak = ty.is_weak(value)
             self.observe(name, value.type, weak, node)
             versions.bind_value(self, name, value.type, node)
@@ -314,7 +344,8 @@ class Lowerer(ast.NodeVisitor):
             if name in d:
                 prev = d[name]
                 was = pyname(prev.obj) if isinstance(prev, Py) else "a tuple" if isinstance(
-                    prev, tuple) else ty.describe(prev[0])
+                    prev, (tuple, Tup)) else describe_value(prev) if isinstance(
+                    prev, ir.Expr) else ty.describe(prev[0])
                 raise self.error(node, f"'{name}' is {was} elsewhere but is assigned {what} "
                                        "here", "use a different variable for each")
 
@@ -498,7 +529,8 @@ class Lowerer(ast.NodeVisitor):
             return self.py_to_value(self.consts[name], node)
         if name in self.tuples:
             parts, names = self.tuples[name]
-            return Tup([self.read_name(p, node) for p in parts], names)
+            return Tup([self.read_name(p, node) for p in parts], names,
+                       self.tuple_classes.get(name))
         if name in self.local_names or name in self.var_types or name in self.observed:
             return self.read_var(name, node)
         obj = resolve_name(self.fn, name)
@@ -575,6 +607,8 @@ class Lowerer(ast.NodeVisitor):
                 return Py(ScalarMethod(base, attr))
         if isinstance(base, Tup) and attr in base.names:  # a namedtuple's field
             return base.items[base.names.index(attr)]
+        if isinstance(base, Tup) and base.cls is not None:  # a dataclass's class attribute
+            return dataclassvals.class_attr(self, base, attr, node)
         raise self.unsupported(node, f"attribute '{attr}' of {describe_value(base)}")
 
     def visit_Tuple(self, node: ast.Tuple):
@@ -725,6 +759,16 @@ def _literal_locals(tree: ast.FunctionDef) -> dict[str, int]:
             if stores.get(name) == 1 and name not in params:
                 out[name] = s.value.value
     return out
+
+
+def _single_stores(tree: ast.FunctionDef) -> set[str]:
+    """Names the function assigns in exactly one place (and not its parameters)."""
+    stores: dict[str, int] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
+    return {n for n, c in stores.items() if c == 1 and n not in params}
 
 
 def _pos(node: ast.AST) -> dict:

@@ -20,6 +20,8 @@ from .lower import Lowerer, _fix_returns, lower_function
 class ConstantAnnotation:
     """The object behind ``Constant[int]``: marks a parameter as a compile-time constant."""
 
+    _threadtile_constant = True  # how lang/annotations.py knows it
+
     def __init__(self, inner=None):
         self.inner = inner
 
@@ -30,6 +32,8 @@ class ConstantAnnotation:
 class Constant:
     """``def k(a, b, TW: Constant[int])``: ``TW`` is a compile-time constant; each value used at
     launch compiles its own variant (what a C++ template parameter does)."""
+
+    _threadtile_constant = True
 
     def __class_getitem__(cls, inner):
         return ConstantAnnotation(inner)
@@ -70,6 +74,9 @@ class Specializer:
         self.deps: dict[tuple[str, str], list] = {}
         self.owner = ""
         self._const_keep: list = []
+        # ct.static_eval results without runtime values, by place and inputs: the function is
+        # lowered more than once, its side effects happen once (frontend/static.py)
+        self.static_results: dict = {}
 
     def fresh(self, prefix: str) -> str:
         n = self._names.get(prefix, 0)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..ir import nodes as ir
 from ..lang import tile as lt
 from ..lang.types import ArrayType, TileType, bool_, int32, int64, void
-from . import tile_parts
+from . import static, tile_parts
 from . import typing as ty
 from .tile_gather import INDEXED
 from .tiles import (
@@ -301,6 +301,8 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         raise lw.unsupported(node, f"cuTile's {obj._tile_unsupported}()",
                              "threadtile does not implement it yet (docs/tiles.md lists what "
                              "is supported)")
+    if fname in ("static_eval", "static_assert", "static_iter"):
+        return static.lower_call(lw, fname, node)
     if fname in ("bid", "num_blocks"):
         (a,) = [lw.expr(x) for x in node.args] or [None]
         if a is None or node.keywords:

@@ -72,7 +72,7 @@ def assign_static(lw: Lowerer, node, name: str, value: Py) -> list:
         raise lw.error(node, f"'{name}' holds a number or an array elsewhere; it cannot also "
                              f"be {pyname(value.obj)}", "use a different variable for each")
     prev = lw.statics.get(name)
-    if prev is not None and prev.obj is not value.obj and not same_static(prev.obj, value.obj):
+    if isinstance(prev, Py) and prev.obj is not value.obj and not same_static(prev.obj, value.obj):
         raise lw.error(node, f"'{name}' is bound to {pyname(prev.obj)} and to "
                              f"{pyname(value.obj)}", "use two names")
     lw.statics[name] = value

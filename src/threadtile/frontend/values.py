@@ -25,6 +25,7 @@ class Tup:
 
     items: list
     names: tuple = ()
+    cls: object = None  # a frozen dataclass the tuple stands for (frontend/dataclassvals.py)
 
 
 @dataclass

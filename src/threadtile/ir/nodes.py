@@ -333,6 +333,9 @@ class Param:
     constant: Any = None  # the value of a compile-time constant parameter, else None
     is_constant: bool = False
     weak: bool = False  # a device-function parameter given a Python literal (see typing.py)
+    # an array parameter's extents and strides fixed at compile time (cuTile's
+    # ArrayAnnotation(static_shape_dims=..., static_stride_dims=...)): ((attr, axis, value), ...)
+    static_dims: tuple = ()
 
 
 @dataclass(eq=False)

@@ -13,7 +13,10 @@ nothing on the host, except ``cdiv``, which also computes on the host.
 
 from __future__ import annotations
 
+import builtins
+import contextlib
 import enum
+import threading
 
 from .thread import context
 
@@ -31,6 +34,7 @@ __all__ = [
     "mma", "matmul",
     "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
     "atomic_xchg", "atomic_cas", "printf", "assume_divisible_by",
+    "static_eval", "static_assert", "static_iter",
     "UNSUPPORTED",
 ]
 
@@ -83,8 +87,49 @@ class RoundingMode(enum.Enum):
     APPROX = "approx"
 
 
+class StaticCall(Exception):
+    """A tile function called while the compiler evaluates ``ct.static_eval``'s expression."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.name = name
+
+
+_static = threading.local()
+
+
+# the elementwise functions ct.static_eval may call (on the kernel's values, through the
+# compiler's hook): they compute, they do not touch memory or make tiles
+PURE = frozenset({
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "negative", "equal",
+    "not_equal", "less", "less_equal", "greater", "greater_equal", "maximum", "minimum", "where",
+    "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "tan", "sinh", "cosh",
+    "abs", "floor", "ceil", "isnan", "astype", "cdiv"})
+
+
+@contextlib.contextmanager
+def static_scope(on: bool, hook=None):
+    """While on, a call of a tile function raises :class:`StaticCall` (the compiler's
+    ``static_eval`` evaluates Python with the kernel's names; frontend/static.py), except the
+    elementwise ones in :data:`PURE`, which ``hook(function, args, kwargs)`` computes."""
+    prev = getattr(_static, "on", False), getattr(_static, "hook", None)
+    _static.on, _static.hook = on, hook
+    try:
+        yield
+    finally:
+        _static.on, _static.hook = prev
+
+
 def _stub(name: str, doc: str):
     def f(*args, **kwargs):
+        if getattr(_static, "on", False):
+            if name in ("minimum", "maximum") and len(args) == 2 and not kwargs and all(
+                    isinstance(a, (int, float)) for a in args):
+                return (builtins.min if name == "minimum" else builtins.max)(*args)
+            hook = getattr(_static, "hook", None)
+            if name in PURE and hook is not None:
+                return hook(f, args, kwargs)
+            raise StaticCall(name)
         if context.current is not None:
             raise RuntimeError(f"threadtile.tile.{name}() does not run in simulate(mode="
                                "'python'); tile kernels run in the default lockstep mode")
@@ -303,11 +348,27 @@ printf = _stub("printf", """printf(format, *args) -> None: C's printf, once per 
 first thread). ``args`` are scalars or single-element tiles; ``%d``/``%i``/``%u``/``%x`` take
 integers, ``%f``/``%e``/``%g`` floats.""")
 
+# ---- compile-time evaluation --------------------------------------------------------------------
+
+static_eval = _stub("static_eval", """static_eval(expr) -> the value of the Python expression
+``expr``, evaluated while the kernel compiles. Names read the kernel's compile-time values
+(constants, dtypes, shapes, globals) as Python values; tiles, scalars and arrays are stand-ins
+whose ``shape``/``dtype``/``ndim`` are known and whose arithmetic builds the kernel's code. A
+tile function called inside is an error (``TileStaticEvalError``), as is an exception the
+expression raises. The result is a compile-time value (or the runtime value it names).""")
+static_assert = _stub("static_assert", """static_assert(cond, msg=None, /) -> None: a compile
+error (``TileStaticAssertionError``, at this line) where ``cond``, evaluated as by
+``static_eval``, is false. ``cond`` must be a compile-time bool; ``msg`` (any value, f-strings
+included) is added to the error.""")
+static_iter = _stub("static_iter", """static_iter(iterable): only as the iterable of a ``for``:
+the iterable is evaluated at compile time (as by ``static_eval``; at most 1000 items) and the
+loop is unrolled, its variables bound to each item as compile-time values (so ``tiles[i]``
+indexes a tuple). ``break``, ``continue`` and ``return`` are not allowed in the body.""")
+
 # cuTile names threadtile does not implement yet: using one in a kernel is a compile error
 # that names it (rather than an AttributeError deep inside the frontend)
 UNSUPPORTED = (
-    "reduce", "scan", "bitcast", "pack_to_bytes",
-    "unpack_from_bytes", "mma_scaled", "static_eval", "static_assert", "static_iter",
+    "reduce", "scan", "bitcast", "pack_to_bytes", "unpack_from_bytes", "mma_scaled",
     "static_exception",
     "ensure_constant", "assert_", "print", "atan2", "divmod", "bitwise_and", "bitwise_or",
     "bitwise_xor", "bitwise_not", "bitwise_lshift", "bitwise_rshift", "astile",
@@ -323,3 +384,4 @@ def _unsupported(name: str):
 
 
 UNSUPPORTED_STUBS = {n: _unsupported(n) for n in UNSUPPORTED}
+

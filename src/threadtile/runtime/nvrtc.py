@@ -38,9 +38,10 @@ from __future__ import annotations
 
 import functools
 import re
+import time
 from pathlib import Path
 
-from ..errors import NvrtcError, parse_log
+from ..errors import CompilerTimeout, NvrtcError, parse_log
 
 __all__ = ["compile_cubin", "compile_ptx", "compiler_id", "nvrtc_version", "parse_log",
            "supported_archs", "include_dirs", "CompileResult", "MINIMAL_SAFE_INCLUDES"]
@@ -208,6 +209,34 @@ def _read_log(nv, prog) -> str:
     return buf.rstrip(b"\0").decode(errors="replace")
 
 
+# The longest a compile may take, in seconds (``ct.compiler_timeout``), or None. NVRTC cannot
+# be interrupted in the process, so a compile that ran longer raises once it has finished.
+_timeout_s: list = [None]
+
+
+def compiler_timeout() -> float | None:
+    return _timeout_s[0]
+
+
+def set_compiler_timeout(seconds: float | None) -> float | None:
+    """Set the compile time limit (None: none); the previous one."""
+    if seconds is not None and not seconds > 0:
+        raise ValueError(f"compiler timeout must be a positive number of seconds, got {seconds!r}")
+    prev, _timeout_s[0] = _timeout_s[0], seconds
+    return prev
+
+
+def _timed(fn, name: str, arch: str):
+    limit = _timeout_s[0]
+    t0 = time.perf_counter()
+    out = fn()
+    took = time.perf_counter() - t0
+    if limit is not None and took > limit:
+        raise CompilerTimeout(f"compiling {name} for {arch} took {took:.1f} s, more than the "
+                              f"compiler timeout of {limit:g} s (ct.compiler_timeout)")
+    return out
+
+
 def compile_cubin(source: str, arch: str, *, name: str = "kernel.cu",
                   options: tuple[str, ...] = (), std: str = "c++17",
                   minimal: bool | None = None) -> bytes:
@@ -216,9 +245,12 @@ def compile_cubin(source: str, arch: str, *, name: str = "kernel.cu",
     ``options`` are raw NVRTC flags (``"-lineinfo"``, ``"--use_fast_math"``...). ``minimal``
     None turns ``-minimal`` on when the source's includes allow it (see the module docstring).
     The result is ``bytes`` (a :class:`CompileResult` whose ``.log`` holds NVRTC's warnings).
-    Raises :class:`~threadtile.errors.NvrtcError` carrying the log on failure.
+    Raises :class:`~threadtile.errors.NvrtcError` carrying the log on failure, and
+    :class:`~threadtile.errors.CompilerTimeout` after a compile that took longer than
+    ``ct.compiler_timeout`` allows.
     """
-    return _compile(source, arch, name, options, std, minimal, "cubin")
+    return _timed(lambda: _compile(source, arch, name, options, std, minimal, "cubin"), name,
+                  arch)
 
 
 def compile_ptx(source: str, arch: str, *, name: str = "kernel.cu",

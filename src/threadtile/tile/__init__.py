@@ -22,6 +22,14 @@ from __future__ import annotations
 
 from ..frontend.specialize import Constant, ConstantAnnotation
 from ..jit import Kernel, Launch
+from ..lang.annotations import (
+    Array,
+    ArrayAnnotation,
+    IndexedWithInt64,
+    ListAnnotation,
+    ScalarAnnotation,
+    ScalarInt64,
+)
 from ..lang.tile import *  # noqa: F403  (the kernel language is this package's surface)
 from ..lang.tile import UNSUPPORTED, UNSUPPORTED_STUBS
 from ..lang.types import (
@@ -40,6 +48,7 @@ from ..lang.types import (
     uint32,
     uint64,
 )
+from . import tune
 from .hostapi import (
     ByTarget,
     TileCompilerExecutionError,
@@ -53,6 +62,7 @@ from .hostapi import (
     TileTypeError,
     TileUnsupportedFeatureError,
     TileValueError,
+    compiler_timeout,
     resolve_option,
 )
 
@@ -77,6 +87,8 @@ def kernel(func=None, *, num_warps: int | None = None, occupancy=None, num_ctas=
     ``num_ctas``, ``occupancy`` and ``num_warps`` may be ``ct.ByTarget(...)``: the value for
     sm_90, else its default.
     """
+    hints = dict(num_warps=num_warps, occupancy=occupancy, num_ctas=num_ctas,
+                 opt_level=opt_level, **options)
     num_warps = resolve_option(num_warps)
     auto = num_warps is None
     num_warps = 4 if auto else num_warps
@@ -91,8 +103,11 @@ def kernel(func=None, *, num_warps: int | None = None, occupancy=None, num_ctas=
             "leave num_ctas out")
 
     def make(f):
-        return Kernel(f, tile=True, num_warps=num_warps, occupancy=occupancy,
-                      auto_warps=auto and occupancy is None, **options)
+        k = Kernel(f, tile=True, num_warps=num_warps, occupancy=occupancy,
+                   auto_warps=auto and occupancy is None, **options)
+        k.hints = hints  # as given: replace_hints starts from them
+        k.remake = kernel
+        return k
 
     if func is None:
         return make
@@ -128,4 +143,5 @@ def __getattr__(name: str):
 
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("annotations",)]
-_ = (Constant, ConstantAnnotation)
+_ = (Constant, ConstantAnnotation, Array, ArrayAnnotation, IndexedWithInt64, ListAnnotation,
+     ScalarAnnotation, ScalarInt64, tune, compiler_timeout)

@@ -1,4 +1,5 @@
-"""cuTile's host-side names that kernels' files import: ``ByTarget`` and the exception classes.
+"""cuTile's host-side names that kernels' files import: ``ByTarget`` and the exception classes
+(defined in ``threadtile.errors``, where the compiler's own errors derive from them).
 
 A cuTile program imports these even where it never raises or catches them (a test module's
 ``from cuda.tile import TileTypeError``), so they exist under the same names. threadtile's
@@ -7,6 +8,23 @@ line); the classes here are what a program may raise or catch itself.
 """
 
 from __future__ import annotations
+
+import contextlib
+
+from ..errors import (
+    TileCompilerExecutionError,
+    TileCompilerTimeoutError,
+    TileError,
+    TileInternalError,
+    TileRecursionError,
+    TileStaticAssertionError,
+    TileStaticEvalError,
+    TileSyntaxError,
+    TileTypeError,
+    TileUnsupportedFeatureError,
+    TileValueError,
+)
+from ..runtime import nvrtc
 
 # The architecture a ``ByTarget`` value is chosen for: an option is fixed when the kernel is
 # decorated, before any device is asked, and threadtile's tuned target is the H100.
@@ -60,51 +78,21 @@ def resolve_option(value, fallback=None):
     return value.resolve(DEFAULT_TARGET, fallback) if isinstance(value, ByTarget) else value
 
 
-class TileError(Exception):
-    """Base of cuTile's errors."""
-
-
-class TileSyntaxError(TileError):
-    """A Python construct tile code does not support."""
-
-
-class TileTypeError(TileError):
-    """A type error in tile code."""
-
-
-class TileValueError(TileError):
-    """An invalid value in tile code."""
-
-
-class TileUnsupportedFeatureError(TileError):
-    """A feature the compiler does not support."""
-
-
-class TileInternalError(TileError):
-    """An internal compiler error."""
-
-
-class TileRecursionError(TileError):
-    """Recursion in tile code."""
-
-
-class TileStaticEvalError(TileError):
-    """An error in a compile-time evaluation."""
-
-
-class TileStaticAssertionError(TileError):
-    """A failed compile-time assertion."""
-
-
-class TileCompilerExecutionError(TileError):
-    """The tile compiler failed."""
-
-
-class TileCompilerTimeoutError(TileError):
-    """The tile compiler timed out."""
-
-
 ERRORS = (TileError, TileSyntaxError, TileTypeError, TileValueError,
           TileUnsupportedFeatureError, TileInternalError, TileRecursionError,
           TileStaticEvalError, TileStaticAssertionError, TileCompilerExecutionError,
           TileCompilerTimeoutError)
+
+
+@contextlib.contextmanager
+def compiler_timeout(timeout_sec: float):
+    """``with ct.compiler_timeout(10): ...``: a kernel compiled inside (for the GPU) may take
+    at most ``timeout_sec`` seconds, else it raises ``TileCompilerTimeoutError``. NVRTC runs in
+    this process and cannot be interrupted, so the limit is checked when the compile finishes.
+    A setting of the whole process (not thread-safe, as cuTile's). The simulator does not
+    compile, so it never times out."""
+    prev = nvrtc.set_compiler_timeout(timeout_sec)
+    try:
+        yield
+    finally:
+        nvrtc.set_compiler_timeout(prev)

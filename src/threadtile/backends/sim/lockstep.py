@@ -481,6 +481,8 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset,
                                  f"{block} = {T}")
     if infos is None:
         infos = [describe_host(a, i) for i, a in enumerate(host_args)]
+    if getattr(kernel, "static_dims", None):  # annotated static extents and strides
+        consts = {**consts, **kernel.static_consts(infos)}
     spec = kernel.specialization([i.type for i in infos], consts)
     if getattr(kernel, "auto_warps", False):  # the block its specialization picked
         block = (spec.module.threads, 1, 1)
