@@ -20,7 +20,7 @@ error.
                                [--tiles 128x128x64,...] [--size 4096] [--no-cutile]
 
 Writes bench/results/tile_sweep.json (only for the full sweep; a subset writes
-tile_sweep_partial.json).
+tile_sweep_partial.json, or ``--name``'s file).
 """
 
 
@@ -116,6 +116,7 @@ def main() -> None:
     p.add_argument("--size", type=int, default=4096)
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--no-cutile", action="store_true")
+    p.add_argument("--name", default="", help="the results file's name (bench/results/NAME.json)")
     o = p.parse_args()
     import threadtile.tile as tt_ct
 
@@ -169,7 +170,8 @@ def main() -> None:
             torch.cuda.empty_cache()
     full = not o.tiles and o.dtypes == "float16,bfloat16,float32" and \
         o.forms == "plain,persistent,batched"
-    path = write("tile_sweep" if full else "tile_sweep_partial", {"cases": results},
+    name = o.name or ("tile_sweep" if full else "tile_sweep_partial")
+    path = write(name, {"cases": results, "args": vars(o)},
                  notes="plain cuTile-style matmul kernels (bench/tile_sweep.py build), same "
                        "source on threadtile and cuTile; ratios to torch.matmul (cuBLAS)")
     print("wrote", path)
