@@ -607,6 +607,8 @@ def compare(ours: Path, theirs: Path, test: str) -> str | None:
     with np.load(a) as x, np.load(b) as y:
         kx, ky = sorted(x.files, key=_order), sorted(y.files, key=_order)
         if [k.split(":")[2] for k in kx] != [k.split(":")[2] for k in ky]:
+            if _sizes_by_simulator(test):
+                return None  # e.g. laplace: 20 iterations under numba's simulator, not 1000
             return f"launches differ: {len(kx)} arrays here, {len(ky)} in numba's"
         for k1, k2 in zip(kx, ky):
             u, v = x[k1], y[k2]
@@ -628,8 +630,8 @@ def compare(ours: Path, theirs: Path, test: str) -> str | None:
 
 def _sizes_by_simulator(test: str) -> bool:
     """Whether ``test``'s file sizes its inputs by ``config.ENABLE_CUDASIM`` (a smaller problem
-    for numba's slow simulator): its launches then have other shapes in the reference run, by
-    design, and only the test's own assertions judge the result."""
+    for numba's slow simulator): its launches then have other shapes, or are fewer, in the
+    reference run, by design, and only the test's own assertions judge the result."""
     suite = suite_dir()
     path = suite / test.split("::")[0] if suite is not None else None
     return path is not None and path.exists() and "ENABLE_CUDASIM" in path.read_text()
