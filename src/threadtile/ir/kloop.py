@@ -77,8 +77,7 @@ def _fuse(f: ir.Function, s: ir.For, arrays: set[str], threads: int) -> ir.Assig
     if _used_outside(f.body, s, names):
         return None
     # a batched loop (3-d loads) multiplies the 2-d tiles of a batch
-    a2, b2 = (la.type, lb.type) if batch is None else \
-        (TileType(la.type.dtype, la.type.shape[1:]), TileType(lb.type.dtype, lb.type.shape[1:]))
+    a2, b2 = (la.type, lb.type) if batch is None else (_drop_batch(la.type), _drop_batch(lb.type))
     hopper = tiling.sm90_bytes(a2, b2, threads) > 0
     i, j = (la.args[1], lb.args[2]) if batch is None else (la.args[2], lb.args[3])
     args = [la.args[0], lb.args[0], i, j, s.start, s.stop, ir.Var(mma.type, s.loc, acc)]
@@ -181,6 +180,16 @@ def _used_outside(body: list[ir.Stmt], loop: ir.For, names: set[str]) -> bool:
             if _used_outside(getattr(s, sub, []) or [], loop, names):
                 return True
     return False
+
+
+def _drop_batch(t: TileType) -> TileType:
+    return TileType(t.dtype, t.shape[1:], t.layout)
+
+
+def loaded(op: ir.TileOp) -> tuple[TileType, TileType]:
+    """The 2-d tiles an ``mma_loop`` loads each step (a batched loop's without the batch axis)."""
+    a, b = op.attrs["a"].type, op.attrs["b"].type
+    return (_drop_batch(a), _drop_batch(b)) if op.attrs.get("batch") else (a, b)
 
 
 def operands(op: ir.TileOp) -> tuple[TileType, TileType]:

@@ -15,7 +15,7 @@ import re
 
 from ...ir import nodes as ir
 from ...ir import tiling
-from ...ir.kloop import operands
+from ...ir.kloop import loaded, operands
 from ...lang.types import ArrayType, Scalar, TileType, bfloat16, float32
 from .cxx import alias, literal, spelled
 
@@ -58,8 +58,8 @@ def tile_types(module: ir.Module) -> list[TileType]:
             if isinstance(x.type, TileType):
                 seen.setdefault(x.type)
         if op.op == "mma_loop":  # the template arguments of its loads
-            for t in (op.attrs["a"].type, op.attrs["b"].type):
-                seen.setdefault(_batch_2d(t) if op.attrs.get("batch") else t)
+            for t in loaded(op):
+                seen.setdefault(t)
     return list(seen)
 
 
@@ -87,7 +87,7 @@ def tensormap_params(module: ir.Module) -> tuple:
     cxx = [p.name for p in module.kernel.params if not p.is_constant]
     out = []
     for op in hopper_loops(module):
-        a, b = operands_2d(op)
+        a, b = loaded(op)
         box_a, box_b = tiling.sm90_boxes(a, b)
         out.append((cxx.index(op.args[0].name), box_a))
         out.append((cxx.index(op.args[1].name), box_b))
@@ -116,7 +116,7 @@ def scratch_sizes(module: ir.Module) -> tuple[int, int]:
     not ask for shared memory they will not use."""
     nt = module.threads or 0
     size = _round16(max((op_scratch(op, nt) for op in tile_ops(module)), default=0))
-    hopper = max((_round16(tiling.sm90_bytes(*operands_2d(op), nt))
+    hopper = max((_round16(tiling.sm90_bytes(*loaded(op), nt))
                   for op in hopper_loops(module)), default=0)
     return size, (hopper if hopper > size else 0)
 
@@ -339,44 +339,25 @@ def _tc(x: ir.TileOp) -> str:
     return "true" if tiling.tensor_core(x.args[0].type, x.args[1].type) else "false"
 
 
-def operands_2d(op: ir.TileOp) -> tuple[TileType, TileType]:
-    """The tiles an mma_loop loads, as 2-d tiles (a batched loop's without the batch axis)."""
-    a, b = op.attrs["a"].type, op.attrs["b"].type
-    return (_batch_2d(a), _batch_2d(b)) if op.attrs.get("batch") else (a, b)
-
-
-def _batch_2d(t: TileType) -> TileType:
-    """The 2-d tile a batched k loop's (1, M, K) load stands for."""
-    return TileType(t.dtype, t.shape[1:], t.layout)
-
-
 def _mma_loop(em, x, args):
     """``tt::tile::mma_loop`` (the Hopper main loop where the target and the arrays allow,
-    tile.h otherwise) with the op's two tensor maps, or ``mma_loop_staged`` (a batched loop
-    on its batch's 2-d views, ``tt::tile::batch_view``)."""
+    tile.h otherwise) with the op's two tensor maps (``mma_loop_batched`` for a batched loop),
+    or ``mma_loop_staged`` (a batched loop's on its batch's 2-d views, ``batch_view``)."""
     arr_a, arr_b, i, j, lo, hi, acc, *batch = args
-    la, lb = x.attrs["a"], x.attrs["b"]
-    pad = literal(0.0, la.type.dtype)
     ta, tb = operands(x)
-    if batch:
-        la, lb = (ir.TileOp(_batch_2d(ld.type), ld.loc, "load", ld.args, ld.attrs)
-                  for ld in (la, lb))
-        if x.attrs["hopper"]:
-            staged = tiling.staged_stages(ta, tb, em.threads)
-            fn = f"mma_loop_batched<{alias(la.type)}, {alias(lb.type)}, {staged}>"
-            call = [arr_a, arr_b, pad, *batch, i, j, lo, hi, acc, *em.tensormaps[id(x)]]
-            return f"tt::tile::{fn}({', '.join(call)})"
-        arr_a = f"tt::tile::batch_view({arr_a}, {batch[0]})"
-        arr_b = f"tt::tile::batch_view({arr_b}, {batch[1]})"
-    call = [arr_a, arr_b, pad, i, j, lo, hi, acc]
+    la, lb = loaded(x)
+    pad = literal(0.0, la.dtype)
+    staged = tiling.staged_stages(ta, tb, em.threads)
+    loads = f"{alias(la)}, {alias(lb)}, {staged}"
     if x.attrs["hopper"]:
-        staged = tiling.staged_stages(ta, tb, em.threads)
-        fn = f"mma_loop<{alias(la.type)}, {alias(lb.type)}, {staged}>"
-        call += em.tensormaps[id(x)]
+        fn = f"mma_loop_batched<{loads}>" if batch else f"mma_loop<{loads}>"
+        call = [arr_a, arr_b, pad, *batch, i, j, lo, hi, acc, *em.tensormaps[id(x)]]
     else:
-        staged = tiling.staged_stages(ta, tb, em.threads)
-        fn = (f"mma_loop_staged<{ta.dtype.cname}, {alias(la.type)}, {alias(lb.type)}, "
-              f"{staged}>")
+        if batch:
+            arr_a = f"tt::tile::batch_view({arr_a}, {batch[0]})"
+            arr_b = f"tt::tile::batch_view({arr_b}, {batch[1]})"
+        fn = f"mma_loop_staged<{ta.dtype.cname}, {loads}>"
+        call = [arr_a, arr_b, pad, i, j, lo, hi, acc]
     return f"tt::tile::{fn}({', '.join(call)})"
 
 

@@ -188,7 +188,8 @@ MmaTile<TC, NT, M, N> mma_loop_portable(const ArrA& A, const ArrB& B,
 
 // for (k = lo; k < hi; ++k) acc = mma(load<TLA>(A, pad, bi, k), load<TLB>(B, pad, k, bj), acc),
 // the IR's mma_loop operation (ir/kloop.py), run here as one operation: on sm_90a with
-// TMA-ready operands by the pipelined main loop of kloop_sm90.h, else by mma_loop_staged.
+// TMA-ready operands (and `tma`) by the pipelined main loop of kloop_sm90.h, its rows counted
+// from a_row0 and b_row0 of the maps' arrays, else by mma_loop_staged.
 // Staged: the buffers of mma_loop_staged's cp.async, 0 for none (ir/tiling.py staged_stages,
 // which also sizes the scratch).
 template <class TLA, class TLB, int Staged, class TC, int NT, int M, int N, class ArrA,
@@ -196,7 +197,7 @@ template <class TLA, class TLB, int Staged, class TC, int NT, int M, int N, clas
 __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
     const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t bi, int64_t bj,
     int64_t lo, int64_t hi, const MmaTile<TC, NT, M, N>& acc, const sm90::TensorMap& ma,
-    const sm90::TensorMap& mb) {
+    const sm90::TensorMap& mb, int64_t a_row0 = 0, int64_t b_row0 = 0, bool tma = true) {
   typedef typename traits<TLA>::elem TA;
   constexpr int K = traits<TLA>::dim(1);
   MmaTile<TC, NT, M, N> r = acc;
@@ -204,40 +205,27 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
                 "mma_loop: the compiler asks for the Hopper main loop where it applies only "
                 "(ir/tiling.py, sm90_bytes)");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  if (sm90::present(ma) && sm90::present(mb)) {
-    sm90::mainloop<TA, NT, M, N, K>(ma, mb, bi, bj, lo, hi, r.v);
+  if (tma && sm90::present(ma) && sm90::present(mb)) {
+    sm90::mainloop<TA, NT, M, N, K>(ma, mb, bi, bj, lo, hi, r.v, a_row0, b_row0);
     return r;
   }
 #endif
   return mma_loop_portable<TLA, TLB, Staged>(A, B, pad, bi, bj, lo, hi, r);
 }
 
-// A batched k loop (ir/kloop.py, batch): on the 2-d views of batches za and zb, by the Hopper
-// main loop where the maps (of the 3-d arrays' rows) are present and its tiles cannot cross
-// into the next batch (M divides A's rows, K divides B's), else mma_loop_staged.
+// A batched k loop (ir/kloop.py, batch): mma_loop on the 2-d views of batches za and zb, the
+// maps being of the 3-d arrays' rows, which the Hopper main loop reads where its tiles cannot
+// cross into the next batch (M divides A's rows, K divides B's)
 template <class TLA, class TLB, int Staged, class TC, int NT, int M, int N, class ArrA,
           class ArrB>
 __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_batched(
     const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t za, int64_t zb,
     int64_t bi, int64_t bj, int64_t lo, int64_t hi, const MmaTile<TC, NT, M, N>& acc,
     const sm90::TensorMap& ma, const sm90::TensorMap& mb) {
-  typedef typename traits<TLA>::elem TA;
-  constexpr int K = traits<TLA>::dim(1);
-  MmaTile<TC, NT, M, N> r = acc;
-  static_assert(sm90::Plan<TA, NT, M, N, K>::ok && same<TC, float>::value,
-                "mma_loop_batched: the compiler asks for the Hopper main loop where it "
-                "applies only (ir/tiling.py, sm90_bytes)");
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const bool whole = za >= 0 && za < A.shape[0] && zb >= 0 && zb < B.shape[0] &&
-                     A.shape[1] % M == 0 && B.shape[1] % K == 0;
-  if (whole && sm90::present(ma) && sm90::present(mb)) {
-    sm90::mainloop<TA, NT, M, N, K>(ma, mb, bi, bj, lo, hi, r.v, za * A.shape[1],
-                                    zb * B.shape[1]);
-    return r;
-  }
-#endif
-  return mma_loop_portable<TLA, TLB, Staged>(batch_view(A, za), batch_view(B, zb), pad, bi, bj,
-                                              lo, hi, r);
+                     A.shape[1] % M == 0 && B.shape[1] % traits<TLA>::dim(1) == 0;
+  return mma_loop<TLA, TLB, Staged>(batch_view(A, za), batch_view(B, zb), pad, bi, bj, lo, hi,
+                                    acc, ma, mb, za * A.shape[1], zb * B.shape[1], whole);
 }
 
 }  // namespace tile

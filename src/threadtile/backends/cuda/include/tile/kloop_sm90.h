@@ -108,10 +108,12 @@ template <int R> __device__ __forceinline__ void pin(float* d) {
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// a shared-memory matrix descriptor with the 128-byte swizzle; offsets in bytes
-__device__ __forceinline__ uint64_t desc(const void* p, uint32_t lbo, uint32_t sbo) {
+// a shared-memory matrix descriptor with the swizzle of rows of `row` bytes (128: layout 1,
+// 64: layout 2); offsets in bytes
+__device__ __forceinline__ uint64_t desc(const void* p, uint32_t lbo, uint32_t sbo,
+                                         int row = 128) {
   return uint64_t((saddr(p) & 0x3FFFF) >> 4) | (uint64_t(lbo >> 4) << 16) |
-         (uint64_t(sbo >> 4) << 32) | (1ull << 62);
+         (uint64_t(sbo >> 4) << 32) | (uint64_t(row == 128 ? 1 : 2) << 62);
 }
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
@@ -149,12 +151,6 @@ struct Plan {
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-// a K-major operand's descriptor: rows of ROW bytes with that swizzle, 8-row atoms SBO apart
-template <int ROW>
-__device__ __forceinline__ uint64_t desc_k(const void* p) {
-  return (desc(p, 16, 8 * ROW) & ~(3ull << 62)) | (ROW == 128 ? 1ull << 62 : 2ull << 62);
-}
-
 template <class TA, int NT, int M, int N, int K>
 __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& mb, int64_t bi,
                                          int64_t bj, int64_t lo, int64_t hi, float* acc,
@@ -208,9 +204,10 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
       const TA* ak = a + (kk / (AW / 16)) * (M * AW) + (kk % (AW / 16)) * 16;
       const uint64_t db = desc(b + kk * 16 * 64, 64 * K * int(sizeof(TA)), 1024);
 #pragma unroll
-      for (int r = 0; r < R; ++r)
-        wgmma<N, kind<TA>::value, R>(acc + 4 * r,
-                                     desc_k<P::ROW>(ak + 64 * (wg + P::WG * r) * AW), db);
+      for (int r = 0; r < R; ++r) {  // A K-major: rows of ROW bytes, 8-row atoms 8 ROW apart
+        const TA* ar = ak + 64 * (wg + P::WG * r) * AW;
+        wgmma<N, kind<TA>::value, R>(acc + 4 * r, desc(ar, 16, 8 * P::ROW, P::ROW), db);
+      }
     }
     wg_commit();
     wg_wait<1>();  // the previous stage's multiplies are done: release it
