@@ -110,12 +110,31 @@ def auto_threads(module: ir.Module) -> int:
         threads *= 2
     if acc > 128 * 128:
         return max(threads, 256)
+    # several products in fragments (attention's scores and output): more warps where two of
+    # them would take over 128 registers a thread, as long as each warp keeps whole row strips
+    # (ir/fraglayout.py)
+    products = sorted((t.size for t in _product_types(module)), reverse=True)
+    rows = min((t.shape[0] for t in _product_types(module)), default=0)
+    while sum(products[:2]) > 128 * threads and threads < 256 and \
+            rows % (16 * threads // 16) == 0:
+        threads *= 2
     looped = [x for s in ir.walk_stmts(module.kernel.body) if isinstance(s, (ir.For, ir.While))
               for t in ir.walk_stmts(s.body) for e in ir.stmt_exprs(t) for x in ir.walk_expr(e)
               if isinstance(x, ir.TileOp) and x.op == "mma_loop"]
     if any(x.type.size == 128 * 128 and x.type.shape[0] == 128 for x in looped):
         return max(threads, 256)
     return threads
+
+
+def _product_types(module: ir.Module) -> list[TileType]:
+    """The types of the variables assigned an ``mma`` in fragments (one per variable)."""
+    out = {}
+    for f in module.kernel.all_functions():
+        for s in ir.walk_stmts(f.body):
+            if isinstance(s, ir.Assign) and isinstance(s.value, ir.TileOp) and \
+                    s.value.op == "mma" and s.value.type.layout == "mma":
+                out[s.name] = s.value.type
+    return list(out.values())
 
 
 class Specialization:
@@ -145,7 +164,11 @@ class Specialization:
             threads = k.block_threads
             while True:
                 self._deps = []
-                self._module = lower(k.py_func, self.ir_params, threads, k.occupancy,
+                # (an occupancy hint counts blocks of the default size: a larger block keeps
+                # the threads per multiprocessor it asked for, so its registers a thread too)
+                occupancy = k.occupancy if not k.occupancy or threads == k.block_threads else \
+                    max(1, k.occupancy * k.block_threads // threads)
+                self._module = lower(k.py_func, self.ir_params, threads, occupancy,
                                      self._deps, getattr(k, "launch_bounds", None),
                                      getattr(k, "zero_division", None),
                                      bool(getattr(k, "numba_options", {}).get("debug")))

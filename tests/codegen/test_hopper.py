@@ -84,7 +84,8 @@ def k_nan_padding(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.Co
 def test_loops_that_do_not_qualify_stay_loops(kernel):
     src = _src(kernel, F16, F16, F16, tm=128, tn=128, tk=64)
     assert "mma_loop" not in src and "TensorMap" not in src
-    assert "tt::tile::mma<true>(" in src
+    # a plain mma per step (its B operand loaded straight into shared memory: ir/operands.py)
+    assert "tt::tile::mma<true" in src
 
 
 def test_shapes_without_a_hopper_loop_take_the_staged_loop():

@@ -436,6 +436,20 @@ def _load(e):
     return None
 
 
+def _load_operand(e):
+    bad = _array_first(e, 1)
+    if bad:
+        return bad
+    arr, t = e.args[0].type, e.type
+    shape = tuple(e.attrs["shape"])
+    if not _tile(t) or t.ndim != 2 or t.dtype != arr.dtype or shape[-2:] not in (
+            t.shape, t.shape[::-1]) or any(d != 1 for d in shape[:-2]):
+        return "an mma operand: a 2-d tile of the array's dtype, the load's last two axes"
+    if t.layout not in ("smem", "smemt"):
+        return "an mma operand lives in shared memory (layout smem or smemt)"
+    return None
+
+
 def _store(e):
     bad = _array_first(e, 2)
     if bad:
@@ -537,6 +551,8 @@ def _tile_ops() -> dict[str, OpSpec]:
                "a matmul's k loop as one operation (ir/kloop.py)"),
         OpSpec("item", (1, 1), _item, doc="the value of a one-element tile"),
         OpSpec("load", (2, None), _load, ("shape", "order", "padding"), "a tile from an array"),
+        OpSpec("load_operand", (2, None), _load_operand, ("shape", "order", "offset"),
+               "an mma operand from an array into its shared-memory buffer"),
         OpSpec("store", (3, None), _store, ("shape", "order"), "a tile into an array"),
         OpSpec("gather", (3, None), _gather, ("check_bounds",),
                "array elements at tiles of indices; the padding where masked or outside"),

@@ -8,10 +8,11 @@ simulator executes alike.
 from __future__ import annotations
 
 from ..errors import KernelCompileError
-from ..lang.types import TileType, void
+from ..lang.types import void
 from . import nodes as ir
-from . import tiling
+from .fraglayout import assign_layouts
 from .kloop import fuse_k_loops
+from .operands import smem_operands
 from .resources import check_static_shared
 from .verify import verify
 
@@ -33,6 +34,10 @@ def run(module: ir.Module) -> None:
         # loads, casts and mma the match looks for.
         if module.threads:
             fuse_k_loops(f, module.threads)
+        # The operands left to a plain mma in fragments load straight into shared memory, once
+        # the k loops (whose own main loops stage their operands) have taken theirs.
+        if module.threads:
+            smem_operands(f, module.threads)
     # Static shared memory over the 48 KiB a block may declare is refused at the declaration
     # that crosses it (ptxas would report it against the generated C++, after NVRTC ran).
     check_static_shared(module)
@@ -122,125 +127,3 @@ def hoist_tile_ops(f: ir.Function) -> None:
         return out
 
     f.body = block(f.body)
-
-
-def assign_layouts(f: ir.Function, threads: int) -> bool:
-    """Keep matrix-multiply accumulators in registers, in the tensor cores' fragment layout.
-
-    A variable assigned only ``full(...)`` and ``mma(..., acc)`` results (the accumulator of a
-    k loop) gets the "mma" layout: its ``full`` fills fragments, its ``mma``s accumulate in
-    place, and every other read of it converts to the blocked layout (``layout`` ops, through
-    shared memory once, after the loop). Without this each ``mma`` would move the whole
-    accumulator through shared memory. Returns whether anything changed."""
-    assigns: dict[str, list[ir.Assign]] = {}
-    for s in ir.walk_stmts(f.body):
-        if isinstance(s, ir.Assign) and isinstance(s.value.type, TileType):
-            assigns.setdefault(s.name, []).append(s)
-    params = {p.name for p in f.params}
-    cands: dict[str, TileType] = {}
-    for name, ss in assigns.items():
-        # (`acc = acc`, what `acc.astype(acc.dtype)` leaves, changes nothing)
-        vals = [s.value for s in ss if not (isinstance(s.value, ir.Var) and
-                                            s.value.name == name)]
-        if name in params or not all(isinstance(v, ir.TileOp) and v.op in ("mma", "full")
-                                     for v in vals):
-            continue
-        mmas = [v for v in vals if v.op == "mma"]
-        if mmas and all(tiling.fragments_ok(*(x.type for x in v.args), threads) for v in mmas):
-            t = f.locals[name]
-            cands[name] = TileType(t.dtype, t.shape, "mma")
-    if not cands:
-        return False
-    for name, t in cands.items():
-        f.locals[name] = t
-        for s in assigns[name]:
-            s.value.type = t
-    sinks = _fragment_epilogue(f, cands, assigns)
-    frag = {**cands, **sinks}
-
-    def fix(e: ir.Expr, keep: bool) -> ir.Expr:
-        if isinstance(e, ir.Var) and e.name in frag:
-            e.type = frag[e.name]
-            if keep:
-                return e
-            blocked = TileType(e.type.dtype, e.type.shape)
-            return ir.TileOp(blocked, e.loc, "layout", [e], {})
-        if isinstance(e, ir.TileOp) and e.op == "store" and _fragment_store(e, frag):
-            e.args[1].type = frag[e.args[1].name]
-            e.args[:] = [e.args[0], e.args[1]] + [fix(x, False) for x in e.args[2:]]
-            return e
-        if isinstance(e, ir.TileOp) and e.op == "cast" and isinstance(e.type, TileType) and \
-                e.type.layout == "mma":
-            e.args[0].type = cands[e.args[0].name]
-            return e
-        if isinstance(e, ir.TileOp) and e.op == "mma" and isinstance(e.type, TileType) and \
-                e.type.layout == "mma":
-            e.args[0] = fix(e.args[0], False)
-            e.args[1] = fix(e.args[1], False)
-            acc = e.args[2]
-            if isinstance(acc, ir.Var) and acc.name in cands:
-                acc.type = cands[acc.name]
-            else:  # a blocked accumulator from elsewhere: converted in
-                acc = ir.TileOp(e.type, acc.loc, "layout", [fix(acc, False)], {})
-            e.args[2] = acc
-            return e
-        for k, v in vars(e).items():
-            if k in ("type", "loc", "func", "attrs"):
-                continue
-            if isinstance(v, ir.Expr):
-                setattr(e, k, fix(v, False))
-            elif isinstance(v, list):
-                v[:] = [fix(x, False) if isinstance(x, ir.Expr) else
-                        tuple(fix(y, False) for y in x) if isinstance(x, tuple) else x
-                        for x in v]
-        return e
-
-    for s in ir.walk_stmts(f.body):
-        for k, v in vars(s).items():
-            if k in ("body", "then", "orelse", "loc", "type", "init"):
-                continue
-            if isinstance(v, ir.Expr):
-                # `acc = full(...)` / `acc = mma(...)` keep the layout; `x = acc` converts
-                setattr(s, k, fix(v, False) if not (isinstance(s, ir.Assign) and s.name in cands)
-                        else fix(v, True))
-            elif isinstance(v, list):
-                v[:] = [fix(x, False) if isinstance(x, ir.Expr) else x for x in v]
-    return True
-
-
-def _fragment_store(op: ir.TileOp, frag: dict) -> bool:
-    """Whether a store can write a fragment-layout tile as it is (tile.h store_fragments): a
-    2-d tile into a 2-d global array, axes in order."""
-    arr, tile = op.args[0], op.args[1]
-    return (isinstance(tile, ir.Var) and tile.name in frag and arr.type.space == "global" and
-            arr.type.ndim == 2 and len(op.args) == 4 and
-            tuple(op.attrs.get("order", (0, 1))) == (0, 1))
-
-
-def _fragment_epilogue(f: ir.Function, cands: dict, assigns: dict) -> dict:
-    """The epilogue of a matrix multiply in fragments: a variable assigned once, a cast of an
-    accumulator, and read only by stores that take fragments gets the "mma" layout too (so
-    ``store(C, acc.astype(C.dtype))`` converts and writes registers, with no trip through
-    shared memory). Marks the casts; returns {name: type} of those variables."""
-    reads: dict[str, int] = {}
-    stored: dict[str, int] = {}
-    for st in ir.walk_stmts(f.body):
-        for e in ir.stmt_exprs(st):
-            for x in ir.walk_expr(e):
-                if isinstance(x, ir.Var):
-                    reads[x.name] = reads.get(x.name, 0) + 1
-                if isinstance(x, ir.TileOp) and x.op == "store" and \
-                        isinstance(x.args[1], ir.Var):
-                    n = x.args[1].name
-                    ok = _fragment_store(x, {n: None})
-                    stored[n] = stored.get(n, 0) + (1 if ok else 10 ** 9)
-    sinks: dict[str, TileType] = {}
-    for name, ss in assigns.items():
-        if name in cands or len(ss) != 1:
-            continue
-        v = ss[0].value
-        if isinstance(v, ir.TileOp) and v.op == "cast" and isinstance(v.args[0], ir.Var) and \
-                v.args[0].name in cands and reads.get(name, 0) == stored.get(name, -1):
-            t = TileType(v.type.dtype, v.type.shape, "mma")
-            sinks[name] = f.locals[name] = v.type = t
-    return sinks

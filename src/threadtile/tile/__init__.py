@@ -104,7 +104,7 @@ def kernel(func=None, *, num_warps: int | None = None, occupancy=None, num_ctas=
 
     def make(f):
         k = Kernel(f, tile=True, num_warps=num_warps, occupancy=occupancy,
-                   auto_warps=auto and occupancy is None, **options)
+                   auto_warps=auto, **options)
         k.hints = hints  # as given: replace_hints starts from them
         k.remake = kernel
         return k

@@ -24,6 +24,13 @@ def alias(t: TileType) -> str:
 
 
 def spelled(t: TileType, threads: int) -> str:
+    if t.layout in ("smem", "smemt"):  # an mma operand in shared memory (tile/operands.h)
+        swap = t.layout == "smemt"
+        ld = (t.shape[0] if swap else t.shape[1]) + 16 // t.dtype.itemsize
+        return (f"tt::tile::SmemTile<{t.dtype.cname}, {threads}, {t.shape[0]}, {t.shape[1]}, "
+                f"{'true' if swap else 'false'}, {ld}>")
+    if t.layout == "mmarow":  # (M, 1): the rows of fragment tiles (tile/fragments.h)
+        return f"tt::tile::MmaRows<{t.dtype.cname}, {threads}, {t.shape[0]}>"
     dims = "".join(f", {d}" for d in t.shape)
     kind = "MmaTile" if t.layout == "mma" else "Tile"
     return f"tt::tile::{kind}<{t.dtype.cname}, {threads}{dims}>"

@@ -16,6 +16,7 @@ import re
 from ...ir import nodes as ir
 from ...ir import tiling
 from ...ir.kloop import loaded, operands
+from ...ir.operands import buffer_bytes
 from ...lang.types import ArrayType, Scalar, TileType, bfloat16, float32
 from .cxx import alias, literal, spelled
 
@@ -33,6 +34,7 @@ _ORDER = {"weak": "RELAXED", "relaxed": "RELAXED", "acquire": "ACQUIRE", "releas
           "acq_rel": "ACQ_REL"}
 _SCOPE = {"none": "DEVICE", "block": "BLOCK", "cluster": "DEVICE", "device": "DEVICE",
           "sys": "SYSTEM"}
+_TO = {"mma": "to_mma", "mmarow": "to_mma_rows", "blocked": "to_blocked"}
 _PAD = {"zero": 0.0, "neg_zero": -0.0, "nan": float("nan"), "pos_inf": float("inf"),
         "neg_inf": float("-inf")}
 
@@ -115,10 +117,17 @@ def scratch_sizes(module: ir.Module) -> tuple[int, int]:
     loop takes more than the rest, else 0), in bytes, multiples of 16. Other targets thus do
     not ask for shared memory they will not use."""
     nt = module.threads or 0
-    size = _round16(max((op_scratch(op, nt) for op in tile_ops(module)), default=0))
+    extra = operand_bytes(module)
+    size = _round16(max((op_scratch(op, nt) for op in tile_ops(module)), default=0)) + extra
     hopper = max((_round16(tiling.sm90_bytes(*loaded(op), nt))
-                  for op in hopper_loops(module)), default=0)
+                  for op in hopper_loops(module)), default=0) + extra
     return size, (hopper if hopper > size else 0)
+
+
+def operand_bytes(module: ir.Module) -> int:
+    """The mma operands' buffers in shared memory, after the scratch (ir/operands.py)."""
+    return max((op.attrs["offset"] + buffer_bytes(op.type) for op in tile_ops(module)
+                if op.op == "load_operand"), default=0)
 
 
 def permute_scratch(x: TileType, perm) -> int:
@@ -133,6 +142,8 @@ def permute_scratch(x: TileType, perm) -> int:
 
 def op_scratch(op: ir.TileOp, nt: int) -> int:
     k = op.op
+    if k in ("broadcast", "reduce") and op.type.layout != "blocked":
+        return 0  # in registers (tile/fragments.h)
     if k == "broadcast" and not register_broadcast(op.args[0].type.shape, op.type.shape, nt):
         src = op.args[0].type
         return src.size * _isz(src.dtype)
@@ -154,6 +165,9 @@ def op_scratch(op: ir.TileOp, nt: int) -> int:
         if rows_reduction(op, nt):
             return op.type.size * (nt // 32) * (_acc_size(x.dtype) + 4)
         return x.size * _isz(x.dtype)
+    if k == "mma" and op.args[1].type.layout != "blocked":  # B in its own buffer
+        a = op.args[0].type
+        return 0 if a.layout == "mma" else a.shape[0] * (a.shape[1] + 8) * _isz(a.dtype)
     if k == "mma":
         return tiling.mma_bytes(op.args[0].type, op.args[1].type, op.type.layout == "mma")
     if k == "mma_loop":
@@ -180,6 +194,8 @@ def prelude(module: ir.Module, scratch: int, scratch_sm90a: int) -> list[str]:
                "#endif"]
     else:
         out = [f"#define TT_SCRATCH_BYTES {scratch}"]
+    if operand_bytes(module):
+        out.append(f"#define TT_OPERAND_BYTES {operand_bytes(module)}")
     out += [f'#include "{TILE_HEADER}"', ""]
     out += [f"using {alias(t)} = {spelled(t, nt)};" for t in tile_types(module)]
     return out
@@ -245,6 +261,8 @@ def _cast(em, x, args):
 
 
 def _broadcast(em, x, args):
+    if x.type.layout != "blocked":  # over the columns of fragment tiles (tile/fragments.h)
+        return f"tt::tile::broadcast_frag<{alias(x.type)}>({args[0]})"
     fn = "broadcast" if register_broadcast(x.args[0].type.shape, x.type.shape, em.threads) \
         else "broadcast_smem"
     return f"tt::tile::{fn}{_targs(_dims(x.type.shape))}({args[0]})"
@@ -252,6 +270,8 @@ def _broadcast(em, x, args):
 
 def _reduce(em, x, args):
     kind = "tt::tile::" + _REDUCE[x.attrs["kind"]]
+    if x.type.layout == "mmarow":  # the rows of a fragment tile (tile/fragments.h)
+        return f"tt::tile::reduce_mma_rows<{kind}>({args[0]})"
     if rows_reduction(x, em.threads):
         return f"tt::tile::reduce_rows{_targs(kind, _dims(x.type.shape))}({args[0]})"
     mask = sum(1 << a for a in x.attrs["axes"])
@@ -277,6 +297,20 @@ def _load(em, x, args):
     padv = literal(pad if dt.is_float else 0, dt) if dt.kind != "b" else "false"
     idx = "".join(", " + a for a in args[1:])
     return f"tt::tile::load{shared}{_targs(alias(x.type), ords)}({args[0]}, {padv}{idx})"
+
+
+def _load_operand(em, x, args):
+    dt = x.type.dtype
+    pad = _PAD.get(x.attrs["padding"], 0.0)
+    idx = "".join(", " + a for a in args[1:])
+    return (f"tt::tile::load_operand<{alias(x.type)}, {x.attrs['offset']}>({args[0]}, "
+            f"{literal(pad if dt.is_float else 0, dt)}{idx})")
+
+
+def _mma(em, x, args):
+    if x.args[1].type.layout != "blocked":  # B in shared memory (tile/operands.h)
+        return f"tt::tile::mma<{_tc(x)}, {x.attrs.get('wait', 0)}>({', '.join(args)})"
+    return f"tt::tile::mma<{_tc(x)}>({', '.join(args)})"
 
 
 def _store(em, x, args):
@@ -379,7 +413,8 @@ TILE_OPS = {
         f"tt::tile::cat<{alias(x.type)}, {x.attrs['axis']}>({args[0]}, {args[1]})",
     "reduce": _reduce,
     "scan": _scan,
-    "mma": lambda em, x, args: f"tt::tile::mma<{_tc(x)}>({', '.join(args)})",
+    "mma": _mma,
+    "load_operand": _load_operand,
     "mma_loop": _mma_loop,
     "item": lambda em, x, args: f"tt::tile::item({args[0]})",
     "load": _load,
@@ -388,6 +423,5 @@ TILE_OPS = {
     "gather": _gather,
     "scatter": _scatter,
     "printf": _printf,
-    "layout": lambda em, x, args:
-        f"tt::tile::to_{'mma' if x.type.layout == 'mma' else 'blocked'}({args[0]})",
+    "layout": lambda em, x, args: f"tt::tile::{_TO[x.type.layout]}({args[0]})",
 }

@@ -20,6 +20,7 @@ import re
 import numpy as np
 
 from ... import errors
+from ...ir import nodes as ir
 from ...lang.types import Scalar, TileType, bfloat16, tfloat32
 from . import checks, memory, ops
 
@@ -542,6 +543,15 @@ def _load(B, op, site, blocks, args):
     return out
 
 
+def _load_operand(B, op, site, blocks, args):
+    # the load as written, its tile reshaped to the operand's two axes (the buffer in shared
+    # memory is the CUDA backend's business: ir/operands.py)
+    t: TileType = op.type
+    as_loaded = ir.TileOp(TileType(t.dtype, tuple(op.attrs["shape"])), op.loc, "load", op.args,
+                          op.attrs)
+    return _load(B, as_loaded, site, blocks, args).reshape((B.nb,) + t.shape)
+
+
 def _store(B, op, site, blocks, args):
     arr, tile, *idx = args
     shape = op.attrs["shape"]
@@ -727,7 +737,7 @@ def _layout(B, op, site, blocks, args):
 
 
 OPS = {  # by the registry's names (ir/ops.py TILE_OPS)
-    "layout": _layout, "full": _full, "arange": _arange, "binop": _binop, "unary": _unary,
+    "layout": _layout, "load_operand": _load_operand, "full": _full, "arange": _arange, "binop": _binop, "unary": _unary,
     "cast": _cast, "math": _math, "where": _where, "broadcast": _broadcast, "reshape": _reshape,
     "permute": _permute, "extract": _extract, "insert": _insert, "cat": _cat,
     "reduce": _reduce, "scan": _scan, "mma": _mma, "mma_loop": _mma_loop,

@@ -20,6 +20,9 @@
 //   tile/atomic.h       atomics and fences
 //   tile/gather.h       gather and scatter: elements at tiles of indices
 //   tile/mma.h          mma: its plan, fragments, MmaTile, the epilogue from fragments
+//   tile/fragments.h    tiles kept in fragments between mmas: MmaTile elementwise, MmaRows,
+//                       mma with A in registers
+//   tile/operands.h     mma operands loaded straight into shared memory (SmemTile)
 //   tile/wgmma.h        the wgmma instructions, one per (N, dtype) (tools/gen_wgmma.py writes it)
 //   tile/kloop_sm90.h   the k loop's Hopper main loop (sm_90a: TMA + wgmma)
 //   tile/kloop.h        the k loop of a matrix multiply as one operation
@@ -57,5 +60,7 @@
 #include "tile/atomic.h"
 #include "tile/gather.h"
 #include "tile/mma.h"
+#include "tile/fragments.h"
+#include "tile/operands.h"
 #include "tile/kloop_sm90.h"
 #include "tile/kloop.h"

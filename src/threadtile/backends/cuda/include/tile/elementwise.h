@@ -173,20 +173,24 @@ __device__ __forceinline__ auto pow(const A& a, const B& b) {
   return r;
 }
 
-template <class T, int NT, int... S>
-__device__ __forceinline__ Tile<T, NT, S...> neg(const Tile<T, NT, S...>& x) {
-  Tile<T, NT, S...> r;
+// (X any tile type: Tile, or the fragment tiles of fragments.h; a scalar X has no
+// traits<X>::with, so these never take scalars)
+template <class X> using same_tile = typename traits<X>::template with<typename traits<X>::elem>;
+template <class X>
+__device__ __forceinline__ same_tile<X> neg(const X& x) {
+  typedef typename traits<X>::elem T;
+  same_tile<X> r;
 #pragma unroll
-  for (int k = 0; k < Tile<T, NT, S...>::N; ++k) r.v[k] = to<T>(-wide(x.v[k]));
+  for (int k = 0; k < traits<X>::N; ++k) r.v[k] = to<T>(-wide(x.v[k]));
   return r;
 }
 __device__ __forceinline__ bool invert_(bool x) { return !x; }
 template <class T> __device__ __forceinline__ T invert_(T x) { return ~x; }
-template <class T, int NT, int... S>
-__device__ __forceinline__ Tile<T, NT, S...> invert(const Tile<T, NT, S...>& x) {
-  Tile<T, NT, S...> r;
+template <class X>
+__device__ __forceinline__ same_tile<X> invert(const X& x) {
+  same_tile<X> r;
 #pragma unroll
-  for (int k = 0; k < Tile<T, NT, S...>::N; ++k) r.v[k] = invert_(x.v[k]);
+  for (int k = 0; k < traits<X>::N; ++k) r.v[k] = invert_(x.v[k]);
   return r;
 }
 
@@ -206,10 +210,11 @@ __device__ __forceinline__ auto where(const C& c, const X& x, const Y& y) {
 #define TT_TILE_MATH(NAME, FF, FD)                                                       \
   __device__ __forceinline__ float NAME##_(float x) { return FF(x); }                    \
   __device__ __forceinline__ double NAME##_(double x) { return FD(x); }                  \
-  template <class T, int NT, int... S>                                                   \
-  __device__ __forceinline__ Tile<T, NT, S...> NAME(const Tile<T, NT, S...>& x) {        \
-    Tile<T, NT, S...> r;                                                                 \
-    _Pragma("unroll") for (int k = 0; k < Tile<T, NT, S...>::N; ++k)                     \
+  template <class X>                                                                     \
+  __device__ __forceinline__ same_tile<X> NAME(const X& x) {                             \
+    typedef typename traits<X>::elem T;                                                  \
+    same_tile<X> r;                                                                      \
+    _Pragma("unroll") for (int k = 0; k < traits<X>::N; ++k)                             \
       r.v[k] = to<T>(NAME##_(wide(x.v[k])));                                             \
     return r;                                                                            \
   }
@@ -232,18 +237,19 @@ TT_TILE_MATH(ceil, ceilf, ::ceil)
 __device__ __forceinline__ float abs_(float x) { return fabsf(x); }
 __device__ __forceinline__ double abs_(double x) { return ::fabs(x); }
 template <class T> __device__ __forceinline__ T abs_(T x) { return x < 0 ? T(-x) : x; }
-template <class T, int NT, int... S>
-__device__ __forceinline__ Tile<T, NT, S...> abs(const Tile<T, NT, S...>& x) {
-  Tile<T, NT, S...> r;
+template <class X>
+__device__ __forceinline__ same_tile<X> abs(const X& x) {
+  typedef typename traits<X>::elem T;
+  same_tile<X> r;
 #pragma unroll
-  for (int k = 0; k < Tile<T, NT, S...>::N; ++k) r.v[k] = to<T>(abs_(wide(x.v[k])));
+  for (int k = 0; k < traits<X>::N; ++k) r.v[k] = to<T>(abs_(wide(x.v[k])));
   return r;
 }
-template <class T, int NT, int... S>
-__device__ __forceinline__ Tile<bool, NT, S...> isnan(const Tile<T, NT, S...>& x) {
-  Tile<bool, NT, S...> r;
+template <class X>
+__device__ __forceinline__ typename traits<X>::template with<bool> isnan(const X& x) {
+  typename traits<X>::template with<bool> r;
 #pragma unroll
-  for (int k = 0; k < Tile<T, NT, S...>::N; ++k) r.v[k] = ::isnan(wide(x.v[k]));
+  for (int k = 0; k < traits<X>::N; ++k) r.v[k] = ::isnan(wide(x.v[k]));
   return r;
 }
 

@@ -213,7 +213,11 @@ template <typename T, int NT_, int M, int N_>
 struct traits<MmaTile<T, NT_, M, N_>> {
   static constexpr bool tile = true;
   static constexpr int NT = NT_;
+  static constexpr int rank = 2;
+  static constexpr int E = M * N_;
+  static constexpr int N = MmaTile<T, NT_, M, N_>::N;
   typedef T elem;
+  template <class U> using with = MmaTile<U, NT_, M, N_>;
 };
 // the (row, column) of value j of this lane's i-th block
 template <int NT, int M, int N>

@@ -1,0 +1,190 @@
+// tile/fragments.h: tiles that stay in the tensor cores' fragment layout between matrix
+// multiplies: elementwise operations on MmaTile, the rows of an MmaTile (MmaRows: what a
+// reduction along the rows gives and what broadcasts back over them), and an mma whose A
+// operand is an MmaTile in registers. ir/fraglayout.py decides which tiles take these layouts;
+// it gives them only to tiles whose warps hold whole rows (M a multiple of 16 NW), where:
+//
+//   MmaTile<T, NT, M, N>  warp w holds the row strips w, w + NW, ... (R = M / (16 NW) of
+//                         them); its i-th 16x8 block is strip r = i % R, column block c = i / R,
+//                         lane l holding rows l/4 and l/4 + 8, columns 2(l%4) and + 1 (mma.h)
+//   MmaRows<T, NT, M>     a tile of shape (M, 1): lane l of warp w holds v[2r + h], row
+//                         16(w + r NW) + l/4 + 8h: the rows of its MmaTile blocks, the same
+//                         value in the four lanes of a quad
+//
+// Paths:
+//   elementwise      per register, as Tile's (elementwise.h takes any tile type)
+//   reduce_mma_rows  each lane combines its columns, then the quad through two shuffles: no
+//                    shared memory and no barrier
+//   broadcast_frag   MmaRows or a one-element Tile over an MmaTile's columns: in registers
+//   mma (A in regs)  A's fragments are its registers (an accumulator block pair is an A
+//                    fragment); only B goes through the scratch
+//   to_mma_rows, to_blocked (MmaRows)  through the scratch
+#pragma once
+
+#include "mma.h"
+#include "reduce.h"
+
+namespace tt {
+namespace tile {
+
+template <typename T, int NT, int M>
+struct MmaRows {
+  static constexpr int R = M / 16 / (NT / 32);  // row strips per warp
+  static constexpr int E = M;
+  static constexpr int N = 2 * R;
+  static_assert(M % (16 * (NT / 32)) == 0, "MmaRows: whole row strips per warp");
+  T v[N];
+};
+template <typename T, int NT_, int M>
+struct traits<MmaRows<T, NT_, M>> {
+  static constexpr bool tile = true;
+  static constexpr int NT = NT_;
+  static constexpr int rank = 2;
+  static constexpr int E = M;
+  static constexpr int N = MmaRows<T, NT_, M>::N;
+  typedef T elem;
+  template <class U> using with = MmaRows<U, NT_, M>;
+};
+template <class T, int NT, int M>
+__device__ __forceinline__ T at(const MmaRows<T, NT, M>& x, int k) { return x.v[k]; }
+template <class T, int NT, int M, int N>
+__device__ __forceinline__ T at(const MmaTile<T, NT, M, N>& x, int k) { return x.v[k]; }
+
+// the row of slot k of an MmaRows (and of slots 4i + 2h.. of an MmaTile's block i = c R + r)
+template <int NT, int M>
+__device__ __forceinline__ int frag_row(int t, int r, int h) {
+  return 16 * (t / 32 + r * (NT / 32)) + (t % 32) / 4 + 8 * h;
+}
+
+template <class U, int Site = 0, class T, int NT, int M>
+__device__ __forceinline__ MmaRows<U, NT, M> astype(const MmaRows<T, NT, M>& x) {
+  MmaRows<U, NT, M> r;
+#pragma unroll
+  for (int k = 0; k < MmaRows<T, NT, M>::N; ++k) r.v[k] = to<U>(x.v[k]);
+  return r;
+}
+
+// ---- the rows of an MmaTile ------------------------------------------------------------------
+template <int K, class T, int NT, int M, int N>
+__device__ __forceinline__ MmaRows<T, NT, M> reduce_mma_rows(const MmaTile<T, NT, M, N>& x) {
+  static_assert(K == SUM || K == PROD || K == MAX || K == MIN, "reduce_mma_rows: a combine");
+  typedef typename acc_of<T>::type A;
+  constexpr int R = MmaRows<T, NT, M>::R;
+  MmaRows<T, NT, M> out;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      A acc = A(wide(x.v[4 * r + 2 * h]));
+      acc = combine<K, A>(acc, A(wide(x.v[4 * r + 2 * h + 1])));
+#pragma unroll
+      for (int c = 1; c < N / 8; ++c) {
+        const int i = c * R + r;
+        acc = combine<K, A>(acc, A(wide(x.v[4 * i + 2 * h])));
+        acc = combine<K, A>(acc, A(wide(x.v[4 * i + 2 * h + 1])));
+      }
+      acc = combine<K, A>(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
+      acc = combine<K, A>(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
+      out.v[2 * r + h] = to<T>(acc);
+    }
+  }
+  return out;
+}
+
+// MmaRows over the columns of an MmaTile TL (broadcast_frag<TL>(x))
+template <class TL, class T, int NT, int M>
+__device__ __forceinline__ TL broadcast_frag(const MmaRows<T, NT, M>& x) {
+  constexpr int R = MmaRows<T, NT, M>::R;
+  TL out;
+#pragma unroll
+  for (int k = 0; k < TL::N; ++k) out.v[k] = x.v[2 * ((k / 4) % R) + (k % 4) / 2];
+  return out;
+}
+// a one-element tile (in every thread) over a fragment tile
+template <class TL, class T, int NT, int... S>
+__device__ __forceinline__ TL broadcast_frag(const Tile<T, NT, S...>& x) {
+  static_assert(Tile<T, NT, S...>::E == 1, "broadcast_frag: one element or MmaRows");
+  return full<TL>(x.v[0]);
+}
+
+// ---- conversions through the scratch -----------------------------------------------------------
+template <class T, int NT, int M>
+__device__ __forceinline__ Tile<T, NT, M, 1> to_blocked(const MmaRows<T, NT, M>& x) {
+  typedef Tile<T, NT, M, 1> R;
+  static_assert(M * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  T* buf = scratch<T>();
+  const int t = tid();
+  __syncthreads();
+  if (t % 4 == 0) {
+#pragma unroll
+    for (int k = 0; k < MmaRows<T, NT, M>::N; ++k) buf[frag_row<NT, M>(t, k / 2, k % 2)] = x.v[k];
+  }
+  __syncthreads();
+  R r;
+#pragma unroll
+  for (int k = 0; k < R::N; ++k) r.v[k] = buf[elem<R>(t, k)];
+  return r;
+}
+template <class T, int NT, int M>
+__device__ __forceinline__ MmaRows<T, NT, M> to_mma_rows(const Tile<T, NT, M, 1>& x) {
+  static_assert(M * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  T* buf = scratch<T>();
+  to_scratch(x, buf);
+  MmaRows<T, NT, M> r;
+  const int t = tid();
+#pragma unroll
+  for (int k = 0; k < MmaRows<T, NT, M>::N; ++k) r.v[k] = buf[frag_row<NT, M>(t, k / 2, k % 2)];
+  return r;
+}
+
+// ---- mma with A in registers ---------------------------------------------------------------------
+template <class T> __device__ __forceinline__ uint32_t pack16(T lo, T hi) {
+  return bits16(lo) | (bits16(hi) << 16);
+}
+// c + a @ b: a's 16x16 fragment for strip r and k step s is its blocks (2s R + r, (2s + 1) R +
+// r), registers in the order of mma.sync's A operand (rows g, g + 8; columns 2q, 2q + 8)
+template <bool TensorCores, class TA, int NT, int M, int N, int K>
+__device__ __forceinline__ MmaTile<float, NT, M, N> mma(const MmaTile<TA, NT, M, K>& a,
+                                                        const Tile<TA, NT, K, N>& b,
+                                                        const MmaTile<float, NT, M, N>& c) {
+  static_assert(TensorCores && sizeof(TA) == 2, "A in registers: 16-bit tensor-core operands");
+  static_assert(M % (16 * (NT / 32)) == 0 && K % 16 == 0, "A in registers: whole row strips");
+  typedef mma_plan<TA, M, N, K, true> P;
+  typedef Tile<TA, NT, K, N> XB;
+  constexpr int R = M / 16 / (NT / 32);
+  static_assert(P::B_ELEMS * sizeof(TA) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  TA* Bs = scratch<TA>();
+  const int t = tid(), lane = t % 32;
+  __syncthreads();
+  if (owner<XB>(t)) {
+#pragma unroll
+    for (int k = 0; k < XB::N; ++k) {
+      const int e = elem<XB>(t, k);
+      Bs[(e / N) * P::LDB + e % N] = b.v[k];
+    }
+  }
+  __syncthreads();
+  MmaTile<float, NT, M, N> out = c;
+#pragma unroll
+  for (int s = 0; s < K / 16; ++s) {
+    uint32_t ra[R][4];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const TA* lo = a.v + 4 * (2 * s * R + r);
+      const TA* hi = a.v + 4 * ((2 * s + 1) * R + r);
+      ra[r][0] = pack16(lo[0], lo[1]), ra[r][1] = pack16(lo[2], lo[3]);
+      ra[r][2] = pack16(hi[0], hi[1]), ra[r][3] = pack16(hi[2], hi[3]);
+    }
+#pragma unroll
+    for (int cb = 0; cb < N / 8; ++cb) {
+      uint32_t rb[2];
+      frag_b<P>(rb, Bs, cb * 8, s * 16, lane);
+#pragma unroll
+      for (int r = 0; r < R; ++r) mma_sync<P::kind>(out.v + 4 * (cb * R + r), ra[r], rb);
+    }
+  }
+  return out;
+}
+
+}  // namespace tile
+}  // namespace tt

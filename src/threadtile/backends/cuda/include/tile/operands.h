@@ -1,0 +1,194 @@
+// tile/operands.h: an mma's B operand loaded from global memory straight into shared memory
+// (ir/operands.py decides which loads: a tile read only as the B operand of one mma in
+// fragments), never through registers, and the mma that reads its fragments there.
+//
+//   SmemTile<T, NT, K, N, Swap, LD>  the (K, N) operand in its own buffer after the scratch
+//                                    (TT_OPERAND_BYTES at the scratch's end), rows of LD
+//                                    elements as memory has them: [K][N] as loaded, or [N][K]
+//                                    (Swap) where the load's order swaps the last two axes
+//                                    (attention's K^T)
+//   load_operand   a barrier (the buffer's last reader is done), then 16-byte cp.async copies
+//                  for runs inside the array, contiguous and aligned, element copies (the
+//                  padding past the edges) otherwise; one commit group
+//   mma            waits for all but the Wait commit groups issued after this operand's
+//                  (ir/operands.py counts them), a barrier, then B fragments from the buffer:
+//                  ldmatrix.trans for [K][N], 32-bit words for [N][K]; A from registers (an
+//                  MmaTile), its own buffer (a loop-invariant A loaded once: attention's Q) or
+//                  staged in the scratch (a Tile)
+#pragma once
+
+#include "fragments.h"
+
+#ifndef TT_OPERAND_BYTES
+#define TT_OPERAND_BYTES 0
+#endif
+
+namespace tt {
+namespace tile {
+
+template <class T, int NT_, int K_, int N_, bool Swap_, int LD_>
+struct SmemTile {
+  typedef T elem;
+  static constexpr int NT = NT_, K = K_, N = N_, LD = LD_;
+  static constexpr bool Swap = Swap_;
+  static constexpr int ROWS = Swap ? N : K, COLS = Swap ? K : N;  // as memory has them
+  T* p;
+};
+
+template <class T>
+__device__ __forceinline__ T* operand_smem(int off) {
+  return reinterpret_cast<T*>(tt_dynamic_smem + TT_SCRATCH_BYTES - TT_OPERAND_BYTES + off);
+}
+
+__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
+                   static_cast<uint32_t>(__cvta_generic_to_shared(dst))),
+               "l"(src)
+               : "memory");
+#else
+  *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+
+// the operand at tile index idx... of a rank-R array, the load's tile (1, ..., 1, X, Y)
+// (X, Y = K, N, or N, K where Swap) at Off bytes into the operand buffers
+template <class ST, int Off, class Arr, class... I>
+__device__ __forceinline__ ST load_operand(const Arr& a, typename ST::elem pad, I... idx) {
+  typedef typename ST::elem T;
+  constexpr int R = sizeof...(I), CH = 16 / int(sizeof(T));
+  constexpr int MR = ST::ROWS, MC = ST::COLS, PER = MC / CH;
+  static_assert(MC % CH == 0, "load_operand: rows of 16-byte runs");
+  const int64_t ix[R] = {int64_t(idx)...};
+  int64_t g0[R];
+#pragma unroll
+  for (int d = 0; d < R - 2; ++d) g0[d] = ix[d];  // (axes of 1)
+  // tile axis R-2 has the tile's rows (K as the mma sees them, or N where Swap)
+  g0[R - 2] = ix[ST::Swap ? R - 1 : R - 2] * MR;
+  g0[R - 1] = ix[ST::Swap ? R - 2 : R - 1] * MC;
+  ST out{operand_smem<T>(Off)};
+  const bool contiguous = stride_of(a, R - 1) == 1;
+  __syncthreads();  // the buffer's previous reader has finished
+  for (int c = tid(); c < MR * PER; c += ST::NT) {
+    const int row = c / PER, col = (c % PER) * CH;
+    int64_t g[R];
+    bool in = true;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+      g[d] = g0[d] + (d == R - 2 ? row : d == R - 1 ? col : 0);
+      if (d < R - 1) in = in && g[d] >= 0 && g[d] < a.shape[d];
+    }
+    T* dst = out.p + row * ST::LD + col;
+    if (in && contiguous && g[R - 1] >= 0 && g[R - 1] + CH <= a.shape[R - 1]) {
+      const T* src = a.data + offset(a, g);
+      if (reinterpret_cast<unsigned long long>(src) % 16 == 0) {
+        cp_async16(dst, src);
+        continue;
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < CH; ++e) {
+      const int64_t x = g[R - 1] + e;
+      T v = pad;
+      if (in && x >= 0 && x < a.shape[R - 1]) {
+        const int64_t keep = g[R - 1];
+        g[R - 1] = x;
+        v = a.data[offset(a, g)];
+        g[R - 1] = keep;
+      }
+      dst[e] = v;
+    }
+  }
+  cp_async_commit();
+  return out;
+}
+
+template <class X> struct is_mma_tile { static constexpr bool value = false; };
+template <class T, int NT, int M, int N> struct is_mma_tile<MmaTile<T, NT, M, N>> {
+  static constexpr bool value = true;
+};
+
+template <class X> struct is_smem_tile { static constexpr bool value = false; };
+template <class T, int NT, int K, int N, bool Swap, int LD>
+struct is_smem_tile<SmemTile<T, NT, K, N, Swap, LD>> {
+  static constexpr bool value = !Swap;
+};
+
+// c + a @ b, b in shared memory; a an MmaTile (registers), a SmemTile of its own (rows of K, as
+// loaded) or a Tile (staged in the scratch)
+template <bool TensorCores, int Wait, class AT, class T, int NT, int M, int N, int K, bool Swap,
+          int LD>
+__device__ __forceinline__ MmaTile<float, NT, M, N> mma(const AT& a,
+                                                        const SmemTile<T, NT, K, N, Swap, LD>& b,
+                                                        const MmaTile<float, NT, M, N>& c) {
+  static_assert(TensorCores && sizeof(T) == 2, "operands in shared memory: 16-bit tensor cores");
+  static_assert(M % (16 * (NT / 32)) == 0 && K % 16 == 0, "whole row strips per warp");
+  typedef mma_plan<T, M, N, K, true> P;
+  constexpr int R = M / 16 / (NT / 32);
+  const int t = tid(), lane = t % 32, w = t / 32, g = lane >> 2, q = lane & 3;
+  constexpr bool regs = is_mma_tile<AT>::value, own = is_smem_tile<AT>::value;
+  T* As = scratch<T>();
+  if constexpr (!regs && !own) {
+    static_assert(M * P::LD * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+    __syncthreads();
+    if (owner<AT>(t)) {
+#pragma unroll
+      for (int k = 0; k < AT::N; ++k) {
+        const int e = elem<AT>(t, k);
+        As[(e / K) * P::LD + e % K] = a.v[k];
+      }
+    }
+  }
+  cp_async_wait<Wait>();
+  __syncthreads();
+  MmaTile<float, NT, M, N> out = c;
+#pragma unroll
+  for (int s = 0; s < K / 16; ++s) {
+    uint32_t ra[R][4];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      if constexpr (regs) {
+        const T* lo = a.v + 4 * (2 * s * R + r);
+        const T* hi = a.v + 4 * ((2 * s + 1) * R + r);
+        ra[r][0] = pack16(lo[0], lo[1]), ra[r][1] = pack16(lo[2], lo[3]);
+        ra[r][2] = pack16(hi[0], hi[1]), ra[r][3] = pack16(hi[2], hi[3]);
+      } else if constexpr (own) {  // rows g, g + 8; columns 2q, 2q + 8 of the strip
+        const T* row = a.p + ((w + r * (NT / 32)) * 16 + g) * AT::LD + s * 16 + 2 * q;
+        ra[r][0] = word(row), ra[r][1] = word(row + 8 * AT::LD);
+        ra[r][2] = word(row + 8), ra[r][3] = word(row + 8 * AT::LD + 8);
+      } else {
+        frag_a<P>(ra[r], As, (w + r * (NT / 32)) * 16, s * 16, lane);
+      }
+    }
+#pragma unroll
+    for (int cb = 0; cb < N / 8; ++cb) {
+      uint32_t rb[2];
+      if constexpr (Swap) {  // [N][K]: k = 2q, 2q + 1 (and 8 more) of column n = g, one word
+        const T* col = b.p + (cb * 8 + g) * LD + s * 16 + 2 * q;
+        rb[0] = word(col), rb[1] = word(col + 8);
+      } else {  // [K][N]: the two 8x8 matrices of rows 16s.., transposed as they load
+        const T* row = b.p + (s * 16 + (lane & 15)) * LD + cb * 8;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                     : "=r"(rb[0]), "=r"(rb[1])
+                     : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(row))));
+      }
+#pragma unroll
+      for (int r = 0; r < R; ++r) mma_sync<P::kind>(out.v + 4 * (cb * R + r), ra[r], rb);
+    }
+  }
+  return out;
+}
+
+}  // namespace tile
+}  // namespace tt

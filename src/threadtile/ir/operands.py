@@ -1,0 +1,212 @@
+"""Loads of mma operands straight into shared memory (ir/passes.py runs it after the layouts).
+
+A tile loaded only to be the B operand of one ``mma`` in fragments (attention's K and V, a
+weight tile) needs no registers: its load becomes a ``load_operand`` that copies it from global
+to its own shared-memory buffer (tile/operands.h: cp.async where the rows allow), and the
+``mma`` reads its fragments there. The tile keeps the layout memory gives it: ``smem`` (its
+rows are memory rows) or ``smemt`` (the load's order swaps the last two axes: memory rows are
+its columns, as K^T in attention).
+
+The form matched, in one block of statements::
+
+    t = load(arr, i..., shape=(1, ..., 1, X, Y), order=identity or last two swapped)
+    b = reshape(t)          # optional: drops the leading ones
+    ...
+    c = mma(a, b, c)        # in fragments, 16-bit operands, whole row strips per warp
+
+``t`` and ``b`` read nowhere else. The load then moves up its block as far as nothing it reads
+is assigned and no statement writes memory, so that the copy overlaps the work before the
+``mma`` (the ``mma`` waits only for the copies issued before its own: ``attrs["wait"]`` counts
+those issued after it). Each operand variable gets its own buffer (``attrs["offset"]``, bytes
+after the scratch).
+"""
+
+from __future__ import annotations
+
+from ..lang.types import TileType
+from . import nodes as ir
+
+SMEM, SMEMT = "smem", "smemt"
+_WRITES = ("store", "scatter", "atomic", "printf", "mma_loop")
+
+
+def pitch(t: TileType) -> int:
+    """Elements per buffer row: memory's rows padded by 16 bytes (conflict-free fragments)."""
+    cols = t.shape[1] if t.layout == SMEM else t.shape[0]
+    return cols + 16 // t.dtype.itemsize
+
+
+def buffer_bytes(t: TileType) -> int:
+    rows = t.shape[0] if t.layout == SMEM else t.shape[1]
+    return -(-rows * pitch(t) * t.dtype.itemsize // 128) * 128
+
+
+def smem_operands(f: ir.Function, threads: int) -> bool:
+    """Rewrite the qualifying loads (module docstring); returns whether any was."""
+    reads: dict[str, int] = {}
+    for s in ir.walk_stmts(f.body):
+        for e in ir.stmt_exprs(s):
+            for x in ir.walk_expr(e):
+                if isinstance(x, ir.Var):
+                    reads[x.name] = reads.get(x.name, 0) + 1
+    assigned: dict[str, int] = {}
+    for s in ir.walk_stmts(f.body):
+        if isinstance(s, ir.Assign):
+            assigned[s.name] = assigned.get(s.name, 0) + 1
+    offset = [0]
+    changed = False
+    for block, outer in _blocks(f.body, ()):
+        changed |= _rewrite_block(f, block, outer, reads, assigned, threads, offset)
+    return changed
+
+
+def _blocks(stmts: list, outer: tuple):
+    """(each block, the blocks around it, innermost last)."""
+    yield stmts, outer
+    for s in stmts:
+        for sub in ("then", "orelse", "body"):
+            inner = getattr(s, sub, None)
+            if isinstance(inner, list):
+                yield from _blocks(inner, outer + ((stmts, s),))
+
+
+def _a_operand(f, m: ir.TileOp, s: ir.Stmt, block: list, outer: tuple, reads: dict,
+               assigned: dict, offset: list) -> None:
+    """An A operand loaded (rows of K, as memory has them) in an enclosing block, read only
+    by this mma: into its own buffer there, once (attention's Q, loaded before the loop)."""
+    a = m.args[0]
+    if not (isinstance(a, ir.Var) and a.type.layout == "blocked" and reads.get(a.name) == 1
+            and assigned.get(a.name) == 1):
+        return
+    for up, stmt in outer:
+        found = _load_chain(up[:up.index(stmt)], a.name, reads, assigned)
+        if found is None:
+            continue
+        load_stmt, reshape_stmt, swap = found
+        if swap:
+            return
+        _replace(f, up, load_stmt, reshape_stmt, a, SMEM, offset, up.index(stmt))
+        return
+
+
+def _replace(f, block: list, load_stmt, reshape_stmt, var: ir.Var, layout: str, offset: list,
+             before: int) -> ir.Assign:
+    """The load (and reshape) of ``var`` as one ``load_operand``, placed at ``before``."""
+    ld = load_stmt.value
+    t = TileType(var.type.dtype, var.type.shape, layout)
+    op = ir.TileOp(t, ld.loc, "load_operand", list(ld.args), dict(ld.attrs, offset=offset[0]))
+    offset[0] += buffer_bytes(t)
+    f.locals[var.name] = t
+    var.type = t
+    new = ir.Assign(load_stmt.loc, var.name, op)
+    anchor = block[before] if before < len(block) else None
+    for old in (reshape_stmt, load_stmt):
+        if old is not None:
+            block.remove(old)
+    block.insert(block.index(anchor) if anchor is not None else len(block), new)
+    return new
+
+
+def _rewrite_block(f, block: list, outer: tuple, reads: dict, assigned: dict, threads: int,
+                   offset: list) -> bool:
+    nw = threads // 32
+    changed = False
+    for s in list(block):
+        m = s.value if isinstance(s, ir.Assign) else None
+        if not (isinstance(m, ir.TileOp) and m.op == "mma" and m.type.layout == "mma"):
+            continue
+        a, b = m.args[0], m.args[1]
+        if not (isinstance(b, ir.Var) and reads.get(b.name) == 1 and assigned.get(b.name) == 1):
+            continue
+        at = a.type
+        if at.dtype.bits != 16 or at.shape[0] % (16 * nw) or at.shape[1] % 16:
+            continue
+        found = _load_chain(block[:block.index(s)], b.name, reads, assigned)
+        if found is None:
+            continue
+        load_stmt, reshape_stmt, swap = found
+        new = _replace(f, block, load_stmt, reshape_stmt, b, SMEMT if swap else SMEM, offset,
+                       block.index(s))
+        # up the block as far as its reads allow
+        block.remove(new)
+        names = {x.name for e in new.value.args for x in ir.walk_expr(e)
+                 if isinstance(x, ir.Var)}
+        at_pos = block.index(s)
+        while at_pos > 0 and _crossable(block[at_pos - 1], names):
+            at_pos -= 1
+        block.insert(at_pos, new)
+        _a_operand(f, m, s, block, outer, reads, assigned, offset)
+        changed = True
+    if changed:
+        _count_waits(block)
+    return changed
+
+
+def _load_chain(before: list, name: str, reads: dict, assigned: dict):
+    """(the load statement, the reshape statement or None, whether the order swaps) for the
+    operand ``name`` assigned in ``before``, else None."""
+    defs = {s.name: s for s in before if isinstance(s, ir.Assign)}
+    s = defs.get(name)
+    if s is None or not isinstance(s.value, ir.TileOp):
+        return None
+    reshape = None
+    if s.value.op == "reshape":
+        src = s.value.args[0]
+        if not isinstance(src, ir.Var) or reads.get(src.name) != 1 or \
+                assigned.get(src.name) != 1 or src.name not in defs:
+            return None
+        st = src.type
+        if st.shape[-2:] != s.value.type.shape or any(d != 1 for d in st.shape[:-2]):
+            return None
+        reshape, s = s, defs[src.name]
+    ld = s.value
+    if not (isinstance(ld, ir.TileOp) and ld.op == "load"):
+        return None
+    arr = ld.args[0].type
+    shape = tuple(ld.attrs["shape"])
+    r = len(shape)
+    order = tuple(ld.attrs.get("order") or range(r))
+    if r < 2 or arr.space != "global" or any(d != 1 for d in shape[:-2]):
+        return None
+    ident = tuple(range(r))
+    swapped = ident[:-2] + (r - 1, r - 2)
+    if order not in (ident, swapped):
+        return None
+    t = ld.type
+    cols = shape[-1] if order == ident else shape[-2]
+    if cols * t.dtype.itemsize % 16:
+        return None
+    return s, reshape, order == swapped
+
+
+def _crossable(s: ir.Stmt, names: set) -> bool:
+    """Whether a load may move above ``s``: ``s`` assigns nothing it reads, writes no memory,
+    calls nothing and leaves the block's flow alone."""
+    if isinstance(s, (ir.Store, ir.Return, ir.Break, ir.Continue, ir.Print, ir.ArrayDecl,
+                      ir.For, ir.While)):
+        return False
+    for x in ir.walk_stmts([s]):
+        if isinstance(x, (ir.Store, ir.Return, ir.Break, ir.Continue, ir.Print, ir.ArrayDecl)):
+            return False
+        if isinstance(x, ir.Assign) and x.name in names:
+            return False
+        for e in ir.stmt_exprs(x):
+            for y in ir.walk_expr(e):
+                if isinstance(y, (ir.Call, ir.CallFunc)) or \
+                        isinstance(y, ir.TileOp) and y.op in _WRITES + ("load_operand",):
+                    return False
+    return True
+
+
+def _count_waits(block: list) -> None:
+    """Each ``mma`` on a shared-memory operand waits for all copies but those issued after
+    its operand's (in this block, before the ``mma``)."""
+    issued: list[str] = []
+    for s in block:
+        v = s.value if isinstance(s, ir.Assign) else None
+        if isinstance(v, ir.TileOp) and v.op == "load_operand":
+            issued.append(s.name)
+        elif isinstance(v, ir.TileOp) and v.op == "mma" and isinstance(v.args[1], ir.Var) and \
+                v.args[1].name in issued:
+            k = issued.index(v.args[1].name)
+            v.attrs["wait"] = len(issued) - k - 1

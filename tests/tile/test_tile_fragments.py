@@ -1,0 +1,192 @@
+"""Tiles kept in the tensor cores' fragments between multiplies (ir/fraglayout.py,
+tile/fragments.h): the code after an ``mma`` — elementwise operations, reductions along the rows
+and their broadcasts back, casts — and the next ``mma`` reading its A operand from registers, as
+attention's online softmax is written in cuTile's style. Each numeric test runs in the simulator
+and on the GPU (the ``target`` fixture) with fresh random inputs and NaN-poisoned outputs
+against NumPy in float64; every kernel compiles to sm_80 and sm_90 cubins; the generated code is
+checked for the layouts chosen."""
+
+import numpy as np
+import pytest
+from conftest import compile_cubin, poison
+
+import threadtile.tile as ct
+
+ConstInt = ct.Constant[int]
+ConstBool = ct.Constant[bool]
+
+
+@ct.kernel
+def flash(Q, K, V, Out, scale: float, TM: ConstInt, TN: ConstInt, D: ConstInt,
+          GROUP: ConstInt, CAUSAL: ConstBool):
+    """Attention over (batch * heads, seq, D) arrays, K given as (heads, seq, D) and read
+    transposed by the load's order; GROUP query heads share a K/V head; exp2 with the scale
+    folded in, as FlashAttention writes it."""
+    bm, bh = ct.bid(0), ct.bid(1)
+    kh = bh // GROUP
+    q = ct.load(Q, index=(bh, bm, 0), shape=(1, TM, D)).reshape((TM, D))
+    rows = (bm * TM + ct.arange(TM, dtype=ct.int32))[:, None]
+    m_i = ct.full((TM, 1), -np.inf, dtype=ct.float32)
+    l_i = ct.full((TM, 1), 0.0, dtype=ct.float32)
+    acc = ct.full((TM, D), 0.0, dtype=ct.float32)
+    qk_scale = scale * 1.4426950408889634
+    n = ct.cdiv(K.shape[1], TN)
+    if CAUSAL:
+        n = min(n, ct.cdiv((bm + 1) * TM, TN))
+    for j in range(n):
+        k = ct.load(K, index=(kh, 0, j), shape=(1, D, TN), order=(0, 2, 1)).reshape((D, TN))
+        qk = ct.mma(q, k, ct.full((TM, TN), 0.0, dtype=ct.float32))
+        if CAUSAL and (j + 1) * TN > bm * TM:
+            cols = j * TN + ct.arange(TN, dtype=ct.int32)
+            qk = qk + ct.where(cols[None, :] <= rows, 0.0, -np.inf)
+        m_ij = max(m_i, ct.max(qk, axis=-1, keepdims=True) * qk_scale)
+        p = ct.exp2(qk * qk_scale - m_ij)
+        alpha = ct.exp2(m_i - m_ij)
+        l_i = l_i * alpha + ct.sum(p, axis=-1, keepdims=True)
+        acc = acc * alpha
+        v = ct.load(V, index=(kh, j, 0), shape=(1, TN, D)).reshape((TN, D))
+        acc = ct.mma(p.astype(Q.dtype), v, acc)
+        m_i = m_ij
+    out = (acc / l_i).reshape((1, TM, D)).astype(Out.dtype)
+    ct.store(Out, index=(bh, bm, 0), tile=out)
+
+
+@ct.kernel
+def softmax_of_product(A, B, Out, TM: ConstInt, TN: ConstInt, TK: ConstInt):
+    """softmax(A @ B) along the rows, one (TM, TN) tile per block, stored from fragments."""
+    i = ct.bid(0)
+    a = ct.load(A, index=(i, 0), shape=(TM, TK))
+    b = ct.load(B, index=(0, 0), shape=(TK, TN))
+    s = ct.mma(a, b, ct.zeros((TM, TN), ct.float32))
+    e = ct.exp(s - ct.max(s, axis=1, keepdims=True))
+    ct.store(Out, index=(i, 0), tile=e / ct.sum(e, axis=1, keepdims=True))
+
+
+@ct.kernel(num_warps=8)
+def softmax_of_product_8w(A, B, Out, TM: ConstInt, TN: ConstInt, TK: ConstInt):
+    """The same on 8 warps: a 64-row tile does not give each warp whole rows (blocked rows)."""
+    i = ct.bid(0)
+    a = ct.load(A, index=(i, 0), shape=(TM, TK))
+    b = ct.load(B, index=(0, 0), shape=(TK, TN))
+    s = ct.mma(a, b, ct.zeros((TM, TN), ct.float32))
+    e = ct.exp(s - ct.max(s, axis=1, keepdims=True))
+    ct.store(Out, index=(i, 0), tile=e / ct.sum(e, axis=1, keepdims=True))
+
+
+def _attention_ref(q, k, v, scale, group, causal):
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    kk = np.repeat(k, group, axis=0)
+    vv = np.repeat(v, group, axis=0)
+    s = np.einsum("hqd,hkd->hqk", q, kk) * scale
+    if causal:
+        sq, sk = s.shape[1:]
+        s = np.where(np.arange(sk)[None, :] <= np.arange(sq)[:, None], s, -np.inf)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    return np.einsum("hqk,hkd->hqd", p / p.sum(axis=-1, keepdims=True), vv)
+
+
+_ATTN = [  # (heads, group, seq, TM, TN, D, causal)
+    (2, 1, 256, 64, 64, 64, False),
+    (4, 2, 256, 128, 64, 64, True),
+    (2, 1, 256, 128, 128, 64, False),
+    (2, 1, 128, 64, 32, 128, True),
+]
+
+
+@pytest.mark.parametrize(("heads", "group", "seq", "TM", "TN", "D", "causal"), _ATTN)
+def test_flash_attention(target, rng, heads, group, seq, TM, TN, D, causal):
+    if target.name == "sim" and TM * TN * D > 64 * 64 * 64:
+        pytest.skip("the simulator runs the smaller shapes (the GPU runs all)")
+    q = rng.standard_normal((heads, seq, D)).astype(np.float16)
+    k = rng.standard_normal((heads // group, seq, D)).astype(np.float16)
+    v = rng.standard_normal((heads // group, seq, D)).astype(np.float16)
+    out = target.to_device(poison((heads, seq, D), np.float16))
+    scale = 1 / np.sqrt(D)
+    target.launch_tile(flash, (seq // TM, heads), target.to_device(q), target.to_device(k),
+                       target.to_device(v), out, scale, TM, TN, D, group, causal)
+    ref = _attention_ref(q, k, v, scale, group, causal)
+    # P rounds to float16 before the second product (relative 2**-11), the output too
+    np.testing.assert_allclose(target.to_host(out).astype(np.float64), ref, atol=6e-3,
+                               rtol=6e-3)
+
+
+@pytest.mark.parametrize("kernel", [softmax_of_product, softmax_of_product_8w],
+                         ids=["4-warps", "8-warps"])
+def test_softmax_of_product(target, rng, kernel):
+    TM, TN, TK = 64, 64, 32
+    a = rng.standard_normal((2 * TM, TK)).astype(np.float16)
+    b = rng.standard_normal((TK, TN)).astype(np.float16)
+    out = target.to_device(poison((2 * TM, TN), np.float32))
+    target.launch_tile(kernel, 2, target.to_device(a), target.to_device(b), out, TM, TN, TK)
+    s = a.astype(np.float64) @ b.astype(np.float64)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(target.to_host(out), e / e.sum(axis=1, keepdims=True),
+                               rtol=1e-5, atol=1e-7)
+
+
+# ---- the layouts chosen ----------------------------------------------------------------------
+
+def _flash_args(TM=128, TN=64, D=64):
+    z = np.zeros
+    f16 = np.float16
+    return ((z((2, 256, D), f16), z((2, 256, D), f16), z((2, 256, D), f16),
+             z((2, 256, D), f16), 0.125), {"TM": TM, "TN": TN, "D": D, "GROUP": 1,
+                                           "CAUSAL": True})
+
+
+def test_softmax_stays_in_registers():
+    args, consts = _flash_args()
+    src = flash.cuda_source(*args, **consts)
+    body = src[src.index("for (int64_t j"):]
+    body = body[:body.index("\n  }\n")]
+    # the rows' max and sum by shuffles, their broadcasts in registers, P straight into the
+    # second product: inside the loop only the causal mask (blocked) converts
+    assert body.count("reduce_mma_rows<tt::tile::MAX>") == 1
+    assert body.count("reduce_mma_rows<tt::tile::SUM>") == 1
+    assert "broadcast_frag<tile_f32_128x64_mma>" in body
+    assert "to_blocked" not in body and body.count("to_mma(") == 1
+    # K (read transposed) and V straight into shared memory, both copies issued first: the
+    # first product waits for K's alone
+    assert body.count("load_operand<") == 2
+    assert "load_operand<tile_f16_64x64_smemt" in body and "load_operand<tile_f16_64x64_smem," \
+        in body
+    assert "mma<true, 1>(q, k" in body and "mma<true, 0>(" in body
+    # Q into its own buffer once, before the loop
+    head = src[:src.index("for (int64_t j")]
+    assert "tile_f16_128x64_smem q = tt::tile::load_operand<" in head
+    ir = flash.ir(*args, **consts)
+    assert "m_i: tile<float32, (128, 1), mmarow>" in ir
+    assert "acc: tile<float32, (128, 64), mma>" in ir
+
+
+def test_rows_need_whole_strips_per_warp():
+    f16, f32 = np.float16, np.float32
+    z = np.zeros
+    src = softmax_of_product_8w.cuda_source(z((128, 32), f16), z((32, 64), f16),
+                                            z((128, 64), f32), TM=64, TN=64, TK=32)
+    assert "reduce_mma_rows" not in src and "MmaRows" not in src
+    src = softmax_of_product.cuda_source(z((128, 32), f16), z((32, 64), f16),
+                                         z((128, 64), f32), TM=64, TN=64, TK=32)
+    assert "reduce_mma_rows" in src and "store_fragments" in src
+
+
+def test_kernels_without_mma_keep_blocked_tiles():
+    @ct.kernel
+    def scaled_rows(X, Y, T: ConstInt):
+        x = ct.load(X, index=(ct.bid(0), 0), shape=(64, T))
+        ct.store(Y, index=(ct.bid(0), 0), tile=x / ct.sum(x, axis=1, keepdims=True))
+
+    z = np.zeros((64, 64), np.float32)
+    assert "mma" not in scaled_rows.cuda_source(z, z, T=64).split("#include \"tile.h\"")[1]
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("shape", [(64, 64, 64), (128, 64, 128), (128, 128, 64)])
+def test_compiles(arch, shape):
+    args, consts = _flash_args(*shape)
+    assert compile_cubin(flash, *args, arch=arch, **consts)
+    f16, f32 = np.float16, np.float32
+    z = np.zeros
+    for kernel in (softmax_of_product, softmax_of_product_8w):
+        assert compile_cubin(kernel, z((128, 32), f16), z((32, 64), f16), z((128, 64), f32),
+                             arch=arch, TM=64, TN=64, TK=32)
