@@ -79,6 +79,10 @@ _SWAPS = [
     # cuTile's public tuning module (its _tune/_tune_utils internals stay stand-ins)
     (re.compile(r"^(\s*)from cuda\.tile\.tune import (?!_)", re.M),
      r"\1from threadtile.tile.tune import "),
+    # cuTile's public exception classes (ct.TileTypeError...) by their defining module; a
+    # line that imports anything else from it (Loc, TypeCheckingError) keeps the stand-ins
+    (re.compile(r"^(\s*)from cuda\.tile\._exception import ((?:Tile\w*Error, )*Tile\w*Error)"
+                r"\s*$", re.M), r"\1from threadtile.tile import \2"),
 ]
 
 
