@@ -73,10 +73,8 @@ def attr(lw: Lowerer, arr: ir.Expr, name: str, node):
     if isinstance(t, TiledViewType):
         if name == "dtype":
             return Py(t.dtype)
-        if name in ("tile_shape", "traversal_steps"):
-            loc = lw.loc(node)
-            return Tup([ir.Const(int64, loc, n, weak=True)
-                        for n in (t.tile_shape if name == "tile_shape" else t.steps)])
+        if name in ("tile_shape", "traversal_steps"):  # compile-time tuples
+            return Py(t.tile_shape if name == "tile_shape" else t.steps)
         if name in TILED_VIEW_METHODS:
             return Py(ScalarMethod(arr, name))
         raise _type_error(lw, node, f"a tiled view has no attribute '{name}'",
