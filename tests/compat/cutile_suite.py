@@ -17,7 +17,9 @@ per kernel, a compile of the same specialization to a cubin for sm_90 through NV
 (every ``@ct.kernel`` the files define, found in their source) ends with one status:
 
 - ``pass``: launched, simulated, compiled, and the test or sample that launched it passed
-  (its own comparison with torch or NumPy);
+  (its own comparison with torch or NumPy); or a kernel that raised where every test that
+  launched it expects an error (``pytest.raises``) and those tests passed (cuTile's error
+  type and words);
 - ``wrong``: simulated and compiled, but the check of the test that launched it failed
   (an ``AssertionError``);
 - ``message``: an error where the test expects one (``pytest.raises``), of another type or
@@ -79,6 +81,10 @@ _SWAPS = [
     # cuTile's public tuning module (its _tune/_tune_utils internals stay stand-ins)
     (re.compile(r"^(\s*)from cuda\.tile\.tune import (?!_)", re.M),
      r"\1from threadtile.tile.tune import "),
+    # cuTile's public exception classes (ct.TileTypeError...) by their defining module; a
+    # line that imports anything else from it (Loc, TypeCheckingError) keeps the stand-ins
+    (re.compile(r"^(\s*)from cuda\.tile\._exception import ((?:Tile\w*Error, )*Tile\w*Error)"
+                r"\s*$", re.M), r"\1from threadtile.tile import \2"),
 ]
 
 
@@ -521,6 +527,8 @@ def classify(name: str, group: str, recs: list[dict], items: dict, file_error,
         comp = next((r["compile"] for r in recs if r["compile"] not in (None, "ok")), None)
         return ("compile", comp) if comp else ("pass", "")
     if sim_err and tests and all(t in expects for t in tests):
+        if all(o == "passed" for o in outcomes):
+            return "pass", ""  # the error the tests expect, of cuTile's type and words
         return "message", sim_err  # the test expects an error: threadtile's has other words
     if sim_err:
         return "sim", sim_err

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..ir import nodes as ir
 from ..lang.records import RecordType
 from ..lang.types import ArrayType, bool_, int64, scalar_of
-from . import records
+from . import array_views, records
 from . import typing as ty
 from .values import Py, ScalarMethod, Tup, describe_value
 
@@ -27,7 +27,7 @@ def static_of(lw: Lowerer, arr: ir.Expr) -> dict | None:
         arr = arr.value  # an item of a list parameter: the list's annotation
     if isinstance(arr, ir.Var):
         return lw.static_dims.get(arr.name) or lw.array_static.get(arr.name)
-    return None
+    return array_views.slice_static(arr)  # Array.slice with constant bounds
 
 
 def _dim(lw: Lowerer, arr: ir.Expr, attr: str, k: int, loc) -> ir.Expr:
@@ -42,6 +42,9 @@ def _dim(lw: Lowerer, arr: ir.Expr, attr: str, k: int, loc) -> ir.Expr:
 def array_attr(lw: Lowerer, arr: ir.Expr, attr: str, node):
     at: ArrayType = arr.type
     loc = lw.loc(node)
+    view = array_views.attr(lw, arr, attr, node)  # cuTile's slice, tiled_view, raw memory
+    if view is not None:
+        return view
     if attr == "shape":
         return Tup([_dim(lw, arr, "shape", k, loc) for k in range(at.ndim)])
     if attr == "strides" and lw.spec.threads is not None:

@@ -33,6 +33,7 @@ from ..lang.types import (
     void,
 )
 from . import (
+    array_views,
     arrays,
     bf16calls,
     complexes,
@@ -177,6 +178,9 @@ SCALAR_METHODS = ("bit_count", "conjugate")
 
 
 def _scalar_method(lw: Lowerer, m: ScalarMethod, node: ast.Call):
+    if isinstance(m.base, ir.Expr) and isinstance(m.base.type, ArrayType) and \
+            m.name in array_views.METHODS:
+        return array_views.call(lw, m, node)
     if m.name == "reshape":
         return arrays.reshape(lw, m.base, node)
     if m.name == "view":

@@ -160,7 +160,10 @@ def param_for(lw: Lowerer, fn, name: str, value, node, constant: bool
                                  "a compile-time value")
         return ir.Param(name, value.type, value.value, True), None
     if isinstance(value, Tup):
-        if tuples.static(value):
+        if tuples.static(value) or lw.spec.threads is not None and \
+                tuples.py_value(value) is not None:
+            # (in a tile kernel cuTile inlines its helpers: a tuple of constants, `(TILE,)`,
+            # stays one in the helper, as static_assert and tile shapes need)
             pv = tuples.py_value(value)
             if pv is None:
                 raise lw.error(node, f"argument {name!r} of {fn.__name__}() mixes compile-time "

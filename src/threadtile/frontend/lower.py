@@ -13,7 +13,7 @@ import enum
 
 import numpy as np
 
-from ..errors import KernelCompileError
+from ..errors import KernelCompileError, TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang.records import RecordType
 from ..lang.thread import LaneReg
@@ -371,7 +371,8 @@ class Lowerer(ast.NodeVisitor):
             self.observed[name] = ty.unify(pt, pw, t, weak)
         elif pt != t:
             raise self.error(node, f"'{name}' is assigned both {ty.describe(pt)} and "
-                                   f"{ty.describe(t)}", "use a different variable for each")
+                                   f"{ty.describe(t)}: its type depends on path taken",
+                             "use a different variable for each", cls=TileCodeTypeError)
 
     def store(self, arr: ir.Expr, idx, value, node) -> list[ir.Stmt]:
         at = arr.type

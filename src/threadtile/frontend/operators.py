@@ -9,7 +9,7 @@ import enum
 from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
-from ..lang.types import bool_, int64
+from ..lang.types import ArrayType, bool_, int64
 from . import raising, tiles, tuples
 from . import typing as ty
 from .values import Py, Tup
@@ -193,6 +193,9 @@ def ifexp(lw: Lowerer, node: ast.IfExp):
     if isinstance(cond, ir.Const) and any(isinstance(v, Py) and tiles.static_value(v.obj)
                                           for v in (a, b)):
         return a if cond.value else b  # `ct.tfloat32 if x.dtype == ct.float32 else ...`
+    if isinstance(cond, ir.Const) and all(isinstance(v, ir.Expr) and isinstance(
+            v.type, ArrayType) for v in (a, b)):
+        return a if cond.value else b  # `x.tiled_view(T) if USE_X else y.tiled_view(T)`
     if isinstance(a, Tup) and isinstance(b, Tup):  # `(x, y) if x < y else (y, x)`
         return tuples.select(lw, cond, a, b, node)
     tiles.no_tiles(lw, (a, b), node, "a conditional expression")

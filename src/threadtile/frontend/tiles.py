@@ -164,6 +164,9 @@ def static_int(lw: Lowerer, v, node, what: str) -> int:
         return v.value
     if isinstance(v, ir.Var) and v.name in lw.literal_locals:  # `T = 32` in the kernel's body
         return lw.literal_locals[v.name]
+    if isinstance(v, ir.Var) and isinstance(lw.const_locals.get(v.name), int) and \
+            not isinstance(lw.const_locals[v.name], bool):  # `n = a.shape[0]`, a static extent
+        return lw.const_locals[v.name]
     raise lw.error(node, f"{what} must be a compile-time integer",
                    "use a literal, a global or a Constant[int] parameter")
 

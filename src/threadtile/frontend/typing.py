@@ -109,6 +109,8 @@ def py_value(v, t: Scalar):
 
 
 def describe(t) -> str:
+    if isinstance(t, ArrayType) and type(t) is not ArrayType:  # a tiled view, raw memory
+        return repr(t)
     if isinstance(t, ArrayType):
         return f"array({t.dtype}, {t.ndim}d)"
     return repr(t)

@@ -174,6 +174,14 @@ class ViewAs(Expr):
 
 
 @dataclass(eq=False)
+class RawMemory(Expr):
+    """``array.get_raw_memory()`` (cuTile): the memory from ``array``'s first element on, as a
+    1-d C-contiguous array of its dtype, indexed by element offsets (no shape, no strides)."""
+
+    array: Expr
+
+
+@dataclass(eq=False)
 class Call(Expr):
     """An intrinsic (math, atomics, warp ops, barriers); ``name`` keys the intrinsic tables."""
 

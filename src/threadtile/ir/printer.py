@@ -33,6 +33,8 @@ def format_expr(e: ir.Expr) -> str:
         return f"{format_expr(e.array)}[{', '.join(parts)}]"
     if isinstance(e, ir.ViewAs):
         return f"{format_expr(e.array)}.view({e.type.dtype})"
+    if isinstance(e, ir.RawMemory):
+        return f"{format_expr(e.array)}.get_raw_memory()"
     if isinstance(e, ir.Reshape):
         return f"{format_expr(e.array)}.reshape({', '.join(map(format_expr, e.shape))})"
     if isinstance(e, ir.Field):

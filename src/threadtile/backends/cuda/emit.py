@@ -642,6 +642,11 @@ class FunctionEmitter:
     def x_ViewAs(self, x: ir.ViewAs):
         return f"tt::view_as<{x.type.dtype.cname}>({self.view(x.array)})", _PREC["atom"]
 
+    def x_RawMemory(self, x: ir.RawMemory):
+        # cuTile's raw memory: the base pointer, indexed by offsets with no bound to check
+        return (f"{ctype(x.type)}{{{self.view(x.array)}.data, {{0x7fffffffffffffffLL}}, {{1}}}}",
+                _PREC["atom"])
+
     def x_Reshape(self, x: ir.Reshape):
         dims = ", ".join(self.e(d) for d in x.shape)
         return f"tt::reshape<{len(x.shape)}>({self.view(x.array)}, {dims})", _PREC["atom"]

@@ -136,6 +136,7 @@ class _Translator:
             "_asga": memory.assign_array, "_ld": memory.load, "_st": memory.store,
             "_atom": memory.atomic, "_view": memory.view, "_field": memory.field,
             "_reshape": memory.reshape, "_viewas": memory.view_as,
+            "_rawmem": memory.raw_memory,
             "_sel": ops.sel, "_cast": ops.cast,
             "_bf16": ops.bf16, "_ipow": ops.ipow, "_shl": ops.shl, "_shr": ops.shr,
             "_floordiv_f": ops.floordiv_f, "_pymod_f": ops.pymod_f, "_pymin": ops.pymin,
@@ -580,6 +581,9 @@ class _FunctionGen:
 
     def x_ViewAs(self, e: ir.ViewAs, m: str) -> str:
         return f"_viewas({self.x(e.array, m)}, {e.type.dtype.name!r})"
+
+    def x_RawMemory(self, e: ir.RawMemory, m: str) -> str:
+        return f"_rawmem({self.x(e.array, m)})"
 
     def x_Reshape(self, e: ir.Reshape, m: str) -> str:
         dims = "".join(self.x(d, m) + ", " for d in e.shape)

@@ -194,6 +194,14 @@ def reshape(A: ArrayRef, dims: tuple) -> ArrayRef:
     return ArrayRef(A.mem, A.origin, dims, c_strides(dims))
 
 
+def raw_memory(A: ArrayRef) -> ArrayRef:
+    """``A.get_raw_memory()`` (ir.RawMemory): the buffer from ``A``'s first element to its
+    end, 1-d and unit-stride, indexed by element offsets (an offset past the buffer is out of
+    bounds)."""
+    n = A.mem.flat.size - A.origin
+    return ArrayRef(A.mem, A.origin, (n if np.ndim(n) else _I64(n),), (_I64(1),))
+
+
 def c_strides(shape: tuple) -> tuple:
     out, acc = [], 1
     for n in reversed(shape):
