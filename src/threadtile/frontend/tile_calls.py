@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..ir import nodes as ir
 from ..lang import tile as lt
 from ..lang.types import ArrayType, TileType, bool_, int32, int64, void
-from . import static, tile_parts
+from . import static, tile_dtypes, tile_parts
 from . import typing as ty
 from .tile_gather import INDEXED
 from .tiles import (
@@ -356,9 +356,12 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         return tile_op(lw, node, TileType(t, (n,)), "arange", args)
     if fname == "astype":
         v = bind_args(lw, node, "astype", ["x", "dtype", "rounding_mode"], {"rounding_mode": None})
-        x = v["x"]
-        t = dtype_of(lw, v["dtype"], node)
-        return cast(lw, x, t, node) if is_tile(x) else ty.convert(lw.scalar(x, node), t)
+        return tile_dtypes.astype(lw, v["x"], dtype_of(lw, v["dtype"], node),
+                                  v["rounding_mode"], node)
+    if fname == "astile":
+        return tile_dtypes.astile(lw, node)
+    if fname in ("bitcast", "pack_to_bytes", "unpack_from_bytes"):
+        return tile_dtypes.bytes_call(lw, fname, node)
     if fname == "where":
         v = bind_args(lw, node, "where", ["cond", "x", "y"], {})
         return where(lw, v["cond"], v["x"], v["y"], node)

@@ -312,10 +312,11 @@ def item(lw: Lowerer, v: ir.Expr, node) -> ir.Expr:
 
 
 def no_tf32(lw: Lowerer, v, node, what: str) -> None:
-    if is_tile(v) and v.type.dtype == tfloat32:
-        raise lw.error(node, f"{what} of a tfloat32 tile",
-                       "tfloat32 tiles are operands of mma/matmul only; convert back with "
-                       ".astype(ct.float32)")
+    """The error for arithmetic on a restricted float tile (tfloat32, the 8-bit floats,
+    float4_e2m1fn): frontend/tile_dtypes.py's no_arith."""
+    if is_tile(v) and v.type.dtype.restricted:
+        from .tile_dtypes import no_arith  # noqa: PLC0415  (tile_dtypes imports this module)
+        no_arith(lw, v, node, what)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -465,7 +466,8 @@ def call_method(lw: Lowerer, m: TileMethod, node: ast.Call):
     x = m.base
     if name == "astype":
         v = bind_args(lw, node, "astype", ["dtype", "rounding_mode"], {"rounding_mode": None})
-        return cast(lw, x, dtype_of(lw, v["dtype"], node), node)
+        from .tile_dtypes import astype  # noqa: PLC0415  (tile_dtypes imports this module)
+        return astype(lw, x, dtype_of(lw, v["dtype"], node), v["rounding_mode"], node)
     if name == "reshape":
         args = [lw.expr(a) for a in node.args]
         shape = args[0] if len(args) == 1 else Tup(args)
