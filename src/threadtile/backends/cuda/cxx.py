@@ -111,4 +111,6 @@ def literal(v, t: Scalar) -> str:
         return r + "f"
     if t == float64:
         return r
+    if t.name == "tfloat32":  # rounded to its 10 mantissa bits (tile/elementwise.h)
+        return f"tt::tile::to<{t.cname}>({r}f)"
     return f"{t.cname}({r}f)"
