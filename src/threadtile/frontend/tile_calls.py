@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang import tile as lt
 from ..lang.types import ArrayType, TileType, bool_, int32, int64, void
@@ -436,6 +437,14 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         return broadcast(lw, x, shape, node)
     if fname == "mma":
         v = bind_args(lw, node, "mma", ["x", "y", "acc", "use_fast_acc"], {"use_fast_acc": None})
+        fast = v["use_fast_acc"]
+        if fast is not None and not (isinstance(fast, Py) and fast.obj is None) and \
+                static_bool(lw, fast, node, "use_fast_acc") and is_tile(v["x"]) and \
+                not v["x"].type.dtype.name.startswith("float8"):
+            # (an 8-bit mma's faster, less exact accumulation: here it is always exact)
+            raise lw.error(node, "mma(): use_fast_acc is only supported for fp8 inputs "
+                                 f"(float8_e4m3fn, float8_e5m2), got {v['x'].type.dtype}",
+                           cls=TileCodeTypeError)
         return mma(lw, v["x"], v["y"], v["acc"], node)
     if fname == "matmul":
         v = bind_args(lw, node, "matmul", ["x", "y"], {})
