@@ -342,3 +342,18 @@ def bitcast_wider(x, y):
 def test_dtype_op_errors(kernel, args, words):
     with pytest.raises(ct.TileTypeError, match=words):
         SIM.launch_tile(kernel, 1, *args)
+
+
+@ct.kernel
+def ftz_sum(x, y):
+    t = ct.load(x, (0,), (16,))
+    ct.store(y, (0,), ct.sum(t, axis=0, keepdims=True, flush_to_zero=True))
+
+
+def test_flush_to_zero_is_for_float32():
+    y = np.zeros(1, np.float32)
+    SIM.launch_tile(ftz_sum, 1, np.ones(16, np.float32), y)
+    assert y[0] == 16
+    with pytest.raises(ct.TileTypeError, match="Flush to zero can only be used for float32 "
+                                               "type, but got float16"):
+        SIM.launch_tile(ftz_sum, 1, np.ones(16, np.float16), np.zeros(1, np.float16))

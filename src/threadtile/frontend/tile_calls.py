@@ -250,7 +250,8 @@ def reduce(lw: Lowerer, kind: str, node: ast.Call) -> ir.Expr:
     x = v["x"]
     if not is_tile(x):
         raise lw.error(node, f"{kind}() needs a tile", "use the builtin for numbers")
-    no_tf32(lw, x, node, kind)
+    no_tf32(lw, x, node, "reduction")
+    _flush_to_zero(lw, v["flush_to_zero"], x, node, kind)
     nd = x.type.ndim
     keep = static_bool(lw, v["keepdims"], node, "keepdims")
     t = x.type.dtype
@@ -275,6 +276,16 @@ def reduce(lw: Lowerer, kind: str, node: ast.Call) -> ir.Expr:
                flat=flat)
 
 
+def _flush_to_zero(lw: Lowerer, ftz, x, node, kind: str) -> None:
+    """``flush_to_zero=True`` (subnormal results become zero) is for float32 tiles; the
+    simulator and the CUDA backend keep subnormals (within the results' tolerance)."""
+    if ftz is None or (isinstance(ftz, Py) and ftz.obj is None):
+        return
+    if static_bool(lw, ftz, node, "flush_to_zero") and x.type.dtype.name != "float32":
+        raise lw.error(node, f"{kind}(): Flush to zero can only be used for float32 type, "
+                             f"but got {x.type.dtype}", cls=TileCodeTypeError)
+
+
 def scan(lw: Lowerer, kind: str, node: ast.Call) -> ir.Expr:
     v = bind_args(lw, node, kind, ["x", "axis", "reverse", "rounding_mode", "flush_to_zero"],
               {"axis": ir.Const(int64, lw.loc(node), 0, weak=True),
@@ -283,7 +294,8 @@ def scan(lw: Lowerer, kind: str, node: ast.Call) -> ir.Expr:
     x = v["x"]
     if not is_tile(x):
         raise lw.error(node, f"{kind}() needs a tile")
-    no_tf32(lw, x, node, kind)
+    no_tf32(lw, x, node, "scan")
+    _flush_to_zero(lw, v["flush_to_zero"], x, node, kind)
     if x.type.dtype == bool_:
         x = cast(lw, x, int32, node)
     (axis,) = norm_axes(lw, v["axis"], x.type.ndim, node)
