@@ -9,10 +9,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang import tile as lt
 from ..lang.types import ArrayType, TileType, bool_, int32, int64, void
-from . import static, tile_parts
+from . import static, tile_dtypes, tile_parts
 from . import typing as ty
 from .tile_gather import INDEXED
 from .tiles import (
@@ -249,7 +250,8 @@ def reduce(lw: Lowerer, kind: str, node: ast.Call) -> ir.Expr:
     x = v["x"]
     if not is_tile(x):
         raise lw.error(node, f"{kind}() needs a tile", "use the builtin for numbers")
-    no_tf32(lw, x, node, kind)
+    no_tf32(lw, x, node, "reduction")
+    _flush_to_zero(lw, v["flush_to_zero"], x, node, kind)
     nd = x.type.ndim
     keep = static_bool(lw, v["keepdims"], node, "keepdims")
     t = x.type.dtype
@@ -274,6 +276,16 @@ def reduce(lw: Lowerer, kind: str, node: ast.Call) -> ir.Expr:
                flat=flat)
 
 
+def _flush_to_zero(lw: Lowerer, ftz, x, node, kind: str) -> None:
+    """``flush_to_zero=True`` (subnormal results become zero) is for float32 tiles; the
+    simulator and the CUDA backend keep subnormals (within the results' tolerance)."""
+    if ftz is None or (isinstance(ftz, Py) and ftz.obj is None):
+        return
+    if static_bool(lw, ftz, node, "flush_to_zero") and x.type.dtype.name != "float32":
+        raise lw.error(node, f"{kind}(): Flush to zero can only be used for float32 type, "
+                             f"but got {x.type.dtype}", cls=TileCodeTypeError)
+
+
 def scan(lw: Lowerer, kind: str, node: ast.Call) -> ir.Expr:
     v = bind_args(lw, node, kind, ["x", "axis", "reverse", "rounding_mode", "flush_to_zero"],
               {"axis": ir.Const(int64, lw.loc(node), 0, weak=True),
@@ -282,7 +294,8 @@ def scan(lw: Lowerer, kind: str, node: ast.Call) -> ir.Expr:
     x = v["x"]
     if not is_tile(x):
         raise lw.error(node, f"{kind}() needs a tile")
-    no_tf32(lw, x, node, kind)
+    no_tf32(lw, x, node, "scan")
+    _flush_to_zero(lw, v["flush_to_zero"], x, node, kind)
     if x.type.dtype == bool_:
         x = cast(lw, x, int32, node)
     (axis,) = norm_axes(lw, v["axis"], x.type.ndim, node)
@@ -356,9 +369,12 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         return tile_op(lw, node, TileType(t, (n,)), "arange", args)
     if fname == "astype":
         v = bind_args(lw, node, "astype", ["x", "dtype", "rounding_mode"], {"rounding_mode": None})
-        x = v["x"]
-        t = dtype_of(lw, v["dtype"], node)
-        return cast(lw, x, t, node) if is_tile(x) else ty.convert(lw.scalar(x, node), t)
+        return tile_dtypes.astype(lw, v["x"], dtype_of(lw, v["dtype"], node),
+                                  v["rounding_mode"], node)
+    if fname == "astile":
+        return tile_dtypes.astile(lw, node)
+    if fname in ("bitcast", "pack_to_bytes", "unpack_from_bytes"):
+        return tile_dtypes.bytes_call(lw, fname, node)
     if fname == "where":
         v = bind_args(lw, node, "where", ["cond", "x", "y"], {})
         return where(lw, v["cond"], v["x"], v["y"], node)
@@ -433,6 +449,14 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         return broadcast(lw, x, shape, node)
     if fname == "mma":
         v = bind_args(lw, node, "mma", ["x", "y", "acc", "use_fast_acc"], {"use_fast_acc": None})
+        fast = v["use_fast_acc"]
+        if fast is not None and not (isinstance(fast, Py) and fast.obj is None) and \
+                static_bool(lw, fast, node, "use_fast_acc") and is_tile(v["x"]) and \
+                not v["x"].type.dtype.name.startswith("float8"):
+            # (an 8-bit mma's faster, less exact accumulation: here it is always exact)
+            raise lw.error(node, "mma(): use_fast_acc is only supported for fp8 inputs "
+                                 f"(float8_e4m3fn, float8_e5m2), got {v['x'].type.dtype}",
+                           cls=TileCodeTypeError)
         return mma(lw, v["x"], v["y"], v["acc"], node)
     if fname == "matmul":
         v = bind_args(lw, node, "matmul", ["x", "y"], {})

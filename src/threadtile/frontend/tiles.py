@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang.types import (
     ArrayType,
     Scalar,
     TileType,
     bool_,
+    float16,
     float32,
     int32,
     int64,
@@ -315,10 +317,11 @@ def item(lw: Lowerer, v: ir.Expr, node) -> ir.Expr:
 
 
 def no_tf32(lw: Lowerer, v, node, what: str) -> None:
-    if is_tile(v) and v.type.dtype == tfloat32:
-        raise lw.error(node, f"{what} of a tfloat32 tile",
-                       "tfloat32 tiles are operands of mma/matmul only; convert back with "
-                       ".astype(ct.float32)")
+    """The error for arithmetic on a restricted float tile (tfloat32, the 8-bit floats,
+    float4_e2m1fn): frontend/tile_dtypes.py's no_arith."""
+    if is_tile(v) and v.type.dtype.restricted:
+        from .tile_dtypes import no_arith  # noqa: PLC0415  (tile_dtypes imports this module)
+        no_arith(lw, v, node, what)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -468,7 +471,8 @@ def call_method(lw: Lowerer, m: TileMethod, node: ast.Call):
     x = m.base
     if name == "astype":
         v = bind_args(lw, node, "astype", ["dtype", "rounding_mode"], {"rounding_mode": None})
-        return cast(lw, x, dtype_of(lw, v["dtype"], node), node)
+        from .tile_dtypes import astype  # noqa: PLC0415  (tile_dtypes imports this module)
+        return astype(lw, x, dtype_of(lw, v["dtype"], node), v["rounding_mode"], node)
     if name == "reshape":
         args = [lw.expr(a) for a in node.args]
         shape = args[0] if len(args) == 1 else Tup(args)
@@ -565,45 +569,70 @@ def transpose(lw: Lowerer, x, a0, a1, node) -> ir.Expr:
 
 _MMA_ACC = {"float16": ("float16", "float32"), "bfloat16": ("float32",),
             "tfloat32": ("float32",), "float32": ("float32",), "float64": ("float64",),
-            "int8": ("int32",), "uint8": ("int32",)}
+            "int8": ("int32",), "uint8": ("int32",), "float8_e4m3fn": ("float16", "float32"),
+            "float8_e5m2": ("float16", "float32")}
+# matmul's implicit promotions (other mixes are errors, as in cuTile)
+_MATMUL_PROMOTES = frozenset({"float16", "bfloat16", "float32", "float64"})
 
 
 def mma(lw: Lowerer, x, y, acc, node) -> ir.Expr:
     for v, what in ((x, "x"), (y, "y"), (acc, "acc")):
         if not is_tile(v):
             raise lw.error(node, f"mma(): {what} must be a tile")
+    if acc.type.ndim == 3 and x.type.ndim in (2, 3) and y.type.ndim in (2, 3):
+        from .tile_mma import mma_batched  # noqa: PLC0415  (tile_mma imports this module)
+        return mma_batched(lw, x, y, acc, node)
+    for v in (x, y, acc):
         if v.type.ndim != 2:
-            raise lw.unsupported(node, f"mma() of {v.type.ndim}-d tiles",
-                                 "batched (3-d) mma is not supported yet; loop over the batch")
+            raise lw.error(node, f"mma() of a {v.type.ndim}-d tile: operands are 2-d "
+                                 "matrices, or 3-d batches of them with a 3-d accumulator",
+                           cls=TileCodeTypeError)
     (m, k), (k2, n) = x.type.shape, y.type.shape
     if k != k2 or acc.type.shape != (m, n):
         raise lw.error(node, f"mma(): shapes {x.type.shape} @ {y.type.shape} + "
-                             f"{acc.type.shape} do not match")
+                             f"{acc.type.shape} do not match", cls=TileCodeTypeError)
     if x.type.dtype != y.type.dtype:
-        raise lw.error(node, f"mma(): x is {x.type.dtype} but y is {y.type.dtype}",
-                       "convert one with .astype(); mma does not promote")
+        raise lw.error(node, f"mma(): x and y must have the same dtype, got {x.type.dtype} "
+                             f"and {y.type.dtype}",
+                       "convert one with .astype(); mma does not promote",
+                       cls=TileCodeTypeError)
     ok = _MMA_ACC.get(x.type.dtype.name, ())
+    if not ok:
+        raise lw.error(node, f"mma(): Unsupported input dtype {x.type.dtype}",
+                       f"mma takes {', '.join(_MMA_ACC)}", cls=TileCodeTypeError)
     if acc.type.dtype.name not in ok:
-        raise lw.error(node, f"mma() of {x.type.dtype} inputs into a {acc.type.dtype} "
-                             "accumulator is not supported",
-                       f"supported accumulators for {x.type.dtype}: {', '.join(ok) or 'none'}")
+        raise lw.error(node, f"mma(): Unsupported acc dtype {acc.type.dtype} for "
+                             f"{x.type.dtype} inputs",
+                       f"supported accumulators for {x.type.dtype}: {', '.join(ok)}",
+                       cls=TileCodeTypeError)
+    if x.type.dtype.name.startswith("float8"):
+        # every 8-bit float is a float16 exactly: the float16 mma (exact products, summed
+        # in the accumulator's type) is the 8-bit one
+        x, y = cast(lw, x, float16, node), cast(lw, y, float16, node)
     return tile_op(lw, node, acc.type, "mma", [x, y, acc])
 
 
 def matmul(lw: Lowerer, x, y, node) -> ir.Expr:
     if not (is_tile(x) and is_tile(y)):
         raise lw.error(node, "@ multiplies two tiles")
-    if x.type.ndim != 2 or y.type.ndim != 2:
-        raise lw.unsupported(node, f"@ of {x.type.ndim}-d and {y.type.ndim}-d tiles",
-                             "1-d and batched matmul are not supported yet; reshape to 2-d")
-    t = x.type.dtype if x.type.dtype == y.type.dtype else promote(x.type.dtype, y.type.dtype)
+    from .tile_mma import as_matrices  # noqa: PLC0415  (tile_mma imports this module)
+    x, y, shape, out_shape = as_matrices(lw, x, y, node)
+    xt, yt = x.type.dtype, y.type.dtype
+    if xt != yt and not (xt.name in _MATMUL_PROMOTES and yt.name in _MATMUL_PROMOTES and
+                         {xt.name, yt.name} != {"float16", "bfloat16"}):
+        raise lw.error(node, f"matmul: Implicit promotion of {xt} and {yt} is not supported",
+                       "convert one operand with .astype()", cls=TileCodeTypeError)
+    t = xt if xt == yt else promote(xt, yt)
     x, y = cast(lw, x, t, node), cast(lw, y, t, node)
     acc_t = {"float16": float32, "bfloat16": float32, "tfloat32": float32, "int8": int32,
-             "uint8": int32}.get(t.name, t)
+             "uint8": int32, "float8_e4m3fn": float32, "float8_e5m2": float32}.get(t.name, t)
     if t.name not in _MMA_ACC:
-        raise lw.error(node, f"matmul of {t} tiles is not supported")
-    shape = (x.type.shape[0], y.type.shape[1])
+        raise lw.error(node, f"matmul: Unsupported input dtype {t}",
+                       f"matmul takes {', '.join(_MMA_ACC)}", cls=TileCodeTypeError)
     acc = full_like(lw, shape, 0, acc_t, node)
     r = mma(lw, x, y, acc, node)
     out_t = float32 if t == tfloat32 else t
-    return cast(lw, r, out_t, node)
+    r = cast(lw, r, out_t, node)
+    if out_shape != shape:
+        r = reshape(lw, r, Tup([ir.Const(int64, lw.loc(node), d) for d in out_shape]), node)
+    return r

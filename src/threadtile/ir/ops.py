@@ -529,6 +529,20 @@ def _layout(e):
     return None
 
 
+def _bytes(e):
+    x, t = e.args[0].type, e.type
+    if not (_tile(x) and _tile(t)) or x.size * x.dtype.bits != t.size * t.dtype.bits:
+        return "a tile's bits read as another dtype: the same number of bits"
+    return None
+
+
+def _from_scalars(e):
+    t = e.type
+    if not _tile(t) or len(e.args) != t.size or any(a.type != t.dtype for a in e.args):
+        return "one scalar of the tile's dtype per element, in row-major order"
+    return None
+
+
 def _tile_ops() -> dict[str, OpSpec]:
     out = [
         OpSpec("full", (1, 1), _full, doc="a tile filled with one value"),
@@ -562,6 +576,8 @@ def _tile_ops() -> dict[str, OpSpec]:
                "an atomic per element; the old values"),
         OpSpec("printf", (0, None), _void, ("fmt", "kinds"), "C printf by the block's thread 0"),
         OpSpec("layout", (1, 1), _layout, doc="blocked <-> tensor-core fragment layout"),
+        OpSpec("bytes", (1, 1), _bytes, doc="bitcast, pack_to_bytes, unpack_from_bytes"),
+        OpSpec("from_scalars", (1, None), _from_scalars, doc="astile: a tile of scalars"),
     ]
     return {s.name: s for s in out}
 

@@ -24,7 +24,8 @@ __all__ = [
     "PaddingMode", "MemoryOrder", "MemoryScope", "RoundingMode",
     "bid", "num_blocks", "num_tiles", "cdiv",
     "load", "store", "gather", "scatter", "Slice", "load_advanced_indexing",
-    "store_advanced_indexing", "full", "zeros", "ones", "arange", "astype",
+    "store_advanced_indexing", "full", "zeros", "ones", "arange", "astype", "astile",
+    "bitcast", "pack_to_bytes", "unpack_from_bytes",
     "where", "maximum", "minimum", "add", "sub", "mul", "truediv", "floordiv", "mod", "pow",
     "negative", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "tan", "sinh", "cosh",
@@ -75,16 +76,19 @@ class MemoryScope(enum.Enum):
 
 
 class RoundingMode(enum.Enum):
-    """Rounding modes, accepted for porting. ``exp`` honours ``FULL`` (the default) and
-    ``APPROX`` (the fast hardware exponential); elsewhere only round-to-nearest-even (``RN``)
-    is implemented."""
+    """Rounding modes. ``astype`` between floats honours RN (to nearest even, the default),
+    RZ (towards zero), RM (down), RP (up) and RA (to nearest, ties away) where the conversion
+    has them; ``exp`` honours ``FULL`` (the default) and ``APPROX`` (the fast hardware
+    exponential); elsewhere only RN is implemented."""
 
     RN = "nearest_even"
     RZ = "zero"
     RM = "negative_inf"
     RP = "positive_inf"
+    RA = "nearest_away"
     FULL = "full"
     APPROX = "approx"
+    RZI = "nearest_int_to_zero"
 
 
 class StaticCall(Exception):
@@ -231,7 +235,18 @@ arange = _stub("arange", """arange(size, *, dtype, start=0, step=1) -> the 1-d t
 start + step, ..., start + (size - 1) * step`` (``size`` a compile-time power of two).""")
 astype = _stub("astype", """astype(x, dtype) -> ``x`` converted to ``dtype`` (also the method
 ``x.astype(dtype)``). Float to int truncates; to ``tfloat32`` rounds to 10 mantissa bits
-(nearest, ties away), which is what ``mma`` on tensor cores reads for float32 data.""")
+(nearest, ties away), which is what ``mma`` on tensor cores reads for float32 data.
+``rounding_mode`` (a float-to-float conversion): RN (the default), RZ, RM, RP or RA where the
+conversion has it (frontend/tile_dtypes.py lists them).""")
+astile = _stub("astile", """astile(value, dtype=None) -> a tile of the numbers of ``value``, a
+number (a 0-d tile) or a nested tuple of numbers (its nesting is the shape, each length a
+power of two).""")
+bitcast = _stub("bitcast", """bitcast(x, dtype) -> ``x``'s bits read as ``dtype`` (of the same
+width, neither bool_), elementwise.""")
+pack_to_bytes = _stub("pack_to_bytes", """pack_to_bytes(x) -> the 1-d uint8 tile of ``x``'s bytes
+in row-major order (little-endian; float4_e2m1fn two to a byte, the first in the low half).""")
+unpack_from_bytes = _stub("unpack_from_bytes", """unpack_from_bytes(x, dtype) -> the 1-d tile of
+``dtype`` whose bytes are the 1-d uint8 tile ``x`` (pack_to_bytes' inverse).""")
 
 # ---- elementwise --------------------------------------------------------------------------------
 
@@ -368,10 +383,10 @@ indexes a tuple). ``break``, ``continue`` and ``return`` are not allowed in the 
 # cuTile names threadtile does not implement yet: using one in a kernel is a compile error
 # that names it (rather than an AttributeError deep inside the frontend)
 UNSUPPORTED = (
-    "reduce", "scan", "bitcast", "pack_to_bytes", "unpack_from_bytes", "mma_scaled",
+    "reduce", "scan", "mma_scaled",
     "static_exception",
     "ensure_constant", "assert_", "print", "atan2", "divmod", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "bitwise_not", "bitwise_lshift", "bitwise_rshift", "astile",
+    "bitwise_xor", "bitwise_not", "bitwise_lshift", "bitwise_rshift",
     "grid_dependency_control_wait", "grid_dependency_control_launch_dependents",
 )
 

@@ -31,6 +31,7 @@ __all__ = [
     "Type", "Scalar", "ArrayType", "TupleType", "TileType", "NoneType", "tfloat32",
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "void", "SCALARS",
+    "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu", "float4_e2m1fn", "NARROW_FLOATS",
     "scalar_of", "promote",
     "Signature", "spell", "is_type_like", "is_numba_type",
 ]
@@ -89,6 +90,9 @@ class Scalar(Type):
 
     @property
     def numpy(self) -> np.dtype:
+        if self.name in NARROW_FLOATS:
+            # stored as their bit patterns (NumPy has no 8-bit floats; ml_dtypes' are read too)
+            return np.dtype(np.uint8)
         if self.name == "bfloat16":
             try:
                 import ml_dtypes  # noqa: PLC0415  (optional; only bfloat16 NumPy arrays need it)
@@ -104,6 +108,12 @@ class Scalar(Type):
     @property
     def is_float(self) -> bool:
         return self.kind == "f"
+
+    @property
+    def restricted(self) -> bool:
+        """A float that tiles hold and convert but do no arithmetic on (cuTile's restricted
+        floats): tfloat32, the 8-bit floats and float4_e2m1fn."""
+        return self.name == "tfloat32" or self.name in NARROW_FLOATS
 
     @property
     def is_int(self) -> bool:
@@ -143,10 +153,20 @@ void = Scalar("void", "void", "v", 0)
 # TensorFloat-32: a float32 rounded to 10 mantissa bits, what tensor cores read for float32
 # inputs. Only tiles have it (``x.astype(tfloat32)`` before ``mma``); no array holds it.
 tfloat32 = Scalar("tfloat32", "tt::tile::tf32", "f", 32)
+# The narrow floats of tensor cores and block scaling (cuTile's restricted floats; lang/minifloat.py
+# has their formats): arrays hold the 8-bit ones (torch.float8_e4m3fn...), one byte each;
+# float4_e2m1fn only tiles hold (two to a byte through pack_to_bytes). Tiles convert them and
+# feed them to mma; arithmetic on them is an error, as in cuTile.
+float8_e4m3fn = Scalar("float8_e4m3fn", "__nv_fp8_e4m3", "f", 8)
+float8_e5m2 = Scalar("float8_e5m2", "__nv_fp8_e5m2", "f", 8)
+float8_e8m0fnu = Scalar("float8_e8m0fnu", "__nv_fp8_e8m0", "f", 8)
+float4_e2m1fn = Scalar("float4_e2m1fn", "__nv_fp4_e2m1", "f", 4)
+NARROW_FLOATS = frozenset({"float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu", "float4_e2m1fn"})
 
 SCALARS: dict[str, Scalar] = {
     t.name: t for t in (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                        float16, bfloat16, float32, float64, complex64, complex128)
+                        float16, bfloat16, float32, float64, complex64, complex128,
+                        float8_e4m3fn, float8_e5m2, float8_e8m0fnu)
 }
 _ALIASES = {"bool_": bool_, "float": float64, "int": int64, "half": float16, "double": float64,
             "intp": int64, "uintp": uint64, "byte": int8, "float_": float64,
@@ -180,6 +200,8 @@ def scalar_of(obj) -> Scalar | None:
         return None
     if dt.name == "bfloat16":
         return bfloat16
+    if dt.name in NARROW_FLOATS:  # ml_dtypes' float8_e4m3fn...
+        return SCALARS.get(dt.name)
     if not dt.isnative:  # '>f4' on a little-endian machine: kernels read native order only
         return None
     return SCALARS.get(dt.name)

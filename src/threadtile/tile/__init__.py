@@ -35,6 +35,10 @@ from ..lang.tile import UNSUPPORTED, UNSUPPORTED_STUBS
 from ..lang.types import (
     bfloat16,
     bool_,
+    float4_e2m1fn,
+    float8_e4m3fn,
+    float8_e5m2,
+    float8_e8m0fnu,
     float16,
     float32,
     float64,

@@ -3,7 +3,16 @@ scalar, tile or tuple, and the names generated code gives tile and tuple types."
 
 from __future__ import annotations
 
-from ...lang.types import ArrayType, Scalar, TileType, TupleType, Type, float32, float64
+from ...lang.types import (
+    NARROW_FLOATS,
+    ArrayType,
+    Scalar,
+    TileType,
+    TupleType,
+    Type,
+    float32,
+    float64,
+)
 
 # C++ operator precedence (higher binds tighter)
 PREC = {"?:": 3, "||": 4, "&&": 5, "|": 6, "^": 7, "&": 8, "==": 9, "!=": 9, "<": 10,
@@ -13,7 +22,8 @@ PREC = {"?:": 3, "||": 4, "&&": 5, "|": 6, "^": 7, "&": 8, "==": 9, "!=": 9, "<"
 _SHORT = {"bool": "b8", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
           "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "float16": "f16",
           "bfloat16": "bf16", "float32": "f32", "tfloat32": "tf32", "float64": "f64",
-          "complex64": "c64", "complex128": "c128"}
+          "complex64": "c64", "complex128": "c128", "float8_e4m3fn": "f8e4m3",
+          "float8_e5m2": "f8e5m2", "float8_e8m0fnu": "f8e8m0", "float4_e2m1fn": "f4e2m1"}
 
 
 def alias(t: TileType) -> str:
@@ -88,6 +98,10 @@ def literal(v, t: Scalar) -> str:
         if t.kind == "u":
             return f"{v:#x}u" if v >= 1 << 16 else f"{v}u"
         return str(v)
+    if t.name in NARROW_FLOATS:  # cuda_fp8.h's types, spelled by their bits (tile/narrow.h)
+        from ...lang.minifloat import encode  # noqa: PLC0415
+
+        return f"tt::tile::narrow_bits<{t.cname}>({int(encode([v], t.name)[0]):#04x})"
     if t.bits == 16:  # __half and __nv_bfloat16 are built from a float
         return f"{t.cname}({literal(v, float32)})"
     if v != v:
@@ -104,4 +118,6 @@ def literal(v, t: Scalar) -> str:
         return r + "f"
     if t == float64:
         return r
+    if t.name == "tfloat32":  # rounded to its 10 mantissa bits (tile/elementwise.h)
+        return f"tt::tile::to<{t.cname}>({r}f)"
     return f"{t.cname}({r}f)"

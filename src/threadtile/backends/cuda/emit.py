@@ -16,7 +16,16 @@ import numpy as np
 from ...ir import nodes as ir
 from ...ir import raises
 from ...lang.records import RecordType
-from ...lang.types import ArrayType, Scalar, TileType, TupleType, float32, float64, int64
+from ...lang.types import (
+    NARROW_FLOATS,
+    ArrayType,
+    Scalar,
+    TileType,
+    TupleType,
+    float32,
+    float64,
+    int64,
+)
 from . import intrinsics, placement, records, tiles
 from .cxx import PREC as _PREC
 from .cxx import ctype, literal, tuple_definition, tuple_struct
@@ -101,7 +110,7 @@ def _uses_half(module: ir.Module) -> bool:
             t = t.dtype
         if isinstance(t, RecordType):  # its struct has a __half member
             return any(half(f.dtype) for f in t.fields if f.dtype is not None)
-        return isinstance(t, Scalar) and t.bits == 16 and t.is_float
+        return isinstance(t, Scalar) and (t.bits == 16 and t.is_float or t.name in NARROW_FLOATS)
 
     if any(half(d.type) for d in module.const_arrays):
         return True
@@ -115,6 +124,20 @@ def _uses_half(module: ir.Module) -> bool:
                 if any(half(x.type) for x in ir.walk_expr(e)):
                     return True
     return any(half(d.type) for d in module.const_arrays)
+
+
+def _uses_narrow(module: ir.Module) -> bool:
+    """Whether a tile or array of the kernel holds a narrow float (cuda_fp8.h's types)."""
+    for f in module.kernel.all_functions():
+        types = [p.type for p in f.params] + list(f.locals.values())
+        for s in ir.walk_stmts(f.body):
+            for e in ir.stmt_exprs(s):
+                types += [x.type for x in ir.walk_expr(e)]
+        for t in types:
+            d = getattr(t, "dtype", t)
+            if isinstance(d, Scalar) and d.name in NARROW_FLOATS:
+                return True
+    return False
 
 
 def _complex_includes(module: ir.Module) -> list[str]:
@@ -197,6 +220,8 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
            f"{module.kernel.source_file or '<unknown>'}: {module.kernel.pyname}()"]
     if _uses_half(module):
         out += ["#include <cuda_fp16.h>", "#include <cuda_bf16.h>", "#define TT_HALF 1"]
+        if _uses_narrow(module):
+            out += ["#include <cuda_fp8.h>", "#include <cuda_fp4.h>", "#define TT_FP8 1"]
     if cooperative(module):
         out.append("#include <cooperative_groups.h>")
     out.append(f'#include "{HEADER}"')

@@ -152,6 +152,9 @@ def op_scratch(op: ir.TileOp, nt: int) -> int:
         return src.size * _isz(src.dtype)
     if k == "permute":
         return permute_scratch(op.args[0].type, op.attrs["perm"])
+    if k == "bytes":  # float4_e2m1fn staged one element to a byte
+        x = op.args[0].type
+        return max(x.size * _isz(x.dtype), op.type.size * _isz(op.type.dtype))
     if k in ("scan", "extract"):
         x = op.args[0].type
         return x.size * _isz(x.dtype)
@@ -253,7 +256,13 @@ def _targs(*parts) -> str:
     return f"<{', '.join(items)}>" if items else ""
 
 
+_MODES = {"rz": "tt::tile::RZ", "rm": "tt::tile::RM", "rp": "tt::tile::RP", "ra": "tt::tile::RA"}
+
+
 def _cast(em, x, args):
+    if "rounding" in x.attrs:  # tile/narrow.h
+        return f"tt::tile::astype_r<{x.type.dtype.cname}, {_MODES[x.attrs['rounding']]}>" \
+               f"({args[0]})"
     if x.args[0].type.dtype == bfloat16 and x.type.dtype == float32:
         em.sites += 1  # each conversion is its own (tile.h: astype)
         return f"tt::tile::astype<float, {em.sites}>({args[0]})"
@@ -402,6 +411,9 @@ TILE_OPS = {
         f"tt::tile::{_BINARY[x.attrs['op']]}({args[0]}, {args[1]})",
     "unary": lambda em, x, args: f"tt::tile::{x.attrs['op']}({args[0]})",
     "cast": _cast,
+    "bytes": lambda em, x, args: f"tt::tile::bytes_as<{alias(x.type)}>({args[0]})",
+    "from_scalars": lambda em, x, args:
+        f"tt::tile::from_scalars<{alias(x.type)}>({', '.join(args)})",
     "math": lambda em, x, args: f"tt::tile::{x.attrs['fn']}({args[0]})",
     "where": lambda em, x, args: f"tt::tile::where({', '.join(args)})",
     "broadcast": _broadcast,

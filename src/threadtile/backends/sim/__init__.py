@@ -124,21 +124,25 @@ def _to_host(a, name: str):
     mod = type(a).__module__ or ""
     if mod.startswith("torch"):
         t = a.detach()
-        if str(t.dtype) == "torch.bfloat16":
+        # dtypes NumPy lacks travel as their bits: bfloat16 as uint16, the 8-bit floats as
+        # uint8 (the kernel's types come from the tensor itself: describe_host)
+        bits = {"torch.bfloat16": "int16", "torch.float8_e4m3fn": "uint8",
+                "torch.float8_e5m2": "uint8", "torch.float8_e8m0fnu": "uint8"}.get(str(t.dtype))
+        if bits is not None:
             import torch  # noqa: PLC0415  (only when a torch tensor is passed)
 
-            t16 = t.view(torch.int16)
-            host = (t16.cpu() if t16.device.type != "cpu" else t16).numpy().view(np.uint16)
+            tb = t.view(getattr(torch, bits))
+            host = (tb.cpu() if tb.device.type != "cpu" else tb).numpy()
+            host = host.view(np.uint16) if bits == "int16" else host
         else:
             host = t.cpu().numpy() if t.device.type != "cpu" else t.numpy()
         if t.device.type == "cpu":
             return host, None
         import torch  # noqa: PLC0415
 
-        def back(host=host, t=t):
-            src = torch.from_numpy(host.view(np.int16) if host.dtype == np.uint16 and
-                                   str(t.dtype) == "torch.bfloat16" else host)
-            t.copy_(src.view(t.dtype) if str(t.dtype) == "torch.bfloat16" else src)
+        def back(host=host, t=t, bits=bits):
+            src = torch.from_numpy(host.view(np.int16) if bits == "int16" else host)
+            t.copy_(src.view(t.dtype) if bits is not None else src)
         return host, back
     if mod.startswith("cupy") and hasattr(a, "get"):
         host = a.get()

@@ -14,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
+from ...lang import minifloat
 from ...lang.records import text_unit
-from ...lang.types import SCALARS, Scalar, bfloat16
+from ...lang.types import NARROW_FLOATS, SCALARS, Scalar, bfloat16
 from . import checks, ops
 
 ndarray = np.ndarray
@@ -28,7 +29,7 @@ class Memory:
     (shared memory) and 0 otherwise."""
 
     __slots__ = ("flat", "name", "space", "elem", "shape", "per_block", "shadow", "written",
-                 "bits16", "fields")
+                 "bits16", "narrow", "fields")
 
     def __init__(self, flat: np.ndarray, name: str, space: str, elem: Scalar, shape: tuple,
                  per_block: int = 0, track_writes: bool = False):
@@ -42,6 +43,10 @@ class Memory:
         self.written = np.zeros(flat.size, bool) if track_writes else None
         # bfloat16 without ml_dtypes is stored as its uint16 bit patterns
         self.bits16 = elem == bfloat16 and flat.dtype == np.uint16
+        # the 8-bit floats are stored as their bit patterns (lang/minifloat.py converts)
+        self.narrow = elem.name if elem.name in NARROW_FLOATS else None
+        if self.narrow and flat.dtype != np.uint8:  # ml_dtypes' float8 arrays: their bytes
+            self.flat = flat.view(np.uint8)
         self.fields = None  # a record array's field views, by name (field())
 
     def describe(self, off: int) -> str:
@@ -62,6 +67,9 @@ class Memory:
         return self.shadow
 
     def to_value(self, raw):
+        if self.narrow:
+            v = minifloat.decode(raw, self.narrow)
+            return v if isinstance(raw, ndarray) else np.float32(v)
         if self.bits16:
             return ops.bf16_from_bits(raw) if isinstance(raw, ndarray) else np.float32(
                 ops.bf16_from_bits(raw))
@@ -70,6 +78,9 @@ class Memory:
         return raw
 
     def to_raw(self, v):
+        if self.narrow:
+            r = minifloat.from_value(v, self.narrow)
+            return r if isinstance(v, ndarray) else np.uint8(r)
         if self.bits16:
             return ops.bf16_to_bits(v)
         return v

@@ -16,7 +16,8 @@ import math
 
 import numpy as np
 
-from ...lang.types import Scalar, bfloat16
+from ...lang import minifloat
+from ...lang.types import NARROW_FLOATS, Scalar, bfloat16
 
 ndarray = np.ndarray
 
@@ -24,7 +25,7 @@ ndarray = np.ndarray
 def value_dtype(t: Scalar) -> np.dtype:
     """The NumPy dtype values of ``t`` are computed in. bfloat16 values live in float32,
     rounded to bfloat16 after every operation (:func:`bf16`)."""
-    if t == bfloat16:
+    if t == bfloat16 or t.restricted:
         return np.dtype(np.float32)
     return t.numpy
 
@@ -32,6 +33,8 @@ def value_dtype(t: Scalar) -> np.dtype:
 def scalar(value, t: Scalar):
     """``value`` as a NumPy scalar of kernel type ``t``."""
     v = value_dtype(t).type(value)
+    if t.name in NARROW_FLOATS:
+        return np.float32(minifloat.round_to(value, t.name))
     return bf16(v) if t == bfloat16 else v
 
 
@@ -56,6 +59,8 @@ def bf16_to_bits(v):
 
 def cast(v, t: Scalar):
     """C's conversion of ``v`` to ``t`` (float to int truncates; anything to bool is ``!= 0``)."""
+    if t.name in NARROW_FLOATS:
+        return minifloat.round_to(v, t.name)
     out = v.astype(value_dtype(t))
     return bf16(out) if t == bfloat16 else out
 

@@ -21,8 +21,9 @@ import numpy as np
 
 from ... import errors
 from ...ir import nodes as ir
-from ...lang.types import Scalar, TileType, bfloat16, tfloat32
-from . import checks, memory, ops
+from ...lang import minifloat
+from ...lang.types import NARROW_FLOATS, Scalar, TileType, bfloat16, tfloat32
+from . import checks, memory, ops, tile_dtypes
 
 _F32 = np.dtype(np.float32)
 
@@ -39,7 +40,7 @@ def tf32(v):
 
 
 def _dtype(t: Scalar) -> np.dtype:
-    return _F32 if t in (bfloat16, tfloat32) else ops.value_dtype(t)
+    return _F32 if t == bfloat16 or t.restricted else ops.value_dtype(t)
 
 
 def _round(v, t: Scalar):
@@ -48,6 +49,8 @@ def _round(v, t: Scalar):
         return ops.bf16(np.asarray(v, np.float32))
     if t == tfloat32:
         return tf32(v)
+    if t.name in NARROW_FLOATS:
+        return minifloat.round_to(v, t.name)
     return np.asarray(v).astype(_dtype(t), copy=False)
 
 
@@ -212,6 +215,10 @@ def _cast(B, op, site, blocks, args):
     t = op.type.dtype
     if t.kind == "b":
         return x != 0
+    if "rounding" in op.attrs:
+        return tile_dtypes.cast_rounded(B, op, site, blocks, args)
+    if t.name in NARROW_FLOATS:  # from the value as it is (float64 rounded once)
+        return minifloat.round_to(x, t.name)
     return _round(x.astype(_dtype(t)) if t not in (bfloat16, tfloat32) else x.astype(
         np.float32), t)
 
@@ -742,5 +749,6 @@ OPS = {  # by the registry's names (ir/ops.py TILE_OPS)
     "permute": _permute, "extract": _extract, "insert": _insert, "cat": _cat,
     "reduce": _reduce, "scan": _scan, "mma": _mma, "mma_loop": _mma_loop,
     "item": _item, "load": _load, "store": _store, "atomic": _atomic, "printf": _printf,
-    "gather": _gather, "scatter": _scatter,
+    "gather": _gather, "scatter": _scatter, "bytes": tile_dtypes.bytes_op,
+    "from_scalars": tile_dtypes.from_scalars,
 }

@@ -55,6 +55,7 @@
 #include "tile/layout.h"
 #include "tile/elementwise.h"
 #include "tile/shapes.h"
+#include "tile/narrow.h"
 #include "tile/reduce.h"
 #include "tile/memory.h"
 #include "tile/atomic.h"

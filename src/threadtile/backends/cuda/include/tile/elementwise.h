@@ -22,6 +22,12 @@ __device__ __forceinline__ float wide(__half x) { return __half2float(x); }
 __device__ __forceinline__ float wide(__nv_bfloat16 x) { return __bfloat162float(x); }
 #endif
 __device__ __forceinline__ float wide(tf32 x) { return x.x; }
+#ifdef TT_FP8  // the narrow floats (cuda_fp8.h, cuda_fp4.h): exact in float (tile/narrow.h)
+__device__ __forceinline__ float wide(__nv_fp8_e4m3 x) { return float(x); }
+__device__ __forceinline__ float wide(__nv_fp8_e5m2 x) { return float(x); }
+__device__ __forceinline__ float wide(__nv_fp8_e8m0 x) { return float(x); }
+__device__ __forceinline__ float wide(__nv_fp4_e2m1 x) { return float(x); }
+#endif
 
 template <class U, class X> struct conv {
   __device__ static __forceinline__ U f(X x) { return U(wide(x)); }
