@@ -88,7 +88,8 @@ def main() -> None:
         for causal in (False, True):
             gqa = kvh != h
             ref = sdpa(q.float(), k.float(), v.float(), is_causal=causal, enable_gqa=gqa)
-            t_sdpa = cuda_time_ms(lambda: sdpa(q, k, v, is_causal=causal, enable_gqa=gqa))
+            t_sdpa = cuda_time_ms(lambda q=q, k=k, v=v, c=causal, g=gqa:
+                                  sdpa(q, k, v, is_causal=c, enable_gqa=g))
             f = flops(b, h, s, d, causal)
             base = {"shape": [b, h, kvh, s, d], "causal": causal, "sdpa_ms": round(t_sdpa, 4),
                     "sdpa_tflops": round(f / t_sdpa / 1e9, 1)}
@@ -97,9 +98,9 @@ def main() -> None:
             for tm, tn in CONFIGS:
                 row = dict(base, tile=[tm, tn])
                 for name, mod in systems.items():
-                    def run(mod=mod):
-                        return mod.cutile_fmha(q, k, v, tile_m=tm, tile_n=tn, causal=causal,
-                                               query_group_size=h // kvh)
+                    def run(mod=mod, q=q, k=k, v=v, tm=tm, tn=tn, c=causal, g=h // kvh):
+                        return mod.cutile_fmha(q, k, v, tile_m=tm, tile_n=tn, causal=c,
+                                               query_group_size=g)
                     try:
                         t0 = time.perf_counter()
                         out = run()

@@ -744,7 +744,8 @@ def _layout(B, op, site, blocks, args):
 
 
 OPS = {  # by the registry's names (ir/ops.py TILE_OPS)
-    "layout": _layout, "load_operand": _load_operand, "full": _full, "arange": _arange, "binop": _binop, "unary": _unary,
+    "layout": _layout, "load_operand": _load_operand, "full": _full, "arange": _arange,
+    "binop": _binop, "unary": _unary,
     "cast": _cast, "math": _math, "where": _where, "broadcast": _broadcast, "reshape": _reshape,
     "permute": _permute, "extract": _extract, "insert": _insert, "cat": _cat,
     "reduce": _reduce, "scan": _scan, "mma": _mma, "mma_loop": _mma_loop,
