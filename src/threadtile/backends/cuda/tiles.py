@@ -126,8 +126,9 @@ def scratch_sizes(module: ir.Module) -> tuple[int, int]:
 
 def operand_bytes(module: ir.Module) -> int:
     """The mma operands' buffers in shared memory, after the scratch (ir/operands.py)."""
-    return max((op.attrs["offset"] + buffer_bytes(op.type) for op in tile_ops(module)
-                if op.op == "load_operand"), default=0)
+    return max((op.attrs["offset"] + buffer_bytes(op.type) * (2 if op.attrs.get("prefetch")
+                                                               else 1)
+                for op in tile_ops(module) if op.op == "load_operand"), default=0)
 
 
 def permute_scratch(x: TileType, perm) -> int:
@@ -308,12 +309,17 @@ def _load(em, x, args):
     return f"tt::tile::load{shared}{_targs(alias(x.type), ords)}({args[0]}, {padv}{idx})"
 
 
-def _load_operand(em, x, args):
+def operand_pad(x: ir.TileOp) -> str:
+    """The C++ value a ``load_operand`` writes past the array's edges."""
     dt = x.type.dtype
     pad = _PAD.get(x.attrs["padding"], 0.0)
+    return literal(pad if dt.is_float else 0, dt)
+
+
+def _load_operand(em, x, args):
     idx = "".join(", " + a for a in args[1:])
     return (f"tt::tile::load_operand<{alias(x.type)}, {x.attrs['offset']}>({args[0]}, "
-            f"{literal(pad if dt.is_float else 0, dt)}{idx})")
+            f"{operand_pad(x)}{idx})")
 
 
 def _mma(em, x, args):

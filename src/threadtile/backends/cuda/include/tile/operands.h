@@ -10,6 +10,10 @@
 //   load_operand   a barrier (the buffer's last reader is done), then 16-byte cp.async copies
 //                  for runs inside the array, contiguous and aligned, element copies (the
 //                  padding past the edges) otherwise; one commit group
+//   prefetched     in a loop whose body starts with its operands' loads (ir/operands.py):
+//                  two buffers; the first step's copy before the loop, each step's copy of
+//                  the next step's operand into the other buffer at its start (an empty
+//                  commit group after the last step, so every step counts the same groups)
 //   mma            waits for all but the Wait commit groups issued after this operand's
 //                  (ir/operands.py counts them), a barrier, then B fragments from the buffer:
 //                  ldmatrix.trans for [K][N], 32-bit words for [N][K]; A from registers (an
@@ -64,8 +68,13 @@ __device__ __forceinline__ void cp_async_wait() {
 
 // the operand at tile index idx... of a rank-R array, the load's tile (1, ..., 1, X, Y)
 // (X, Y = K, N, or N, K where Swap) at Off bytes into the operand buffers
-template <class ST, int Off, class Arr, class... I>
-__device__ __forceinline__ ST load_operand(const Arr& a, typename ST::elem pad, I... idx) {
+template <class ST>
+__device__ __forceinline__ ST operand_at(int off) {
+  return ST{operand_smem<typename ST::elem>(off)};
+}
+template <class ST, class Arr, class... I>
+__device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST::elem pad,
+                                              I... idx) {
   typedef typename ST::elem T;
   constexpr int R = sizeof...(I), CH = 16 / int(sizeof(T));
   constexpr int MR = ST::ROWS, MC = ST::COLS, PER = MC / CH;
@@ -77,7 +86,7 @@ __device__ __forceinline__ ST load_operand(const Arr& a, typename ST::elem pad, 
   // tile axis R-2 has the tile's rows (K as the mma sees them, or N where Swap)
   g0[R - 2] = ix[ST::Swap ? R - 1 : R - 2] * MR;
   g0[R - 1] = ix[ST::Swap ? R - 2 : R - 1] * MC;
-  ST out{operand_smem<T>(Off)};
+  ST out{operand_smem<T>(off)};
   const bool contiguous = stride_of(a, R - 1) == 1;
   __syncthreads();  // the buffer's previous reader has finished
   for (int c = tid(); c < MR * PER; c += ST::NT) {
@@ -112,6 +121,11 @@ __device__ __forceinline__ ST load_operand(const Arr& a, typename ST::elem pad, 
   }
   cp_async_commit();
   return out;
+}
+
+template <class ST, int Off, class Arr, class... I>
+__device__ __forceinline__ ST load_operand(const Arr& a, typename ST::elem pad, I... idx) {
+  return load_operand_at<ST>(Off, a, pad, idx...);
 }
 
 template <class X> struct is_mma_tile { static constexpr bool value = false; };
