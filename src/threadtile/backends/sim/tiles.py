@@ -716,8 +716,6 @@ def _printf(B, op, site, blocks, args):
     for b in rows:
         items = tuple(int(v[b]) if k == "i" else float(v[b]) for v, k in zip(vals, kinds))
         text = fmt % items
-        # the launch writes every printed line with a newline after it
-        text = text[:-1] if text.endswith("\n") else text
         st.prints.append((int(B.gtid[b * B.T]), st.seq, text))
         st.seq += 1
 
