@@ -83,6 +83,9 @@ class Kernel:
         if self.launch_bounds and num_warps:
             raise ValueError("launch_bounds and num_warps both bound the block: give one")
         self.tile = tile
+        if tile:
+            from .frontend.tile_print import TILE_KERNELS
+            TILE_KERNELS.add(py_func)
         self.num_warps = num_warps
         self.occupancy = occupancy
         self.block_threads = 32 * num_warps if num_warps else None

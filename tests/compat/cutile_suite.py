@@ -228,7 +228,8 @@ class _StubModule(types.ModuleType):
             if name == "_DTypePromotionImpl":
                 _DTypePromotionImpl._order = _dtype_order()
                 return _DTypePromotionImpl
-            import threadtile.tile as tt
+        if self.__name__ in ("cuda.tile._datatype", "cuda.tile._exception"):
+            import threadtile.tile as tt  # cuTile's public dtypes and errors, by their modules
             if hasattr(tt, name):
                 return getattr(tt, name)
         if self.__name__ == "cuda.tile" and not name.startswith("_"):

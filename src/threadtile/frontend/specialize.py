@@ -7,6 +7,7 @@ import inspect
 import numpy as np
 
 from ..errors import KernelCompileError
+from .tile_print import TILE_KERNELS
 from ..ir import nodes as ir
 from ..lang import signatures as sigs
 from ..lang.records import record_of
@@ -101,6 +102,7 @@ class Specializer:
 
     def kernel(self, fn, params: list[ir.Param]) -> ir.Module:
         self._lowering.add(id(fn))
+        self.tile_kernel = fn in TILE_KERNELS  # its print() prints once per block
         k = lower_function(self, fn, params, True, self.func_name(fn.__name__))
         return ir.Module(k, list(self.const_arrays.values()),
                          captured=list(self.captured.values()))
