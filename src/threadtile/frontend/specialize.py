@@ -7,7 +7,6 @@ import inspect
 import numpy as np
 
 from ..errors import KernelCompileError
-from .tile_print import TILE_KERNELS
 from ..ir import nodes as ir
 from ..lang import signatures as sigs
 from ..lang.records import record_of
@@ -16,6 +15,7 @@ from . import funcs
 from . import typing as ty
 from .deps import dotted, fingerprint
 from .lower import Lowerer, _fix_returns, lower_function
+from .tile_print import TILE_KERNELS
 
 
 class ConstantAnnotation:

@@ -363,32 +363,36 @@ def _printf(em, x, args):
             cast = "(unsigned long long)" if u else "(long long)"
         else:
             conv, cast = f"%{m.group(1)}{kind}", "(double)"
-        wide = dt.is_float and dt.bits == 16
-
-        def elem(c: str) -> str:
-            return f"{cast}(tt::tile::wide({c}))" if wide else f"{cast}({c})"
+        if dt.is_float and dt.bits == 16:
+            cast += "tt::tile::wide"
         if shape is None:
-            number(conv, elem(a))
+            number(conv, f"{cast}({a})")
             continue
-
-        def nested(dims, base: int) -> None:
-            if not dims:
-                number(conv, elem(f"{a}[{base}]"))
-                return
-            inner = math.prod(dims[1:])
-            text("[")
-            for j in range(dims[0]):
-                if j:
-                    text(", ")
-                nested(dims[1:], base + j * inner)
-            text("]")
-        nested(list(shape), 0)
+        for j, piece in enumerate(_nested_text(list(shape))):
+            if piece:
+                text(piece)
+            if j < math.prod(shape):
+                number(conv, f"{cast}({a}[{j}])")
     text(fmt[pos:])
     body = " ".join(f'printf("{_c_string(f)}"{"".join(", " + c for c in cs)});'
                     for f, cs in calls)
     if not stage:
         return f"if (tt::tile::tid() == 0) {{ {body} }}"
     return "{ " + " ".join(stage) + f" if (tt::tile::tid() == 0) {{ {body} }} __syncthreads(); }}"
+
+
+def _nested_text(dims: list[int]) -> list[str]:
+    """The text before each element of a row-major tile printed as nested lists, and after
+    the last: ``[[``, ``, ``, ``], [``, ``, ``, ``]]`` for (2, 2)."""
+    if not dims:
+        return ["", ""]
+    out = ["["]
+    for j in range(dims[0]):
+        inner = _nested_text(dims[1:])
+        out[-1] += (", " if j else "") + inner[0]
+        out += inner[1:]
+    out[-1] += "]"
+    return out
 
 
 def _c_string(s: str) -> str:
