@@ -220,7 +220,7 @@ class _Newest:
 
 class _StubModule(types.ModuleType):
     def __getattr__(self, name):
-        if name.startswith("__"):
+        if name.startswith(("__", "_threadtile")):  # threadtile's probes of a kernel's globals
             raise AttributeError(name)
         if self.__name__ == "cuda.tile._datatype":
             if name in _DATATYPE_FACTS:
