@@ -64,6 +64,7 @@ class Kernel:
                  auto_warps: bool = False, **numba_options):
         functools.update_wrapper(self, py_func)
         self.py_func = py_func
+        self._pyfunc = py_func  # cuTile's name of it (its tests read kernel._pyfunc)
         self.device = device
         # A fixed block of 32 * num_warps threads, known when compiling: what tile operations
         # need. A tile kernel (threadtile.tile.kernel) always has one and is launched with a
@@ -82,6 +83,9 @@ class Kernel:
         if self.launch_bounds and num_warps:
             raise ValueError("launch_bounds and num_warps both bound the block: give one")
         self.tile = tile
+        if tile:
+            from .frontend.tile_print import TILE_KERNELS
+            TILE_KERNELS.add(py_func)
         self.num_warps = num_warps
         self.occupancy = occupancy
         self.block_threads = 32 * num_warps if num_warps else None

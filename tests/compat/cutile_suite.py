@@ -150,6 +150,63 @@ _DEVICE_FACTS = {
 }
 
 
+@__import__("dataclasses").dataclass
+class CompilerOptions:
+    """cuTile's kernel options with its defaults (tests read ``__dataclass_fields__``)."""
+
+    opt_level: int = 3
+    num_ctas: object = None
+    occupancy: object = None
+
+
+_DEVICE_FACTS["CompilerOptions"] = CompilerOptions
+
+
+class NumericDTypeCategory(__import__("enum").IntEnum):
+    """cuTile's dtype categories (its tests pick dtypes by them)."""
+
+    Boolean = 0
+    Integral = 1
+    Float = 2
+    RestrictedFloat = 3
+
+
+def numeric_dtype_category(t) -> NumericDTypeCategory:
+    if t.kind == "b":
+        return NumericDTypeCategory.Boolean
+    if t.is_int:
+        return NumericDTypeCategory.Integral
+    if t.name in ("float16", "float32", "float64", "bfloat16"):
+        return NumericDTypeCategory.Float
+    return NumericDTypeCategory.RestrictedFloat
+
+
+class _DTypePromotionImpl:
+    """cuTile's dtype order (the rows of its promotion table), as threadtile's dtypes."""
+
+    _NAMES = ("bool_ uint8 uint16 uint32 uint64 int8 int16 int32 int64 float16 float32 float64 "
+              "bfloat16 tfloat32 float8_e4m3fn float8_e5m2 float8_e8m0fnu float4_e2m1fn")
+
+    def __class_getitem__(cls, item):
+        return cls
+
+
+def _dtype_order() -> list:
+    import threadtile.tile as tt
+    return [getattr(tt, n) for n in _DTypePromotionImpl._NAMES.split() if hasattr(tt, n)]
+
+
+# cuTile's cuda.tile._datatype: its dtypes are threadtile.tile's; these helpers its tests use
+_DATATYPE_FACTS = {
+    "NumericDTypeCategory": NumericDTypeCategory,
+    "numeric_dtype_category": numeric_dtype_category,
+    "is_float": lambda t: numeric_dtype_category(t) in (NumericDTypeCategory.Float,
+                                                        NumericDTypeCategory.RestrictedFloat),
+    "is_integral": lambda t: numeric_dtype_category(t) == NumericDTypeCategory.Integral,
+    "is_boolean": lambda t: numeric_dtype_category(t) == NumericDTypeCategory.Boolean,
+}
+
+
 class _Newest:
     def __lt__(self, other):
         return False
@@ -169,8 +226,23 @@ class _Newest:
 
 class _StubModule(types.ModuleType):
     def __getattr__(self, name):
-        if name.startswith("__"):
+        if name.startswith(("__", "_threadtile")):  # threadtile's probes of a kernel's globals
             raise AttributeError(name)
+        if self.__name__ == "cuda.tile._datatype":
+            if name in _DATATYPE_FACTS:
+                return _DATATYPE_FACTS[name]
+            if name == "_DTypePromotionImpl":
+                _DTypePromotionImpl._order = _dtype_order()
+                return _DTypePromotionImpl
+        if self.__name__ in ("cuda.tile._datatype", "cuda.tile._exception"):
+            import threadtile.tile as tt  # cuTile's public dtypes and errors, by their modules
+            if hasattr(tt, name):
+                return getattr(tt, name)
+        if self.__name__ == "cuda.tile" and not name.startswith("_"):
+            # `import cuda.tile` then `cuda.tile.static_eval(...)`: cuTile's public names are
+            # threadtile.tile's
+            import threadtile.tile as tt
+            return getattr(tt, name)
         if name in _DEVICE_FACTS:
             return _DEVICE_FACTS[name]
         if not name[:1].isupper():
@@ -294,17 +366,25 @@ def install_recorder(root: Path):
         if CURRENT["item"] and CURRENT["item"] not in rec["tests"]:
             rec["tests"].append(CURRENT["item"])
         try:
-            out = original(k, launch, args, kwargs)
-        except BaseException as e:
-            if rec["sim_error"] is None:
-                rec["sim_error"] = _first_line(e)
-            raise
-        if rec["compile"] is None and getattr(k, "tile", False):
             try:
-                k.compile(*args, arch="sm_90", **kwargs)
-                rec["compile"] = "ok"
-            except BaseException as e:  # noqa: BLE001  (the first error is the record)
-                rec["compile"] = _first_line(e)
+                out = original(k, launch, args, kwargs)
+            except BaseException as e:
+                if rec["sim_error"] is None:
+                    rec["sim_error"] = _first_line(e)
+                raise
+            if rec["compile"] is None and getattr(k, "tile", False):
+                try:
+                    k.compile(*args, arch="sm_90", **kwargs)
+                    rec["compile"] = "ok"
+                except BaseException as e:  # noqa: BLE001  (the first error is the record)
+                    rec["compile"] = _first_line(e)
+        finally:
+            if CURRENT.get("subrec"):  # a test's subprocess: the child merges this line
+                item = Path(CURRENT["itemfile"]).read_text() if Path(
+                    CURRENT["itemfile"]).exists() else None
+                with open(CURRENT["subrec"], "a") as f:
+                    f.write(json.dumps({"key": key, "sim_error": rec["sim_error"],
+                                        "compile": rec["compile"], "item": item}) + "\n")
         return out
 
     tj.sim_run = recording_run
@@ -360,7 +440,20 @@ def _alarm(signum, frame):
     raise _Timeout(f"timed out after {ITEM_TIMEOUT_S} s")
 
 
-def run_child(work: Path, rel: str, per_test: int, out: Path) -> None:
+# A test may run kernels in a Python subprocess of its own (test_print.py's FdCaptureRunner:
+# `python test_print.py start_kernel_runner`): a sitecustomize in the subprocess's PYTHONPATH
+# sets it up as the child is (stand-ins, torch on the CPU, the simulator); its launches are
+# lines of a file (THREADTILE_CUTILE_SUBREC) that the child merges, each credited to the test
+# the child is running at the time (THREADTILE_CUTILE_ITEM, a file the child rewrites).
+_SITECUSTOMIZE = """import os, sys
+if os.environ.get("THREADTILE_CUTILE_WORK"):
+    sys.path.insert(0, os.environ["THREADTILE_CUTILE_HARNESS"])
+    import cutile_suite
+    cutile_suite.setup_subprocess()
+"""
+
+
+def _setup(work: Path) -> None:
     if TORCH_PATH:
         sys.path.append(TORCH_PATH)
     sys.meta_path.insert(0, _StubFinder())
@@ -369,6 +462,43 @@ def run_child(work: Path, rel: str, per_test: int, out: Path) -> None:
     install_torch_cpu()
     install_recorder(work)
     threadtile.simulate().__enter__()
+
+
+def setup_subprocess() -> None:
+    """A test's own subprocess: set up as the child, its launches written to SUBREC."""
+    _setup(Path(os.environ["THREADTILE_CUTILE_WORK"]))
+    CURRENT["subrec"] = os.environ["THREADTILE_CUTILE_SUBREC"]
+    CURRENT["itemfile"] = os.environ["THREADTILE_CUTILE_ITEM"]
+
+
+def _merge_subrecords(path: Path) -> None:
+    if not path.exists():
+        return
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        rec = RECORDS.setdefault(r["key"], {"launches": 0, "sim_error": None, "compile": None,
+                                            "tests": []})
+        rec["launches"] += 1
+        rec["sim_error"] = rec["sim_error"] or r["sim_error"]
+        if rec["compile"] is None:
+            rec["compile"] = r["compile"]
+        if r["item"] and r["item"] not in rec["tests"]:
+            rec["tests"].append(r["item"])
+
+
+def run_child(work: Path, rel: str, per_test: int, out: Path) -> None:
+    hook = work / ".hook"
+    hook.mkdir(exist_ok=True)
+    (hook / "sitecustomize.py").write_text(_SITECUSTOMIZE)
+    tag = rel.replace("/", "__")
+    subrec = work / ".results" / (tag + ".sub.jsonl")
+    itemfile = work / ".results" / (tag + ".item")
+    subrec.parent.mkdir(exist_ok=True)
+    os.environ.update(THREADTILE_CUTILE_WORK=str(work), THREADTILE_CUTILE_HARNESS=str(HERE),
+                      THREADTILE_CUTILE_SUBREC=str(subrec), THREADTILE_CUTILE_ITEM=str(itemfile),
+                      PYTHONPATH=os.pathsep.join([str(hook), os.environ.get("PYTHONPATH", "")]))
+    CURRENT["itemfile_w"] = itemfile
+    _setup(work)
     signal.signal(signal.SIGALRM, _alarm)
     results: dict = {"items": {}, "file_error": None, "expects_error": []}
     path = work / rel
@@ -407,6 +537,7 @@ def run_child(work: Path, rel: str, per_test: int, out: Path) -> None:
             @pytest.hookimpl(hookwrapper=True)
             def pytest_runtest_call(self, item):
                 CURRENT["item"] = item.nodeid
+                CURRENT["itemfile_w"].write_text(item.nodeid)
                 try:
                     import inspect
                     if re.search(r"raises", inspect.getsource(item.function)):
@@ -437,6 +568,7 @@ def run_child(work: Path, rel: str, per_test: int, out: Path) -> None:
                         plugins=[Plugin()])
         if not results["items"] and rc not in (0, 5):
             results["file_error"] = results["file_error"] or _short(buf.getvalue())
+    _merge_subrecords(subrec)
     results["kernels"] = RECORDS
     out.write_text(json.dumps(results))
 

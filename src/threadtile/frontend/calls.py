@@ -42,6 +42,7 @@ from . import (
     mathcalls,
     npufuncs,
     tile_calls,
+    tile_print,
     tuples,
 )
 from . import typing as ty
@@ -96,7 +97,13 @@ def lower_call(lw: Lowerer, node: ast.Call):
     if isinstance(obj, ScalarMethod):
         return _scalar_method(lw, obj, node)
     if obj is builtins.print:
+        if tile_print.is_tile_kernel(lw):  # cuTile's print: once per block
+            return tile_print.lower_print(lw, node)
         return _print(lw, node)
+    if obj in (builtins.repr, builtins.str) and len(node.args) == 1 and not node.keywords:
+        v = lw.expr(node.args[0])
+        conv = tile_print.to_repr if obj is builtins.repr else tile_print.to_str
+        return tile_print.make_string(conv(lw, v, node))
     if obj in (builtins.range, builtins.enumerate, builtins.zip, builtins.reversed):
         raise lw.error(node, f"{obj.__name__}() can only be used as the iterable of a for loop")
     if obj is builtins.len:

@@ -40,6 +40,7 @@ from . import (
     operators,
     raising,
     records,
+    tile_print,
     tiles,
     tuples,
     versions,
@@ -311,6 +312,8 @@ class Lowerer(ast.NodeVisitor):
             raise self.error(node, "ct.Slice(...) cannot be bound to a name",
                              "write it in the indices of load_advanced_indexing or "
                              "store_advanced_indexing")
+        if isinstance(value, tile_print.FStr):
+            return tile_print.assign(self, node, name, value)
         if isinstance(value, Py):  # a module, function, dtype...: a compile-time name (alias)
             self._not_bound_as(name, pyname(value.obj), node, self.tuples)
             return tiles.assign_static(self, node, name, value)
@@ -643,6 +646,9 @@ class Lowerer(ast.NodeVisitor):
             return tiles.subscript(self, base, node)
         arr, idx = self.subscript_parts(node, base)
         return self.index(arr, idx, node)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr):
+        return tile_print.joined_str(self, node)
 
     def visit_BinOp(self, node: ast.BinOp):
         return operators.lower_binop_node(self, node)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
 from ..lang.types import ArrayType, bool_, int64
-from . import raising, tiles, tuples
+from . import raising, tile_print, tiles, tuples
 from . import typing as ty
 from .values import Py, Tup
 
@@ -59,6 +59,8 @@ def binop(lw: Lowerer, op: str, a, b, node) -> ir.Expr:
     if op == "@":
         raise lw.error(node, "the @ operator multiplies tiles (threadtile.tile), not "
                              "numbers")
+    if op == "+" and (s := tile_print.concat(a, b)) is not None:
+        return s  # strings, and f-strings with runtime values (frontend/tile_print.py)
     if any(isinstance(v, Py) and isinstance(v.obj, str) for v in (a, b)):
         what = "string formatting" if op == "%" else f"the operator {op} on strings"
         raise lw.unsupported(node, what, "kernels print strings and numbers as they are: "

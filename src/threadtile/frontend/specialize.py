@@ -15,6 +15,7 @@ from . import funcs
 from . import typing as ty
 from .deps import dotted, fingerprint
 from .lower import Lowerer, _fix_returns, lower_function
+from .tile_print import TILE_KERNELS
 
 
 class ConstantAnnotation:
@@ -101,6 +102,7 @@ class Specializer:
 
     def kernel(self, fn, params: list[ir.Param]) -> ir.Module:
         self._lowering.add(id(fn))
+        self.tile_kernel = fn in TILE_KERNELS  # its print() prints once per block
         k = lower_function(self, fn, params, True, self.func_name(fn.__name__))
         return ir.Module(k, list(self.const_arrays.values()),
                          captured=list(self.captured.values()))

@@ -13,7 +13,7 @@ from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang import tile as lt
 from ..lang.types import ArrayType, TileType, bool_, int32, int64, void
-from . import static, tile_dtypes, tile_parts
+from . import static, tile_dtypes, tile_parts, tile_print
 from . import typing as ty
 from .tile_gather import INDEXED
 from .tiles import (
@@ -464,7 +464,9 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
     if fname in _ATOMIC_OPS:
         return atomic(lw, fname, node)
     if fname == "printf":
-        return printf(lw, node)
+        return tile_print.printf(lw, node)
+    if fname == "print":
+        return tile_print.lower_print(lw, node)
     raise lw.error(node, f"threadtile.tile.{fname}() is not supported yet")
 
 

@@ -34,7 +34,7 @@ __all__ = [
     "reshape", "transpose", "permute", "expand_dims", "broadcast_to", "extract", "insert", "cat",
     "mma", "matmul",
     "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
-    "atomic_xchg", "atomic_cas", "printf", "assume_divisible_by",
+    "atomic_xchg", "atomic_cas", "printf", "print", "assume_divisible_by",
     "static_eval", "static_assert", "static_iter",
     "UNSUPPORTED",
 ]
@@ -360,8 +360,12 @@ memory_order=..., memory_scope=...) -> the old values; each element is replaced 
 where it equals ``expected``. Out-of-bounds indices are skipped (their result is
 ``expected``).""")
 printf = _stub("printf", """printf(format, *args) -> None: C's printf, once per block (by its
-first thread). ``args`` are scalars or single-element tiles; ``%d``/``%i``/``%u``/``%x`` take
-integers, ``%f``/``%e``/``%g`` floats.""")
+first thread). ``args`` are scalars or tiles (a tile prints as a nested list of its elements,
+each by the conversion); ``%d``/``%i``/``%u``/``%x``/``%o`` take integers, ``%f``/``%e``/``%g``
+numbers.""")
+print = _stub("print", """print(*args, sep=' ', end='\\n') -> None: Python's print, once per
+block (by its first thread): strings, f-strings (``{t:.3f}``), numbers, tiles (nested lists),
+tuples and dataclasses as Python prints them. The builtin print in a tile kernel is this.""")
 
 # ---- compile-time evaluation --------------------------------------------------------------------
 
@@ -385,7 +389,7 @@ indexes a tuple). ``break``, ``continue`` and ``return`` are not allowed in the 
 UNSUPPORTED = (
     "reduce", "scan", "mma_scaled",
     "static_exception",
-    "ensure_constant", "assert_", "print", "atan2", "divmod", "bitwise_and", "bitwise_or",
+    "ensure_constant", "assert_", "atan2", "divmod", "bitwise_and", "bitwise_or",
     "bitwise_xor", "bitwise_not", "bitwise_lshift", "bitwise_rshift",
     "grid_dependency_control_wait", "grid_dependency_control_launch_dependents",
 )

@@ -53,6 +53,11 @@ class Scalar(Type):
     def __repr__(self) -> str:
         return self.name
 
+    @property
+    def __name__(self) -> str:
+        """cuTile's name of the dtype (``bool_`` for bool)."""
+        return "bool_" if self.name == "bool" else self.name
+
     def __call__(self, *args):
         """``float32(x)``: a cast, on the host as in a kernel (``np.float32(x)``).
         ``float32(float32, int32[:])``, ``void()``: the :class:`Signature` with these

@@ -181,6 +181,9 @@ def op_scratch(op: ir.TileOp, nt: int) -> int:
         return max(staged, tiling.mma_bytes(a, b, fragments=True))
     if k == "layout":
         return op.type.size * _isz(op.type.dtype)
+    if k == "printf":
+        return sum(_round16(a.type.size * _isz(a.type.dtype)) for a in op.args
+                   if isinstance(a.type, TileType))
     if k == "atomic" and op.type.size < nt:
         return op.type.size * _isz(op.type.dtype)
     return 0
@@ -365,22 +368,84 @@ def _scatter(em, x, args):
     return f"tt::tile::scatter{shared}<{check}>({rest})"
 
 
+_CONV = re.compile(r"%(?:%|([-+ #0-9.]*)(?:hh|h|ll|l|L|z|j|t)?([diouxXfFeEgG]))")
+_PRINTF_ARGS = 32  # CUDA's printf takes at most 32 arguments after the format
+
+
 def _printf(em, x, args):
-    """C's printf by the block's first thread; integers are passed as long long (%lld) and
-    floats as double, whatever their kernel type."""
-    fmt = re.sub(r"(%[-+ #0-9.]*)(?:hh|h|ll|l|L|z|j|t)?([diouxXc])", r"\1ll\2", x.attrs["fmt"])
-    fmt = re.sub(r"(%[-+ #0-9.]*)(?:L|l)?([fFeEgG])", r"\1\2", fmt)
-    text = fmt.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    casts = [f"(long long)({a})" if kind == "i" else f"(double)({_wide(a, e)})"
-             for a, e, kind in zip(args, x.args, x.attrs["kinds"])]
-    tail = "".join(", " + c for c in casts)
-    return f'if (tt::tile::tid() == 0) printf("{text}"{tail})'
+    """C's printf by the block's first thread; integers are passed as (unsigned) long long and
+    floats as double, whatever their kernel type. A tile argument is staged in the scratch
+    (every thread) and printed as a nested list of its elements; a line of more than 32
+    numbers takes several printf calls."""
+    stage, off, values = [], 0, []
+    for k, (a, e) in enumerate(zip(args, x.args)):
+        if isinstance(e.type, TileType):
+            stage.append(f"auto tt_pr{k} = tt::tile::print_stage({a}, {off});")
+            off += _round16(e.type.size * _isz(e.type.dtype))
+            values.append((e.type.dtype, e.type.shape, f"tt_pr{k}"))
+        else:
+            values.append((e.type, None, a))
+    calls: list[tuple[str, list[str]]] = [("", [])]
+
+    def text(s: str) -> None:
+        calls[-1] = (calls[-1][0] + s.replace("%", "%%"), calls[-1][1])
+
+    def number(conv: str, c: str) -> None:
+        if len(calls[-1][1]) == _PRINTF_ARGS:
+            calls.append(("", []))
+        calls[-1] = (calls[-1][0] + conv, calls[-1][1] + [c])
+
+    it = iter(values)
+    pos = 0
+    fmt = x.attrs["fmt"]
+    for m in _CONV.finditer(fmt):
+        text(fmt[pos:m.start()])
+        pos = m.end()
+        if m.group(2) is None:
+            text("%")
+            continue
+        dt, shape, a = next(it)
+        kind = m.group(2)
+        if kind in "diouxX":
+            u = not dt.is_signed
+            conv = f"%{m.group(1)}ll{'u' if u and kind in 'di' else kind}"
+            cast = "(unsigned long long)" if u else "(long long)"
+        else:
+            conv, cast = f"%{m.group(1)}{kind}", "(double)"
+        if dt.is_float and dt.bits == 16:
+            cast += "tt::tile::wide"
+        if shape is None:
+            number(conv, f"{cast}({a})")
+            continue
+        for j, piece in enumerate(_nested_text(list(shape))):
+            if piece:
+                text(piece)
+            if j < math.prod(shape):
+                number(conv, f"{cast}({a}[{j}])")
+    text(fmt[pos:])
+    body = " ".join(f'printf("{_c_string(f)}"{"".join(", " + c for c in cs)});'
+                    for f, cs in calls)
+    if not stage:
+        return f"if (tt::tile::tid() == 0) {{ {body} }}"
+    return "{ " + " ".join(stage) + f" if (tt::tile::tid() == 0) {{ {body} }} __syncthreads(); }}"
 
 
-def _wide(text: str, e: ir.Expr) -> str:
-    if isinstance(e.type, Scalar) and e.type.bits == 16:
-        return f"tt::tile::wide({text})"
-    return text
+def _nested_text(dims: list[int]) -> list[str]:
+    """The text before each element of a row-major tile printed as nested lists, and after
+    the last: ``[[``, ``, ``, ``], [``, ``, ``, ``]]`` for (2, 2)."""
+    if not dims:
+        return ["", ""]
+    out = ["["]
+    for j in range(dims[0]):
+        inner = _nested_text(dims[1:])
+        out[-1] += (", " if j else "") + inner[0]
+        out += inner[1:]
+    out[-1] += "]"
+    return out
+
+
+def _c_string(s: str) -> str:
+    return s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def _tc(x: ir.TileOp) -> str:

@@ -384,7 +384,7 @@ class Batch:
         gt = self.gtid[lanes]
         for k in range(len(lanes)):
             text = "".join(c if isinstance(c, str) else c[k] for c in cols)
-            st.prints.append((int(gt[k]), seq, text))
+            st.prints.append((int(gt[k]), seq, text + "\n"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -525,5 +525,5 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset,
     finally:
         if st.prints:
             st.prints.sort(key=lambda r: (r[0], r[1]))
-            sys.stdout.write("".join(text + "\n" for _, _, text in st.prints))
+            sys.stdout.write("".join(text for _, _, text in st.prints))
             sys.stdout.flush()

@@ -720,23 +720,40 @@ def _serial_rmw(mem, kind: str, offs, v, extra):
     return old
 
 
-_LENGTH = re.compile(r"(%[-+ #0-9.]*)(?:hh|h|ll|l|L|z|j|t)([diouxXcfFeEgG])")
+_CONV = re.compile(r"%(?:%|([-+ #0-9.]*)(?:hh|h|ll|l|L|z|j|t)?([diouxXfFeEgG]))")
 
 
 def _printf(B, op, site, blocks, args):
-    fmt = _LENGTH.sub(r"\1\2", op.attrs["fmt"])
-    kinds = op.attrs["kinds"]
-    vals = [np.broadcast_to(_per_block(B, a, blocks, site, op, "a printf argument"), (B.nb,))
-            for a in args]
+    """C's printf by each block's first thread; a tile argument prints as a nested list of
+    its elements, each by the argument's conversion (frontend/tile_print.py)."""
+    fmt = op.attrs["fmt"]
+    vals = []
+    for a, e in zip(args, op.args):
+        if isinstance(e.type, TileType):
+            vals.append(np.broadcast_to(a, (B.nb,) + e.type.shape))
+        else:
+            vals.append(np.broadcast_to(_per_block(B, a, blocks, site, op, "a printf argument"),
+                                        (B.nb,)))
     rows = np.arange(B.nb) if blocks is None else np.flatnonzero(blocks)
     st = B.state
     for b in rows:
-        items = tuple(int(v[b]) if k == "i" else float(v[b]) for v, k in zip(vals, kinds))
-        text = fmt % items
-        # the launch writes every printed line with a newline after it
-        text = text[:-1] if text.endswith("\n") else text
-        st.prints.append((int(B.gtid[b * B.T]), st.seq, text))
+        it = iter(vals)
+
+        def conv(m, b=b, it=it):
+            if m.group(2) is None:
+                return "%"
+            spec = "%" + m.group(1) + m.group(2).replace("u", "d")
+            one = (lambda x: spec % int(x)) if m.group(2) in "diouxX" else (
+                lambda x: spec % float(x))
+            return _nested(next(it)[b], one)
+        st.prints.append((int(B.gtid[b * B.T]), st.seq, _CONV.sub(conv, fmt)))
         st.seq += 1
+
+
+def _nested(x, one) -> str:
+    if x.ndim == 0:
+        return one(x)
+    return "[" + ", ".join(_nested(y, one) for y in x) + "]"
 
 
 def _layout(B, op, site, blocks, args):

@@ -213,5 +213,15 @@ __device__ __forceinline__ R cat(const X& x, const Y& y) {
   return r;
 }
 
+// a tile staged in the scratch at a byte offset, for printf (its elements read by thread 0)
+template <class TL>
+__device__ __forceinline__ const typename traits<TL>::elem* print_stage(const TL& x,
+                                                                        int offset) {
+  typedef typename traits<TL>::elem T;
+  T* buf = reinterpret_cast<T*>(tt_dynamic_smem + offset);
+  to_scratch(x, buf);
+  return buf;
+}
+
 }  // namespace tile
 }  // namespace tt
