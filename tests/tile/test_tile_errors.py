@@ -128,9 +128,9 @@ def test_load_of_unwritten_shared_memory():
 # ---- compile errors -----------------------------------------------------------------------------
 
 @ct.kernel
-def uses_bitcast(a):
-    t = ct.arange(16, dtype=ct.int32)
-    ct.store(a, index=(0,), tile=ct.bitcast(t, ct.float32))
+def uses_atan2(a):
+    t = ct.arange(16, dtype=ct.float32)
+    ct.store(a, index=(0,), tile=ct.atan2(t, t))
 
 
 @ct.kernel
@@ -177,14 +177,15 @@ def exp_round_toward_zero(a):
 
 
 @pytest.mark.parametrize(("kernel", "args", "message", "hint"), [
-    (uses_bitcast, (np.zeros(16, np.float32),), "cuTile's bitcast() is not supported",
+    (uses_atan2, (np.zeros(16, np.float32),), "cuTile's atan2() is not supported",
      "docs/tiles.md"),
     (odd_shape, (np.zeros(16, np.float32),), "must be a power of two", "pad the data"),
     (tile_ternary, (np.zeros(16, np.float32), True), "conditional expression with tiles",
      "ct.where"),
     (retyped_in_loop, (np.zeros(16, np.float32),), "carried around the loop", "new name"),
     (mma_mixed_dtypes, (np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float32),
-                        np.zeros((16, 16), np.float32)), "x is float16 but y is float32",
+                        np.zeros((16, 16), np.float32)),
+     "must have the same dtype, got float16 and float32",
      "astype"),
     (thread_kernel_with_tiles, (np.zeros(16, np.float32),), "needs the block size",
      "num_warps"),

@@ -57,6 +57,16 @@ METHODS = ARRAY_METHODS + TILED_VIEW_METHODS + RAW_METHODS
 _SLICE_STATIC: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def static_of(lw: Lowerer, arr: ir.Expr) -> dict | None:
+    """The annotated static extents and strides of array ``arr`` (``{(attr, axis): value}``):
+    of an array parameter, an item of a list parameter, or a local bound once to one."""
+    if isinstance(arr, ir.TupleItem) and isinstance(arr.value, ir.Var):
+        arr = arr.value  # an item of a list parameter: the list's annotation
+    if isinstance(arr, ir.Var):
+        return lw.static_dims.get(arr.name) or lw.array_static.get(arr.name)
+    return slice_static(arr)  # Array.slice with constant bounds
+
+
 def _type_error(lw: Lowerer, node, msg: str, hint: str | None = None):
     return lw.error(node, msg, hint, cls=TileCodeTypeError)
 
@@ -170,7 +180,6 @@ def array_slice(lw: Lowerer, arr: ir.Expr, node: ast.Call) -> ir.Slice:
     # rows of a C-contiguous array are C-contiguous; a cut of another axis is strided
     layout = "C" if at.layout == "C" and axis == 0 else "A"
     out = ir.Slice(ArrayType(at.dtype, nd, layout, at.space, at.readonly), loc, arr, parts)
-    from .arrays import static_of
     base = static_of(lw, arr) or {}
     dims = {key: n for key, n in base.items() if key != ("shape", axis)}
     if c0 is not None and c1 is not None:

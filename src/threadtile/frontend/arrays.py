@@ -14,20 +14,11 @@ from ..lang.records import RecordType
 from ..lang.types import ArrayType, bool_, int64, scalar_of
 from . import array_views, records
 from . import typing as ty
+from .array_views import static_of
 from .values import Py, ScalarMethod, Tup, describe_value
 
 if TYPE_CHECKING:
     from .lower import Lowerer
-
-
-def static_of(lw: Lowerer, arr: ir.Expr) -> dict | None:
-    """The annotated static extents and strides of array ``arr`` (``{(attr, axis): value}``):
-    of an array parameter, an item of a list parameter, or a local bound once to one."""
-    if isinstance(arr, ir.TupleItem) and isinstance(arr.value, ir.Var):
-        arr = arr.value  # an item of a list parameter: the list's annotation
-    if isinstance(arr, ir.Var):
-        return lw.static_dims.get(arr.name) or lw.array_static.get(arr.name)
-    return array_views.slice_static(arr)  # Array.slice with constant bounds
 
 
 def _dim(lw: Lowerer, arr: ir.Expr, attr: str, k: int, loc) -> ir.Expr:

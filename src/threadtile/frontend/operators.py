@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
 from ..lang.types import ArrayType, bool_, int64
-from . import raising, tile_print, tiles, tuples
+from . import raising, tile_mma, tile_print, tiles, tuples
 from . import typing as ty
 from .values import Py, Tup
 
@@ -55,6 +55,8 @@ def _checked_divisor(lw: Lowerer, b: ir.Expr, t, node) -> ir.Expr:
 
 def binop(lw: Lowerer, op: str, a, b, node) -> ir.Expr:
     if tiles.is_tile(a) or tiles.is_tile(b):
+        if op == "@":
+            return tile_mma.matmul(lw, a, b, node)
         return tiles.binop(lw, op, a, b, node)
     if op == "@":
         raise lw.error(node, "the @ operator multiplies tiles (threadtile.tile), not "

@@ -16,6 +16,7 @@ from ..lang.types import ArrayType, TileType, bool_, int32, int64, void
 from . import static, tile_dtypes, tile_parts, tile_print
 from . import typing as ty
 from .tile_gather import INDEXED
+from .tile_mma import matmul, mma
 from .tiles import (
     MATH_FUNCS,
     array_arg,
@@ -32,8 +33,6 @@ from .tiles import (
     is_pow2,
     is_tile,
     math,
-    matmul,
-    mma,
     need_block,
     no_tf32,
     norm_axes,
@@ -474,6 +473,10 @@ def call_method(lw: Lowerer, m, node: ast.Call):
     """``x.method(...)`` of a tile (``tiles.TileMethod``)."""
     if m.name in ("extract", "insert"):
         return tile_parts.call(lw, m.name, node, m.base)
+    if m.name == "astype":
+        v = bind_args(lw, node, "astype", ["dtype", "rounding_mode"], {"rounding_mode": None})
+        return tile_dtypes.astype(lw, m.base, dtype_of(lw, v["dtype"], node),
+                                  v["rounding_mode"], node)
     return tiles_call_method(lw, m, node)
 
 

@@ -40,7 +40,7 @@ from ..lang.types import (
     uint8,
 )
 from . import typing as ty
-from .tiles import bind_args, cast, dtype_of, enum_member, is_pow2, is_tile, tile_op
+from .tiles import bind_args, cast, dtype_of, enum_member, is_pow2, is_tile, no_tf32, tile_op
 from .values import Py, Tup, describe_value
 
 if TYPE_CHECKING:
@@ -108,11 +108,7 @@ def astype(lw: Lowerer, x, t: Scalar, mode, node) -> ir.Expr:
 def no_arith(lw: Lowerer, v, node, what: str) -> None:
     """The error for arithmetic (``what``: an operator, a reduction...) on a restricted float
     tile: tfloat32, the 8-bit floats and float4_e2m1fn only convert and feed mma."""
-    if is_tile(v) and v.type.dtype.restricted:
-        t = v.type.dtype
-        raise lw.error(node, f"Non-arithmetic dtype {t} is unsupported for {what}",
-                       f"{t} tiles are operands of mma/matmul, or converted: "
-                       ".astype(ct.float32)", cls=TileCodeTypeError)
+    no_tf32(lw, v, node, what)
 
 
 # ---- astile ---------------------------------------------------------------------------------

@@ -27,7 +27,6 @@ from ..lang.types import (
     Scalar,
     TileType,
     bool_,
-    float16,
     float32,
     int32,
     int64,
@@ -320,8 +319,10 @@ def no_tf32(lw: Lowerer, v, node, what: str) -> None:
     """The error for arithmetic on a restricted float tile (tfloat32, the 8-bit floats,
     float4_e2m1fn): frontend/tile_dtypes.py's no_arith."""
     if is_tile(v) and v.type.dtype.restricted:
-        from .tile_dtypes import no_arith  # noqa: PLC0415  (tile_dtypes imports this module)
-        no_arith(lw, v, node, what)
+        t = v.type.dtype
+        raise lw.error(node, f"Non-arithmetic dtype {t} is unsupported for {what}",
+                       f"{t} tiles are operands of mma/matmul, or converted: "
+                       ".astype(ct.float32)", cls=TileCodeTypeError)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -336,8 +337,6 @@ _CMP = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
 
 def binop(lw: Lowerer, op: str, a, b, node) -> ir.Expr:
     """``a op b`` where at least one side is a tile."""
-    if op == "@":
-        return matmul(lw, a, b, node)
     a, b = tile_or_scalar(lw, a, node), tile_or_scalar(lw, b, node)
     for v in (a, b):
         no_tf32(lw, v, node, f"operator {op}")
@@ -469,10 +468,6 @@ def tile_attr(lw: Lowerer, base: ir.Expr, attr: str, node):
 def call_method(lw: Lowerer, m: TileMethod, node: ast.Call):
     name = m.name
     x = m.base
-    if name == "astype":
-        v = bind_args(lw, node, "astype", ["dtype", "rounding_mode"], {"rounding_mode": None})
-        from .tile_dtypes import astype  # noqa: PLC0415  (tile_dtypes imports this module)
-        return astype(lw, x, dtype_of(lw, v["dtype"], node), v["rounding_mode"], node)
     if name == "reshape":
         args = [lw.expr(a) for a in node.args]
         shape = args[0] if len(args) == 1 else Tup(args)
@@ -561,78 +556,3 @@ def transpose(lw: Lowerer, x, a0, a1, node) -> ir.Expr:
     perm = list(range(nd))
     perm[i], perm[j] = perm[j], perm[i]
     return permute(lw, x, tuple(perm), node)
-
-
-# ---------------------------------------------------------------------------------------------
-# matrix multiply
-# ---------------------------------------------------------------------------------------------
-
-_MMA_ACC = {"float16": ("float16", "float32"), "bfloat16": ("float32",),
-            "tfloat32": ("float32",), "float32": ("float32",), "float64": ("float64",),
-            "int8": ("int32",), "uint8": ("int32",), "float8_e4m3fn": ("float16", "float32"),
-            "float8_e5m2": ("float16", "float32")}
-# matmul's implicit promotions (other mixes are errors, as in cuTile)
-_MATMUL_PROMOTES = frozenset({"float16", "bfloat16", "float32", "float64"})
-
-
-def mma(lw: Lowerer, x, y, acc, node) -> ir.Expr:
-    for v, what in ((x, "x"), (y, "y"), (acc, "acc")):
-        if not is_tile(v):
-            raise lw.error(node, f"mma(): {what} must be a tile")
-    if acc.type.ndim == 3 and x.type.ndim in (2, 3) and y.type.ndim in (2, 3):
-        from .tile_mma import mma_batched  # noqa: PLC0415  (tile_mma imports this module)
-        return mma_batched(lw, x, y, acc, node)
-    for v in (x, y, acc):
-        if v.type.ndim != 2:
-            raise lw.error(node, f"mma() of a {v.type.ndim}-d tile: operands are 2-d "
-                                 "matrices, or 3-d batches of them with a 3-d accumulator",
-                           cls=TileCodeTypeError)
-    (m, k), (k2, n) = x.type.shape, y.type.shape
-    if k != k2 or acc.type.shape != (m, n):
-        raise lw.error(node, f"mma(): shapes {x.type.shape} @ {y.type.shape} + "
-                             f"{acc.type.shape} do not match", cls=TileCodeTypeError)
-    if x.type.dtype != y.type.dtype:
-        raise lw.error(node, f"mma(): x and y must have the same dtype, got {x.type.dtype} "
-                             f"and {y.type.dtype}",
-                       "convert one with .astype(); mma does not promote",
-                       cls=TileCodeTypeError)
-    ok = _MMA_ACC.get(x.type.dtype.name, ())
-    if not ok:
-        raise lw.error(node, f"mma(): Unsupported input dtype {x.type.dtype}",
-                       f"mma takes {', '.join(_MMA_ACC)}", cls=TileCodeTypeError)
-    if acc.type.dtype.name not in ok:
-        raise lw.error(node, f"mma(): Unsupported acc dtype {acc.type.dtype} for "
-                             f"{x.type.dtype} inputs",
-                       f"supported accumulators for {x.type.dtype}: {', '.join(ok)}",
-                       cls=TileCodeTypeError)
-    if x.type.dtype.name.startswith("float8"):
-        # every 8-bit float is a float16 exactly: the float16 mma (exact products, summed
-        # in the accumulator's type) is the 8-bit one
-        x, y = cast(lw, x, float16, node), cast(lw, y, float16, node)
-    return tile_op(lw, node, acc.type, "mma", [x, y, acc])
-
-
-def matmul(lw: Lowerer, x, y, node) -> ir.Expr:
-    if not (is_tile(x) and is_tile(y)):
-        raise lw.error(node, "@ multiplies two tiles")
-    from .tile_mma import as_matrices  # noqa: PLC0415  (tile_mma imports this module)
-    x, y, shape, out_shape = as_matrices(lw, x, y, node)
-    xt, yt = x.type.dtype, y.type.dtype
-    if xt != yt and not (xt.name in _MATMUL_PROMOTES and yt.name in _MATMUL_PROMOTES and
-                         {xt.name, yt.name} != {"float16", "bfloat16"}):
-        raise lw.error(node, f"matmul: Implicit promotion of {xt} and {yt} is not supported",
-                       "convert one operand with .astype()", cls=TileCodeTypeError)
-    t = xt if xt == yt else promote(xt, yt)
-    x, y = cast(lw, x, t, node), cast(lw, y, t, node)
-    acc_t = {"float16": float32, "bfloat16": float32, "tfloat32": float32, "int8": int32,
-             "uint8": int32, "float8_e4m3fn": float32, "float8_e5m2": float32}.get(t.name, t)
-    if t.name not in _MMA_ACC:
-        raise lw.error(node, f"matmul: Unsupported input dtype {t}",
-                       f"matmul takes {', '.join(_MMA_ACC)}", cls=TileCodeTypeError)
-    acc = full_like(lw, shape, 0, acc_t, node)
-    r = mma(lw, x, y, acc, node)
-    out_t = float32 if t == tfloat32 else t
-    r = cast(lw, r, out_t, node)
-    if out_shape != shape:
-        r = reshape(lw, r, Tup([ir.Const(int64, lw.loc(node), d) for d in out_shape]), node)
-    return r

@@ -107,14 +107,3 @@ def bytes_op(B, op, site, blocks, args):
     src, t = op.args[0].type.dtype, op.type.dtype
     out = from_bytes(to_bytes(x, src), t)
     return out.reshape((x.shape[0],) + op.type.shape)
-
-
-def from_scalars(B, op, site, blocks, args):
-    """astile: the tile of the scalars ``args`` (row-major), the same in every block."""
-    from .tiles import _dtype, _per_block, _round  # noqa: PLC0415  (tiles imports this module)
-    t = op.type
-    vals = [_per_block(B, a, blocks, site, op, "an element") for a in args]
-    out = np.empty((B.nb, len(vals)), _dtype(t.dtype))
-    for k, v in enumerate(vals):
-        out[:, k] = v
-    return _round(out, t.dtype).reshape((B.nb,) + t.shape)

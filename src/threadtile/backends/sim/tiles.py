@@ -756,6 +756,16 @@ def _nested(x, one) -> str:
     return "[" + ", ".join(_nested(y, one) for y in x) + "]"
 
 
+def _from_scalars(B, op, site, blocks, args):
+    """astile: the tile of the scalars ``args`` (row-major), the same in every block."""
+    t = op.type
+    vals = [_per_block(B, a, blocks, site, op, "an element") for a in args]
+    out = np.empty((B.nb, len(vals)), _dtype(t.dtype))
+    for k, v in enumerate(vals):
+        out[:, k] = v
+    return _round(out, t.dtype).reshape((B.nb,) + t.shape)
+
+
 def _layout(B, op, site, blocks, args):
     return args[0]  # layouts are the CUDA backend's business (ir/passes.py)
 
@@ -768,5 +778,5 @@ OPS = {  # by the registry's names (ir/ops.py TILE_OPS)
     "reduce": _reduce, "scan": _scan, "mma": _mma, "mma_loop": _mma_loop,
     "item": _item, "load": _load, "store": _store, "atomic": _atomic, "printf": _printf,
     "gather": _gather, "scatter": _scatter, "bytes": tile_dtypes.bytes_op,
-    "from_scalars": tile_dtypes.from_scalars,
+    "from_scalars": _from_scalars,
 }
