@@ -27,6 +27,9 @@ from ..lang.types import TileType
 from . import nodes as ir
 
 SMEM, SMEMT = "smem", "smemt"
+# the operands' buffers of one kernel at most (the scratch and other blocks need the rest of
+# a multiprocessor's 227 KiB): loads past it stay loads
+BUDGET = 128 * 1024
 _WRITES = ("store", "scatter", "atomic", "printf", "mma_loop")
 
 
@@ -57,51 +60,7 @@ def smem_operands(f: ir.Function, threads: int) -> bool:
     changed = False
     for block, outer in _blocks(f.body, ()):
         changed |= _rewrite_block(f, block, outer, reads, assigned, threads, offset)
-    if changed:
-        for s in ir.walk_stmts(f.body):
-            if isinstance(s, ir.For):
-                _prefetch(s, offset)
     return changed
-
-
-def _prefetch(loop: ir.For, offset: list) -> None:
-    """Double-buffer the operands a loop loads first thing in its body, each step copying the
-    next step's while it works (tile/operands.h): the loads read only the loop variable and
-    values the body does not assign, the step is a constant, and no other copy is in the body.
-    Marks the loads (``attrs["prefetch"]``: position, count) and the mmas' waits."""
-    if not isinstance(loop.step, ir.Const):
-        return
-    lead = []
-    for s in loop.body:
-        if isinstance(s, ir.Assign) and isinstance(s.value, ir.TileOp) and \
-                s.value.op == "load_operand":
-            lead.append(s)
-        else:
-            break
-    if not lead:
-        return
-    ops = [x for s in ir.walk_stmts(loop.body) for e in ir.stmt_exprs(s) for x in ir.walk_expr(e)
-           if isinstance(x, ir.TileOp) and x.op in ("load_operand", "mma_loop")]
-    if len(ops) != len(lead):
-        return
-    assigned = {x.name for x in ir.walk_stmts(loop.body) if isinstance(x, ir.Assign)}
-    for s in lead:
-        names = {x.name for e in s.value.args for x in ir.walk_expr(e) if isinstance(x, ir.Var)}
-        if names & assigned:
-            return
-    n = len(lead)
-    for p, s in enumerate(lead):
-        s.value.attrs["prefetch"] = (p, n)
-        s.value.attrs["offset"] = offset[0]
-        offset[0] += 2 * buffer_bytes(s.value.type)
-    users = {s.name: p for p, s in enumerate(lead)}
-    for s in ir.walk_stmts(loop.body):
-        v = s.value if isinstance(s, ir.Assign) else None
-        if isinstance(v, ir.TileOp) and v.op == "mma" and isinstance(v.args[1], ir.Var) and \
-                v.args[1].name in users:
-            # after this step's operand: the other prefetched copies of its step, then all n
-            # of the next step's
-            v.attrs["wait"] = (n - 1 - users[v.args[1].name]) + n
 
 
 def _blocks(stmts: list, outer: tuple):
@@ -134,10 +93,13 @@ def _a_operand(f, m: ir.TileOp, s: ir.Stmt, block: list, outer: tuple, reads: di
 
 
 def _replace(f, block: list, load_stmt, reshape_stmt, var: ir.Var, layout: str, offset: list,
-             before: int) -> ir.Assign:
-    """The load (and reshape) of ``var`` as one ``load_operand``, placed at ``before``."""
+             before: int) -> ir.Assign | None:
+    """The load (and reshape) of ``var`` as one ``load_operand``, placed at ``before`` (None
+    where its buffer would pass the budget)."""
     ld = load_stmt.value
     t = TileType(var.type.dtype, var.type.shape, layout)
+    if offset[0] + buffer_bytes(t) > BUDGET:
+        return None
     op = ir.TileOp(t, ld.loc, "load_operand", list(ld.args), dict(ld.attrs, offset=offset[0]))
     offset[0] += buffer_bytes(t)
     f.locals[var.name] = t
@@ -171,6 +133,8 @@ def _rewrite_block(f, block: list, outer: tuple, reads: dict, assigned: dict, th
         load_stmt, reshape_stmt, swap = found
         new = _replace(f, block, load_stmt, reshape_stmt, b, SMEMT if swap else SMEM, offset,
                        block.index(s))
+        if new is None:
+            continue
         # up the block as far as its reads allow
         block.remove(new)
         names = {x.name for e in new.value.args for x in ir.walk_expr(e)

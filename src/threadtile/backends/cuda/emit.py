@@ -15,7 +15,6 @@ import numpy as np
 
 from ...ir import nodes as ir
 from ...ir import raises
-from ...ir.operands import buffer_bytes
 from ...lang.records import RecordType
 from ...lang.types import (
     NARROW_FLOATS,
@@ -29,7 +28,7 @@ from ...lang.types import (
 )
 from . import intrinsics, placement, records, tiles
 from .cxx import PREC as _PREC
-from .cxx import alias, ctype, literal, tuple_definition, tuple_struct
+from .cxx import ctype, literal, tuple_definition, tuple_struct
 
 HEADER = "threadtile.h"
 HEADERS = Path(__file__).parent / "include"  # threadtile.h, tile.h and tile/
@@ -444,64 +443,13 @@ class FunctionEmitter:
             inits.append(f"{st} = {self.e(step)}")
             cond = f"{st} > 0 ? {it} < {stop} : {it} > {stop}"
             inc = f"{it} += {st}"
-        lead = _prefetched(s)
-        if lead:  # the operands' first copies, and a stage that flips each step
-            stage = self.fresh("tt_stage")
-            self.line(f"int {stage} = 0;")
-            self.line(f"if ({self.e(s.start)} {'<' if s.step.value > 0 else '>'} "
-                      f"{self.e(s.stop)}) {{", s.loc)
-            self.indent += 1
-            self.line(f"const {t} {var} = {self.e(s.start)};")
-            for x in lead:
-                self.line(self._operand_copy(x.value, "0") + ";", x.loc)
-            self.indent -= 1
-            self.line("}")
-            inc = f"{inc}, {stage} ^= 1"
         self.line(f"for ({t} {', '.join(inits)}; {cond}; {inc}) {{", s.loc)
         if not own:
             decl = f"{t} " if id(s) in self.for_declares else ""
             self.indent += 1
             self.line(f"{decl}{var} = {it};")
             self.indent -= 1
-        if lead:
-            self.indent += 1
-            self._prefetch_step(s, lead, t, var, stage)
-            self.indent -= 1
-        self.nested(s.body[len(lead):])
-        self.line("}")
-
-    def _operand_copy(self, op: ir.TileOp, stage: str) -> str:
-        """tile/operands.h's copy of a prefetched operand into buffer ``stage``."""
-        args = [self.view(op.args[0]), tiles.operand_pad(op)] + [self.e(a) for a in op.args[1:]]
-        off = f"{op.attrs['offset']} + ({stage}) * {buffer_bytes(op.type)}"
-        return f"tt::tile::load_operand_at<{alias(op.type)}>({off}, {', '.join(args)})"
-
-    def _prefetch_step(self, s: ir.For, lead: list, t: str, var: str, stage: str) -> None:
-        """A prefetching loop's step: its operands from this step's buffers, then the next
-        step's copies into the others (empty commit groups after the last step)."""
-        for x in lead:
-            decl = f"{ctype(self.f.locals[x.name])} " if id(x) in self.declare_inline else ""
-            off = f"{x.value.attrs['offset']} + {stage} * {buffer_bytes(x.value.type)}"
-            self.line(f"{decl}{self.n(x.name)} = "
-                      f"tt::tile::operand_at<{alias(x.value.type)}>({off});", x.loc)
-        nxt = self.fresh("tt_next")
-        cmp = "<" if s.step.value > 0 else ">"
-        self.line(f"if ({var} + {self.e(s.step)} {cmp} {self.e(s.stop)}) {{")
-        self.indent += 1
-        self.line(f"const {t} {nxt} = {var} + {self.e(s.step)};")
-        self.line("{")
-        self.indent += 1
-        self.line(f"const {t} {var} = {nxt};")
-        for x in lead:
-            self.line(self._operand_copy(x.value, f"{stage} ^ 1") + ";", x.loc)
-        self.indent -= 1
-        self.line("}")
-        self.indent -= 1
-        self.line("} else {")
-        self.indent += 1
-        for _ in lead:
-            self.line("tt::tile::cp_async_commit();")
-        self.indent -= 1
+        self.nested(s.body)
         self.line("}")
 
     def fresh(self, base: str) -> str:
@@ -835,15 +783,3 @@ def _is_dim(e: ir.Expr, base: ir.Expr, k: int) -> bool:
 def _invariant(e: ir.Expr, assigned: set[str]) -> bool:
     return not any(isinstance(x, ir.Var) and x.name in assigned for x in ir.walk_expr(e)) and \
         not any(isinstance(x, (ir.Call, ir.CallFunc, ir.Load)) for x in ir.walk_expr(e))
-
-
-def _prefetched(s: ir.For) -> list:
-    """The loads a loop prefetches (ir/operands.py marks them), first in its body."""
-    out = []
-    for x in s.body:
-        if isinstance(x, ir.Assign) and isinstance(x.value, ir.TileOp) and \
-                x.value.op == "load_operand" and x.value.attrs.get("prefetch"):
-            out.append(x)
-        else:
-            break
-    return out

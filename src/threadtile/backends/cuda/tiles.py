@@ -126,9 +126,8 @@ def scratch_sizes(module: ir.Module) -> tuple[int, int]:
 
 def operand_bytes(module: ir.Module) -> int:
     """The mma operands' buffers in shared memory, after the scratch (ir/operands.py)."""
-    return max((op.attrs["offset"] + buffer_bytes(op.type) * (2 if op.attrs.get("prefetch")
-                                                               else 1)
-                for op in tile_ops(module) if op.op == "load_operand"), default=0)
+    return max((op.attrs["offset"] + buffer_bytes(op.type) for op in tile_ops(module)
+                if op.op == "load_operand"), default=0)
 
 
 def permute_scratch(x: TileType, perm) -> int:

@@ -10,10 +10,6 @@
 //   load_operand   a barrier (the buffer's last reader is done), then 16-byte cp.async copies
 //                  for runs inside the array, contiguous and aligned, element copies (the
 //                  padding past the edges) otherwise; one commit group
-//   prefetched     in a loop whose body starts with its operands' loads (ir/operands.py):
-//                  two buffers; the first step's copy before the loop, each step's copy of
-//                  the next step's operand into the other buffer at its start (an empty
-//                  commit group after the last step, so every step counts the same groups)
 //   mma            waits for all but the Wait commit groups issued after this operand's
 //                  (ir/operands.py counts them), a barrier, then B fragments from the buffer:
 //                  ldmatrix.trans for [K][N], 32-bit words for [N][K]; A from registers (an
@@ -68,10 +64,6 @@ __device__ __forceinline__ void cp_async_wait() {
 
 // the operand at tile index idx... of a rank-R array, the load's tile (1, ..., 1, X, Y)
 // (X, Y = K, N, or N, K where Swap) at Off bytes into the operand buffers
-template <class ST>
-__device__ __forceinline__ ST operand_at(int off) {
-  return ST{operand_smem<typename ST::elem>(off)};
-}
 template <class ST, class Arr, class... I>
 __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST::elem pad,
                                               I... idx) {
