@@ -154,6 +154,10 @@ def test_softmax_stays_in_registers():
     # Q into its own buffer once, before the loop
     head = src[:src.index("for (int64_t j")]
     assert "tile_f16_128x64_smem q = tt::tile::load_operand<" in head
+    # the output divided, reshaped to 3-d, cast and stored from fragments: no scratch
+    tail = src[src.index("for (int64_t j"):]
+    tail = tail[tail.index("\n  }\n"):]
+    assert "to_blocked" not in tail and "tt::tile::store_fragments(Out, " in tail
     ir = flash.ir(*args, **consts)
     assert "m_i: tile<float32, (128, 1), mmarow>" in ir
     assert "acc: tile<float32, (128, 64), mma>" in ir

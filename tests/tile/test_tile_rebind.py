@@ -340,8 +340,9 @@ def test_ir_shows_one_variable_per_type():
     assert "a: tile<float16, (1, 32, 16)>" in ir and "a_1: tile<float16, (32, 16)>" in ir
     # the batched k loop is one mma_loop (ir/kloop.py): its mma reads the re-bound versions
     assert "mma=tile.mma(a_1, b_1, acc)" in ir and "batch=True" in ir
-    # (the cast stays in the accumulator's fragments: ir/fraglayout.py)
-    assert "acc_1: tile<float16, (32, 32), mma>" in ir and "acc_2: tile<float16, (1, 32, 32)>" in ir
+    # (the cast and the reshape to 3-d stay in the accumulator's fragments: ir/fraglayout.py)
+    assert "acc_1: tile<float16, (32, 32), mma>" in ir and \
+        "acc_2: tile<float16, (1, 32, 32), mma>" in ir
 
 
 # ---- cubins --------------------------------------------------------------------------------------

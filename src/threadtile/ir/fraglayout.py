@@ -80,10 +80,18 @@ def assign_layouts(f: ir.Function, threads: int) -> bool:
     return True
 
 
-def _candidate(t: TileType, nw: int) -> str | None:
-    if t.ndim != 2:
+def _matrix(shape: tuple) -> tuple | None:
+    """The last two axes of a shape whose others are ones (a 3-d load of one batch), else
+    None."""
+    if len(shape) < 2 or any(d != 1 for d in shape[:-2]):
         return None
-    m, n = t.shape
+    return tuple(shape[-2:])
+
+
+def _candidate(t: TileType, nw: int) -> str | None:
+    if _matrix(t.shape) is None or (t.ndim > 2 and t.shape[-1] == 1):
+        return None
+    m, n = _matrix(t.shape)
     if n == 1:
         return ROWS if _whole_rows(m, nw) else None
     if m % tiling.MMA_M == 0 and n % tiling.MMA_N == 0 and \
@@ -105,16 +113,21 @@ def _produces(v: ir.Expr, want: str, lay: dict, threads: int) -> bool:
     """Whether an assignment's value can give a tile in layout ``want`` (converting blocked
     operands where needed), the variables' layouts being ``lay``."""
     nw = threads // 32
-    if isinstance(v, ir.Var):
-        return True
+    if isinstance(v, ir.Var):  # (a conversion of more than two axes has no C++: in layout)
+        return v.type.ndim == 2 or lay.get(v.name) == want
     if not isinstance(v, ir.TileOp):
         return False
     if v.op == "full":
         return True
+    if v.op == "reshape":  # leading axes of one added or dropped: the same fragments
+        x = v.args[0]
+        return want == MMA and isinstance(x, ir.Var) and lay.get(x.name) == MMA and \
+            _matrix(x.type.shape) == _matrix(v.type.shape) is not None
     if v.op == "mma":
         return want == MMA and tiling.fragments_ok(*(a.type for a in v.args), threads)
     if v.op in _ELEMENTWISE:
-        return any(lay.get(a.name) == want for a in _tile_vars(v))
+        return any(lay.get(a.name) == want for a in _tile_vars(v)) and (
+            v.type.ndim == 2 or all(lay.get(a.name) == want for a in _tile_vars(v)))
     if v.op == "broadcast":
         x = v.args[0].type
         if not isinstance(x, TileType):
@@ -258,12 +271,14 @@ def _convert(e: ir.Expr, want: str) -> ir.Expr:
 
 
 def _fragment_store(op: ir.TileOp) -> bool:
-    """Whether a store can write an ``mma`` tile as it is (tile.h store_fragments): a 2-d tile
-    into a 2-d global array, axes in order."""
+    """Whether a store can write an ``mma`` tile as it is (tile.h store_fragments): into a
+    global array of the tile's rank, axes in order, the axes before the last two ones."""
     arr, tile = op.args[0], op.args[1]
+    nd = arr.type.ndim
     return (isinstance(tile, ir.Var) and tile.type.layout == MMA and
-            arr.type.space == "global" and arr.type.ndim == 2 and len(op.args) == 4 and
-            tuple(op.attrs.get("order", (0, 1))) == (0, 1))
+            arr.type.space == "global" and nd == tile.type.ndim and len(op.args) == 2 + nd
+            and _matrix(tile.type.shape) is not None and
+            tuple(op.attrs.get("order", range(nd))) == tuple(range(nd)))
 
 
 def _rewrite(f: ir.Function, lay: dict, threads: int) -> None:
@@ -320,7 +335,7 @@ def _rewrite(f: ir.Function, lay: dict, threads: int) -> None:
             x = v.args[0]
             v.args[0] = _convert(x, BLOCKED if x.type.size == 1 else ROWS) \
                 if isinstance(x, ir.Var) else blocked(x)
-        elif v.op == "reduce" or v.op == "full":
+        elif v.op in ("reduce", "full", "reshape"):
             pass
 
     for s in ir.walk_stmts(f.body):

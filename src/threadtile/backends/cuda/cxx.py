@@ -41,7 +41,8 @@ def spelled(t: TileType, threads: int) -> str:
                 f"{'true' if swap else 'false'}, {ld}>")
     if t.layout == "mmarow":  # (M, 1): the rows of fragment tiles (tile/fragments.h)
         return f"tt::tile::MmaRows<{t.dtype.cname}, {threads}, {t.shape[0]}>"
-    dims = "".join(f", {d}" for d in t.shape)
+    shape = t.shape[-2:] if t.layout == "mma" else t.shape  # (leading ones: the same fragments)
+    dims = "".join(f", {d}" for d in shape)
     kind = "MmaTile" if t.layout == "mma" else "Tile"
     return f"tt::tile::{kind}<{t.dtype.cname}, {threads}{dims}>"
 

@@ -170,7 +170,7 @@ def op_scratch(op: ir.TileOp, nt: int) -> int:
         return x.size * _isz(x.dtype)
     if k == "mma" and op.args[1].type.layout != "blocked":  # B in its own buffer
         a = op.args[0].type
-        return 0 if a.layout == "mma" else a.shape[0] * (a.shape[1] + 8) * _isz(a.dtype)
+        return 0 if a.layout != "blocked" else a.shape[0] * (a.shape[1] + 8) * _isz(a.dtype)
     if k == "mma":
         return tiling.mma_bytes(op.args[0].type, op.args[1].type, op.type.layout == "mma")
     if k == "mma_loop":

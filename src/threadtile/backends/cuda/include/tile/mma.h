@@ -276,14 +276,16 @@ __device__ __forceinline__ MmaTile<U, NT, M, N> astype(const MmaTile<T, NT, M, N
   return r;
 }
 
-template <class T>
-__device__ __forceinline__ bool pairs_ok(const ::tt::CArray<T, 2>& a) {
-  return a.shape[1] % 2 == 0 && reinterpret_cast<unsigned long long>(a.data) % 4 == 0;
+template <class T, int R>
+__device__ __forceinline__ bool pairs_ok(const ::tt::CArray<T, R>& a) {
+  return a.shape[R - 1] % 2 == 0 && reinterpret_cast<unsigned long long>(a.data) % 4 == 0;
 }
-template <class T>
-__device__ __forceinline__ bool pairs_ok(const ::tt::Array<T, 2>& a) {
-  return a.strides[1] == 1 && a.strides[0] % 2 == 0 &&
-         reinterpret_cast<unsigned long long>(a.data) % 4 == 0;
+template <class T, int R>
+__device__ __forceinline__ bool pairs_ok(const ::tt::Array<T, R>& a) {
+  bool ok = a.strides[R - 1] == 1;
+#pragma unroll
+  for (int d = 0; d < R - 1; ++d) ok = ok && a.strides[d] % 2 == 0;
+  return ok && reinterpret_cast<unsigned long long>(a.data) % 4 == 0;
 }
 template <class T> __device__ __forceinline__ uint32_t bits16(const T& x) {
   uint16_t b;
@@ -291,23 +293,36 @@ template <class T> __device__ __forceinline__ uint32_t bits16(const T& x) {
   return b;
 }
 
-template <class Arr, class T, int NT, int M, int N, class I0, class I1>
+// an R-d array (R >= 2) takes the tile's two axes last, the axes before them tiles of one
+template <class Arr, class T, int NT, int M, int N, class... I>
 __device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, NT, M, N>& x,
-                                                I0 i0, I1 i1) {
+                                                I... idx) {
   typedef MmaTile<T, NT, M, N> X;
+  constexpr int R = sizeof...(I);
+  static_assert(R >= 2, "store_fragments: two axes at least");
+  const int64_t ix[R] = {int64_t(idx)...};
   const int t = tid();
-  const int64_t r0 = int64_t(i0) * M, c0 = int64_t(i1) * N;
+  const int64_t r0 = ix[R - 2] * M, c0 = ix[R - 1] * N;
+  bool lead = true;
+#pragma unroll
+  for (int d = 0; d < R - 2; ++d) lead = lead && ix[d] >= 0 && ix[d] < a.shape[d];
+  if (!lead) return;
   const bool pairs = sizeof(T) == 2 && pairs_ok(a);
 #pragma unroll
   for (int i = 0; i < X::BLOCKS; ++i) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int e = frag_index<NT, M, N>(t, i, 2 * h);
-      int64_t g[2] = {r0 + e / N, c0 + e % N};
-      if (g[0] < 0 || g[1] < 0 || g[0] >= a.shape[0] || g[1] >= a.shape[1]) continue;
+      int64_t g[R];
+#pragma unroll
+      for (int d = 0; d < R - 2; ++d) g[d] = ix[d];
+      g[R - 2] = r0 + e / N, g[R - 1] = c0 + e % N;
+      if (g[R - 2] < 0 || g[R - 1] < 0 || g[R - 2] >= a.shape[R - 2] ||
+          g[R - 1] >= a.shape[R - 1])
+        continue;
       const T lo = x.v[4 * i + 2 * h], hi = x.v[4 * i + 2 * h + 1];
       T* p = a.data + offset(a, g);
-      const bool two = g[1] + 1 < a.shape[1];
+      const bool two = g[R - 1] + 1 < a.shape[R - 1];
       if constexpr (sizeof(T) == 2) {
         if (pairs && two) {
           *reinterpret_cast<uint32_t*>(p) = bits16(lo) | (bits16(hi) << 16);
@@ -316,11 +331,17 @@ __device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, N
       }
       *p = lo;
       if (two) {
-        g[1] += 1;
+        g[R - 1] += 1;
         a.data[offset(a, g)] = hi;
       }
     }
   }
+}
+
+// a reshape that adds or drops leading axes of one keeps the fragments as they are
+template <int... O, class T, int NT, int M, int N>
+__device__ __forceinline__ MmaTile<T, NT, M, N> reshape(const MmaTile<T, NT, M, N>& x) {
+  return x;
 }
 
 // mma<TensorCores>: the compiler says whether tensor cores take the operands (mma_plan)
