@@ -12,6 +12,7 @@ from ..lang.types import void
 from . import nodes as ir
 from .fraglayout import assign_layouts
 from .kloop import fuse_k_loops
+from .licm import hoist_invariants
 from .operands import smem_operands
 from .resources import check_static_shared
 from .verify import verify
@@ -25,6 +26,10 @@ def run(module: ir.Module) -> None:
         # execute the same sequence of collective operations, and C++ leaves the order of
         # evaluation of a call's arguments unspecified.
         hoist_tile_ops(f)
+        # Loop-invariant tile operations leave their loops (index tiles, broadcasts, masks
+        # written where they read naturally), on the flat form, before layouts are chosen
+        # for what stays in the loop.
+        hoist_invariants(f)
         # Layouts are chosen on the flat form (every tile op the value of an assignment), and
         # the conversions they insert are hoisted in turn.
         if module.threads and assign_layouts(f, module.threads):
