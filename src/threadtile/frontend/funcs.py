@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from ..ir import nodes as ir
 from ..lang.substitutes import substitute
 from ..lang.types import NoneType, Scalar, TupleType
-from . import tuples
+from . import comprehensions, tuples
 from . import typing as ty
 from .source import get_source
 from .values import Py, Tup, pyname
@@ -205,6 +205,8 @@ def builtin_call(lw: Lowerer, obj, node: ast.Call):
     if obj is builtins.tuple:
         if not node.args:
             return Tup([])
+        if comprehensions.is_tuple_comprehension(node):
+            return comprehensions.lower(lw, node.args[0], node)
         v = lw.expr(node.args[0])
         if len(node.args) == 1 and not node.keywords and isinstance(v, Tup):
             return Tup(list(v.items))

@@ -34,6 +34,7 @@ from . import (
     calls,
     captured,
     complexes,
+    comprehensions,
     dataclassvals,
     flow,
     loops,
@@ -511,7 +512,7 @@ class Lowerer(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name):
         name = node.id
-        if name in self.local_names and name not in self.defined:
+        if name in self.local_names and name not in self.defined and name not in self.statics:
             raise self.error(node, f"local variable '{name}' is not assigned on every path to "
                                    "this line (Python raises UnboundLocalError here; a GPU "
                                    "would read an undefined value)",
@@ -735,9 +736,7 @@ def _fix_returns(func: ir.Function) -> None:
 
 def _assigned_names(tree: ast.FunctionDef) -> set[str]:
     names = {a.arg for a in tree.args.args}
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            names.add(n.id)
+    names |= {n.id for n in comprehensions.own_stores(tree)}
     return names
 
 
@@ -746,9 +745,8 @@ def _literal_locals(tree: ast.FunctionDef) -> dict[str, int]:
     body (``N = 100``): numba types them as literals, so they may size a shared or local
     array."""
     stores: dict[str, int] = {}
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            stores[n.id] = stores.get(n.id, 0) + 1
+    for n in comprehensions.own_stores(tree):
+        stores[n.id] = stores.get(n.id, 0) + 1
     params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
     out = {}
     for s in tree.body:
@@ -764,9 +762,8 @@ def _literal_locals(tree: ast.FunctionDef) -> dict[str, int]:
 def _single_stores(tree: ast.FunctionDef) -> set[str]:
     """Names the function assigns in exactly one place (and not its parameters)."""
     stores: dict[str, int] = {}
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            stores[n.id] = stores.get(n.id, 0) + 1
+    for n in comprehensions.own_stores(tree):
+        stores[n.id] = stores.get(n.id, 0) + 1
     params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
     return {n for n, c in stores.items() if c == 1 and n not in params}
 
