@@ -35,7 +35,7 @@ from .jitoptions import nvrtc_options as _nvrtc_options
 from .lang import annotations as param_ann
 from .lang import signatures as sigs
 from .lang.thread import context
-from .lang.types import NoneType, Scalar, Signature, Type, is_type_like, scalar_of, void
+from .lang.types import NoneType, Scalar, Signature, TupleType, Type, is_type_like, scalar_of, void
 from .runtime import argwrap, cutileargs, driver
 from .runtime import launcher as rt_launcher
 from .runtime import raised as rt_raised
@@ -370,8 +370,9 @@ class Kernel:
                     t = param_ann.apply(node, t, name)
                 # cuTile's rule: a scalar argument of a tile kernel is loosely typed, so that
                 # `x * eps` with a float32 tile and a Python float stays float32
-                params.append(ir.Param(name, t, weak=self.tile and isinstance(t, Scalar)
-                                       and node is None,
+                # (the numbers of a tuple argument too)
+                params.append(ir.Param(name, t, weak=self.tile and isinstance(
+                                           t, (Scalar, TupleType)) and node is None,
                                        static_dims=tuple(sorted(dims.get(name, ())))))
         spec = Specialization(self, params)
         self._dispatch[key] = spec

@@ -13,7 +13,7 @@ import enum
 
 import numpy as np
 
-from ..errors import KernelCompileError
+from ..errors import KernelCompileError, TileCodeValueError
 from ..ir import nodes as ir
 from ..lang.records import RecordType
 from ..lang.thread import LaneReg
@@ -42,6 +42,7 @@ from . import (
     raising,
     records,
     tiles,
+    tupleops,
     tuples,
     versions,
 )
@@ -548,7 +549,7 @@ class Lowerer(ast.NodeVisitor):
             return ty.mark_weak(ir.Const(int64, self.loc(node), 0, weak=True))
         v = ir.Var(t[0], self.loc(node), name)
         if isinstance(t[0], TupleType):  # a tuple parameter: a Tup of its items
-            return tuples.explode(self, v)
+            return tuples.explode(self, v, t[1])
         return ty.mark_weak(v, t[1])
 
     def py_to_value(self, obj, node, wrap: bool = False):
@@ -613,12 +614,14 @@ class Lowerer(ast.NodeVisitor):
         raise self.unsupported(node, f"attribute '{attr}' of {describe_value(base)}")
 
     def visit_Tuple(self, node: ast.Tuple):
-        return Tup([self.expr(e) for e in node.elts])
+        return tupleops.display(self, node.elts)
 
     def unpack(self, value, n: int, node) -> list:
         if isinstance(value, Tup):
             if len(value.items) != n:
-                raise self.error(node, f"cannot unpack {len(value.items)} values into {n}")
+                raise self.error(node, f"Too {'few' if len(value.items) < n else 'many'} "
+                                       f"values to unpack (expected {n}, got "
+                                       f"{len(value.items)})", cls=TileCodeValueError)
             return value.items
         raise self.error(node, f"cannot unpack {describe_value(value)}")
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
-from ..lang.types import ArrayType, Scalar, TileType, TupleType, Type, bool_
+from ..lang.types import ArrayType, Scalar, TileType, TupleType, Type, bool_, int64
 from . import raising
 from . import typing as ty
 from .values import Py, Tup, describe_value
@@ -28,15 +29,20 @@ def is_tuple(v) -> bool:
     return isinstance(v, ir.Expr) and isinstance(v.type, TupleType)
 
 
-def explode(lw: Lowerer, e: ir.Expr) -> Tup:
-    """The tuple-valued ``e`` as a ``Tup`` of reads of its items (nested tuples too)."""
+def explode(lw: Lowerer, e: ir.Expr, weak: bool = False) -> Tup:
+    """The tuple-valued ``e`` as a ``Tup`` of reads of its items (nested tuples too); with
+    ``weak``, its numbers are loosely typed (a tile kernel's tuple argument, as its scalar
+    arguments are)."""
     if not isinstance(e, (ir.Var, ir.TupleItem)):
         e = lw.hoist(e, "tup")
     t: TupleType = e.type
     items: list = []
     for k, it in enumerate(t.items):
         x = ir.TupleItem(it, e.loc, e, k)
-        items.append(explode(lw, x) if isinstance(it, TupleType) else x)
+        if isinstance(it, TupleType):
+            items.append(explode(lw, x, weak))
+        else:
+            items.append(ty.mark_weak(x, True) if weak and isinstance(it, Scalar) else x)
     return Tup(items, t.names)
 
 
@@ -123,13 +129,22 @@ def index(lw: Lowerer, v: Tup, k, node):
     if isinstance(k, ir.Const) and isinstance(k.value, int) and not isinstance(k.value, bool):
         i = k.value + n if k.value < 0 else k.value
         if not 0 <= i < n:
-            raise lw.error(node, f"tuple index {k.value} out of range for a tuple of {n}")
+            raise lw.error(node, f"Index {k.value} is out of range for a tuple of length {n}",
+                           cls=TileCodeTypeError)
         return v.items[i]
     if isinstance(k, slice):
         return Tup(v.items[k], v.names[k] if v.names else ())
-    k = lw.scalar(k, node)
-    if not k.type.is_int:
-        raise lw.error(node, f"tuple indices must be integers, got {k.type}")
+    if isinstance(k, ir.Expr) and isinstance(k.type, TileType) and not k.type.shape:
+        k = lw.scalar(k, node)  # a 0-d tile: its number
+    if isinstance(k, ir.Const) and isinstance(k.value, bool):  # t[True] is t[1], as in Python
+        return index(lw, v, ir.Const(int64, k.loc, int(k.value)), node)
+    if not (isinstance(k, ir.Expr) and isinstance(k.type, Scalar) and k.type.is_int):
+        raise lw.error(node, "Tuple indices must be integers or slices, not "
+                             f"{describe_value(k)}", cls=TileCodeTypeError)
+    if lw.spec.threads is not None:  # cuTile: a tile kernel indexes tuples by constants
+        raise lw.error(node, "Tuple indices must be constant: the index is known only when "
+                             "the kernel runs", "index with a literal, a Constant parameter or "
+                             "a ct.static_iter() loop variable", cls=TileCodeTypeError)
     vals = [lw.scalar(x, node) if not isinstance(x, Tup) else None for x in v.items]
     if not vals or any(x is None or not isinstance(x.type, Scalar) for x in vals):
         raise lw.error(node, "a tuple of arrays or tuples can only be indexed by constants",
