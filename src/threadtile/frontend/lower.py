@@ -13,7 +13,7 @@ import enum
 
 import numpy as np
 
-from ..errors import KernelCompileError, TileCodeValueError
+from ..errors import KernelCompileError, TileCodeSyntaxError, TileCodeValueError
 from ..ir import nodes as ir
 from ..lang.records import RecordType
 from ..lang.thread import LaneReg
@@ -514,11 +514,12 @@ class Lowerer(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name):
         name = node.id
         if name in self.local_names and name not in self.defined and name not in self.statics:
-            raise self.error(node, f"local variable '{name}' is not assigned on every path to "
-                                   "this line (Python raises UnboundLocalError here; a GPU "
-                                   "would read an undefined value)",
+            raise self.error(node, f"Undefined variable {name} used: local variable "
+                                   f"'{name}' is not assigned on every path to this line "
+                                   "(Python raises UnboundLocalError here; a GPU would read "
+                                   "an undefined value)",
                              f"assign '{name}' before the branch or loop that sets it, or in "
-                             "every branch")
+                             "every branch", cls=TileCodeSyntaxError)
         return self.read_name(name, node)
 
     def read_name(self, name: str, node):
