@@ -120,16 +120,25 @@ def _indexes_a_tuple(lw: Lowerer, node: ast.For) -> bool:
     i = node.target.id
     for n in ast.walk(ast.Module(node.body, [])):
         if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name) and \
-                n.slice.id == i and isinstance(n.value, ast.Name):
-            name = n.value.id
+                n.slice.id == i and (root := _tuple_root(n.value)) is not None:
+            name = root.id
             if name in lw.tuples or isinstance(lw.runtime_params.get(name), TupleType):
                 # (a tuple of numbers is indexed at run time: tuples.index)
-                v = lw.read_name(name, n.value)
+                v = lw.expr(n.value)  # a name, or `pair[0]`: constant indices of one
                 if isinstance(v, Tup) and any(
                         not (isinstance(x, ir.Expr) and isinstance(x.type, Scalar))
                         for x in v.items):
                     return True
     return False
+
+
+def _tuple_root(e: ast.expr) -> ast.Name | None:
+    """The name under ``e`` where ``e`` is one (``arrays``) or indexes one by constants
+    (``pair[0]``, ``cfg[1][0]``); None otherwise."""
+    while isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Constant) and \
+            type(e.slice.value) is int:
+        e = e.value
+    return e if isinstance(e, ast.Name) else None
 
 
 def _once(lw: Lowerer, e: ir.Expr, prefix: str = "it") -> ir.Expr:

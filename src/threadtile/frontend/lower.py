@@ -550,7 +550,8 @@ class Lowerer(ast.NodeVisitor):
             return ty.mark_weak(ir.Const(int64, self.loc(node), 0, weak=True))
         v = ir.Var(t[0], self.loc(node), name)
         if isinstance(t[0], TupleType):  # a tuple parameter: a Tup of its items
-            return tuples.explode(self, v, t[1])
+            return tuples.with_constants(self, tuples.explode(self, v, t[1]),
+                                         self.static_dims.get(name, {}), node)
         return ty.mark_weak(v, t[1])
 
     def py_to_value(self, obj, node, wrap: bool = False):

@@ -46,6 +46,26 @@ def explode(lw: Lowerer, e: ir.Expr, weak: bool = False) -> Tup:
     return Tup(items, t.names)
 
 
+def with_constants(lw: Lowerer, v: Tup, dims: dict, node) -> Tup:
+    """A tuple parameter's items, those its annotation marks ``Constant`` (``dims``:
+    ``("item", path) -> value``, the specialization's) as compile-time numbers."""
+    items = {k: c for (a, k), c in dims.items() if a == "item"}
+    if not items:
+        return v
+
+    def walk(t: Tup, path: tuple) -> Tup:
+        out = []
+        for k, x in enumerate(t.items):
+            p = path + (k,)
+            if p in items:
+                out.append(lw.py_to_value(items[p], node))
+            else:
+                out.append(walk(x, p) if isinstance(x, Tup) else x)
+        return Tup(out, t.names, t.cls)
+
+    return walk(v, ())
+
+
 def make(lw: Lowerer, v: Tup, node) -> ir.MakeTuple:
     """``v`` as one tuple value. Python literals take their own types (``1`` int64, ``0.5``
     float64), as they do when a kernel receives them as arguments."""
