@@ -324,10 +324,12 @@ class Kernel:
         if len(args) != n or any(a is _MISSING for a in args):
             raise TypeError(f"{self.__name__}() takes {n} arguments "
                             f"({', '.join(self.param_names)}), got {len(args)}")
-        if self.tile:
-            cutileargs.check_plain_tuples(args)
         runtime = [a for i, a in enumerate(args) if i not in self._const_pos]
         consts = {self.param_names[i]: args[i] for i in self._const_pos}
+        for i in self._const_pos if self.tile else ():
+            if isinstance(args[i], (tuple, list)) and (
+                    e := cutileargs.constant_tuple_error(args[i], f"kernel argument #{i}")):
+                raise e
         if self._item_consts:  # `cfg: tuple[ct.Constant[int], int]`: the Constant items
             for a, name in zip(runtime, self._runtime_names):
                 if name in self._item_consts:
@@ -369,10 +371,6 @@ class Kernel:
                 v = consts[name]
                 if isinstance(v, np.generic):
                     v = v.item()
-                if isinstance(v, (tuple, list)) and self.tile and (e := cutileargs.
-                        constant_tuple_error(v, "kernel argument "
-                                             f"#{self.param_names.index(name)}")) is not None:
-                    raise e
                 if isinstance(v, (tuple, list)) and self.tile and cutileargs.constant_tuple(v):
                     # cuTile's ct.Constant[tuple]: a tuple of numbers, known when compiling
                     params.append(ir.Param(name, NoneType, cutileargs.frozen(v), True))
@@ -600,6 +598,8 @@ class Launch(_c_call_base() or _PyCall):
                 f"{kernel.num_warps}); launched with block {tuple(self.block)}")
 
     def _call(self, *args, **kwargs):
+        if self.kernel.tile:
+            cutileargs.check_plain_tuples(args)  # before dataclasses become namedtuples
         if self.kernel.tile and any(cutileargs.cutile_arg(a) for a in args):
             args = cutileargs.as_tuples(args)
         try:
@@ -629,7 +629,7 @@ class Launch(_c_call_base() or _PyCall):
         if requested():
             return sim_run(k, self, args, kwargs)
         d = self.direct  # the base's call has tried it (and it declined) where it is set
-        if kwargs or k._const_pos or k._item_consts or k.tile:
+        if kwargs or k._const_pos or k._item_consts:
             runtime, consts = k._split(args, kwargs)
         else:
             runtime, consts = args, None

@@ -102,7 +102,9 @@ def _range_loop(lw: Lowerer, node: ast.For, it: ast.Call) -> ir.For | list:
     if w or t.kind == "u" and any(isinstance(a, ir.Const) and a.value < 0 for a in args):
         t = int64  # range(n, 0, -1) with n unsigned counts down in a signed variable
     name = node.target.id
-    lw.observe(name, t, False, node)
+    # a tile kernel's loop over Python numbers counts in a loosely typed int (cuTile's int32
+    # range variable fits what it is stored into: ct.scatter(y, i, i) with y int32)
+    lw.observe(name, t, w and lw.spec.threads is not None, node)
     versions.bind_value(lw, name, t, node)
     vt = lw.var_types.get(name, (t, False))[0]
     lw.loop_depth += 1
