@@ -324,6 +324,8 @@ class Kernel:
         if len(args) != n or any(a is _MISSING for a in args):
             raise TypeError(f"{self.__name__}() takes {n} arguments "
                             f"({', '.join(self.param_names)}), got {len(args)}")
+        if self.tile:  # (a frozen dataclass argument travels as a namedtuple of its own)
+            cutileargs.check_plain_tuples(args)
         runtime = [a for i, a in enumerate(args) if i not in self._const_pos]
         consts = {self.param_names[i]: args[i] for i in self._const_pos}
         for i in self._const_pos if self.tile else ():
@@ -399,8 +401,6 @@ class Kernel:
     def _spec_for(self, args, kwargs) -> Specialization:
         if len(args) == 1 and not kwargs and _spells_signature(args[0]):
             return self.specialization(list(sigs.signature(args[0]).args), {})
-        if self.tile:
-            cutileargs.check_plain_tuples(args)  # before dataclasses become namedtuples
         if self.tile and any(cutileargs.cutile_arg(a) for a in args):
             args = cutileargs.as_tuples(args)
         runtime, consts = self._split(args, kwargs)
@@ -598,8 +598,6 @@ class Launch(_c_call_base() or _PyCall):
                 f"{kernel.num_warps}); launched with block {tuple(self.block)}")
 
     def _call(self, *args, **kwargs):
-        if self.kernel.tile:
-            cutileargs.check_plain_tuples(args)  # before dataclasses become namedtuples
         if self.kernel.tile and any(cutileargs.cutile_arg(a) for a in args):
             args = cutileargs.as_tuples(args)
         try:
@@ -629,7 +627,7 @@ class Launch(_c_call_base() or _PyCall):
         if requested():
             return sim_run(k, self, args, kwargs)
         d = self.direct  # the base's call has tried it (and it declined) where it is set
-        if kwargs or k._const_pos or k._item_consts:
+        if kwargs or k._const_pos or k._item_consts or k.tile:
             runtime, consts = k._split(args, kwargs)
         else:
             runtime, consts = args, None

@@ -68,6 +68,7 @@ def _as_tuple(a, where: str):
         rec = _RECORDS.get(cls)
         if rec is None:
             rec = _RECORDS[cls] = collections.namedtuple(cls.__name__, names)
+            rec._threadtile_dataclass = cls  # (not a user's namedtuple: _plain)
         return rec(*[_as_tuple(getattr(a, n), f"field {n!r} of {where}") for n in names])
     return a
 
@@ -107,7 +108,8 @@ def check_plain_tuples(args) -> None:
 
 
 def _plain(a, where: str) -> None:
-    if isinstance(a, tuple) and type(a) is not tuple:
+    if isinstance(a, tuple) and type(a) is not tuple and not hasattr(
+            type(a), "_threadtile_dataclass"):
         raise TypeError(f"Invalid {where}: '{type(a).__name__}' is a subclass of 'tuple'. Only "
                         "plain tuples are accepted. (pass tuple(value), or a frozen dataclass)")
     if type(a) is tuple:
