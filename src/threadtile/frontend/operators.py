@@ -143,10 +143,13 @@ def compare_chain(lw: Lowerer, node: ast.Compare):
     res = None
     for opn, comp in zip(node.ops, node.comparators):
         op = CMPOPS.get(type(opn))
-        if isinstance(opn, (ast.Is, ast.IsNot)) and isinstance(left, Py):
+        if isinstance(opn, (ast.Is, ast.IsNot)):
             right = lw.expr(comp)
-            if isinstance(right, Py):  # `Color.red is Color.red`: identity of Python objects
-                same = left.obj is right.obj
+            if isinstance(left, Py) and isinstance(right, Py) or any(
+                    isinstance(v, Py) and v.obj is None for v in (left, right)):
+                # `Color.red is Color.red`: identity of Python objects; `start is None` with
+                # `start` a number (a runtime value or a constant): never None
+                same = isinstance(left, Py) and isinstance(right, Py) and left.obj is right.obj
                 c = ir.Const(bool_, lw.loc(node), same if isinstance(opn, ast.Is) else not same)
                 res = c if res is None else ir.Logical(bool_, lw.loc(node), "and", res, c)
                 left = right
