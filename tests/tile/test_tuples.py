@@ -139,6 +139,15 @@ def concat_and_compare(x, y, z, M: ct.Constant[int]):
     ct.scatter(z, (p, 7), 1 if 2 in (2, a) else 0)  # stops at the first match: a unused
 
 
+@ct.kernel
+def grow(x, y):
+    doubled = ()
+    for k in ct.static_iter(range(3)):  # straight-line code: the tuple may change length
+        doubled = doubled + (ct.load(x, (k,), (T,)) * 2,)
+    for k, t in ct.static_iter(enumerate(doubled)):
+        ct.store(y, (k,), t)
+
+
 def _fill(arr, *items):
     for i, v in ct.static_iter(enumerate(items)):
         ct.scatter(arr, i, v)
@@ -166,6 +175,13 @@ def test_concatenation_comparison_and_membership(target):
     want = np.stack([np.full(4, 3), p == 1, p != 0, np.zeros(4), np.isin(p, (1, 2)),
                      ~np.isin(p, (0, 5)), np.isin(p, (0, 3)), np.ones(4)], axis=1)
     np.testing.assert_array_equal(target.to_host(z), want.astype(np.int32))
+
+
+def test_a_tuple_grows_in_a_static_iter_loop(target):
+    x = np.arange(3 * T, dtype=np.int32)
+    y = target.to_device(poison(3 * T, np.int32))
+    target.launch_tile(grow, 1, target.to_device(x), y)
+    np.testing.assert_array_equal(target.to_host(y), 2 * x)
 
 
 def test_starred_unpacking_in_displays_and_calls(target):
@@ -214,7 +230,7 @@ def test_compiles_to_cubin(arch):
     cases = [(rotate, (i32, i32)), (products, (i32, i32)), (filtered, (i32, i32)),
              (triangle, (i32,)), (scopes, (i32,)), (concat_and_compare, (
                  i32, np.zeros((4, 3 * T), np.int32), np.zeros((4, 8), np.int32), 4)),
-             (starred, (i32, i32)), (partial_constant, (i32, i32, (8, 5))),
+             (starred, (i32, i32)), (grow, (i32, i32)), (partial_constant, (i32, i32, (8, 5))),
              (tuple_sum, (i32, (1, (2, 3)), (10, 20)))]
     for kernel, args in cases:
         assert kernel.compile(*args, arch=arch).cubin[:4] == b"\x7fELF", kernel

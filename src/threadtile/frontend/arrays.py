@@ -113,6 +113,10 @@ def reshape(lw: Lowerer, arr: ir.Expr, node: ast.Call) -> ir.Reshape:
 
 def subscript_parts(lw: Lowerer, node: ast.Subscript, base=None):
     arr = base if base is not None else lw.expr(node.value)
+    if isinstance(arr, Tup) and arr.cls is not None:  # a frozen dataclass instance
+        raise lw.error(node, f"'{arr.cls.__qualname__}' object does not support item "
+                             "assignment", "a frozen dataclass is replaced, not changed: "
+                             "dataclasses.replace(d, field=...)", cls=TileCodeTypeError)
     if isinstance(arr, Tup):  # `t[0] = 7` (reading t[0] is lower.py's visit_Subscript)
         raise lw.error(node, "Tuples are immutable: item assignment is not supported",
                        "build a new tuple: t = (7,) + t[1:]", cls=TileCodeTypeError)

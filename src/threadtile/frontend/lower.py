@@ -280,7 +280,10 @@ class Lowerer(ast.NodeVisitor):
             return [decl]
         if isinstance(value, Tup):
             prev = self.tuples.get(name)
-            if prev is not None and len(prev[0]) != len(value.items):
+            # (straight-line code of the function's own body may re-bind a tuple to another
+            # length: `t = t + (x,)` in a static_iter loop; a branch or a loop may not)
+            if prev is not None and len(prev[0]) != len(value.items) and (
+                    self.depth > 1 or self.loop_depth):
                 raise self.error(node, f"'{name}' holds a tuple of {len(prev[0])} elsewhere but "
                                        f"is assigned one of {len(value.items)} here",
                                  "use a different variable for each")
