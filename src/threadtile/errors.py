@@ -140,6 +140,10 @@ class TileCodeTypeError(KernelCompileError, TileTypeError):
     """A value of the wrong kind (a non-constant ``static_assert`` condition...)."""
 
 
+class TileCodeValueError(KernelCompileError, TileValueError):
+    """A value of the right kind but a wrong size (``a, b, c = (1, 2)``...)."""
+
+
 class ArgumentTypeError(TypeError, TileTypeError):
     """A kernel argument of a kind cuTile refuses with a TileTypeError (a dataclass that is
     not frozen); a TypeError as threadtile's other argument errors."""

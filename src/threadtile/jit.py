@@ -35,7 +35,7 @@ from .jitoptions import nvrtc_options as _nvrtc_options
 from .lang import annotations as param_ann
 from .lang import signatures as sigs
 from .lang.thread import context
-from .lang.types import NoneType, Scalar, Signature, Type, is_type_like, scalar_of, void
+from .lang.types import NoneType, Scalar, Signature, TupleType, Type, is_type_like, scalar_of, void
 from .runtime import argwrap, cutileargs, driver
 from .runtime import launcher as rt_launcher
 from .runtime import raised as rt_raised
@@ -126,6 +126,9 @@ class Kernel:
                             if param_ann.has_static_dims(a)}
         self._const_pos = tuple(i for i, n in enumerate(self.param_names) if n in self.constants)
         self._runtime_names = [n for n in self.param_names if n not in self.constants]
+        # tuple parameters with Constant items: those items are part of each specialization
+        self._item_consts = {n for n, a in self.param_nodes.items()
+                             if self.tile and param_ann.has_constant_items(a)}
         self._dispatch: dict[tuple, Specialization] = {}  # by argument types and constants
         # by the launch path's argument keys: what was built for the current device. Kept
         # apart from the Specialization, which compile(arch=...) may rebuild for another arch.
@@ -325,8 +328,19 @@ class Kernel:
         if len(args) != n or any(a is _MISSING for a in args):
             raise TypeError(f"{self.__name__}() takes {n} arguments "
                             f"({', '.join(self.param_names)}), got {len(args)}")
+        if self.tile:  # (a frozen dataclass argument travels as a namedtuple of its own)
+            cutileargs.check_plain_tuples(args)
         runtime = [a for i, a in enumerate(args) if i not in self._const_pos]
         consts = {self.param_names[i]: args[i] for i in self._const_pos}
+        for i in self._const_pos if self.tile else ():
+            if isinstance(args[i], (tuple, list)) and (
+                    e := cutileargs.constant_tuple_error(args[i], f"kernel argument #{i}")):
+                raise e
+        if self._item_consts:  # `cfg: tuple[ct.Constant[int], int]`: the Constant items
+            for a, name in zip(runtime, self._runtime_names):
+                if name in self._item_consts:
+                    for path, v in param_ann.constant_items(self.param_nodes[name], a):
+                        consts[param_ann.item_key(name, path)] = v
         return runtime, consts
 
     def static_consts(self, infos) -> dict:
@@ -349,6 +363,11 @@ class Kernel:
         params, it = [], iter(types)
         dims: dict[str, list] = {}
         for ck, v in consts.items():
+            if "@" in ck:  # a tuple parameter's Constant item (param_ann.item_key)
+                pname, path = ck.split("@", 1)
+                dims.setdefault(pname, []).append(
+                    ("item", tuple(int(k) for k in path.split(",")), v))
+                continue
             if "." in ck:  # "x.shape[0]": an annotated static extent (static_consts)
                 pname, rest = ck.split(".", 1)
                 attr, axis = rest[:-1].split("[")
@@ -374,8 +393,10 @@ class Kernel:
                     t = param_ann.apply(node, t, name)
                 # cuTile's rule: a scalar argument of a tile kernel is loosely typed, so that
                 # `x * eps` with a float32 tile and a Python float stays float32
-                params.append(ir.Param(name, t, weak=self.tile and isinstance(t, Scalar)
-                                       and node is None,
+                # (the numbers of a tuple argument too)
+                params.append(ir.Param(name, t, weak=self.tile and (
+                                           isinstance(t, Scalar) and node is None or isinstance(
+                                               t, TupleType) and not param_ann.has_scalar(node)),
                                        static_dims=tuple(sorted(dims.get(name, ())))))
         spec = Specialization(self, params)
         self._dispatch[key] = spec
@@ -610,7 +631,7 @@ class Launch(_c_call_base() or _PyCall):
         if requested():
             return sim_run(k, self, args, kwargs)
         d = self.direct  # the base's call has tried it (and it declined) where it is set
-        if kwargs or k._const_pos:
+        if kwargs or k._const_pos or k._item_consts or k.tile:
             runtime, consts = k._split(args, kwargs)
         else:
             runtime, consts = args, None

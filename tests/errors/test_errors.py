@@ -26,8 +26,9 @@ def marker_line(case: str) -> int:
     return hits[0]
 
 
-UNBOUND = ("local variable '{}' is not assigned on every path to this line (Python raises "
-           "UnboundLocalError here; a GPU would read an undefined value)")
+UNBOUND = ("Undefined variable {0} used: local variable '{0}' is not assigned on every path to "
+           "this line (Python raises UnboundLocalError here; a GPU would read an undefined "
+           "value)")
 UNBOUND_HINT = "assign '{0}' before the branch or loop that sets it, or in every branch"
 
 # kernel, case marker, example args, message, hint (or None), the source text under the carets

@@ -492,7 +492,7 @@ _M3 = (np.zeros((16, 16), np.float32), 3)
     (extract_not_dividing, _M, "shape=(32, 16)", ["not divisible"]),
     (cat_three, (np.zeros(16, np.float32),), "ct.cat((t, t, t, t), 0)",
      ["cat() supports at most 2 tiles, got 4"]),
-    (cat_not_pow2, _M, "ct.cat((t, u), 0)", ["result tile shape must be power of 2"]),
+    (cat_not_pow2, _M, "ct.cat((t, u), 0)", ["Result tile shape must be power of 2"]),
     (cat_dtypes, _M, "ct.cat((t, u), 0)", ["same dtype"]),
     (cat_axis, _M, "ct.cat((t, t), 2)", ["axis 2 is out of range"]),
 ], ids=["carried", "carried-break", "path", "number-or-tile", "read-before", "extract-oob",

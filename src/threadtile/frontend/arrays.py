@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang.records import RecordType
 from ..lang.types import ArrayType, bool_, int64, scalar_of
@@ -106,6 +107,13 @@ def reshape(lw: Lowerer, arr: ir.Expr, node: ast.Call) -> ir.Reshape:
 
 def subscript_parts(lw: Lowerer, node: ast.Subscript, base=None):
     arr = base if base is not None else lw.expr(node.value)
+    if isinstance(arr, Tup) and arr.cls is not None:  # a frozen dataclass instance
+        raise lw.error(node, f"'{arr.cls.__qualname__}' object does not support item "
+                             "assignment", "a frozen dataclass is replaced, not changed: "
+                             "dataclasses.replace(d, field=...)", cls=TileCodeTypeError)
+    if isinstance(arr, Tup):  # `t[0] = 7` (reading t[0] is lower.py's visit_Subscript)
+        raise lw.error(node, "Tuples are immutable: item assignment is not supported",
+                       "build a new tuple: t = (7,) + t[1:]", cls=TileCodeTypeError)
     if not (isinstance(arr, ir.Expr) and isinstance(arr.type, ArrayType)):
         raise lw.unsupported(node.value, f"indexing {describe_value(arr)}")
     sl = node.slice

@@ -43,6 +43,7 @@ from . import (
     npufuncs,
     tile_calls,
     tile_print,
+    tupleops,
     tuples,
 )
 from . import typing as ty
@@ -85,6 +86,8 @@ def lower_call(lw: Lowerer, node: ast.Call):
     if not isinstance(f, Py):
         raise lw.error(node.func, f"{_what_called(f)} is not callable")
     obj = f.obj
+    if funcs.python_function(obj) is None:  # f(*t) where f reads its arguments' syntax
+        node = tupleops.expand_starred(lw, node)
     name = getattr(obj, "_threadtile_intrinsic", None)
     if name is None and (alt := bf16.from_numba(obj)) is not None:
         name = alt._threadtile_intrinsic  # numba's own bfloat16 functions

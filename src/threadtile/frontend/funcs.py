@@ -19,13 +19,14 @@ import types
 import weakref
 from typing import TYPE_CHECKING
 
+from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang.substitutes import substitute
 from ..lang.types import NoneType, Scalar, TupleType
-from . import tuples
+from . import comprehensions, tuples
 from . import typing as ty
 from .source import get_source
-from .values import Py, Tup, pyname
+from .values import Py, Tup, describe_value, pyname
 
 if TYPE_CHECKING:
     from .lower import Lowerer
@@ -66,7 +67,8 @@ def device_call(lw: Lowerer, callee, fn: types.FunctionType, node: ast.Call):
         if isinstance(a, ast.Starred):  # f(*t) with t a tuple
             v = lw.expr(a.value)
             if not isinstance(v, Tup):
-                raise lw.error(a, "only a tuple can be unpacked into arguments with *")
+                raise lw.error(a, f"Expected a tuple after *, got {describe_value(v)}",
+                               "only a tuple unpacks into arguments", cls=TileCodeTypeError)
             args += v.items
         else:
             args.append(lw.expr(a))
@@ -88,14 +90,17 @@ def bind(lw: Lowerer, fn, args: list, kwargs: dict, node) -> list[tuple[str, obj
     sig = inspect.signature(fn)
     params = list(sig.parameters.values())
     for p in params:
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise lw.error(node, f"{fn.__name__}() takes *args or **kwargs, which device "
-                                 "functions do not", "name its parameters")
+        if p.kind == p.VAR_KEYWORD:
+            raise lw.error(node, f"{fn.__name__}() takes **kwargs, which device functions do "
+                                 "not", "name its parameters")
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if len(args) > len(positional):
+    star = next((p for p in params if p.kind == p.VAR_POSITIONAL), None)
+    if len(args) > len(positional) and star is None:
         raise lw.error(node, f"{fn.__name__}() takes {len(positional)} positional arguments, "
                              f"got {len(args)}")
     bound = {p.name: a for p, a in zip(positional, args)}
+    if star is not None:  # *items: the positional arguments past the named ones, a tuple
+        bound[star.name] = Tup(list(args[len(positional):]))
     for k, v in kwargs.items():
         p = sig.parameters.get(k)
         if p is None or p.kind == p.POSITIONAL_ONLY:
@@ -106,6 +111,8 @@ def bind(lw: Lowerer, fn, args: list, kwargs: dict, node) -> list[tuple[str, obj
     out = []
     for p in params:
         if p.name not in bound:
+            if p.kind == p.VAR_KEYWORD:
+                continue
             if p.default is p.empty:
                 raise lw.error(node, f"{fn.__name__}() is missing its argument {p.name!r}")
             bound[p.name] = lw.py_to_value(p.default, node)
@@ -208,6 +215,8 @@ def builtin_call(lw: Lowerer, obj, node: ast.Call):
     if obj is builtins.tuple:
         if not node.args:
             return Tup([])
+        if comprehensions.is_tuple_comprehension(node):
+            return comprehensions.lower(lw, node.args[0], node)
         v = lw.expr(node.args[0])
         if len(node.args) == 1 and not node.keywords and isinstance(v, Tup):
             return Tup(list(v.items))

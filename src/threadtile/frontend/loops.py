@@ -102,7 +102,9 @@ def _range_loop(lw: Lowerer, node: ast.For, it: ast.Call) -> ir.For | list:
     if w or t.kind == "u" and any(isinstance(a, ir.Const) and a.value < 0 for a in args):
         t = int64  # range(n, 0, -1) with n unsigned counts down in a signed variable
     name = node.target.id
-    lw.observe(name, t, False, node)
+    # a tile kernel's loop over Python numbers counts in a loosely typed int (cuTile's int32
+    # range variable fits what it is stored into: ct.scatter(y, i, i) with y int32)
+    lw.observe(name, t, w and lw.spec.threads is not None, node)
     versions.bind_value(lw, name, t, node)
     vt = lw.var_types.get(name, (t, False))[0]
     lw.loop_depth += 1
@@ -120,16 +122,25 @@ def _indexes_a_tuple(lw: Lowerer, node: ast.For) -> bool:
     i = node.target.id
     for n in ast.walk(ast.Module(node.body, [])):
         if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name) and \
-                n.slice.id == i and isinstance(n.value, ast.Name):
-            name = n.value.id
+                n.slice.id == i and (root := _tuple_root(n.value)) is not None:
+            name = root.id
             if name in lw.tuples or isinstance(lw.runtime_params.get(name), TupleType):
                 # (a tuple of numbers is indexed at run time: tuples.index)
-                v = lw.read_name(name, n.value)
+                v = lw.expr(n.value)  # a name, or `pair[0]`: constant indices of one
                 if isinstance(v, Tup) and any(
                         not (isinstance(x, ir.Expr) and isinstance(x.type, Scalar))
                         for x in v.items):
                     return True
     return False
+
+
+def _tuple_root(e: ast.expr) -> ast.Name | None:
+    """The name under ``e`` where ``e`` is one (``arrays``) or indexes one by constants
+    (``pair[0]``, ``cfg[1][0]``); None otherwise."""
+    while isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Constant) and \
+            type(e.slice.value) is int:
+        e = e.value
+    return e if isinstance(e, ast.Name) else None
 
 
 def _once(lw: Lowerer, e: ir.Expr, prefix: str = "it") -> ir.Expr:

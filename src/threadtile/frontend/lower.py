@@ -13,7 +13,12 @@ import enum
 
 import numpy as np
 
-from ..errors import KernelCompileError, TileCodeTypeError
+from ..errors import (
+    KernelCompileError,
+    TileCodeSyntaxError,
+    TileCodeTypeError,
+    TileCodeValueError,
+)
 from ..ir import nodes as ir
 from ..lang.records import RecordType
 from ..lang.thread import LaneReg
@@ -34,6 +39,7 @@ from . import (
     calls,
     captured,
     complexes,
+    comprehensions,
     dataclassvals,
     flow,
     loops,
@@ -42,6 +48,7 @@ from . import (
     records,
     tile_print,
     tiles,
+    tupleops,
     tuples,
     versions,
 )
@@ -279,7 +286,10 @@ class Lowerer(ast.NodeVisitor):
             return [decl]
         if isinstance(value, Tup):
             prev = self.tuples.get(name)
-            if prev is not None and len(prev[0]) != len(value.items):
+            # (straight-line code of the function's own body may re-bind a tuple to another
+            # length: `t = t + (x,)` in a static_iter loop; a branch or a loop may not)
+            if prev is not None and len(prev[0]) != len(value.items) and (
+                    self.depth > 1 or self.loop_depth):
                 raise self.error(node, f"'{name}' holds a tuple of {len(prev[0])} elsewhere but "
                                        f"is assigned one of {len(value.items)} here",
                                  "use a different variable for each")
@@ -515,12 +525,13 @@ class Lowerer(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name):
         name = node.id
-        if name in self.local_names and name not in self.defined:
-            raise self.error(node, f"local variable '{name}' is not assigned on every path to "
-                                   "this line (Python raises UnboundLocalError here; a GPU "
-                                   "would read an undefined value)",
+        if name in self.local_names and name not in self.defined and name not in self.statics:
+            raise self.error(node, f"Undefined variable {name} used: local variable "
+                                   f"'{name}' is not assigned on every path to this line "
+                                   "(Python raises UnboundLocalError here; a GPU would read "
+                                   "an undefined value)",
                              f"assign '{name}' before the branch or loop that sets it, or in "
-                             "every branch")
+                             "every branch", cls=TileCodeSyntaxError)
         return self.read_name(name, node)
 
     def read_name(self, name: str, node):
@@ -551,7 +562,8 @@ class Lowerer(ast.NodeVisitor):
             return ty.mark_weak(ir.Const(int64, self.loc(node), 0, weak=True))
         v = ir.Var(t[0], self.loc(node), name)
         if isinstance(t[0], TupleType):  # a tuple parameter: a Tup of its items
-            return tuples.explode(self, v)
+            return tuples.with_constants(self, tuples.explode(self, v, t[1]),
+                                         self.static_dims.get(name, {}), node)
         return ty.mark_weak(v, t[1])
 
     def py_to_value(self, obj, node, wrap: bool = False):
@@ -616,12 +628,14 @@ class Lowerer(ast.NodeVisitor):
         raise self.unsupported(node, f"attribute '{attr}' of {describe_value(base)}")
 
     def visit_Tuple(self, node: ast.Tuple):
-        return Tup([self.expr(e) for e in node.elts])
+        return tupleops.display(self, node.elts)
 
     def unpack(self, value, n: int, node) -> list:
         if isinstance(value, Tup):
             if len(value.items) != n:
-                raise self.error(node, f"cannot unpack {len(value.items)} values into {n}")
+                raise self.error(node, f"Too {'few' if len(value.items) < n else 'many'} "
+                                       f"values to unpack (expected {n}, got "
+                                       f"{len(value.items)})", cls=TileCodeValueError)
             return value.items
         raise self.error(node, f"cannot unpack {describe_value(value)}")
 
@@ -742,9 +756,7 @@ def _fix_returns(func: ir.Function) -> None:
 
 def _assigned_names(tree: ast.FunctionDef) -> set[str]:
     names = {a.arg for a in tree.args.args}
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            names.add(n.id)
+    names |= {n.id for n in comprehensions.own_stores(tree)}
     return names
 
 
@@ -753,9 +765,8 @@ def _literal_locals(tree: ast.FunctionDef) -> dict[str, int]:
     body (``N = 100``): numba types them as literals, so they may size a shared or local
     array."""
     stores: dict[str, int] = {}
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            stores[n.id] = stores.get(n.id, 0) + 1
+    for n in comprehensions.own_stores(tree):
+        stores[n.id] = stores.get(n.id, 0) + 1
     params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
     out = {}
     for s in tree.body:
@@ -771,9 +782,8 @@ def _literal_locals(tree: ast.FunctionDef) -> dict[str, int]:
 def _single_stores(tree: ast.FunctionDef) -> set[str]:
     """Names the function assigns in exactly one place (and not its parameters)."""
     stores: dict[str, int] = {}
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            stores[n.id] = stores.get(n.id, 0) + 1
+    for n in comprehensions.own_stores(tree):
+        stores[n.id] = stores.get(n.id, 0) + 1
     params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
     return {n for n, c in stores.items() if c == 1 and n not in params}
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
 from ..lang.types import ArrayType, bool_, int64
-from . import raising, tile_mma, tile_print, tiles, tuples
+from . import raising, tile_mma, tile_print, tiles, tupleops, tuples
 from . import typing as ty
 from .values import Py, Tup
 
@@ -21,7 +21,7 @@ BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv:
           ast.Mod: "%", ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
           ast.LShift: "<<", ast.RShift: ">>", ast.MatMult: "@"}
 CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
-          ast.NotEq: "!="}
+          ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in"}
 _FOLD = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
          "//": lambda a, b: a // b, "%": lambda a, b: a % b, "&": lambda a, b: a & b,
          "|": lambda a, b: a | b, "^": lambda a, b: a ^ b, "<<": lambda a, b: a << b,
@@ -54,6 +54,8 @@ def _checked_divisor(lw: Lowerer, b: ir.Expr, t, node) -> ir.Expr:
 
 
 def binop(lw: Lowerer, op: str, a, b, node) -> ir.Expr:
+    if isinstance(a, Tup) or isinstance(b, Tup):
+        return tupleops.binop(lw, op, a, b, node)
     if tiles.is_tile(a) or tiles.is_tile(b):
         if op == "@":
             return tile_mma.matmul(lw, a, b, node)
@@ -145,17 +147,20 @@ def compare_chain(lw: Lowerer, node: ast.Compare):
     res = None
     for opn, comp in zip(node.ops, node.comparators):
         op = CMPOPS.get(type(opn))
-        if isinstance(opn, (ast.Is, ast.IsNot)) and isinstance(left, Py):
+        if isinstance(opn, (ast.Is, ast.IsNot)):
             right = lw.expr(comp)
-            if isinstance(right, Py):  # `Color.red is Color.red`: identity of Python objects
-                same = left.obj is right.obj
+            if isinstance(left, Py) and isinstance(right, Py) or any(
+                    isinstance(v, Py) and v.obj is None for v in (left, right)):
+                # `Color.red is Color.red`: identity of Python objects; `start is None` with
+                # `start` a number (a runtime value or a constant): never None
+                same = isinstance(left, Py) and isinstance(right, Py) and left.obj is right.obj
                 c = ir.Const(bool_, lw.loc(node), same if isinstance(opn, ast.Is) else not same)
                 res = c if res is None else ir.Logical(bool_, lw.loc(node), "and", res, c)
                 left = right
                 continue
         if op is None:
             raise lw.unsupported(node, f"comparison {type(opn).__name__}",
-                                 "`is`/`in` are not supported in kernels; use == and !=")
+                                 "`is` is not supported in kernels; use == and !=")
         if res is None:
             right = lw.expr(comp)
         else:
@@ -170,6 +175,8 @@ def compare_chain(lw: Lowerer, node: ast.Compare):
 
 
 def compare(lw: Lowerer, op, a, b, node) -> ir.Expr:
+    if op in ("in", "not in") or isinstance(a, Tup) or isinstance(b, Tup):
+        return tupleops.compare(lw, op, a, b, node)
     if tiles.is_tile(a) or tiles.is_tile(b):
         return tiles.compare(lw, op, a, b, node)
     if isinstance(a, Py) and isinstance(b, Py) and isinstance(a.obj, str) and \

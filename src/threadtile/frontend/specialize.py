@@ -116,6 +116,12 @@ class Specializer:
         declared = getattr(callee, "declared_signatures", None)
         if not declared:
             shapes = funcs.shape_params(fn)
+            # *items of a tile kernel's helper: a tuple of constants stays constant (cuTile
+            # inlines helpers, so static_iter over it sees the caller's values)
+            star = {p.name for p in inspect.signature(fn).parameters.values()
+                    if p.kind == p.VAR_POSITIONAL} if self.threads is not None else set()
+            consts |= {n for n, a in bound if n in star and isinstance(a, funcs.Tup)
+                       and funcs.tuples.py_value(a) is not None}
             consts |= {n for n, a in bound if n in shapes and (
                 isinstance(a, ir.Const) and type(a.value) is int
                 or isinstance(a, funcs.Tup) and funcs.tuples.py_value(a) is not None)}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from ..errors import TileCodeTypeError
+from ..errors import KernelCompileError, TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang import tile as lt
 from ..lang.types import ArrayType, TileType, bool_, int32, int64, void
@@ -360,9 +360,15 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         v = bind_args(lw, node, "arange", ["size", "dtype", "start", "step"],
                   {"start": ir.Const(int64, loc, 0, weak=True),
                    "step": ir.Const(int64, loc, 1, weak=True)})
-        n = static_int(lw, v["size"], node, "arange() size")
+        try:
+            n = static_int(lw, v["size"], node, "arange() size")
+        except KernelCompileError as e:
+            raise lw.error(node, "Expected an integer constant for the size of arange(), got "
+                                 f"{describe_value(v['size'])}", e.hint,
+                           cls=TileCodeTypeError) from None
         if not is_pow2(n):
-            raise lw.error(node, f"arange({n}): the size must be a power of two")
+            raise lw.error(node, f"arange({n}): Result tile shape must be power of 2, got ({n},)",
+                           cls=TileCodeTypeError)
         t = dtype_of(lw, v["dtype"], node)
         args = [ty.convert(scalar_arg(lw, v[k], node), t) for k in ("start", "step")]
         return tile_op(lw, node, TileType(t, (n,)), "arange", args)
@@ -418,7 +424,11 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         return tile_parts.call(lw, fname, node)
     if fname == "reshape":
         v = bind_args(lw, node, "reshape", ["x", "shape"], {})
-        return reshape(lw, _need_tile(lw, v["x"], node, fname), v["shape"], node)
+        x = tile_or_scalar(lw, v["x"], node)
+        if not is_tile(x):  # a number is a 0-d tile (cuTile's scalars are)
+            x = ty.mark_weak(tile_op(lw, node, TileType(x.type, ()), "full", [x]),
+                             ty.is_weak(x))
+        return reshape(lw, x, v["shape"], node)
     if fname == "permute":
         v = bind_args(lw, node, "permute", ["x", "axes"], {})
         x = _need_tile(lw, v["x"], node, fname)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang.types import TileType, bool_, int64
 from . import typing as ty
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
 
 def _tile(lw: Lowerer, v, node, fname: str, what: str = "x") -> ir.Expr:
     if not is_tile(v):
-        raise lw.error(node, f"{fname}(): {what} must be a tile, got {describe_value(v)}")
+        raise lw.error(node, f"{fname}(): {what} must be a tile, got {describe_value(v)}",
+                       cls=TileCodeTypeError)
     return v
 
 
@@ -42,20 +44,21 @@ def _grid_index(lw: Lowerer, x: TileType, sub: tuple, v, node, fname: str) -> li
     items = v.items if isinstance(v, Tup) else [v]
     if len(items) != x.ndim:
         raise lw.error(node, f"{fname}(): the index has {len(items)} entries for a "
-                             f"{x.ndim}-d tile")
+                             f"{x.ndim}-d tile", cls=TileCodeTypeError)
     out = []
     for d, (n, s, it) in enumerate(zip(x.shape, sub, items)):
         if s == 0 or n % s:
             raise lw.error(node, f"{fname}(): the tile's shape {x.shape} is not divisible by "
-                                 f"the subtile's {sub} on axis {d}")
+                                 f"the subtile's {sub} on axis {d}", cls=TileCodeTypeError)
         i = scalar_arg(lw, it, node)
         if not (i.type.is_int or i.type == bool_):
-            raise lw.error(node, f"{fname}(): the index must be integers, got {i.type}")
+            raise lw.error(node, f"{fname}(): the index must be integers, got {i.type}",
+                           cls=TileCodeTypeError)
         if isinstance(i, ir.Const) and not 0 <= int(i.value) < n // s:
             raise lw.error(node, f"{fname}(): index {int(i.value)} is out of bounds on axis "
                                  f"{d}: the tile {x.shape} has {n // s} subtiles of {sub} "
                                  f"there (valid: 0 to {n // s - 1})",
-                           "the index counts subtiles, not elements")
+                           "the index counts subtiles, not elements", cls=TileCodeTypeError)
         out.append(ty.convert(i, int64))
     return out
 
@@ -64,7 +67,7 @@ def _sub_shape(lw: Lowerer, v, ndim: int, node) -> tuple:
     shape = static_shape(lw, v, node, "extract() shape")
     if shape and len(shape) != ndim:
         raise lw.error(node, f"extract(): the shape {shape} has {len(shape)} axes for a "
-                             f"{ndim}-d tile")
+                             f"{ndim}-d tile", cls=TileCodeTypeError)
     return shape
 
 
@@ -89,13 +92,15 @@ def insert(lw: Lowerer, x, index, value, node) -> ir.Expr:
     x = _tile(lw, x, node, fname)
     value = _tile(lw, value, node, fname, "value")
     if value.type.dtype != x.type.dtype:
-        raise lw.error(node, f"insert(): cannot insert a tile of dtype {value.type.dtype} into "
-                             f"a tile of dtype {x.type.dtype}", "convert it with .astype()")
+        raise lw.error(node, f"insert(): Cannot insert a tile of dtype {value.type.dtype} into "
+                             f"a tile of dtype {x.type.dtype}", "convert it with .astype()",
+                       cls=TileCodeTypeError)
     if value.type.ndim == 0:
         value = reshape(lw, value, Tup([ir.Const(int64, lw.loc(node), 1)] * x.type.ndim), node)
     if value.type.ndim != x.type.ndim:
-        raise lw.error(node, f"insert(): a {value.type.ndim}-d value into a {x.type.ndim}-d "
-                             "tile", "reshape the value to the tile's rank")
+        raise lw.error(node, f"insert(): the value's rank {value.type.ndim} does not match the "
+                             f"tile rank {x.type.ndim}", "reshape the value to the tile's rank",
+                       cls=TileCodeTypeError)
     idx = _grid_index(lw, x.type, value.type.shape, index, node, fname)
     return tile_op(lw, node, x.type, "insert", [x, value] + idx)
 
@@ -104,38 +109,43 @@ def cat(lw: Lowerer, tiles_v, axis_v, node) -> ir.Expr:
     """``ct.cat((x, y), axis)``: two tiles of one dtype and rank, equal off ``axis``, joined
     along it; the result's shape must be powers of two (one tile: itself)."""
     if not isinstance(tiles_v, Tup):
-        raise lw.error(node, f"cat() takes a tuple of tiles, got {describe_value(tiles_v)}")
+        raise lw.error(node, f"cat() takes a tuple of tiles, got {describe_value(tiles_v)}",
+                       cls=TileCodeTypeError)
     items = tiles_v.items
     if not items:
-        raise lw.error(node, "cat() received an empty tuple")
+        raise lw.error(node, "cat() received an empty tuple", cls=TileCodeTypeError)
     if len(items) > 2:
         raise lw.error(node, f"cat() supports at most 2 tiles, got {len(items)}",
-                       "concatenate two at a time")
+                       "concatenate two at a time", cls=TileCodeTypeError)
     ts = [_tile(lw, t, node, "cat", "each item") for t in items]
     x = ts[0]
     nd = x.type.ndim
     axis = static_int(lw, axis_v, node, "cat() axis")
     if not -nd <= axis < nd:
-        raise lw.error(node, f"cat(): axis {axis} is out of range for {nd}-d tiles")
+        raise lw.error(node, f"cat(): axis {axis} is out of range for {nd}-d tiles",
+                       f"the axis is one of {-nd} to {nd - 1}", cls=TileCodeTypeError)
     axis %= nd
     if len(ts) == 1:
         return x
     y = ts[1]
     if y.type.ndim != nd:
-        raise lw.error(node, f"cat(): expected tiles to have the same rank: {nd} != "
-                             f"{y.type.ndim}")
+        raise lw.error(node, f"cat(): Expected tiles to have the same rank: {nd} != "
+                             f"{y.type.ndim}", cls=TileCodeTypeError)
     if y.type.dtype != x.type.dtype:
-        raise lw.error(node, f"cat(): expected tiles to have the same dtype: {x.type.dtype} "
-                             f"!= {y.type.dtype}", "convert one with .astype()")
+        raise lw.error(node, f"cat(): Expected tiles to have the same dtype: {x.type.dtype} "
+                             f"!= {y.type.dtype}", "convert one with .astype()",
+                       cls=TileCodeTypeError)
     shape = list(x.type.shape)
     for d, (a, b) in enumerate(zip(x.type.shape, y.type.shape)):
         if d != axis and a != b:
-            raise lw.error(node, "cat(): expected tiles to have the same shape for non axis "
-                                 f"dimensions, got {x.type.shape} and {y.type.shape}")
+            raise lw.error(node, "cat(): Expected tiles to have the same shape for non axis "
+                                 f"dimensions, got {x.type.shape} and {y.type.shape}",
+                           cls=TileCodeTypeError)
     shape[axis] += y.type.shape[axis]
     if not all(is_pow2(d) for d in shape):
-        raise lw.error(node, f"cat(): result tile shape must be power of 2, got: "
-                             f"{tuple(shape)}", "tiles of one shape join into a power of two")
+        raise lw.error(node, f"cat(): Result tile shape must be power of 2, got: "
+                             f"{tuple(shape)}", "tiles of one shape join into a power of two",
+                       cls=TileCodeTypeError)
     return tile_op(lw, node, TileType(x.type.dtype, tuple(shape)), "cat", [x, y], axis=axis)
 
 

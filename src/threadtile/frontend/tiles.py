@@ -310,8 +310,9 @@ def broadcast(lw: Lowerer, v, shape: tuple, node):
 def item(lw: Lowerer, v: ir.Expr, node) -> ir.Expr:
     """The value of a one-element tile, as a scalar."""
     if v.type.size != 1:
-        raise lw.error(node, f"a {v.type} is used where a number is needed",
-                       "reduce it first (ct.sum, ct.max, ...) to one element")
+        raise lw.error(node, f"Cannot reshape {tuple(v.type.shape)} to (): a {v.type} is used "
+                             "where a number is needed", "reduce it first (ct.sum, ct.max, ...) "
+                             "to one element", cls=TileCodeTypeError)
     return tile_op(lw, node, v.type.dtype, "item", [v])
 
 
@@ -503,9 +504,9 @@ def subscript(lw: Lowerer, base: ir.Expr, node: ast.Subscript):
             shape.append(base.type.shape[k])
             k += 1
         else:
-            raise lw.unsupported(node, "indexing a tile",
-                                 "tiles can only gain axes with x[:, None]; use ct.where or "
-                                 "a reduction to pick elements")
+            raise lw.error(node, "Directly indexing a tile is not supported: a tile subscript "
+                                 "only adds axes (x[:, None])", "pick elements with "
+                                 "ct.extract, ct.where or a reduction", cls=TileCodeTypeError)
     shape += base.type.shape[k:]
     return tile_op(lw, node, TileType(base.type.dtype, tuple(shape)), "reshape", [base])
 
@@ -518,12 +519,14 @@ def reshape(lw: Lowerer, x, shape_v, node) -> ir.Expr:
     shape = list(static_shape(lw, shape_v, node, "a reshape", allow_neg=True))
     n = x.type.size
     if shape.count(-1) > 1:
-        raise lw.error(node, "only one axis of a reshape may be -1")
+        raise lw.error(node, f"Only one dimension can be -1 in a reshape, got {tuple(shape)}",
+                       cls=TileCodeTypeError)
     if -1 in shape:
         rest = int(np.prod([d for d in shape if d != -1]))
         shape[shape.index(-1)] = n // rest if rest else 0
     if int(np.prod(shape)) != n:
-        raise lw.error(node, f"cannot reshape a {x.type} to {tuple(shape)}")
+        raise lw.error(node, f"Cannot reshape {tuple(x.type.shape)} to {tuple(shape)}: the "
+                             f"{x.type} has {n} elements", cls=TileCodeTypeError)
     return tile_op(lw, node, TileType(x.type.dtype, tuple(shape)), "reshape", [x])
 
 
@@ -546,10 +549,19 @@ def transpose(lw: Lowerer, x, a0, a1, node) -> ir.Expr:
     nd = x.type.ndim
     none0 = a0 is None or isinstance(a0, Py) and a0.obj is None
     none1 = a1 is None or isinstance(a1, Py) and a1.obj is None
+    if nd < 2:
+        raise lw.error(node, f"Cannot transpose a tile with fewer than 2 dimensions (a {nd}-d "
+                             "tile)", cls=TileCodeTypeError)
+    if none0 != none1:
+        raise lw.error(node, "transpose axes must either both be specified or both be None",
+                       cls=TileCodeTypeError)
     if none0 and none1:
-        if nd < 2:
-            raise lw.error(node, "transpose() of a tile with fewer than two axes")
-        i, j = nd - 2, nd - 1
+        if nd > 2:
+            raise lw.error(node, f"`axes` must be specified for tile with more than 2 dimensions "
+                                 f"(a {nd}-d tile)", "name the two axes to swap: "
+                                 "ct.transpose(x, 1, 2), or use ct.permute",
+                           cls=TileCodeTypeError)
+        i, j = 0, 1
     else:
         i = static_int(lw, a0, node, "axis0") % nd
         j = static_int(lw, a1, node, "axis1") % nd

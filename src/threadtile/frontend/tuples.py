@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
-from ..lang.types import ArrayType, Scalar, TileType, TupleType, Type, bool_
+from ..lang.types import ArrayType, Scalar, TileType, TupleType, Type, bool_, int64
 from . import raising
 from . import typing as ty
 from .values import Py, Tup, describe_value
@@ -28,16 +29,41 @@ def is_tuple(v) -> bool:
     return isinstance(v, ir.Expr) and isinstance(v.type, TupleType)
 
 
-def explode(lw: Lowerer, e: ir.Expr) -> Tup:
-    """The tuple-valued ``e`` as a ``Tup`` of reads of its items (nested tuples too)."""
+def explode(lw: Lowerer, e: ir.Expr, weak: bool = False) -> Tup:
+    """The tuple-valued ``e`` as a ``Tup`` of reads of its items (nested tuples too); with
+    ``weak``, its numbers are loosely typed (a tile kernel's tuple argument, as its scalar
+    arguments are)."""
     if not isinstance(e, (ir.Var, ir.TupleItem)):
         e = lw.hoist(e, "tup")
     t: TupleType = e.type
     items: list = []
     for k, it in enumerate(t.items):
         x = ir.TupleItem(it, e.loc, e, k)
-        items.append(explode(lw, x) if isinstance(it, TupleType) else x)
+        if isinstance(it, TupleType):
+            items.append(explode(lw, x, weak))
+        else:
+            items.append(ty.mark_weak(x, True) if weak and isinstance(it, Scalar) else x)
     return Tup(items, t.names)
+
+
+def with_constants(lw: Lowerer, v: Tup, dims: dict, node) -> Tup:
+    """A tuple parameter's items, those its annotation marks ``Constant`` (``dims``:
+    ``("item", path) -> value``, the specialization's) as compile-time numbers."""
+    items = {k: c for (a, k), c in dims.items() if a == "item"}
+    if not items:
+        return v
+
+    def walk(t: Tup, path: tuple) -> Tup:
+        out = []
+        for k, x in enumerate(t.items):
+            p = path + (k,)
+            if p in items:
+                out.append(lw.py_to_value(items[p], node))
+            else:
+                out.append(walk(x, p) if isinstance(x, Tup) else x)
+        return Tup(out, t.names, t.cls)
+
+    return walk(v, ())
 
 
 def make(lw: Lowerer, v: Tup, node) -> ir.MakeTuple:
@@ -120,16 +146,29 @@ def index(lw: Lowerer, v: Tup, k, node):
     """``t[k]``: a constant index (negative ones count from the end, as in Python) or a slice
     picks items at compile time; a variable index into a tuple of numbers selects one."""
     n = len(v.items)
+    if v.cls is not None:  # a frozen dataclass instance: its fields are read by name
+        raise lw.error(node, f"'{v.cls.__qualname__}' object is not subscriptable",
+                       "read its fields by name (d.x); dataclass methods such as __getitem__ "
+                       "are not available in kernels", cls=TileCodeTypeError)
     if isinstance(k, ir.Const) and isinstance(k.value, int) and not isinstance(k.value, bool):
         i = k.value + n if k.value < 0 else k.value
         if not 0 <= i < n:
-            raise lw.error(node, f"tuple index {k.value} out of range for a tuple of {n}")
+            raise lw.error(node, f"Index {k.value} is out of range for a tuple of length {n}",
+                           cls=TileCodeTypeError)
         return v.items[i]
     if isinstance(k, slice):
         return Tup(v.items[k], v.names[k] if v.names else ())
-    k = lw.scalar(k, node)
-    if not k.type.is_int:
-        raise lw.error(node, f"tuple indices must be integers, got {k.type}")
+    if isinstance(k, ir.Expr) and isinstance(k.type, TileType) and not k.type.shape:
+        k = lw.scalar(k, node)  # a 0-d tile: its number
+    if isinstance(k, ir.Const) and isinstance(k.value, bool):  # t[True] is t[1], as in Python
+        return index(lw, v, ir.Const(int64, k.loc, int(k.value)), node)
+    if not (isinstance(k, ir.Expr) and isinstance(k.type, Scalar) and k.type.is_int):
+        raise lw.error(node, "Tuple indices must be integers or slices, not "
+                             f"{describe_value(k)}", cls=TileCodeTypeError)
+    if lw.spec.threads is not None:  # cuTile: a tile kernel indexes tuples by constants
+        raise lw.error(node, "Tuple indices must be constant: the index is known only when "
+                             "the kernel runs", "index with a literal, a Constant parameter or "
+                             "a ct.static_iter() loop variable", cls=TileCodeTypeError)
     vals = [lw.scalar(x, node) if not isinstance(x, Tup) else None for x in v.items]
     if not vals or any(x is None or not isinstance(x.type, Scalar) for x in vals):
         raise lw.error(node, "a tuple of arrays or tuples can only be indexed by constants",

@@ -271,8 +271,8 @@ def apply(node, t: Type, path: str) -> Type:
         subs = [node.each] * len(t.items)
     else:
         if len(node.items) != len(t.items):
-            raise _err(path, f"received a tuple of length {len(t.items)} but the annotation "
-                             f"implies length {len(node.items)}")
+            raise _err(path, f"Received a tuple of length {len(t.items)} for a parameter "
+                             f"annotated as a tuple of length {len(node.items)}")
         subs = list(node.items)
     return TupleType(tuple(apply(s, x, f"{path}[{i}]") for i, (s, x) in
                            enumerate(zip(subs, t.items))), t.names)
@@ -308,3 +308,51 @@ def static_dims(node, ndim: int, path: str = "") -> tuple[tuple[int, ...], tuple
         out.append(tuple(sorted({d % ndim for d in dims})))
     return out[0], out[1]
 
+
+
+def constant_items(node, value, path: tuple = ()) -> list[tuple[tuple[int, ...], Any]]:
+    """``(path, value)`` of each item of a tuple argument that its annotation marks
+    ``Constant`` (``cfg: tuple[ct.Constant[int], int]``): a compile-time value of the
+    specialization, the rest of the tuple a runtime value. A TypeError where such an item is
+    not a number."""
+    if isinstance(node, Leaf):
+        if not (node.constant and path):
+            return []
+        if hasattr(value, "item") and not isinstance(value, (int, float, bool)):
+            value = value.item()  # a NumPy number
+        if not isinstance(value, (int, float, bool)):
+            raise TypeError(f"item {list(path)} of a tuple argument is annotated Constant and "
+                            f"must be an int, float or bool, got {type(value).__name__}")
+        return [(path, value)]
+    if not isinstance(value, (tuple, list)):
+        return []
+    subs = [node.each] * len(value) if isinstance(node, Each) else list(node.items)
+    if len(subs) != len(value):
+        return []  # apply() reports the lengths
+    out = []
+    for k, (s, x) in enumerate(zip(subs, value)):
+        out += constant_items(s, x, path + (k,))
+    return out
+
+
+def has_constant_items(node) -> bool:
+    """Whether a tuple parameter's annotation marks some of its items ``Constant``."""
+    if isinstance(node, Leaf):
+        return False
+    subs = (node.each,) if isinstance(node, Each) else node.items
+    return any(isinstance(s, Leaf) and s.constant or has_constant_items(s) for s in subs)
+
+
+def item_key(name: str, path: tuple) -> str:
+    """The specialization constant of a tuple parameter's ``Constant`` item: ``"cfg@0,1"``."""
+    return f"{name}@{','.join(str(k) for k in path)}"
+
+
+def has_scalar(node) -> bool:
+    """Whether an annotation (tree) types a scalar strictly (``ScalarInt64`` somewhere)."""
+    if node is None:
+        return False
+    if isinstance(node, Leaf):
+        return node.scalar is not None
+    subs = (node.each,) if isinstance(node, Each) else node.items
+    return any(has_scalar(s) for s in subs)

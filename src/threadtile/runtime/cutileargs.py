@@ -68,6 +68,7 @@ def _as_tuple(a, where: str):
         rec = _RECORDS.get(cls)
         if rec is None:
             rec = _RECORDS[cls] = collections.namedtuple(cls.__name__, names)
+            rec._threadtile_dataclass = cls  # (not a user's namedtuple: _plain)
         return rec(*[_as_tuple(getattr(a, n), f"field {n!r} of {where}") for n in names])
     return a
 
@@ -97,3 +98,35 @@ def static_consts(static_dims: dict, names: list[str], infos) -> dict:
                                          f"static {what} at axis {k} ({out[key]} and "
                                          f"{int(vals[k])})")
     return out
+
+
+def check_plain_tuples(args) -> None:
+    """cuTile's rule for a tile kernel's arguments: a tuple is a plain ``tuple``, not a
+    namedtuple or another subclass (a TypeError naming the argument)."""
+    for i, a in enumerate(args):
+        _plain(a, f"kernel argument #{i}")
+
+
+def _plain(a, where: str) -> None:
+    if isinstance(a, tuple) and type(a) is not tuple and not hasattr(
+            type(a), "_threadtile_dataclass"):
+        raise TypeError(f"Invalid {where}: '{type(a).__name__}' is a subclass of 'tuple'. Only "
+                        "plain tuples are accepted. (pass tuple(value), or a frozen dataclass)")
+    if type(a) is tuple:
+        for k, x in enumerate(a):
+            _plain(x, f"item #{k} of {where}")
+
+
+def constant_tuple_error(v, where: str) -> TypeError | None:
+    """The TypeError for a ``Constant`` tuple argument holding something that is not a number
+    (an array...), naming the item; None where every item is one."""
+    for k, x in enumerate(v):
+        if isinstance(x, (tuple, list)):
+            e = constant_tuple_error(x, f"item #{k} of {where}")
+            if e is not None:
+                return e
+        elif not isinstance(x, (int, float, bool, np.generic)):
+            return TypeError(f"Invalid item #{k} of {where}: Could not interpret object of type "
+                             f"'{type(x).__name__}' as a constant. (a Constant tuple holds "
+                             "numbers; pass arrays as parameters of their own)")
+    return None
