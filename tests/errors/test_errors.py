@@ -70,7 +70,8 @@ CASES = [
     ("shared_shape_variable", (A, 3), "array shapes must be compile-time integer constants",
      "use a literal, a global, or a Constant[int] parameter; shape 0 makes a dynamic shared "
      "array sized at launch", "cuda.shared.array(n, np.float32)"),
-    ("array_then_number", (A, A), "'x' is assigned both array(float32, 1d) and int64",
+    ("array_then_number", (A, A),
+     "'x' is assigned both array(float32, 1d) and int64: its type depends on path taken",
      "use a different variable for each", "x = 1"),
     ("param_retyped", (A, 3), "parameter 'n' is int64 (from its argument) but is assigned "
      "float32 here", "assign the value to a new variable", "n = a[0] * 0.5"),
