@@ -38,6 +38,7 @@ from . import (
     complexes,
     dataclassvals,
     funcs,
+    inline,
     mathcalls,
     npufuncs,
     tile_calls,
@@ -90,6 +91,8 @@ def lower_call(lw: Lowerer, node: ast.Call):
         return tile_calls.lower_call(lw, name, node, obj)
     if name is not None:
         return _intrinsic(lw, name, node)
+    if isinstance(obj, inline.Closure):
+        return inline.call_closure(lw, obj, node)
     if type(obj).__name__ == "TileMethod":
         return tile_calls.call_method(lw, obj, node)
     if isinstance(obj, ScalarMethod):

@@ -61,20 +61,11 @@ def python_function(obj) -> types.FunctionType | None:
 
 
 def device_call(lw: Lowerer, callee, fn: types.FunctionType, node: ast.Call):
-    args: list = []
-    for a in node.args:
-        if isinstance(a, ast.Starred):  # f(*t) with t a tuple
-            v = lw.expr(a.value)
-            if not isinstance(v, Tup):
-                raise lw.error(a, "only a tuple can be unpacked into arguments with *")
-            args += v.items
-        else:
-            args.append(lw.expr(a))
-    kwargs = {}
-    for kw in node.keywords:
-        if kw.arg is None:
-            raise lw.unsupported(kw.value, "**kwargs in a call", "pass keywords one by one")
-        kwargs[kw.arg] = lw.expr(kw.value)
+    from . import inline  # inline imports this module's neighbours
+
+    args, kwargs = inline.call_args(lw, node)
+    if inline.wants_inline(fn, args, kwargs):
+        return inline.call_function(lw, fn, args, kwargs, node)
     func, call_args = lw.spec.device_function(lw, callee, fn, bind(lw, fn, args, kwargs, node),
                                               node)
     lw.callees.append(func)

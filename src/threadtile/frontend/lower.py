@@ -35,7 +35,9 @@ from . import (
     captured,
     complexes,
     dataclassvals,
+    exits,
     flow,
+    inline,
     loops,
     operators,
     raising,
@@ -436,6 +438,21 @@ class Lowerer(ast.NodeVisitor):
     def visit_Continue(self, node):
         versions.leave(self, "continue")
         return ir.Continue(self.loc(node))
+
+    def visit_FunctionDef(self, node: ast.FunctionDef):
+        return inline.lower_def(self, node)
+
+    def visit_Lambda(self, node: ast.Lambda):
+        return Py(inline.define(self, node))
+
+    def visit_With(self, node: ast.With):
+        return exits.lower_with(self, node)
+
+    def visit_Splice(self, node):
+        return exits.lower_splice(self, node)
+
+    def visit_AsBind(self, node):
+        return exits.lower_as_bind(self, node)
 
     def visit_Raise(self, node: ast.Raise):
         return raising.lower_raise(self, node)
