@@ -37,6 +37,7 @@ from . import (
     bf16calls,
     complexes,
     dataclassvals,
+    dicts,
     funcs,
     inline,
     mathcalls,
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
 
 def special_attr(lw: Lowerer, obj, attr: str, node):
     """``threadIdx.x`` and friends; None when ``obj.attr`` is an ordinary Python attribute."""
+    if isinstance(obj, dicts.KwDict):
+        return dicts.attr(obj, attr)
     if isinstance(obj, lt.Dim3Reg) and attr in ("x", "y", "z"):
         # int64, as index arithmetic is in numba: blockIdx.x * blockDim.x + threadIdx.x cannot
         # overflow on grids of more than 2**31 threads
@@ -61,7 +64,9 @@ def special_attr(lw: Lowerer, obj, attr: str, node):
 
 
 def subscript_static(lw: Lowerer, obj, node):
-    """``Color["red"]``: a member of an Enum class by its name."""
+    """``Color["red"]``: a member of an Enum class by its name; ``kwargs["key"]``."""
+    if isinstance(obj, dicts.KwDict):
+        return dicts.getitem(lw, obj, node)
     if isinstance(obj, enum.EnumMeta):
         key = lw.expr(node.slice)
         if not (isinstance(key, Py) and isinstance(key.obj, str)):
@@ -93,6 +98,8 @@ def lower_call(lw: Lowerer, node: ast.Call):
         return _intrinsic(lw, name, node)
     if isinstance(obj, inline.Closure):
         return inline.call_closure(lw, obj, node)
+    if isinstance(obj, dicts.DictMethod):
+        return dicts.call_method(lw, obj, node)
     if type(obj).__name__ == "TileMethod":
         return tile_calls.call_method(lw, obj, node)
     if isinstance(obj, ScalarMethod):

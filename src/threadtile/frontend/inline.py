@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import KernelCompileError
 from ..ir import nodes as ir
-from . import tiles
+from . import dicts, tiles
 from .source import MISSING, SourceInfo, get_source, resolve_name
 from .values import Py, Tup
 
@@ -189,6 +189,16 @@ def lower_def(lw: Lowerer, node: ast.FunctionDef) -> list:
     return tiles.assign_static(lw, node, node.name, Py(define(lw, node)))
 
 
+def _static(v) -> bool:
+    if isinstance(v, ir.Const):
+        return True
+    if isinstance(v, Py):
+        return not isinstance(v.obj, dicts.KwDict) or all(map(_static, v.obj.items.values()))
+    if isinstance(v, Tup):
+        return all(map(_static, v.items))
+    return False
+
+
 def has_closure(v) -> bool:
     if isinstance(v, Py):
         return isinstance(v.obj, Closure)
@@ -206,6 +216,9 @@ def wants_inline(fn, args: list, kwargs: dict) -> bool:
     values cannot cross a device function's boundary)."""
     if any(has_closure(v) for v in list(args) + list(kwargs.values())):
         return True
+    vals = list(args) + list(kwargs.values())
+    if vals and all(_static(v) for v in vals):
+        return True  # evaluated at compile time, as cuTile does: `res = leaf(3, 4, 5)` is 345
     code = getattr(fn, "__code__", None)
     if code is not None and code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         return True  # f(*args, **kwargs): bound as a tuple and a dict at compile time
@@ -232,10 +245,10 @@ def call_args(lw: Lowerer, node: ast.Call) -> tuple[list, dict]:
     for kw in node.keywords:
         if kw.arg is None:
             v = lw.expr(kw.value)
-            if not (isinstance(v, Tup) and len(v.names) == len(v.items)):
-                raise lw.error(kw.value, "only a dict of keyword arguments can be unpacked "
+            if not dicts.is_dict(v):
+                raise lw.error(kw.value, "only a dict can be unpacked into keyword arguments "
                                          "with **")
-            kwargs.update(zip(v.names, v.items))
+            kwargs.update(v.obj.items)
             continue
         kwargs[kw.arg] = lw.expr(kw.value)
     return args, kwargs
@@ -291,7 +304,7 @@ def bind(lw: Lowerer, f: ast.FunctionDef | ast.Lambda, name: str, args: list, kw
         res.append((a.vararg.arg, Tup(extra)))
     res += [(p, out[p]) for p in kwonly]
     if a.kwarg is not None:
-        res.append((a.kwarg.arg, Tup(list(kw_extra.values()), tuple(kw_extra))))
+        res.append((a.kwarg.arg, Py(dicts.KwDict(kw_extra))))
     return res
 
 
@@ -396,16 +409,18 @@ def _scope(lw: Lowerer, f, name: str, src: SourceInfo, fn, fname: str, args: lis
         lw.local_names.add(mapping[n])
         if stores.get(n, 0) + (n in params) == 1:
             lw.single_stores.add(mapping[n])
-    saved = (lw.src, lw.fn, lw.fname)
+    saved = (lw.src, lw.fn, lw.fname, lw.depth)
     stack.append(id(f))
     lw.src, lw.fn, lw.fname = src, fn, fname
+    if lw.depth <= 1:  # called from straight-line code: its own body is straight-line too
+        lw.depth = 0
     try:
         pre: list[ir.Stmt] = []
         for p, v in bound:
             pre += _bind_param(lw, mapping[p], v, stores.get(p, 0) == 0, node)
         yield tree, prefix, pre
     finally:
-        lw.src, lw.fn, lw.fname = saved
+        lw.src, lw.fn, lw.fname, lw.depth = saved
         stack.pop()
 
 

@@ -35,6 +35,7 @@ from . import (
     captured,
     complexes,
     dataclassvals,
+    dicts,
     exits,
     flow,
     inline,
@@ -627,6 +628,9 @@ class Lowerer(ast.NodeVisitor):
         if isinstance(base, Tup) and base.cls is not None:  # a dataclass's class attribute
             return dataclassvals.class_attr(self, base, attr, node)
         raise self.unsupported(node, f"attribute '{attr}' of {describe_value(base)}")
+
+    def visit_Dict(self, node: ast.Dict):
+        return dicts.literal(self, node)
 
     def visit_Tuple(self, node: ast.Tuple):
         return Tup([self.expr(e) for e in node.elts])

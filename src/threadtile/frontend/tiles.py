@@ -164,6 +164,9 @@ def static_int(lw: Lowerer, v, node, what: str) -> int:
         return v.value
     if isinstance(v, ir.Var) and v.name in lw.literal_locals:  # `T = 32` in the kernel's body
         return lw.literal_locals[v.name]
+    c = lw.const_locals.get(v.name) if isinstance(v, ir.Var) else None
+    if isinstance(c, int) and not isinstance(c, bool):  # `F1F2 = F1 * F2` of constants
+        return c
     raise lw.error(node, f"{what} must be a compile-time integer",
                    "use a literal, a global or a Constant[int] parameter")
 
