@@ -98,6 +98,8 @@ def lower_call(lw: Lowerer, node: ast.Call):
         return _intrinsic(lw, name, node)
     if isinstance(obj, inline.Closure):
         return inline.call_closure(lw, obj, node)
+    if isinstance(obj, inline.BoundMethod):
+        return inline.call_method(lw, obj, node)
     if isinstance(obj, dicts.DictMethod):
         return dicts.call_method(lw, obj, node)
     if type(obj).__name__ == "TileMethod":

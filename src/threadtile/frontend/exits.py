@@ -231,7 +231,11 @@ def lower_with(lw: Lowerer, node: ast.With) -> list:
     item = node.items[0]
     ce = item.context_expr
     f = lw.expr(ce.func) if isinstance(ce, ast.Call) else lw.expr(ce)
-    gen = generator_of(f.obj) if isinstance(f, Py) else None
+    obj = f.obj if isinstance(f, Py) else None
+    self_args = []
+    if isinstance(obj, inline.BoundMethod):  # `with obj.method(...)` of a dataclass value
+        obj, self_args = obj.func, [obj.self_value]
+    gen = generator_of(obj)
     if gen is None or not isinstance(ce, ast.Call):
         what = pyname(f.obj) if isinstance(f, Py) else describe_value(f)
         raise lw.error(ce, f"a with statement over {what}: kernels enter only generator-based "
@@ -241,6 +245,7 @@ def lower_with(lw: Lowerer, node: ast.With) -> list:
     ystmt = _the_yield(lw, gen, src, ce)
     ystmt._tt_yield = True
     args, kwargs = inline.call_args(lw, ce)
+    args = self_args + args
     try:
         tree = copy.deepcopy(src.tree)
     finally:

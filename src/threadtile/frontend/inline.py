@@ -60,6 +60,17 @@ class Closure:
     __str__ = __repr__
 
 
+@dataclass(eq=False)
+class BoundMethod:
+    """``obj.method`` of a dataclass value before the call: the function and ``self``."""
+
+    func: types.FunctionType
+    self_value: object
+
+    def __repr__(self) -> str:
+        return f"<bound method {self.func.__qualname__}>"
+
+
 class Splice(ast.stmt):
     """Statements of another function (or of the caller, inside an inlined body), lowered with
     that function's source (for locations) and globals."""
@@ -252,6 +263,11 @@ def call_args(lw: Lowerer, node: ast.Call) -> tuple[list, dict]:
             continue
         kwargs[kw.arg] = lw.expr(kw.value)
     return args, kwargs
+
+
+def call_method(lw: Lowerer, m: BoundMethod, node: ast.Call):
+    args, kwargs = call_args(lw, node)
+    return call_function(lw, m.func, [m.self_value] + args, kwargs, node)
 
 
 def call_closure(lw: Lowerer, c: Closure, node: ast.Call):

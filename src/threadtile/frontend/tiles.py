@@ -394,6 +394,8 @@ def where(lw: Lowerer, c, x, y, node) -> ir.Expr:
         if weak and t != bool_:  # two literals: cuTile's default dtypes, int32 and float32
             t = float32 if t.is_float else int32
     shape = broadcast_shapes(lw, [shape_of(c), shape_of(x), shape_of(y)], node)
+    if not is_tile(c):  # a number as the condition: the same for every element
+        c = tile_op(lw, node, TileType(bool_, shape), "full", [c])
     args = [broadcast(lw, c, shape, node)] + [broadcast(lw, cast(lw, v, t, node), shape, node)
                                               for v in (x, y)]
     return tile_op(lw, node, TileType(t, shape), "where", args)
