@@ -42,6 +42,23 @@ class KwDict:
 
     __hash__ = None  # type: ignore[assignment]
 
+    # what ct.static_eval/static_assert see: a mapping of the compile-time values
+    def __contains__(self, key) -> bool:
+        return key in self.items
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, key):
+        v = _py(self.items[key])
+        return self.items[key] if v is _NO else v
+
+    def get(self, key, default=None):
+        return self[key] if key in self.items else default
+
 
 class DictMethod:
     """``d.get`` before the call."""
