@@ -39,9 +39,6 @@ CASES = [
      "write a for-loop over range() that fills a local.array", "[i * 2 for i in range(4)]"),
     ("try_except", (A,), "try/except is not supported in kernels",
      "kernels cannot catch exceptions; check conditions and return early", "t"),
-    ("lambda_expr", (A,), "a lambda is not supported in kernels",
-     "define the function with def outside the kernel and call it: a Python function a kernel "
-     "calls is compiled as a device function", "lambda v: v + 1"),
     ("builtin_sum", (A,), "the builtin sum() is not supported in kernels",
      "add the values in a loop: s = 0.0; for v in a: s += v", "sum(a)"),
     ("complex_order", (A,), "complex numbers have no order: < is not defined on them",

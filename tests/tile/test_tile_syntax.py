@@ -296,3 +296,22 @@ def test_a_product_of_constants_is_a_tile_shape(target):
     _, b = _run(target, _product_shape, 1, a, np.zeros(32, np.float32), extra=(4, 8))
     np.testing.assert_array_equal(b, a + 1)
     _compiles(_product_shape, a, a, 4, 8)
+
+
+# ---- thread kernels too ----------------------------------------------------------------------
+
+def test_lambdas_and_nested_defs_in_thread_kernels():
+    import threadtile
+
+    @threadtile.jit
+    def k(a):
+        f = lambda v: v + 1  # noqa: E731
+
+        def g(v):
+            return v * 2
+        a[0] = g(f(a[0]))
+
+    a = np.ones(4, np.float32)
+    with threadtile.simulate():
+        k[1, 1](a)
+    np.testing.assert_array_equal(a, [4, 1, 1, 1])
