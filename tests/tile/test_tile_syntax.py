@@ -315,3 +315,50 @@ def test_lambdas_and_nested_defs_in_thread_kernels():
     with threadtile.simulate():
         k[1, 1](a)
     np.testing.assert_array_equal(a, [4, 1, 1, 1])
+
+
+# ---- one name, closures from two calls; decorated helpers -------------------------------------
+
+@ct.kernel
+def _closure_per_branch(x):
+    def make_adder(k):
+        def f(y):
+            return y + k
+        return f
+
+    i = ct.bid(0)
+    if i == 0:
+        c = make_adder(30)
+    else:
+        c = make_adder(40)
+    ct.scatter(x, i, c(ct.gather(x, i)))
+
+
+def test_closures_from_two_calls_merge_their_captures(target):
+    (x,) = _run(target, _closure_per_branch, 2, np.ones(2, np.int32))
+    np.testing.assert_array_equal(x, [31, 41])
+    _compiles(_closure_per_branch, x)
+
+
+def _shift_by_3(func):
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(v):
+        return func(v + 3)
+    return wrapper
+
+
+@_shift_by_3
+def _times_10(v):
+    return v * 10
+
+
+@ct.kernel
+def _decorated(y):
+    ct.scatter(y, (), _times_10(5))
+
+
+def test_a_decorated_helper_runs_its_wrapper(target):
+    (y,) = _run(target, _decorated, 1, np.zeros((), np.int32))
+    assert y == 80

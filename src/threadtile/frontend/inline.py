@@ -23,6 +23,7 @@ import builtins
 import contextlib
 import copy
 import inspect
+import re
 import types
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -47,6 +48,11 @@ class Closure:
     fn: types.FunctionType  # whose globals its free names that are not locals read
     fname: str
     defaults: dict = field(default_factory=dict)
+
+    @property
+    def origin(self) -> tuple:
+        """Where it was written: closures made by one def or lambda share it."""
+        return (self.src.filename, self.node.lineno, self.node.col_offset)
 
     @property
     def name(self) -> str:
@@ -478,3 +484,60 @@ def describe(v) -> str | None:
     return None
 
 
+
+
+# ---- one variable bound to closures made by different calls --------------------------------
+
+def assign_closure(lw: Lowerer, node, name: str, value: Py) -> list[ir.Stmt]:
+    """``c = make_closure(30)`` in one branch and ``c = make_closure(40)`` in the other: the
+    same function made twice, with other captured values. As in cuTile, ``c`` is then one
+    closure whose captured values (and defaults) are variables, assigned where ``c`` is. The
+    first lowering round finds the names that need it; later rounds assign them so."""
+    merged = lw.spec.__dict__.setdefault("closure_vars", set())
+    c = value.obj
+    if name in merged:
+        stmts, c = _freeze(lw, node, name, c)
+        lw.defined.add(name)
+        lw.statics[name] = Py(c)
+        return stmts
+    prev = lw.statics.get(name)
+    if isinstance(prev, Py) and isinstance(prev.obj, Closure) and prev.obj is not c and \
+            prev.obj.origin == c.origin:
+        merged.add(name)
+        raise Relower()
+    return tiles.assign_static(lw, node, name, value)
+
+
+class Relower(Exception):
+    """Lower the function again: a name was found to need a merged closure."""
+
+
+def _freeze(lw: Lowerer, node, name: str, c: Closure) -> tuple[list[ir.Stmt], Closure]:
+    own = scope_locals(c.node)
+    body = c.node.body if isinstance(c.node.body, list) else [c.node.body]
+    free = sorted({n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)} - own)
+    stmts: list[ir.Stmt] = []
+    mapping = {}
+    for fv in free:
+        v = lw.statics.get(fv)
+        if isinstance(v, Py) or not (fv in lw.local_names or fv in lw.statics):
+            continue  # a compile-time object or a global: the same for every closure
+        new = f"{name}__{re.sub(r'^_[a-z]+[0-9]+_', '', fv)}"
+        lw.local_names.add(new)
+        stmts += lw.assign_name(node, new, lw.read_name(fv, node))
+        mapping[fv] = new
+    defaults = {}
+    for p, v in c.defaults.items():
+        if isinstance(v, ir.Expr):
+            new = f"{name}__default_{p}"
+            lw.local_names.add(new)
+            stmts += lw.assign_name(node, new, v)
+            v = lw.read_name(new, node)
+        defaults[p] = v
+    tree = copy.deepcopy(c.node)
+    ren = _Renamer(mapping)
+    if isinstance(tree, ast.Lambda):
+        tree.body = ren.visit(tree.body)
+    else:
+        tree.body = [ren.visit(s) for s in tree.body]
+    return stmts, Closure(tree, c.src, c.fn, c.fname, defaults)

@@ -316,6 +316,8 @@ class Lowerer(ast.NodeVisitor):
                              "store_advanced_indexing")
         if isinstance(value, Py):  # a module, function, dtype...: a compile-time name (alias)
             self._not_bound_as(name, pyname(value.obj), node, self.tuples)
+            if isinstance(value.obj, inline.Closure):
+                return inline.assign_closure(self, node, name, value)
             return tiles.assign_static(self, node, name, value)
         self._not_bound_as(name, f"{ty.describe(value.type)}", node, self.statics, self.tuples)
         if isinstance(value.type, TileType):
@@ -714,7 +716,10 @@ def lower_function(spec, fn, params: list[ir.Param], is_kernel: bool, cname: str
         spec.final = round_ > 0
         spec.reset_names()
         lw = Lowerer(spec, fn, src, params, is_kernel, dict(var_types))
-        body = lw.lower_body(src.tree.body)
+        try:
+            body = lw.lower_body(src.tree.body)
+        except inline.Relower:
+            continue
         observed = {k: v for k, v in lw.observed.items()}
         merged = dict(var_types)
         merged.update(observed)
