@@ -26,8 +26,9 @@ def marker_line(case: str) -> int:
     return hits[0]
 
 
-UNBOUND = ("local variable '{}' is not assigned on every path to this line (Python raises "
-           "UnboundLocalError here; a GPU would read an undefined value)")
+UNBOUND = ("Use of potentially undefined variable `{0}`: local variable '{0}' is not assigned "
+           "on every path to this line (Python raises UnboundLocalError here; a GPU would read "
+           "an undefined value)")
 UNBOUND_HINT = "assign '{0}' before the branch or loop that sets it, or in every branch"
 
 # kernel, case marker, example args, message, hint (or None), the source text under the carets
@@ -70,7 +71,8 @@ CASES = [
      "use a different variable for each", "x = 1"),
     ("param_retyped", (A, 3), "parameter 'n' is int64 (from its argument) but is assigned "
      "float32 here", "assign the value to a new variable", "n = a[0] * 0.5"),
-    ("undefined_name", (A,), "name 'not_defined_anywhere' is not defined", None,
+    ("undefined_name", (A,), "Undefined variable not_defined_anywhere used: name "
+     "'not_defined_anywhere' is not defined", None,
      "not_defined_anywhere"),
     ("float_index", (A,), "array index must be an integer, got float64", "convert with int(...)",
      "a[1.5]"),

@@ -45,3 +45,41 @@ def own_statements(stmts: list[ast.stmt]):
         if isinstance(s, ast.If):
             yield from own_statements(s.body)
             yield from own_statements(s.orelse)
+
+
+def assigned_names(tree: ast.FunctionDef) -> set[str]:
+    names = {a.arg for a in tree.args.args}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            names.add(n.id)
+    return names
+
+
+def literal_locals(tree: ast.FunctionDef) -> dict[str, int]:
+    """Local names bound once, to an integer literal, by a statement of the function's own
+    body (``N = 100``): numba types them as literals, so they may size a shared or local
+    array."""
+    stores: dict[str, int] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
+    out = {}
+    for s in tree.body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(
+                s.targets[0], ast.Name) and isinstance(s.value, ast.Constant) and type(
+                s.value.value) is int:
+            name = s.targets[0].id
+            if stores.get(name) == 1 and name not in params:
+                out[name] = s.value.value
+    return out
+
+
+def single_stores(tree: ast.FunctionDef) -> set[str]:
+    """Names the function assigns in exactly one place (and not its parameters)."""
+    stores: dict[str, int] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
+    return {n for n, c in stores.items() if c == 1 and n not in params}
