@@ -362,3 +362,25 @@ def _decorated(y):
 def test_a_decorated_helper_runs_its_wrapper(target):
     (y,) = _run(target, _decorated, 1, np.zeros((), np.int32))
     assert y == 80
+
+
+def _first_at_least(f, n, limit):
+    i = 0
+    while i < n:
+        if f(i) >= limit:
+            return i  # a return inside a loop of an inlined helper
+        i += 1
+    return n
+
+
+@ct.kernel
+def _early_return(x, y):
+    limit = ct.gather(x, ())
+    ct.scatter(y, (), _first_at_least(lambda v: v * v, 10, limit))
+
+
+@pytest.mark.parametrize("limit, first", [(0, 0), (10, 4), (50, 8), (1000, 10)])
+def test_returns_inside_loops_of_an_inlined_helper(target, limit, first):
+    _, y = _run(target, _early_return, 1, np.array(limit, np.int32), np.zeros((), np.int32))
+    assert y == first
+    _compiles(_early_return, np.zeros((), np.int32), np.zeros((), np.int32))

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 
 from ..errors import TileCodeSyntaxError, TileCodeTypeError
 from ..ir import nodes as ir
-from . import inline
+from . import flow, inline
+from .returns import ast_const, ast_if_eq, ast_name, ast_pos, ast_run_once, ast_set
 from .source import get_source
 from .values import Py, Tup, describe_value, pyname
 
@@ -41,82 +42,6 @@ class AsBind(ast.stmt):
     _fields = ("target", "value")
 
 
-def _pos(node: ast.AST) -> dict:
-    return {k: getattr(node, k) for k in ("lineno", "col_offset", "end_lineno", "end_col_offset")
-            if hasattr(node, k)}
-
-
-def _name(id_: str, node, store: bool = False) -> ast.Name:
-    return ast.Name(id_, ast.Store() if store else ast.Load(), **_pos(node))
-
-
-def _set(id_: str, value: ast.expr, node) -> ast.Assign:
-    return ast.Assign([_name(id_, node, True)], value, **_pos(node))
-
-
-def _const(v, node) -> ast.Constant:
-    return ast.Constant(v, **_pos(node))
-
-
-def _if_eq(id_: str, k: int, then: list[ast.stmt], node) -> ast.If:
-    test = ast.Compare(_name(id_, node), [ast.Eq()], [_const(k, node)], **_pos(node))
-    return ast.If(test, then, [], **_pos(node))
-
-
-def _run_once(body: list[ast.stmt], node) -> ast.While:
-    return ast.While(_const(True, node), body + [ast.Break(**_pos(node))], [], **_pos(node))
-
-
-# ---- returns of inlined functions ------------------------------------------------------------
-
-def _returns_to_breaks(stmts: list[ast.stmt], ret: str, done: str, in_loop: bool
-                       ) -> tuple[list[ast.stmt], bool]:
-    """``return v`` -> ``ret = v; break`` (plus ``done = True`` inside a loop, and after that
-    loop ``if done: break``). Also whether ``done`` was used."""
-    out: list[ast.stmt] = []
-    used = False
-    for s in stmts:
-        if isinstance(s, ast.Return):
-            if s.value is not None:
-                out.append(_set(ret, s.value, s))
-            if in_loop:
-                out.append(_set(done, _const(True, s), s))
-                used = True
-            out.append(ast.Break(**_pos(s)))
-            break
-        if isinstance(s, ast.If):
-            s.body, u1 = _returns_to_breaks(s.body, ret, done, in_loop)
-            s.orelse, u2 = _returns_to_breaks(s.orelse, ret, done, in_loop)
-            used |= u1 or u2
-        elif isinstance(s, (ast.For, ast.While)):
-            s.body, u = _returns_to_breaks(s.body, ret, done, True)
-            s.orelse, u2 = _returns_to_breaks(s.orelse, ret, done, in_loop)
-            used |= u or u2
-            if u:
-                out.append(s)
-                s = _if_eq(done, True, [ast.Break(**_pos(s))], s)
-        elif isinstance(s, ast.With):
-            s.body, u = _returns_to_breaks(s.body, ret, done, in_loop)
-            used |= u
-        out.append(s)
-    return out, used
-
-
-def lower_returning(lw: Lowerer, body: list[ast.stmt], prefix: str, node):
-    """An inlined body with returns before its end: its statements and its value."""
-    ret, done = f"{prefix}_ret", f"{prefix}_done"
-    has_value = any(isinstance(n, ast.Return) and n.value is not None
-                    for n in inline._walk_scope(body))
-    new, used = _returns_to_breaks(body, ret, done, False)
-    at = body[0]
-    stmts = ([_set(done, _const(False, at), at)] if used else []) + [_run_once(new, at)]
-    lw.local_names |= {ret, done}
-    out = lw.lower_body(stmts)
-    if not has_value:
-        return out, Py(None)
-    return out, lw.read_name(ret, node)
-
-
 # ---- with ----------------------------------------------------------------------------------
 
 def generator_of(obj):
@@ -131,7 +56,7 @@ def generator_of(obj):
 def _find_yields(stmts: list[ast.stmt], nested: bool, out: list) -> None:
     """The reachable ``yield`` statements: (node, inside a loop or conditional)."""
     for s in stmts:
-        for n in inline._walk_scope([s]):
+        for n in flow.walk_scope([s]):
             if isinstance(n, (ast.Yield, ast.YieldFrom)) and not isinstance(s, (
                     ast.If, ast.For, ast.While, ast.With, ast.Try)):
                 out.append((s, n, nested))
@@ -152,7 +77,7 @@ def _find_yields(stmts: list[ast.stmt], nested: bool, out: list) -> None:
 
 def _the_yield(lw: Lowerer, gen, src, node) -> ast.stmt:
     tree = src.tree
-    for n in inline._walk_scope(tree.body):
+    for n in flow.walk_scope(tree.body):
         if isinstance(n, ast.Return):
             loc = src.loc(n, gen.__name__)
             raise TileCodeSyntaxError(
@@ -194,18 +119,18 @@ def _exits_to_flag(stmts: list[ast.stmt], ex: str, rv: str, in_loop: bool
         if isinstance(s, (ast.Break, ast.Continue)) and not in_loop:
             k = 1 if isinstance(s, ast.Break) else 2
             kinds.add(k)
-            out += [_set(ex, _const(k, s), s), ast.Break(**_pos(s))]
+            out += [ast_set(ex, ast_const(k, s), s), ast.Break(**ast_pos(s))]
             break
         if isinstance(s, ast.Return):
             kinds.add(3)
             if s.value is not None:
                 kinds.add(4)
-                out.append(_set(rv, s.value, s))
-            out.append(_set(ex, _const(3, s), s))
+                out.append(ast_set(rv, s.value, s))
+            out.append(ast_set(ex, ast_const(3, s), s))
             if in_loop:  # leave the loop, then the run-once loop
-                out.append(ast.Break(**_pos(s)))
+                out.append(ast.Break(**ast_pos(s)))
                 break
-            out.append(ast.Break(**_pos(s)))
+            out.append(ast.Break(**ast_pos(s)))
             break
         if isinstance(s, ast.If):
             s.body, k1 = _exits_to_flag(s.body, ex, rv, in_loop)
@@ -216,7 +141,7 @@ def _exits_to_flag(stmts: list[ast.stmt], ex: str, rv: str, in_loop: bool
             kinds |= k
             if 3 in k:
                 out.append(s)
-                s = _if_eq(ex, 3, [ast.Break(**_pos(s))], s)
+                s = ast_if_eq(ex, 3, [ast.Break(**ast_pos(s))], s)
         elif isinstance(s, ast.With):
             s.body, k = _exits_to_flag(s.body, ex, rv, in_loop)
             kinds |= k
@@ -226,8 +151,8 @@ def _exits_to_flag(stmts: list[ast.stmt], ex: str, rv: str, in_loop: bool
 
 def lower_with(lw: Lowerer, node: ast.With) -> list:
     if len(node.items) > 1:  # with a() as x, b() as y: ...
-        inner = ast.With(node.items[1:], node.body, **_pos(node))
-        node = ast.With(node.items[:1], [inner], **_pos(node))
+        inner = ast.With(node.items[1:], node.body, **ast_pos(node))
+        node = ast.With(node.items[:1], [inner], **ast_pos(node))
     item = node.items[0]
     ce = item.context_expr
     f = lw.expr(ce.func) if isinstance(ce, ast.Call) else lw.expr(ce)
@@ -260,21 +185,21 @@ def lower_with(lw: Lowerer, node: ast.With) -> list:
     def place(yielded: ast.expr | None) -> inline.Splice:  # the with block, at the yield
         entry: list[ast.stmt] = []
         if item.optional_vars is not None:
-            entry.append(AsBind(item.optional_vars, yielded or _const(None, ce), **_pos(ce)))
+            entry.append(AsBind(item.optional_vars, yielded or ast_const(None, ce), **ast_pos(ce)))
         if kinds:
-            entry.append(_set(ex, _const(0, ce), ce))
-            block = entry + [_run_once(body, ce)]
+            entry.append(ast_set(ex, ast_const(0, ce), ce))
+            block = entry + [ast_run_once(body, ce)]
         else:
             block = entry + body
-        return inline.Splice(block, *caller, **_pos(node))
+        return inline.Splice(block, *caller, **ast_pos(node))
 
     checks: list[ast.stmt] = []
     for k, stmt in ((1, ast.Break), (2, ast.Continue)):
         if k in kinds:
-            checks.append(_if_eq(ex, k, [stmt(**_pos(node))], node))
+            checks.append(ast_if_eq(ex, k, [stmt(**ast_pos(node))], node))
     if 3 in kinds:
-        ret = ast.Return(_name(rv, node) if 4 in kinds else None, **_pos(node))
-        checks.append(_if_eq(ex, 3, [ret], node))
+        ret = ast.Return(ast_name(rv, node) if 4 in kinds else None, **ast_pos(node))
+        checks.append(ast_if_eq(ex, 3, [ret], node))
     out = inline.inline_generator(lw, tree, src, gen, args, kwargs, ce, place)
     return out + lw.lower_body(checks)
 

@@ -83,3 +83,18 @@ def single_stores(tree: ast.FunctionDef) -> set[str]:
             stores[n.id] = stores.get(n.id, 0) + 1
     params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
     return {n for n, c in stores.items() if c == 1 and n not in params}
+
+
+def walk_scope(nodes):
+    """The nodes of one function scope: nested defs and lambdas contribute their name and
+    defaults, not their bodies."""
+    todo = list(nodes)
+    while todo:
+        n = todo.pop()
+        yield n
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            todo += n.decorator_list + n.args.defaults + [d for d in n.args.kw_defaults if d]
+        elif isinstance(n, ast.Lambda):
+            todo += n.args.defaults + [d for d in n.args.kw_defaults if d]
+        else:
+            todo += list(ast.iter_child_nodes(n))

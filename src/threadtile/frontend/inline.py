@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import KernelCompileError
 from ..ir import nodes as ir
-from . import dicts, tiles
+from . import dicts, flow, returns, tiles
 from .source import MISSING, SourceInfo, get_source, resolve_name
 from .values import Py, Tup
 
@@ -104,26 +104,11 @@ def _arg_names(a: ast.arguments) -> list[str]:
     return names
 
 
-def _walk_scope(nodes):
-    """The nodes of one function scope: nested defs and lambdas contribute their name and
-    defaults, not their bodies."""
-    todo = list(nodes)
-    while todo:
-        n = todo.pop()
-        yield n
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            todo += n.decorator_list + n.args.defaults + [d for d in n.args.kw_defaults if d]
-        elif isinstance(n, ast.Lambda):
-            todo += n.args.defaults + [d for d in n.args.kw_defaults if d]
-        else:
-            todo += list(ast.iter_child_nodes(n))
-
-
 def scope_locals(f: ast.FunctionDef | ast.Lambda) -> set[str]:
     """The names local to ``f``: its parameters and every name its own body binds."""
     out = set(_arg_names(f.args))
     body = f.body if isinstance(f.body, list) else [f.body]
-    for n in _walk_scope(body):
+    for n in flow.walk_scope(body):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             out.add(n.id)
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -135,7 +120,7 @@ def scope_stores(f: ast.FunctionDef | ast.Lambda) -> dict[str, int]:
     """How many times ``f``'s own body binds each name."""
     out: dict[str, int] = {}
     body = f.body if isinstance(f.body, list) else [f.body]
-    for n in _walk_scope(body):
+    for n in flow.walk_scope(body):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             out[n.id] = out.get(n.id, 0) + 1
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -412,7 +397,7 @@ def _scope(lw: Lowerer, f, name: str, src: SourceInfo, fn, fname: str, args: lis
     if foreign:  # its globals must not be read as the caller's variables of the same names
         taken = lw.local_names | set(lw.statics) | set(lw.tuples) | set(lw.consts)
         body_nodes = f.body if isinstance(f.body, list) else [f.body]
-        free = {n.id for n in _walk_scope(body_nodes) if isinstance(n, ast.Name)} - own
+        free = {n.id for n in flow.walk_scope(body_nodes) if isinstance(n, ast.Name)} - own
         for g in free & taken:
             obj = resolve_name(fn, g)
             if obj is MISSING or getattr(builtins, g, MISSING) is obj:
@@ -461,9 +446,7 @@ def _bind_param(lw: Lowerer, name: str, v, never_stored: bool, node) -> list[ir.
 
 
 def _lower_body(lw: Lowerer, body: list[ast.stmt], pre: list, prefix: str, node):
-    from .exits import lower_returning
-
-    rets = [n for n in _walk_scope(body) if isinstance(n, ast.Return)]
+    rets = [n for n in flow.walk_scope(body) if isinstance(n, ast.Return)]
     last = body[-1] if body else None
     if not rets:
         lw.pre.extend(pre + lw.lower_body(body))
@@ -473,7 +456,7 @@ def _lower_body(lw: Lowerer, body: list[ast.stmt], pre: list, prefix: str, node)
         if last.value is None:
             return Py(None)
         return lw.expr_value(last.value)
-    stmts, result = lower_returning(lw, body, prefix, node)
+    stmts, result = returns.lower_returning(lw, body, prefix, node)
     lw.pre.extend(pre + stmts)
     return result
 
