@@ -284,26 +284,26 @@ def bind(lw: Lowerer, f: ast.FunctionDef | ast.Lambda, name: str, args: list, kw
     out = dict(zip(positional, args))
     extra = list(args[len(positional):])
     if extra and a.vararg is None:
-        raise lw.error(node, f"{name}() takes {len(positional)} positional arguments but "
-                             f"{len(args)} were given", cls=_type_error())
+        raise lw.error(node, f"{name}() takes {len(positional)} positional arguments, got "
+                             f"{len(args)}", cls=_type_error())
     kw_extra = {}
     posonly = {x.arg for x in a.posonlyargs}
     kwonly = [x.arg for x in a.kwonlyargs]
     for k, v in kwargs.items():
         if k in out:
-            raise lw.error(node, f"{name}() got multiple values for argument '{k}'",
+            raise lw.error(node, f"{name}() got two values for '{k}'",
                            cls=_type_error())
         if (k in positional and k not in posonly) or k in kwonly:
             out[k] = v
         elif a.kwarg is not None:
             kw_extra[k] = v
         else:
-            raise lw.error(node, f"{name}() got an unexpected keyword argument '{k}'",
+            raise lw.error(node, f"{name}() has no parameter '{k}'",
                            cls=_type_error())
     for p in positional + kwonly:
         if p not in out:
             if p not in defaults:
-                raise lw.error(node, f"{name}() missing required argument: '{p}'",
+                raise lw.error(node, f"{name}() is missing its argument '{p}'",
                                cls=_type_error())
             out[p] = defaults[p]
     res = [(p, out[p]) for p in positional]
