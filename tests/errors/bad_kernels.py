@@ -31,12 +31,6 @@ def try_except(a):
 
 
 @cuda.jit
-def lambda_expr(a):
-    f = lambda v: v + 1  # noqa: E731  # ERR lambda_expr
-    a[0] = f(a[0])
-
-
-@cuda.jit
 def builtin_sum(a):
     a[0] = sum(a)  # ERR builtin_sum
 

@@ -26,9 +26,9 @@ def marker_line(case: str) -> int:
     return hits[0]
 
 
-UNBOUND = ("Undefined variable {0} used: local variable '{0}' is not assigned on every path to "
-           "this line (Python raises UnboundLocalError here; a GPU would read an undefined "
-           "value)")
+UNBOUND = ("Use of potentially undefined variable `{0}`: local variable '{0}' is not assigned "
+           "on every path to this line (Python raises UnboundLocalError here; a GPU would read "
+           "an undefined value)")
 UNBOUND_HINT = "assign '{0}' before the branch or loop that sets it, or in every branch"
 
 # kernel, case marker, example args, message, hint (or None), the source text under the carets
@@ -40,9 +40,6 @@ CASES = [
      "write a for-loop over range() that fills a local.array", "[i * 2 for i in range(4)]"),
     ("try_except", (A,), "try/except is not supported in kernels",
      "kernels cannot catch exceptions; check conditions and return early", "t"),
-    ("lambda_expr", (A,), "a lambda is not supported in kernels",
-     "define the function with def outside the kernel and call it: a Python function a kernel "
-     "calls is compiled as a device function", "lambda v: v + 1"),
     ("builtin_sum", (A,), "the builtin sum() is not supported in kernels",
      "add the values in a loop: s = 0.0; for v in a: s += v", "sum(a)"),
     ("complex_order", (A,), "complex numbers have no order: < is not defined on them",
@@ -75,7 +72,8 @@ CASES = [
      "use a different variable for each", "x = 1"),
     ("param_retyped", (A, 3), "parameter 'n' is int64 (from its argument) but is assigned "
      "float32 here", "assign the value to a new variable", "n = a[0] * 0.5"),
-    ("undefined_name", (A,), "name 'not_defined_anywhere' is not defined", None,
+    ("undefined_name", (A,), "Undefined variable not_defined_anywhere used: name "
+     "'not_defined_anywhere' is not defined", None,
      "not_defined_anywhere"),
     ("float_index", (A,), "array index must be an integer, got float64", "convert with int(...)",
      "a[1.5]"),

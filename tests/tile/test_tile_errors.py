@@ -141,7 +141,7 @@ def odd_shape(a):
 @ct.kernel
 def tile_ternary(a, flag):
     t = ct.load(a, index=(0,), shape=(16,))
-    ct.store(a, index=(0,), tile=t if flag else t * 2)
+    ct.store(a, index=(0,), tile=flag if flag else t * 2)  # a bool and a tile
 
 
 @ct.kernel
@@ -180,8 +180,8 @@ def exp_round_toward_zero(a):
     (uses_atan2, (np.zeros(16, np.float32),), "cuTile's atan2() is not supported",
      "docs/tiles.md"),
     (odd_shape, (np.zeros(16, np.float32),), "must be a power of two", "pad the data"),
-    (tile_ternary, (np.zeros(16, np.float32), True), "conditional expression with tiles",
-     "ct.where"),
+    (tile_ternary, (np.zeros(16, np.float32), True), "conditional expression have different "
+     "types", "astype"),
     (retyped_in_loop, (np.zeros(16, np.float32),), "carried around the loop", "new name"),
     (mma_mixed_dtypes, (np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float32),
                         np.zeros((16, 16), np.float32)),

@@ -38,7 +38,9 @@ from . import (
     bf16calls,
     complexes,
     dataclassvals,
+    dicts,
     funcs,
+    inline,
     mathcalls,
     npufuncs,
     tile_calls,
@@ -54,6 +56,8 @@ if TYPE_CHECKING:
 
 def special_attr(lw: Lowerer, obj, attr: str, node):
     """``threadIdx.x`` and friends; None when ``obj.attr`` is an ordinary Python attribute."""
+    if isinstance(obj, dicts.KwDict):
+        return dicts.attr(obj, attr)
     if isinstance(obj, lt.Dim3Reg) and attr in ("x", "y", "z"):
         # int64, as index arithmetic is in numba: blockIdx.x * blockDim.x + threadIdx.x cannot
         # overflow on grids of more than 2**31 threads
@@ -63,7 +67,9 @@ def special_attr(lw: Lowerer, obj, attr: str, node):
 
 
 def subscript_static(lw: Lowerer, obj, node):
-    """``Color["red"]``: a member of an Enum class by its name."""
+    """``Color["red"]``: a member of an Enum class by its name; ``kwargs["key"]``."""
+    if isinstance(obj, dicts.KwDict):
+        return dicts.getitem(lw, obj, node)
     if isinstance(obj, enum.EnumMeta):
         key = lw.expr(node.slice)
         if not (isinstance(key, Py) and isinstance(key.obj, str)):
@@ -95,6 +101,12 @@ def lower_call(lw: Lowerer, node: ast.Call):
         return tile_calls.lower_call(lw, name, node, obj)
     if name is not None:
         return _intrinsic(lw, name, node)
+    if isinstance(obj, inline.Closure):
+        return inline.call_closure(lw, obj, node)
+    if isinstance(obj, inline.BoundMethod):
+        return inline.call_method(lw, obj, node)
+    if isinstance(obj, dicts.DictMethod):
+        return dicts.call_method(lw, obj, node)
     if type(obj).__name__ == "TileMethod":
         return tile_calls.call_method(lw, obj, node)
     if isinstance(obj, ScalarMethod):

@@ -30,17 +30,6 @@ if TYPE_CHECKING:
 _UNSET = object()
 
 
-def own_stores(tree: ast.AST):
-    """The names ``tree`` assigns in its own scope: every ``Name`` stored to, except the
-    targets of comprehensions (local to the comprehension, as in Python)."""
-    skip: set[int] = set()
-    for n in ast.walk(tree):
-        if isinstance(n, ast.comprehension):
-            skip |= {id(x) for x in ast.walk(n.target)}
-        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and id(n) not in skip:
-            yield n
-
-
 def is_tuple_comprehension(node: ast.Call) -> bool:
     """``tuple(<generator expression>)`` (whether ``tuple`` is the builtin is the caller's)."""
     return len(node.args) == 1 and not node.keywords and isinstance(node.args[0],

@@ -13,10 +13,11 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import types
 from typing import TYPE_CHECKING
 
 from ..errors import TileCodeTypeError
-from .values import Tup
+from .values import Py, Tup
 
 if TYPE_CHECKING:
     from .lower import Lowerer
@@ -121,6 +122,10 @@ def class_attr(lw: Lowerer, base: Tup, attr: str, node):
     except AttributeError:
         raise lw.error(node, f"Dataclass '{base.cls.__name__}' has no attribute "
                              f"'{attr}'", cls=TileCodeTypeError) from None
+    raw = inspect.getattr_static(base.cls, attr, None)
+    if isinstance(obj, types.FunctionType) and not isinstance(raw, (staticmethod, classmethod)):
+        from .inline import BoundMethod
+        return Py(BoundMethod(obj, base))  # obj.method(...): inlined with self = obj
     if isinstance(obj, property) or callable(obj) and not isinstance(obj, type):
         raise lw.unsupported(node, f"the method or property {base.cls.__name__}.{attr}",
                              "kernels read a dataclass's fields and class constants; call a "

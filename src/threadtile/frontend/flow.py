@@ -45,3 +45,63 @@ def own_statements(stmts: list[ast.stmt]):
         if isinstance(s, ast.If):
             yield from own_statements(s.body)
             yield from own_statements(s.orelse)
+
+
+def own_stores(tree: ast.AST):
+    """The names ``tree`` assigns in its own scope: every ``Name`` stored to, except the
+    targets of comprehensions (local to the comprehension, as in Python)."""
+    skip: set[int] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.comprehension):
+            skip |= {id(x) for x in ast.walk(n.target)}
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and id(n) not in skip:
+            yield n
+
+
+def assigned_names(tree: ast.FunctionDef) -> set[str]:
+    names = {a.arg for a in tree.args.args}
+    names |= {n.id for n in own_stores(tree)}
+    return names
+
+
+def literal_locals(tree: ast.FunctionDef) -> dict[str, int]:
+    """Local names bound once, to an integer literal, by a statement of the function's own
+    body (``N = 100``): numba types them as literals, so they may size a shared or local
+    array."""
+    stores: dict[str, int] = {}
+    for n in own_stores(tree):
+        stores[n.id] = stores.get(n.id, 0) + 1
+    params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
+    out = {}
+    for s in tree.body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(
+                s.targets[0], ast.Name) and isinstance(s.value, ast.Constant) and type(
+                s.value.value) is int:
+            name = s.targets[0].id
+            if stores.get(name) == 1 and name not in params:
+                out[name] = s.value.value
+    return out
+
+
+def single_stores(tree: ast.FunctionDef) -> set[str]:
+    """Names the function assigns in exactly one place (and not its parameters)."""
+    stores: dict[str, int] = {}
+    for n in own_stores(tree):
+        stores[n.id] = stores.get(n.id, 0) + 1
+    params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
+    return {n for n, c in stores.items() if c == 1 and n not in params}
+
+
+def walk_scope(nodes):
+    """The nodes of one function scope: nested defs and lambdas contribute their name and
+    defaults, not their bodies."""
+    todo = list(nodes)
+    while todo:
+        n = todo.pop()
+        yield n
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            todo += n.decorator_list + n.args.defaults + [d for d in n.args.kw_defaults if d]
+        elif isinstance(n, ast.Lambda):
+            todo += n.args.defaults + [d for d in n.args.kw_defaults if d]
+        else:
+            todo += list(ast.iter_child_nodes(n))

@@ -19,14 +19,13 @@ import types
 import weakref
 from typing import TYPE_CHECKING
 
-from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang.substitutes import substitute
 from ..lang.types import NoneType, Scalar, TupleType
 from . import comprehensions, tuples
 from . import typing as ty
 from .source import get_source
-from .values import Py, Tup, describe_value, pyname
+from .values import Py, Tup, pyname
 
 if TYPE_CHECKING:
     from .lower import Lowerer
@@ -62,21 +61,11 @@ def python_function(obj) -> types.FunctionType | None:
 
 
 def device_call(lw: Lowerer, callee, fn: types.FunctionType, node: ast.Call):
-    args: list = []
-    for a in node.args:
-        if isinstance(a, ast.Starred):  # f(*t) with t a tuple
-            v = lw.expr(a.value)
-            if not isinstance(v, Tup):
-                raise lw.error(a, f"Expected a tuple after *, got {describe_value(v)}",
-                               "only a tuple unpacks into arguments", cls=TileCodeTypeError)
-            args += v.items
-        else:
-            args.append(lw.expr(a))
-    kwargs = {}
-    for kw in node.keywords:
-        if kw.arg is None:
-            raise lw.unsupported(kw.value, "**kwargs in a call", "pass keywords one by one")
-        kwargs[kw.arg] = lw.expr(kw.value)
+    from . import inline  # inline imports this module's neighbours
+
+    args, kwargs = inline.call_args(lw, node)
+    if inline.wants_inline(fn, args, kwargs):
+        return inline.call_function(lw, fn, args, kwargs, node)
     func, call_args = lw.spec.device_function(lw, callee, fn, bind(lw, fn, args, kwargs, node),
                                               node)
     lw.callees.append(func)

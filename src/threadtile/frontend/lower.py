@@ -39,9 +39,11 @@ from . import (
     calls,
     captured,
     complexes,
-    comprehensions,
     dataclassvals,
+    dicts,
+    exits,
     flow,
+    inline,
     loops,
     operators,
     raising,
@@ -90,10 +92,10 @@ class Lowerer(ast.NodeVisitor):
         self.statics: dict[str, object] = {}
         # locals assigned a constant once, at the top level of the function (`ndim = x.ndim`):
         # their values, which ct.static_eval/static_assert read
-        self.single_stores = _single_stores(src.tree)
+        self.single_stores = flow.single_stores(src.tree)
         self.const_locals: dict[str, object] = {}
-        self.local_names = _assigned_names(src.tree)
-        self.literal_locals = _literal_locals(src.tree)
+        self.local_names = flow.assigned_names(src.tree)
+        self.literal_locals = flow.literal_locals(src.tree)
         # statements that must run before the one being lowered (a call returning a tuple,
         # bound to a temporary so that it runs once); `lazy` contexts may not have any
         self.pre: list[ir.Stmt] = []
@@ -326,6 +328,8 @@ class Lowerer(ast.NodeVisitor):
             return tile_print.assign(self, node, name, value)
         if isinstance(value, Py):  # a module, function, dtype...: a compile-time name (alias)
             self._not_bound_as(name, pyname(value.obj), node, self.tuples)
+            if isinstance(value.obj, inline.Closure):
+                return inline.assign_closure(self, node, name, value)
             return tiles.assign_static(self, node, name, value)
         self._not_bound_as(name, f"{ty.describe(value.type)}", node, self.statics, self.tuples)
         if isinstance(value.type, TileType):
@@ -451,6 +455,21 @@ class Lowerer(ast.NodeVisitor):
         versions.leave(self, "continue")
         return ir.Continue(self.loc(node))
 
+    def visit_FunctionDef(self, node: ast.FunctionDef):
+        return inline.lower_def(self, node)
+
+    def visit_Lambda(self, node: ast.Lambda):
+        return Py(inline.define(self, node))
+
+    def visit_With(self, node: ast.With):
+        return exits.lower_with(self, node)
+
+    def visit_Splice(self, node):
+        return exits.lower_splice(self, node)
+
+    def visit_AsBind(self, node):
+        return exits.lower_as_bind(self, node)
+
     def visit_Raise(self, node: ast.Raise):
         return raising.lower_raise(self, node)
 
@@ -526,12 +545,12 @@ class Lowerer(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name):
         name = node.id
         if name in self.local_names and name not in self.defined and name not in self.statics:
-            raise self.error(node, f"Undefined variable {name} used: local variable "
-                                   f"'{name}' is not assigned on every path to this line "
-                                   "(Python raises UnboundLocalError here; a GPU would read "
-                                   "an undefined value)",
+            raise self.error(node, f"Use of potentially undefined variable `{name}`: local "
+                                   f"variable '{name}' is not assigned on every path to this "
+                                   "line (Python raises UnboundLocalError here; a GPU would "
+                                   "read an undefined value)",
                              f"assign '{name}' before the branch or loop that sets it, or in "
-                             "every branch", cls=TileCodeSyntaxError)
+                             "every branch", cls=TileCodeTypeError)
         return self.read_name(name, node)
 
     def read_name(self, name: str, node):
@@ -550,7 +569,9 @@ class Lowerer(ast.NodeVisitor):
             return self.read_var(name, node)
         obj = resolve_name(self.fn, name)
         if obj is MISSING:
-            raise self.error(node, f"name '{name}' is not defined")
+            raise self.error(node, f"Undefined variable {name} used: name '{name}' is not "
+                                   "defined",
+                             cls=TileCodeSyntaxError)
         self.spec.record(name, obj)
         return self.py_to_value(obj, node, wrap=True)
 
@@ -558,7 +579,9 @@ class Lowerer(ast.NodeVisitor):
         t = self.var_types.get(name) or self.observed.get(name)
         if t is None:
             if self.spec.final:
-                raise self.error(node, f"local variable '{name}' is used before it is assigned")
+                raise self.error(node, f"Undefined variable {name} used: local variable "
+                                       f"'{name}' is used before it is assigned",
+                                 cls=TileCodeSyntaxError)
             return ty.mark_weak(ir.Const(int64, self.loc(node), 0, weak=True))
         v = ir.Var(t[0], self.loc(node), name)
         if isinstance(t[0], TupleType):  # a tuple parameter: a Tup of its items
@@ -626,6 +649,9 @@ class Lowerer(ast.NodeVisitor):
         if isinstance(base, Tup) and base.cls is not None:  # a dataclass's class attribute
             return dataclassvals.class_attr(self, base, attr, node)
         raise self.unsupported(node, f"attribute '{attr}' of {describe_value(base)}")
+
+    def visit_Dict(self, node: ast.Dict):
+        return dicts.literal(self, node)
 
     def visit_Tuple(self, node: ast.Tuple):
         return tupleops.display(self, node.elts)
@@ -714,7 +740,10 @@ def lower_function(spec, fn, params: list[ir.Param], is_kernel: bool, cname: str
         spec.final = round_ > 0
         spec.reset_names()
         lw = Lowerer(spec, fn, src, params, is_kernel, dict(var_types))
-        body = lw.lower_body(src.tree.body)
+        try:
+            body = lw.lower_body(src.tree.body)
+        except inline.Relower:
+            continue
         observed = {k: v for k, v in lw.observed.items()}
         merged = dict(var_types)
         merged.update(observed)
@@ -752,40 +781,6 @@ def _fix_returns(func: ir.Function) -> None:
     for s in ir.walk_stmts(func.body):
         if isinstance(s, ir.Return) and s.value is not None:
             s.value = tuples.convert(s.value, func.return_type)
-
-
-def _assigned_names(tree: ast.FunctionDef) -> set[str]:
-    names = {a.arg for a in tree.args.args}
-    names |= {n.id for n in comprehensions.own_stores(tree)}
-    return names
-
-
-def _literal_locals(tree: ast.FunctionDef) -> dict[str, int]:
-    """Local names bound once, to an integer literal, by a statement of the function's own
-    body (``N = 100``): numba types them as literals, so they may size a shared or local
-    array."""
-    stores: dict[str, int] = {}
-    for n in comprehensions.own_stores(tree):
-        stores[n.id] = stores.get(n.id, 0) + 1
-    params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
-    out = {}
-    for s in tree.body:
-        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(
-                s.targets[0], ast.Name) and isinstance(s.value, ast.Constant) and type(
-                s.value.value) is int:
-            name = s.targets[0].id
-            if stores.get(name) == 1 and name not in params:
-                out[name] = s.value.value
-    return out
-
-
-def _single_stores(tree: ast.FunctionDef) -> set[str]:
-    """Names the function assigns in exactly one place (and not its parameters)."""
-    stores: dict[str, int] = {}
-    for n in comprehensions.own_stores(tree):
-        stores[n.id] = stores.get(n.id, 0) + 1
-    params = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
-    return {n for n, c in stores.items() if c == 1 and n not in params}
 
 
 def _pos(node: ast.AST) -> dict:

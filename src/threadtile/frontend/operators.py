@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
 from ..lang.types import ArrayType, bool_, int64
-from . import raising, tile_mma, tile_print, tiles, tupleops, tuples
+from . import dicts, raising, tile_mma, tile_print, tiles, tupleops, tuples
 from . import typing as ty
-from .values import Py, Tup
+from .values import Py, Tup, describe_value
 
 if TYPE_CHECKING:
     from .lower import Lowerer
@@ -158,6 +158,13 @@ def compare_chain(lw: Lowerer, node: ast.Compare):
                 res = c if res is None else ir.Logical(bool_, lw.loc(node), "and", res, c)
                 left = right
                 continue
+        if isinstance(opn, (ast.In, ast.NotIn)):
+            right = lw.expr(comp)
+            if dicts.is_dict(right):  # `"key" in kwargs`
+                c = dicts.contains(lw, left, right.obj, isinstance(opn, ast.NotIn), node)
+                res = c if res is None else ir.Logical(bool_, lw.loc(node), "and", res, c)
+                left = right
+                continue
         if op is None:
             raise lw.unsupported(node, f"comparison {type(opn).__name__}",
                                  "`is` is not supported in kernels; use == and !=")
@@ -185,6 +192,8 @@ def compare(lw: Lowerer, op, a, b, node) -> ir.Expr:
     if isinstance(a, Py) and isinstance(b, Py) and op in ("==", "!=") and isinstance(
             a.obj, enum.Enum) and isinstance(b.obj, enum.Enum):  # Python's answer, folded
         return ir.Const(bool_, lw.loc(node), (a.obj == b.obj) == (op == "=="))
+    if (dicts.is_dict(a) or dicts.is_dict(b)) and op in ("==", "!="):
+        return ir.Const(bool_, lw.loc(node), (a == b) == (op == "=="))
     if isinstance(a, Py) and isinstance(b, Py) and op in ("==", "!="):
         return tiles.static_compare(lw, op, a, b, node)  # `x.dtype == ct.float32`
     a, b = lw.scalar(a, node), lw.scalar(b, node)
@@ -209,10 +218,30 @@ def ifexp(lw: Lowerer, node: ast.IfExp):
         return a if cond.value else b  # `x.tiled_view(T) if USE_X else y.tiled_view(T)`
     if isinstance(a, Tup) and isinstance(b, Tup):  # `(x, y) if x < y else (y, x)`
         return tuples.select(lw, cond, a, b, node)
-    tiles.no_tiles(lw, (a, b), node, "a conditional expression")
+    if isinstance(cond, ir.Const) and (tiles.is_tile(a) or tiles.is_tile(b)):
+        return a if cond.value else b
+    if tiles.is_tile(a) or tiles.is_tile(b):
+        return _tile_ifexp(lw, cond, a, b, node)
     a, b = lw.scalar(a, node.body), lw.scalar(b, node.orelse)
     if isinstance(cond, ir.Const):
         return a if cond.value else b
     t, w = ty.unify(a.type, ty.is_weak(a), b.type, ty.is_weak(b))
     return ty.mark_weak(ir.Select(t, lw.loc(node), cond, ty.convert(a, t),
                                   ty.convert(b, t)), w)
+
+
+def _tile_ifexp(lw: Lowerer, cond: ir.Expr, a, b, node: ast.IfExp) -> ir.Expr:
+    """``x if c else y`` with tiles and a runtime condition, as cuTile's if/else: both
+    branches have one type (a Python literal takes the other's); the value is selected."""
+    def loose(v) -> bool:
+        return isinstance(v, ir.Const) and ty.is_weak(v)
+
+    ta, tb = getattr(a, "type", None), getattr(b, "type", None)
+    if not (ta == tb or loose(a) or loose(b)):
+        from ..errors import TileCodeTypeError
+        raise lw.error(node, f"the branches of this conditional expression have different "
+                             f"types: {ty.describe(ta) if ta else describe_value(a)} and "
+                             f"{ty.describe(tb) if tb else describe_value(b)}",
+                       "give both branches the same type (convert one with .astype(), or "
+                       "broadcast it with ct.broadcast_to)", cls=TileCodeTypeError)
+    return tiles.where(lw, cond, a, b, node)

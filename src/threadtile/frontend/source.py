@@ -60,14 +60,16 @@ def get_source(fn) -> SourceInfo:
     else:
         try:
             try:
-                src_lines, first = inspect.getsourcelines(fn)
+                # of the code object: inspect would follow a decorator's __wrapped__ to the
+                # function it wraps, whose code is not the code that runs
+                src_lines, first = inspect.getsourcelines(code)
             except OSError:
                 # `python -c` program, if this function is one of its own (a string it exec'd
                 # before threadtile was imported is another '<string>')
                 prog = _cache_command_source(filename)
                 if prog is None or not execsource.compiles_to(prog, filename, code):
                     raise
-                src_lines, first = inspect.getsourcelines(fn)
+                src_lines, first = inspect.getsourcelines(code)
         except (OSError, TypeError) as e:
             raise KernelCompileError(f"cannot read the source of {fn.__qualname__!r}: {e}",
                                      hint=_no_source_hint(filename)) from None

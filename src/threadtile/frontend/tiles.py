@@ -165,9 +165,9 @@ def static_int(lw: Lowerer, v, node, what: str) -> int:
         return v.value
     if isinstance(v, ir.Var) and v.name in lw.literal_locals:  # `T = 32` in the kernel's body
         return lw.literal_locals[v.name]
-    if isinstance(v, ir.Var) and isinstance(lw.const_locals.get(v.name), int) and \
-            not isinstance(lw.const_locals[v.name], bool):  # `n = a.shape[0]`, a static extent
-        return lw.const_locals[v.name]
+    c = lw.const_locals.get(v.name) if isinstance(v, ir.Var) else None
+    if isinstance(c, int) and not isinstance(c, bool):  # `F1F2 = F1 * F2` of constants
+        return c
     raise lw.error(node, f"{what} must be a compile-time integer",
                    "use a literal, a global or a Constant[int] parameter")
 
@@ -397,6 +397,8 @@ def where(lw: Lowerer, c, x, y, node) -> ir.Expr:
         if weak and t != bool_:  # two literals: cuTile's default dtypes, int32 and float32
             t = float32 if t.is_float else int32
     shape = broadcast_shapes(lw, [shape_of(c), shape_of(x), shape_of(y)], node)
+    if not is_tile(c):  # a number as the condition: the same for every element
+        c = tile_op(lw, node, TileType(bool_, shape), "full", [c])
     args = [broadcast(lw, c, shape, node)] + [broadcast(lw, cast(lw, v, t, node), shape, node)
                                               for v in (x, y)]
     return tile_op(lw, node, TileType(t, shape), "where", args)
