@@ -28,11 +28,11 @@ import types
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..errors import KernelCompileError
+from ..errors import KernelCompileError, TileCodeTypeError
 from ..ir import nodes as ir
 from . import dicts, flow, returns, tiles
 from .source import MISSING, SourceInfo, get_source, resolve_name
-from .values import Py, Tup
+from .values import Py, Tup, describe_value
 
 if TYPE_CHECKING:
     from .lower import Lowerer
@@ -239,7 +239,8 @@ def call_args(lw: Lowerer, node: ast.Call) -> tuple[list, dict]:
         if isinstance(a, ast.Starred):  # f(*t) with t a tuple
             v = lw.expr(a.value)
             if not isinstance(v, Tup):
-                raise lw.error(a, "only a tuple can be unpacked into arguments with *")
+                raise lw.error(a, f"Expected a tuple after *, got {describe_value(v)}",
+                               "only a tuple unpacks into arguments", cls=TileCodeTypeError)
             args += v.items
         else:
             args.append(lw.expr(a))
