@@ -73,6 +73,18 @@ def softmax_of_product_8w(A, B, Out, TM: ConstInt, TN: ConstInt, TK: ConstInt):
     ct.store(Out, index=(i, 0), tile=e / ct.sum(e, axis=1, keepdims=True))
 
 
+@ct.kernel
+def two_products(A, B, V, Out, TM: ConstInt, TN: ConstInt, TK: ConstInt):
+    """exp(A @ B - rowmax) @ (2 V): the first product's fragments are the second's A operand
+    in registers; its B is computed (not loaded), so it is staged through the scratch."""
+    i = ct.bid(0)
+    a = ct.load(A, index=(i, 0), shape=(TM, TK))
+    s = ct.mma(a, ct.load(B, index=(0, 0), shape=(TK, TN)), ct.zeros((TM, TN), ct.float32))
+    p = ct.exp(s - ct.max(s, axis=1, keepdims=True)).astype(ct.float16)
+    v = ct.load(V, index=(0, 0), shape=(TN, TK)) * 2
+    ct.store(Out, index=(i, 0), tile=ct.mma(p, v, ct.zeros((TM, TK), ct.float32)))
+
+
 def _attention_ref(q, k, v, scale, group, causal):
     q, k, v = (x.astype(np.float64) for x in (q, k, v))
     kk = np.repeat(k, group, axis=0)
@@ -122,6 +134,25 @@ def test_softmax_of_product(target, rng, kernel):
     e = np.exp(s - s.max(axis=1, keepdims=True))
     np.testing.assert_allclose(target.to_host(out), e / e.sum(axis=1, keepdims=True),
                                rtol=1e-5, atol=1e-7)
+
+
+def test_a_operand_in_registers_b_computed(target, rng):
+    TM, TN, TK = 64, 32, 32
+    a = (rng.standard_normal((2 * TM, TK)) / 4).astype(np.float16)
+    b = (rng.standard_normal((TK, TN)) / 4).astype(np.float16)
+    v = rng.standard_normal((TN, TK)).astype(np.float16)
+    out = target.to_device(poison((2 * TM, TK), np.float32))
+    target.launch_tile(two_products, 2, target.to_device(a), target.to_device(b),
+                       target.to_device(v), out, TM, TN, TK)
+    s = a.astype(np.float64) @ b.astype(np.float64)
+    # P rounds to float16 before the second product, as the kernel says (an exponential one
+    # float32 ulp away may round to the next float16: 2**-11 of a term, times 2 |v|)
+    p = np.exp(s - s.max(axis=1, keepdims=True)).astype(np.float16).astype(np.float64)
+    np.testing.assert_allclose(target.to_host(out), p @ (2 * v.astype(np.float64)),
+                               rtol=1e-3, atol=8e-3)
+    src = two_products.cuda_source(a, b, v, np.zeros((2 * TM, TK), np.float32), TM=TM, TN=TN,
+                                   TK=TK)
+    assert "tile_f16_64x32_mma" in src and "to_blocked" not in src
 
 
 # ---- the layouts chosen ----------------------------------------------------------------------

@@ -17,7 +17,7 @@
 //                    shared memory and no barrier
 //   broadcast_frag   MmaRows or a one-element Tile over an MmaTile's columns: in registers
 //   mma (A in regs)  A's fragments are its registers (an accumulator block pair is an A
-//                    fragment); only B goes through the scratch
+//                    fragment); only B goes through the scratch (operands.h)
 //   to_mma_rows, to_blocked (MmaRows)  through the scratch
 #pragma once
 
@@ -137,53 +137,9 @@ __device__ __forceinline__ MmaRows<T, NT, M> to_mma_rows(const Tile<T, NT, M, 1>
   return r;
 }
 
-// ---- mma with A in registers ---------------------------------------------------------------------
+// ---- mma with A in registers (the call is in operands.h, which stages B as an operand) -------
 template <class T> __device__ __forceinline__ uint32_t pack16(T lo, T hi) {
   return bits16(lo) | (bits16(hi) << 16);
-}
-// c + a @ b: a's 16x16 fragment for strip r and k step s is its blocks (2s R + r, (2s + 1) R +
-// r), registers in the order of mma.sync's A operand (rows g, g + 8; columns 2q, 2q + 8)
-template <bool TensorCores, class TA, int NT, int M, int N, int K>
-__device__ __forceinline__ MmaTile<float, NT, M, N> mma(const MmaTile<TA, NT, M, K>& a,
-                                                        const Tile<TA, NT, K, N>& b,
-                                                        const MmaTile<float, NT, M, N>& c) {
-  static_assert(TensorCores && sizeof(TA) == 2, "A in registers: 16-bit tensor-core operands");
-  static_assert(M % (16 * (NT / 32)) == 0 && K % 16 == 0, "A in registers: whole row strips");
-  typedef mma_plan<TA, M, N, K, true> P;
-  typedef Tile<TA, NT, K, N> XB;
-  constexpr int R = M / 16 / (NT / 32);
-  static_assert(P::B_ELEMS * sizeof(TA) <= TT_SCRATCH_BYTES, "tile scratch too small");
-  TA* Bs = scratch<TA>();
-  const int t = tid(), lane = t % 32;
-  __syncthreads();
-  if (owner<XB>(t)) {
-#pragma unroll
-    for (int k = 0; k < XB::N; ++k) {
-      const int e = elem<XB>(t, k);
-      Bs[(e / N) * P::LDB + e % N] = b.v[k];
-    }
-  }
-  __syncthreads();
-  MmaTile<float, NT, M, N> out = c;
-#pragma unroll
-  for (int s = 0; s < K / 16; ++s) {
-    uint32_t ra[R][4];
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const TA* lo = a.v + 4 * (2 * s * R + r);
-      const TA* hi = a.v + 4 * ((2 * s + 1) * R + r);
-      ra[r][0] = pack16(lo[0], lo[1]), ra[r][1] = pack16(lo[2], lo[3]);
-      ra[r][2] = pack16(hi[0], hi[1]), ra[r][3] = pack16(hi[2], hi[3]);
-    }
-#pragma unroll
-    for (int cb = 0; cb < N / 8; ++cb) {
-      uint32_t rb[2];
-      frag_b<P>(rb, Bs, cb * 8, s * 16, lane);
-#pragma unroll
-      for (int r = 0; r < R; ++r) mma_sync<P::kind>(out.v + 4 * (cb * R + r), ra[r], rb);
-    }
-  }
-  return out;
 }
 
 }  // namespace tile

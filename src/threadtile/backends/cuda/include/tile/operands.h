@@ -196,5 +196,26 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(const AT& a,
   return out;
 }
 
+// c + a @ b with A in registers and B a blocked tile: B staged in the scratch as an operand
+template <bool TensorCores, class TA, int NT, int M, int N, int K>
+__device__ __forceinline__ MmaTile<float, NT, M, N> mma(const MmaTile<TA, NT, M, K>& a,
+                                                        const Tile<TA, NT, K, N>& b,
+                                                        const MmaTile<float, NT, M, N>& c) {
+  typedef mma_plan<TA, M, N, K, true> P;
+  typedef Tile<TA, NT, K, N> XB;
+  static_assert(P::B_ELEMS * sizeof(TA) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  TA* Bs = scratch<TA>();
+  const int t = tid();
+  __syncthreads();
+  if (owner<XB>(t)) {
+#pragma unroll
+    for (int k = 0; k < XB::N; ++k) {
+      const int e = elem<XB>(t, k);
+      Bs[(e / N) * P::LDB + e % N] = b.v[k];
+    }
+  }
+  return mma<TensorCores, 0>(a, SmemTile<TA, NT, K, N, false, P::LDB>{Bs}, c);
+}
+
 }  // namespace tile
 }  // namespace tt
