@@ -11,6 +11,7 @@ import pytest
 from conftest import compile_cubin, poison
 
 import threadtile.tile as ct
+from threadtile.runtime import nvrtc
 
 ConstInt = ct.Constant[int]
 ConstBool = ct.Constant[bool]
@@ -179,12 +180,13 @@ def test_softmax_stays_in_registers():
     # K (read transposed) and V straight into shared memory, both copies issued first: the
     # first product waits for K's alone
     assert body.count("load_operand<") == 2
-    assert "load_operand<tile_f16_64x64_smemt" in body and "load_operand<tile_f16_64x64_smem," \
-        in body
+    # (laid out for wgmma: on sm_90a both products run on it, elsewhere mma.sync)
+    assert "load_operand<tile_f16_64x64_smemtw" in body and \
+        "load_operand<tile_f16_64x64_smemw," in body
     assert "mma<true, 1>(q, k" in body and "mma<true, 0>(" in body
     # Q into its own buffer once, before the loop
     head = src[:src.index("for (int64_t j")]
-    assert "tile_f16_128x64_smem q = tt::tile::load_operand<" in head
+    assert "tile_f16_128x64_smemw q = tt::tile::load_operand<" in head
     # the output divided, reshaped to 3-d, cast and stored from fragments: no scratch
     tail = src[src.index("for (int64_t j"):]
     tail = tail[tail.index("\n  }\n"):]
@@ -213,6 +215,17 @@ def test_kernels_without_mma_keep_blocked_tiles():
 
     z = np.zeros((64, 64), np.float32)
     assert "mma" not in scaled_rows.cuda_source(z, z, T=64).split("#include \"tile.h\"")[1]
+
+
+@pytest.mark.parametrize("shape", [(64, 64, 64), (128, 64, 128), (128, 128, 64)])
+def test_products_take_wgmma_on_sm90a(shape):
+    args, consts = _flash_args(*shape)
+    src = flash.cuda_source(*args, **consts)
+    for arch, want in (("sm_90a", True), ("sm_90", False), ("sm_80", False)):
+        ptx = nvrtc.compile_ptx(src, arch)
+        ptx = ptx if isinstance(ptx, str) else ptx.code.decode()
+        assert ("wgmma.mma_async" in ptx) == want, arch
+        assert ("mma.sync.aligned.m16n8k16" in ptx) != want, arch
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])

@@ -33,15 +33,25 @@ BUDGET = 128 * 1024
 _WRITES = ("store", "scatter", "atomic", "printf", "mma_loop")
 
 
+WGMMA_N = (32, 64, 128, 192, 256)  # tile/wgmma.h's instructions
+
+
+def swapped(t: TileType) -> bool:
+    """Whether an operand's memory rows are its columns (layouts smemt, smemtw)."""
+    return t.layout.startswith(SMEMT)
+
+
 def pitch(t: TileType) -> int:
     """Elements per buffer row: memory's rows padded by 16 bytes (conflict-free fragments)."""
-    cols = t.shape[1] if t.layout == SMEM else t.shape[0]
+    cols = t.shape[0] if swapped(t) else t.shape[1]
     return cols + 16 // t.dtype.itemsize
 
 
 def buffer_bytes(t: TileType) -> int:
-    rows = t.shape[0] if t.layout == SMEM else t.shape[1]
-    return -(-rows * pitch(t) * t.dtype.itemsize // 128) * 128
+    """A buffer's bytes, whole 1024-byte units (the swizzle's atoms for wgmma: tile/operands.h;
+    the padded rows of the other targets fit too)."""
+    rows = t.shape[1] if swapped(t) else t.shape[0]
+    return -(-rows * pitch(t) * t.dtype.itemsize // 1024) * 1024
 
 
 def smem_operands(f: ir.Function, threads: int) -> bool:
@@ -144,10 +154,46 @@ def _rewrite_block(f, block: list, outer: tuple, reads: dict, assigned: dict, th
             at_pos -= 1
         block.insert(at_pos, new)
         _a_operand(f, m, s, block, outer, reads, assigned, offset)
+        _for_wgmma(f, m, threads)
         changed = True
     if changed:
         _count_waits(block)
     return changed
+
+
+def _for_wgmma(f, m: ir.TileOp, threads: int) -> None:
+    """Lay the operands of ``m`` out for Hopper's wgmma where it can take them (sm_90a builds
+    use it; others keep mma.sync on the same buffers): A in registers with B as loaded
+    (N-major), or A and B both K-major in their buffers; 16-bit, M a multiple of 64 per
+    warpgroup, N one of wgmma's, memory rows of 128-byte multiples."""
+    a, b = m.args[0], m.args[1]
+    at, bt = a.type, b.type
+    (mm, k), n = at.shape, bt.shape[1]
+    wg = threads // 128
+    if threads % 128 or mm % (64 * max(wg, 1)) or n not in WGMMA_N or k % 16 or \
+            at.dtype.name not in ("float16", "bfloat16"):
+        return
+    row_bytes = (bt.shape[0] if swapped(bt) else n) * bt.dtype.itemsize
+    if row_bytes % 128:
+        return
+    if at.layout == "mma" and bt.layout == SMEM:
+        _relayout(f, [b], SMEM + "w")
+    elif at.layout == SMEM and bt.layout == SMEMT and (k * at.dtype.itemsize) % 128 == 0:
+        _relayout(f, [a], SMEM + "w")
+        _relayout(f, [b], SMEMT + "w")
+
+
+def _relayout(f, vs: list, layout: str) -> None:
+    for v in vs:
+        t = TileType(v.type.dtype, v.type.shape, layout)
+        f.locals[v.name] = t
+        for s in ir.walk_stmts(f.body):
+            for e in ir.stmt_exprs(s):
+                for x in ir.walk_expr(e):
+                    if isinstance(x, ir.Var) and x.name == v.name:
+                        x.type = t
+            if isinstance(s, ir.Assign) and s.name == v.name:
+                s.value.type = t
 
 
 def _load_chain(before: list, name: str, reads: dict, assigned: dict):

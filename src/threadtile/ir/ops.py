@@ -445,8 +445,8 @@ def _load_operand(e):
     if not _tile(t) or t.ndim != 2 or t.dtype != arr.dtype or shape[-2:] not in (
             t.shape, t.shape[::-1]) or any(d != 1 for d in shape[:-2]):
         return "an mma operand: a 2-d tile of the array's dtype, the load's last two axes"
-    if t.layout not in ("smem", "smemt"):
-        return "an mma operand lives in shared memory (layout smem or smemt)"
+    if not t.layout.startswith("smem"):
+        return "an mma operand lives in shared memory (layout smem, smemt, smemw or smemtw)"
     return None
 
 

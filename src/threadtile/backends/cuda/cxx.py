@@ -34,11 +34,12 @@ def alias(t: TileType) -> str:
 
 
 def spelled(t: TileType, threads: int) -> str:
-    if t.layout in ("smem", "smemt"):  # an mma operand in shared memory (tile/operands.h)
-        swap = t.layout == "smemt"
+    if t.layout.startswith("smem"):  # an mma operand in shared memory (tile/operands.h)
+        swap = t.layout.startswith("smemt")
         ld = (t.shape[0] if swap else t.shape[1]) + 16 // t.dtype.itemsize
+        wg = "true" if t.layout.endswith("w") else "false"
         return (f"tt::tile::SmemTile<{t.dtype.cname}, {threads}, {t.shape[0]}, {t.shape[1]}, "
-                f"{'true' if swap else 'false'}, {ld}>")
+                f"{'true' if swap else 'false'}, {ld}, {wg}>")
     if t.layout == "mmarow":  # (M, 1): the rows of fragment tiles (tile/fragments.h)
         return f"tt::tile::MmaRows<{t.dtype.cname}, {threads}, {t.shape[0]}>"
     shape = t.shape[-2:] if t.layout == "mma" else t.shape  # (leading ones: the same fragments)

@@ -126,8 +126,9 @@ def scratch_sizes(module: ir.Module) -> tuple[int, int]:
 
 def operand_bytes(module: ir.Module) -> int:
     """The mma operands' buffers in shared memory, after the scratch (ir/operands.py)."""
-    return max((op.attrs["offset"] + buffer_bytes(op.type) for op in tile_ops(module)
+    used = max((op.attrs["offset"] + buffer_bytes(op.type) for op in tile_ops(module)
                 if op.op == "load_operand"), default=0)
+    return used + 1024 if used else 0  # (the region's start rounded to 1024 bytes)
 
 
 def permute_scratch(x: TileType, perm) -> int:

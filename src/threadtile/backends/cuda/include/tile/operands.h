@@ -18,6 +18,7 @@
 #pragma once
 
 #include "fragments.h"
+#include "kloop_sm90.h"
 
 #ifndef TT_OPERAND_BYTES
 #define TT_OPERAND_BYTES 0
@@ -26,18 +27,43 @@
 namespace tt {
 namespace tile {
 
-template <class T, int NT_, int K_, int N_, bool Swap_, int LD_>
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define TT_OPERAND_WGMMA 1
+#else
+#define TT_OPERAND_WGMMA 0
+#endif
+
+template <class T, int NT_, int K_, int N_, bool Swap_, int LD_, bool Wg_ = false>
 struct SmemTile {
   typedef T elem;
   static constexpr int NT = NT_, K = K_, N = N_, LD = LD_;
   static constexpr bool Swap = Swap_;
   static constexpr int ROWS = Swap ? N : K, COLS = Swap ? K : N;  // as memory has them
+  // on sm_90a, for wgmma (ir/operands.py decides): chunks of 64 columns, rows of 128 bytes
+  // with the 128-byte swizzle (16-byte piece j of row r at j ^ r % 8), chunk after chunk
+  static constexpr bool SW = Wg_ && TT_OPERAND_WGMMA;
   T* p;
 };
 
+// the operand buffers' region starts on a 1024-byte boundary (the swizzle's atoms); the
+// compiler leaves 1024 bytes of slack (TT_OPERAND_BYTES)
 template <class T>
 __device__ __forceinline__ T* operand_smem(int off) {
-  return reinterpret_cast<T*>(tt_dynamic_smem + TT_SCRATCH_BYTES - TT_OPERAND_BYTES + off);
+  unsigned char* base = tt_dynamic_smem + TT_SCRATCH_BYTES - TT_OPERAND_BYTES;
+  const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(base));
+  return reinterpret_cast<T*>(base + ((1024 - (s & 1023)) & 1023) + off);
+}
+// where the 16-byte piece at (row, col) of an operand's memory rows goes
+template <class ST>
+__device__ __forceinline__ int piece_at(int row, int col) {
+  typedef typename ST::elem T;
+  if constexpr (ST::SW) {
+    constexpr int W = 128 / int(sizeof(T));  // a chunk's columns
+    const int c = col / W, j = (col % W) / (16 / int(sizeof(T)));
+    return (c * ST::ROWS * 128 + row * 128 + ((j ^ (row % 8)) * 16)) / int(sizeof(T));
+  } else {
+    return row * ST::LD + col;
+  }
 }
 
 __device__ __forceinline__ void cp_async16(void* dst, const void* src) {
@@ -90,7 +116,7 @@ __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST
       g[d] = g0[d] + (d == R - 2 ? row : d == R - 1 ? col : 0);
       if (d < R - 1) in = in && g[d] >= 0 && g[d] < a.shape[d];
     }
-    T* dst = out.p + row * ST::LD + col;
+    T* dst = out.p + piece_at<ST>(row, col);
     if (in && contiguous && g[R - 1] >= 0 && g[R - 1] + CH <= a.shape[R - 1]) {
       const T* src = a.data + offset(a, g);
       if (reinterpret_cast<unsigned long long>(src) % 16 == 0) {
@@ -126,18 +152,59 @@ template <class T, int NT, int M, int N> struct is_mma_tile<MmaTile<T, NT, M, N>
 };
 
 template <class X> struct is_smem_tile { static constexpr bool value = false; };
-template <class T, int NT, int K, int N, bool Swap, int LD>
-struct is_smem_tile<SmemTile<T, NT, K, N, Swap, LD>> {
+template <class T, int NT, int K, int N, bool Swap, int LD, bool Wg>
+struct is_smem_tile<SmemTile<T, NT, K, N, Swap, LD, Wg>> {
   static constexpr bool value = !Swap;
 };
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// c + a @ b on wgmma (ir/operands.py chose the operands' layouts for it): A in registers (an
+// MmaTile) with B N-major (attention's P @ V), or A and B K-major in their buffers (Q @ K^T)
+template <class AT, class BT, int NT, int M, int N, int K>
+__device__ __forceinline__ void wgmma_operands(const AT& a, const BT& b, float* acc) {
+  typedef typename BT::elem T;
+  constexpr int WG = NT / 128, R = M / (64 * WG), REGS = R * N / 2, KD = sm90::kind<T>::value;
+  const int t = tid(), wg = t >> 7;
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  sm90::pin<REGS>(acc);
+  sm90::wg_fence();
+#pragma unroll
+  for (int s = 0; s < K / 16; ++s) {
+    if constexpr (is_mma_tile<AT>::value) {  // B [K][N] in chunks of 64 columns
+      const uint64_t db = sm90::desc(b.p + s * 16 * 64, BT::ROWS * 128, 1024);
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        uint32_t ra[4];
+        const T* lo = a.v + 4 * (2 * s * R + r);
+        const T* hi = a.v + 4 * ((2 * s + 1) * R + r);
+        ra[0] = pack16(lo[0], lo[1]), ra[1] = pack16(lo[2], lo[3]);
+        ra[2] = pack16(hi[0], hi[1]), ra[3] = pack16(hi[2], hi[3]);
+        sm90::wgmma_rs<N, KD, R>(acc + 4 * r, ra, db);
+      }
+    } else {  // A [M][K], B [N][K]: K in chunks of 64
+      const int ch = s / 4, in = (s % 4) * 16;
+      const uint64_t db = sm90::desc(b.p + ch * N * 64 + in, 16, 1024);
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const T* ar = a.p + ch * M * 64 + 64 * (wg + WG * r) * 64 + in;
+        sm90::wgmma_kb<N, KD, R>(acc + 4 * r, sm90::desc(ar, 16, 1024), db);
+      }
+    }
+  }
+  sm90::wg_commit();
+  sm90::wg_wait<0>();
+  sm90::pin<REGS>(acc);
+}
+#endif
 
 // c + a @ b, b in shared memory; a an MmaTile (registers), a SmemTile of its own (rows of K, as
 // loaded) or a Tile (staged in the scratch)
 template <bool TensorCores, int Wait, class AT, class T, int NT, int M, int N, int K, bool Swap,
-          int LD>
-__device__ __forceinline__ MmaTile<float, NT, M, N> mma(const AT& a,
-                                                        const SmemTile<T, NT, K, N, Swap, LD>& b,
-                                                        const MmaTile<float, NT, M, N>& c) {
+          int LD, bool Wg>
+__device__ __forceinline__ MmaTile<float, NT, M, N> mma(
+    const AT& a, const SmemTile<T, NT, K, N, Swap, LD, Wg>& b,
+    const MmaTile<float, NT, M, N>& c) {
   static_assert(TensorCores && sizeof(T) == 2, "operands in shared memory: 16-bit tensor cores");
   static_assert(M % (16 * (NT / 32)) == 0 && K % 16 == 0, "whole row strips per warp");
   typedef mma_plan<T, M, N, K, true> P;
@@ -157,6 +224,13 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(const AT& a,
     }
   }
   cp_async_wait<Wait>();
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if constexpr (SmemTile<T, NT, K, N, Swap, LD, Wg>::SW) {
+    MmaTile<float, NT, M, N> out = c;
+    wgmma_operands<AT, SmemTile<T, NT, K, N, Swap, LD, Wg>, NT, M, N, K>(a, b, out.v);
+    return out;
+  }
+#endif
   __syncthreads();
   MmaTile<float, NT, M, N> out = c;
 #pragma unroll
