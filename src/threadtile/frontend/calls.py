@@ -45,9 +45,9 @@ from . import (
     npufuncs,
     tile_calls,
     tile_print,
-    user_reduce,
     tupleops,
     tuples,
+    user_reduce,
 )
 from . import typing as ty
 from .values import DeclRequest, Py, ScalarMethod, Tup, pyname

@@ -51,8 +51,8 @@ from . import (
     tile_print,
     tiles,
     tupleops,
-    user_reduce,
     tuples,
+    user_reduce,
     versions,
 )
 from . import typing as ty

@@ -9,9 +9,9 @@ combining function inlined on whole subtiles at once. cuTile calls it on 0-d til
 operands are subtiles of the input, on which every elementwise operation gives what it gives
 element by element.
 
-* A reduction halves the axis ``log2(n)`` times: the two halves are combined elementwise,
-  ``func(first half, second half)``, so the order of the operands is kept (an associative
-  ``func`` need not be commutative).
+* A reduction halves the axis ``log2(n)`` times: neighbours are combined,
+  ``func(x[2i], x[2i+1])`` (the axis reshaped to ``(n/2, 2)``), so the order of the operands
+  is kept (an associative ``func`` need not be commutative).
 * A scan is Sklansky's: at step ``s = 1, 2, 4, ...`` the axis is cut into blocks of ``2s``
   elements, each already scanned within its two halves; the last element of the first half is
   combined into every element of the second, ``func(earlier, later)``. A reverse scan runs the
@@ -316,10 +316,13 @@ def lower_reduce(lw: Lowerer, node: ast.Call):
     if not is_pow2(n):
         raise lw.error(node, f"reduce(): the axis has {n} elements, not a power of two")
     while n > 1:
+        # neighbours combined: axis -> (n/2, 2), func(item 0, item 1) of every pair
         n //= 2
-        lhs = [_extract(lw, t, axis, n, 0, node) for t in xs]
-        rhs = [_extract(lw, t, axis, n, 1, node) for t in xs]
+        pairs = [_reshape(lw, t, shape[:axis] + (n, 2) + shape[axis + 1:], node) for t in xs]
+        lhs = [_extract(lw, t, axis + 1, 1, 0, node) for t in pairs]
+        rhs = [_extract(lw, t, axis + 1, 1, 1, node) for t in pairs]
         xs = _combine(lw, func, lhs, rhs, tuple_mode, "reduction", node)
+        xs = [_reshape(lw, t, shape[:axis] + (n,) + shape[axis + 1:], node) for t in xs]
     out_shape = shape[:axis] + ((1,) if keep else ()) + shape[axis + 1:]
     res = [_reshape(lw, t, out_shape, node) for t in xs]
     return Tup(res) if tuple_mode else res[0]
