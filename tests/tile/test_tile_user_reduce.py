@@ -216,7 +216,7 @@ def test_scan_a_tuple_of_broadcast_tiles(target):
 @ct.kernel
 def size_one_axis(x, y, z):
     t = ct.load(x, (0, 0), (1, 16))
-    ct.store(y, (0, 0), ct.scan(t, 0, lambda a, b: a - b, 0))
+    ct.store(y, (0, 0), ct.scan(t, 0, lambda a, b: a - b, -1))
     ct.store(z, (0,), ct.reduce(t, 0, lambda a, b: a - b, 0))
 
 
@@ -241,6 +241,8 @@ def test_kernels_compile_to_cubins():
         _compiles(scans, np.zeros((2, 16, 8), np.float32), *[np.zeros((2, 16, 8), np.float32)
                                                              for _ in range(4)], rev)
     _compiles(scan_pair, np.zeros(16, np.int32), i32, i32, i32)
+    _compiles(size_one_axis, np.zeros((1, 16), np.float32), np.zeros((1, 16), np.float32),
+              np.zeros(16, np.float32))
 
 
 # ---- errors ----------------------------------------------------------------------------------
@@ -392,3 +394,16 @@ def test_argument_errors():
         ct.store(y, (0, 0), ct.scan(t, 0, operator.add, ct.bid(0)))
 
     _raises(not_constant, TileTypeError, "Expected a scalar constant")
+
+
+def test_a_size_one_axis_still_checks_the_function():
+    @ct.kernel
+    def one(x, y):
+        def f(a, b):
+            ct.printf("%d\n", a)
+            return a + b
+
+        ct.store(y, (0, 0), ct.scan(ct.load(x, (0, 0), (1, 16)), 0, f, 0))
+
+    _raises(one, TileSyntaxError, "Operations with memory effects are not supported inside "
+                                  "scan body")

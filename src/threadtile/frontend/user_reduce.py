@@ -297,6 +297,15 @@ def _combine(lw: Lowerer, func, lhs: list[ir.Expr], rhs: list[ir.Expr], tuple_mo
     return out
 
 
+def _check_only(lw: Lowerer, func, xs: list[ir.Expr], tuple_mode: bool, kind: str,
+                node: ast.Call) -> None:
+    """An axis of one element needs no call of ``func``; it is still lowered once (its result
+    unused), so that what cuTile refuses in it is refused here too."""
+    pre = len(lw.pre)
+    _combine(lw, func, xs, xs, tuple_mode, kind, node)
+    del lw.pre[pre:]  # (pure: its statements are dropped)
+
+
 # ---- the calls -------------------------------------------------------------------------------
 
 def lower_reduce(lw: Lowerer, node: ast.Call):
@@ -315,6 +324,8 @@ def lower_reduce(lw: Lowerer, node: ast.Call):
     n = shape[axis]
     if not is_pow2(n):
         raise lw.error(node, f"reduce(): the axis has {n} elements, not a power of two")
+    if n == 1:
+        _check_only(lw, func, xs, tuple_mode, "reduction", node)
     while n > 1:
         # neighbours combined: axis -> (n/2, 2), func(item 0, item 1) of every pair
         n //= 2
@@ -344,6 +355,8 @@ def lower_scan(lw: Lowerer, node: ast.Call):
     n = shape[axis]
     if not is_pow2(n):
         raise lw.error(node, f"scan(): the axis has {n} elements, not a power of two")
+    if n == 1:
+        _check_only(lw, func, xs, tuple_mode, "scan", node)
     s = 1
     while s < n:
         # axis -> (blocks, 2, s): half 0 and half 1 of every block of 2s elements
