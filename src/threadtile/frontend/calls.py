@@ -47,6 +47,7 @@ from . import (
     tile_print,
     tupleops,
     tuples,
+    user_reduce,
 )
 from . import typing as ty
 from .values import DeclRequest, Py, ScalarMethod, Tup, pyname
@@ -113,6 +114,7 @@ def lower_call(lw: Lowerer, node: ast.Call):
         return _scalar_method(lw, obj, node)
     if obj is builtins.print:
         if tile_print.is_tile_kernel(lw):  # cuTile's print: once per block
+            user_reduce.restrict_call(lw, "print", node)
             return tile_print.lower_print(lw, node)
         return _print(lw, node)
     if obj in (builtins.repr, builtins.str) and len(node.args) == 1 and not node.keywords:

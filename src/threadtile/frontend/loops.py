@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
 from ..lang.types import ArrayType, Scalar, TupleType, bool_, int64
-from . import flow, static, tuples, versions
+from . import flow, static, tuples, user_reduce, versions
 from . import typing as ty
 from .values import Tup, describe_value
 
@@ -49,12 +49,14 @@ def lower_for(lw: Lowerer, node: ast.For):
     if static.is_static_iter(lw, it):  # ct.static_iter(...): unrolled at compile time
         return static.lower_for(lw, node)
     if _called(lw, it, builtins.range):
+        user_reduce.restrict(lw, node, "loop")
         if not isinstance(node.target, ast.Name):
             raise lw.error(node.target, "range() gives numbers, which cannot be unpacked")
         return _range_loop(lw, node, it)
     seq = _sequence(lw, it)
     if isinstance(seq, list):  # a tuple to unroll
         return _unrolled(lw, node, seq)
+    user_reduce.restrict(lw, node, "loop")
     loc = lw.loc(node)
     k = lw.spec.fresh("k")
     lw.observe(k, int64, False, node)

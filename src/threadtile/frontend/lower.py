@@ -52,6 +52,7 @@ from . import (
     tiles,
     tupleops,
     tuples,
+    user_reduce,
     versions,
 )
 from . import typing as ty
@@ -413,6 +414,7 @@ class Lowerer(ast.NodeVisitor):
         cond = self.truth(self.expr(node.test), node.test)
         if isinstance(cond, ir.Const):  # `if CONSTANT:` keeps only the taken branch
             return self.lower_body(node.body if cond.value else node.orelse)
+        user_reduce.restrict(self, node, "branch")  # not in a reduce/scan function
         before = set(self.defined)
         tiles_before = dict(self.tile_names)
         then = self.lower_body(node.body)
@@ -438,6 +440,8 @@ class Lowerer(ast.NodeVisitor):
     def visit_While(self, node: ast.While):
         if node.orelse:
             raise self.unsupported(node, "while ... else", "use a flag variable")
+        if not user_reduce.is_run_once(node):  # (an inlined body's several returns)
+            user_reduce.restrict(self, node, "loop")
         with versions.loop(self, node, not flow.terminates(node.body)):
             with self.lazy():  # evaluated again before every iteration
                 cond = self.truth(self.expr(node.test), node.test)

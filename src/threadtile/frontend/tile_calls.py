@@ -13,7 +13,7 @@ from ..errors import KernelCompileError, TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang import tile as lt
 from ..lang.types import ArrayType, TileType, bool_, int32, int64, void
-from . import static, tile_dtypes, tile_parts, tile_print
+from . import static, tile_dtypes, tile_parts, tile_print, user_reduce
 from . import typing as ty
 from .tile_gather import INDEXED
 from .tile_mma import matmul, mma
@@ -315,6 +315,11 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
                              "is supported)")
     if fname in ("static_eval", "static_assert", "static_iter"):
         return static.lower_call(lw, fname, node)
+    user_reduce.restrict_call(lw, fname, node)
+    if fname == "reduce":
+        return user_reduce.lower_reduce(lw, node)
+    if fname == "scan":
+        return user_reduce.lower_scan(lw, node)
     if fname in ("bid", "num_blocks"):
         (a,) = [lw.expr(x) for x in node.args] or [None]
         if a is None or node.keywords:

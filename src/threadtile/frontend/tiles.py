@@ -200,8 +200,10 @@ def norm_axes(lw: Lowerer, v, ndim: int, node) -> tuple[int, ...]:
         if not -ndim <= a < ndim:
             raise lw.error(node, f"axis {a} is out of range for a {ndim}-d tile")
         out.append(a % ndim)
-    if len(set(out)) != len(out):
-        raise lw.error(node, f"repeated axis in {tuple(out)}")
+    dup = sorted(a for a in set(out) if out.count(a) > 1)
+    if dup:
+        raise lw.error(node, f"Repeated reduction axis {dup[0]}", f"the axes were {tuple(out)}",
+                       cls=TileCodeTypeError)
     return tuple(sorted(out))
 
 

@@ -30,7 +30,7 @@ __all__ = [
     "negative", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "tan", "sinh", "cosh",
     "abs", "floor", "ceil", "isnan",
-    "sum", "max", "min", "prod", "argmax", "argmin", "cumsum", "cumprod",
+    "sum", "max", "min", "prod", "argmax", "argmin", "cumsum", "cumprod", "reduce", "scan",
     "reshape", "transpose", "permute", "expand_dims", "broadcast_to", "extract", "insert", "cat",
     "mma", "matmul",
     "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
@@ -309,6 +309,14 @@ minimum along one ``axis`` (None: of the flattened tile).""")
 cumsum = _stub("cumsum", """cumsum(x, axis=0, *, reverse=False) -> the inclusive prefix sum along
 ``axis`` (from the end with ``reverse``).""")
 cumprod = _stub("cumprod", "cumprod(x, axis=0, *, reverse=False) -> the inclusive prefix product.")
+reduce = _stub("reduce", """reduce(x, axis, func, identity, *, keepdims=False) -> ``x`` (a tile,
+or a tuple of tiles broadcast to one shape) reduced along one ``axis`` with ``func``: a function
+of two values (two tuples of values, flattened: ``func(*a, *b)``) returning the combined value
+(a tuple for a tuple ``x``), such as ``lambda a, b: a + b`` or ``operator.add``. ``func`` must be
+associative; ``identity`` is its identity element, a constant (a tuple of them).""")
+scan = _stub("scan", """scan(x, axis, func, identity, *, reverse=False) -> the inclusive scan of
+``x`` (a tile or a tuple of tiles) along ``axis`` with the combining function ``func`` (as for
+``reduce``), from the end with ``reverse``: element ``i`` is ``func(result[i-1], x[i])``.""")
 
 # ---- shapes -------------------------------------------------------------------------------------
 
@@ -387,7 +395,7 @@ indexes a tuple). ``break``, ``continue`` and ``return`` are not allowed in the 
 # cuTile names threadtile does not implement yet: using one in a kernel is a compile error
 # that names it (rather than an AttributeError deep inside the frontend)
 UNSUPPORTED = (
-    "reduce", "scan", "mma_scaled",
+    "mma_scaled",
     "static_exception",
     "ensure_constant", "assert_", "atan2", "divmod", "bitwise_and", "bitwise_or",
     "bitwise_xor", "bitwise_not", "bitwise_lshift", "bitwise_rshift",
