@@ -12,34 +12,10 @@ SHAPES = (32, 64, 128, 192, 256)
 KINDS = {1: "f16", 2: "bf16"}
 
 
-def one(n: int, kind: int) -> str:
-    regs = n // 2
-    dlist = ", ".join(f"%{i}" for i in range(regs))
-    dlines = "\n".join(f'      "{dlist[i:i + 80]}"' for i in range(0, len(dlist), 80))
-    def reg(i: int) -> str:
-        return f'"+f"(d[{i % 4}])' if i < 4 else f'"+f"(d[{i // 4} * R4 + {i % 4}])'
-
-    outs = ",\n        ".join(", ".join(reg(i) for i in range(j, min(j + 4, regs)))
-                             for j in range(0, regs, 4))
-    t = KINDS[kind]
-    return f"""template <int R>
-__device__ __forceinline__ void wgmma_{n}_{t}(float* d, uint64_t a, uint64_t b) {{
-  constexpr int R4 = 4 * R;
-  asm volatile(
-      "{{ .reg .pred p; setp.ne.b32 p, %{regs + 2}, 0;\\n"
-      "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} {{"
-{dlines}
-      "}}, %{regs}, %{regs + 1}, p, 1, 1, 0, 1; }}"
-      : {outs}
-      : "l"(a), "l"(b), "r"(1)
-      : "memory");
-}}
-"""
-
-
-def one_variant(n: int, kind: int, regs_a: bool, trans_b: int) -> str:
-    """The RS form (A in four registers) or the SS form with B K-major (trans_b 0): the
-    operands of attention's products (tile/operands.h)."""
+def one_variant(n: int, kind: int, regs_a: bool, trans_b: int, prefix: str) -> str:
+    """One instruction's function: A in shared memory (a descriptor) or in four registers
+    (the RS form), B N-major (trans_b 1, the k loop's) or K-major (0: attention's K,
+    tile/operands.h)."""
     regs = n // 2
     dlist = ", ".join(f"%{i}" for i in range(regs))
     dlines = "\n".join(f'      "{dlist[i:i + 80]}"' for i in range(0, len(dlist), 80))
@@ -53,11 +29,12 @@ def one_variant(n: int, kind: int, regs_a: bool, trans_b: int) -> str:
     if regs_a:
         ins = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1)'
         alist = f"{{%{regs}, %{regs + 1}, %{regs + 2}, %{regs + 3}}}, %{regs + 4}"
-        pred, tail, name, aty = regs + 5, f"1, 1, {trans_b}", f"wgmma_rs_{n}_{t}", "const uint32_t*"
+        pred, tail, aty = regs + 5, f"1, 1, {trans_b}", "const uint32_t*"
     else:
         ins = '"l"(a), "l"(b), "r"(1)'
         alist = f"%{regs}, %{regs + 1}"
-        pred, tail, name, aty = regs + 2, f"1, 1, 0, {trans_b}", f"wgmma_kb_{n}_{t}", "uint64_t"
+        pred, tail, aty = regs + 2, f"1, 1, 0, {trans_b}", "uint64_t"
+    name = f"wgmma_{prefix}{n}_{t}"
     return f"""template <int R>
 __device__ __forceinline__ void {name}(float* d, {aty} a, uint64_t b) {{
   constexpr int R4 = 4 * R;
@@ -91,7 +68,7 @@ namespace sm90 {
 """]
     for n in SHAPES:
         for kind in KINDS:
-            parts.append(one(n, kind))
+            parts.append(one_variant(n, kind, False, 1, ""))
     cases = "\n".join(
         f"  {'if' if i == 0 else 'else if'} constexpr (N == {n} && Kind == {kind}) "
         f"wgmma_{n}_{KINDS[kind]}<R>(d, a, b);"
@@ -102,10 +79,10 @@ __device__ __forceinline__ void wgmma(float* d, uint64_t a, uint64_t b) {{
   else static_assert(N == 0, "wgmma: no instruction for this N and dtype");
 }}
 """)
-    for regs_a, trans_b in ((True, 1), (False, 0)):
+    for regs_a, trans_b, prefix in ((True, 1, "rs_"), (False, 0, "kb_")):
         for n in SHAPES:
             for kind in KINDS:
-                parts.append(one_variant(n, kind, regs_a, trans_b))
+                parts.append(one_variant(n, kind, regs_a, trans_b, prefix))
     for form, aty in (("rs", "const uint32_t*"), ("kb", "uint64_t")):
         cases = "\n".join(
             f"  {'if' if i == 0 else 'else if'} constexpr (N == {n} && Kind == {kind}) "

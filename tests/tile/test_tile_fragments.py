@@ -52,8 +52,7 @@ def flash(Q, K, V, Out, scale: float, TM: ConstInt, TN: ConstInt, D: ConstInt,
     ct.store(Out, index=(bh, bm, 0), tile=out)
 
 
-@ct.kernel
-def softmax_of_product(A, B, Out, TM: ConstInt, TN: ConstInt, TK: ConstInt):
+def _softmax_of_product(A, B, Out, TM: ConstInt, TN: ConstInt, TK: ConstInt):
     """softmax(A @ B) along the rows, one (TM, TN) tile per block, stored from fragments."""
     i = ct.bid(0)
     a = ct.load(A, index=(i, 0), shape=(TM, TK))
@@ -63,15 +62,9 @@ def softmax_of_product(A, B, Out, TM: ConstInt, TN: ConstInt, TK: ConstInt):
     ct.store(Out, index=(i, 0), tile=e / ct.sum(e, axis=1, keepdims=True))
 
 
-@ct.kernel(num_warps=8)
-def softmax_of_product_8w(A, B, Out, TM: ConstInt, TN: ConstInt, TK: ConstInt):
-    """The same on 8 warps: a 64-row tile does not give each warp whole rows (blocked rows)."""
-    i = ct.bid(0)
-    a = ct.load(A, index=(i, 0), shape=(TM, TK))
-    b = ct.load(B, index=(0, 0), shape=(TK, TN))
-    s = ct.mma(a, b, ct.zeros((TM, TN), ct.float32))
-    e = ct.exp(s - ct.max(s, axis=1, keepdims=True))
-    ct.store(Out, index=(i, 0), tile=e / ct.sum(e, axis=1, keepdims=True))
+softmax_of_product = ct.kernel(_softmax_of_product)
+# on 8 warps a 64-row tile does not give each warp whole rows (its rows stay blocked)
+softmax_of_product_8w = ct.kernel(_softmax_of_product, num_warps=8)
 
 
 @ct.kernel
