@@ -245,6 +245,9 @@ class _StubModule(types.ModuleType):
             return getattr(tt, name)
         if name in _DEVICE_FACTS:
             return _DEVICE_FACTS[name]
+        if self.__name__ == "cuda.tile._exception" and name == "TypeCheckingError":
+            from threadtile import errors  # cuTile's other name of TileTypeError
+            return errors.TileTypeError
         if self.__name__ == "cuda.tile._exception" and name.startswith("Tile"):
             # cuTile's exception classes, which cuda.tile exports too (threadtile's own)
             from threadtile import errors

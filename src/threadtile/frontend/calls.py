@@ -37,8 +37,10 @@ from . import (
     arrays,
     bf16calls,
     complexes,
+    dataclassdunders,
     dataclassvals,
     dicts,
+    enumvals,
     funcs,
     inline,
     mathcalls,
@@ -89,6 +91,8 @@ def special_value(lw: Lowerer, obj, node):
 
 def lower_call(lw: Lowerer, node: ast.Call):
     f = lw.expr(node.func)
+    if dataclassdunders.is_instance(f):  # d(args): the class's __call__
+        return dataclassdunders.call(lw, f, node)
     if not isinstance(f, Py):
         raise lw.error(node.func, f"{_what_called(f)} is not callable")
     obj = f.obj
@@ -128,6 +132,8 @@ def lower_call(lw: Lowerer, node: ast.Call):
         if isinstance(a, ir.Expr) and isinstance(a.type, ArrayType):
             return ir.ArrayDim(int64, lw.loc(node), a, "shape", 0)
         raise lw.error(node, "len() of something that is not an array or tuple")
+    if isinstance(obj, enum.EnumMeta):  # Color(1): a member, by a constant value
+        return enumvals.make(lw, obj, node)
     if dataclassvals.is_dataclass_type(obj):  # FooBar(2, bar=7): a frozen dataclass
         return dataclassvals.make(lw, obj, node)
     if obj is dataclasses.replace:

@@ -252,9 +252,8 @@ class Lowerer(ast.NodeVisitor):
             for t, it in zip(target.elts, temps):
                 out += self.assign(t, it, node)
             return out
-        if isinstance(target, ast.Subscript):
-            arr, idx = self.subscript_parts(target)
-            return self.store(arr, idx, value, target)  # errors point at the element
+        if isinstance(target, ast.Subscript):  # errors point at the element
+            return arrays.assign_subscript(self, target, value)
         if isinstance(target, ast.Attribute):
             base = self.expr(target.value)
             if records.is_record_array(base):  # r.x = v
