@@ -3,9 +3,12 @@
 Frozen dataclass values whose class defines a ``@property``, ``__post_init__``, ``__call__``,
 ``__getitem__`` or ``__setitem__`` (inlined with ``self``, found in the class or a base as
 Python finds it); Enum members made in kernels (``Color(1)``, ``Status("ok")``) and compared
-(``IntEnum`` members ordered; plain ``Enum`` ones refused). Numerics on every target against
-NumPy (the ``target`` fixture), outputs poisoned first; every kernel compiles to sm_80 and sm_90
-cubins through NVRTC; the refused forms raise cuTile's error types with its words.
+(``IntEnum`` members ordered; plain ``Enum`` ones refused); ``ct.ensure_constant``,
+``ct.assert_`` (the simulator's ``AssertionError`` at the line; ``__trap()`` on the GPU),
+``divmod``/``ct.divmod`` of int tiles and numbers, ``ct.bitwise_*``.
+Numerics on every target against NumPy (the ``target`` fixture), outputs poisoned first; every
+kernel compiles to sm_80 and sm_90 cubins through NVRTC; the refused forms raise
+cuTile's error types with its words.
 """
 
 import enum
@@ -218,6 +221,91 @@ def test_plain_enum_has_no_order():
             np.zeros(1, np.int32))
 
 
+# ---- ensure_constant, assert_, divmod, bitwise_* -----------------------------------------------
+
+
+@ct.kernel
+def divmods(x, y, q, r, qs, c: ct.Constant[int]):
+    """``divmod`` (the builtin and ``ct.divmod``) of int tiles, of a tile and a number, and of
+    numbers; ``ensure_constant`` of a Constant's arithmetic; the bitwise functions."""
+    tx = ct.load(x, index=(0,), shape=(16,))
+    ty = ct.load(y, index=(0,), shape=(16,))
+    tq, tr = divmod(tx, ty)
+    tq2, tr2 = ct.divmod(tx, 3)
+    ct.store(q, index=(0,), tile=tq * 1000 + tq2)
+    ct.store(r, index=(0,), tile=tr * 1000 + tr2)
+    n = ct.ensure_constant(c + 1)
+    a, b = divmod(n, -3)
+    m, k = ct.divmod(ct.bid(0) - 7, 4)
+    bits = ct.bitwise_xor(ct.bitwise_and(n, 12), ct.bitwise_or(1, ct.bitwise_lshift(1, 4)))
+    ct.scatter(qs, 0, a)
+    ct.scatter(qs, 1, b)
+    ct.scatter(qs, 2, m)
+    ct.scatter(qs, 3, k)
+    ct.scatter(qs, 4, ct.bitwise_rshift(bits, 1) + ct.bitwise_not(n))
+
+
+@ct.kernel
+def asserts(x, limit: int):
+    """``assert_`` of a bool tile, of a number, of NaN checks (through a helper)."""
+    tx = ct.load(x, index=(0,), shape=(16,))
+    ct.assert_(tx < limit, "too big")
+    ct.assert_(ct.bid(0) == 0)
+    nan = ct.full((2,), float("nan"), dtype=ct.float32)
+    ct.assert_(ct.bitwise_not(nan == nan))
+    ct.assert_(ct.isnan(ct.float32(float("nan"))), message="scalar")
+
+
+def test_divmod_ensure_constant_bitwise(target):
+    rng = np.random.default_rng(7)
+    x = rng.integers(-100, 100, 16).astype(np.int32)
+    y = rng.integers(1, 20, 16).astype(np.int32) * rng.choice([-1, 1], 16).astype(np.int32)
+    q, r, qs = (target.to_device(poison((n,), np.int32)) for n in (16, 16, 5))
+    target.launch_tile(divmods, 1, target.to_device(x), target.to_device(y), q, r, qs, 9)
+    np.testing.assert_array_equal(target.to_host(q), (x // y) * 1000 + x // 3)
+    np.testing.assert_array_equal(target.to_host(r), (x % y) * 1000 + x % 3)
+    bits = (10 & 12) ^ (1 | (1 << 4))
+    np.testing.assert_array_equal(target.to_host(qs), [10 // -3, 10 % -3, -7 // 4, -7 % 4,
+                                                      (bits >> 1) + ~10])
+
+
+def test_assert_passes(target):
+    x = np.arange(16, dtype=np.int32)
+    target.launch_tile(asserts, 1, target.to_device(x), 16)
+
+
+def test_assert_fails_in_the_simulator_at_its_line():
+    x = np.arange(16, dtype=np.int32)
+    with pytest.raises(AssertionError, match=r"In function 'asserts', file .*"
+                       r"test_tile_compat_more.py, line \d+, .*: too big"), tt.simulate():
+        asserts[1](x, 15)
+
+
+def test_assert_traps_on_the_gpu():
+    src = asserts.cuda_source(np.zeros(16, np.int32), 16)
+    assert src.count("__trap();") == 3  # the scalar NaN check is a constant: folded away
+    assert "exit;" not in src
+
+
+def test_divmod_of_floats_is_refused():
+    @ct.kernel
+    def k(x):
+        t = ct.load(x, index=(0,), shape=(16,))
+        divmod(t, t)
+
+    _raises(k, TileTypeError, r"divmod\(\) is not implemented for floating point values",
+            np.zeros(16, np.float32))
+
+
+def test_ensure_constant_of_a_runtime_value_is_refused():
+    @ct.kernel
+    def k(x):
+        ct.ensure_constant(ct.bid(0))
+
+    _raises(k, ct.TileStaticAssertionError, "Argument of ensure_constant\\(\\) is not a "
+            "compile-time constant", np.zeros(1, np.int32))
+
+
 # ---- cubins ------------------------------------------------------------------------------------
 
 
@@ -227,11 +315,13 @@ def _cases():
         "dunders": (dunders, (i32, i32), {}),
         "writer": (writer, (i32, 4), {}),
         "enums": (enums, (i32,), {}),
+        "divmods": (divmods, (i32, i32, i32, i32, i32), {"c": 9}),
+        "asserts": (asserts, (i32, 16), {}),
     }
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("case", ["dunders", "writer", "enums"])
+@pytest.mark.parametrize("case", ["dunders", "writer", "enums", "divmods", "asserts"])
 def test_compiles(arch, case):
     kernel, args, consts = _cases()[case]
     assert compile_cubin(kernel, *args, arch=arch, **consts)

@@ -46,6 +46,7 @@ from . import (
     mathcalls,
     npufuncs,
     tile_calls,
+    tile_more,
     tile_print,
     tupleops,
     tuples,
@@ -132,6 +133,8 @@ def lower_call(lw: Lowerer, node: ast.Call):
         if isinstance(a, ir.Expr) and isinstance(a.type, ArrayType):
             return ir.ArrayDim(int64, lw.loc(node), a, "shape", 0)
         raise lw.error(node, "len() of something that is not an array or tuple")
+    if obj is builtins.divmod:  # (x // y, x % y)
+        return tile_more.divmod_(lw, node)
     if isinstance(obj, enum.EnumMeta):  # Color(1): a member, by a constant value
         return enumvals.make(lw, obj, node)
     if dataclassvals.is_dataclass_type(obj):  # FooBar(2, bar=7): a frozen dataclass

@@ -45,6 +45,7 @@ from . import (
     flow,
     inline,
     loops,
+    mathcalls,
     operators,
     raising,
     records,
@@ -725,7 +726,7 @@ class Lowerer(ast.NodeVisitor):
     def scalar_math(self, name: str, flavour: str, node: ast.Call) -> ir.Expr:
         """``name(x)`` of the math function ``name`` on numbers (a tile function given a number
         lowers as the scalar one)."""
-        return calls.math_call(self, name, flavour, node)
+        return mathcalls.math_call(self, name, flavour, node)
 
 
 # ---------------------------------------------------------------------------------------------
