@@ -5,7 +5,8 @@ Frozen dataclass values whose class defines a ``@property``, ``__post_init__``, 
 Python finds it); Enum members made in kernels (``Color(1)``, ``Status("ok")``) and compared
 (``IntEnum`` members ordered; plain ``Enum`` ones refused); ``ct.ensure_constant``,
 ``ct.assert_`` (the simulator's ``AssertionError`` at the line; ``__trap()`` on the GPU),
-``divmod``/``ct.divmod`` of int tiles and numbers, ``ct.bitwise_*``.
+``divmod``/``ct.divmod`` of int tiles and numbers, ``ct.bitwise_*``; scalar constants and
+conversions of the narrow floats (rounded to their format; a negative float8_e8m0fnu refused).
 Numerics on every target against NumPy (the ``target`` fixture), outputs poisoned first; every
 kernel compiles to sm_80 and sm_90 cubins through NVRTC; the refused forms raise
 cuTile's error types with its words.
@@ -306,6 +307,42 @@ def test_ensure_constant_of_a_runtime_value_is_refused():
             "compile-time constant", np.zeros(1, np.int32))
 
 
+# ---- scalar constants of the narrow floats ------------------------------------------------------
+
+
+@ct.kernel
+def narrow_scalars(x, v: float):
+    """A constant of a 16-bit or narrower float holds the value that format represents (rounded
+    to nearest even; float8_e8m0fnu rounds up, as CUDA's conversion does; the 8-bit formats
+    saturate); so does a runtime number converted to one."""
+    ct.scatter(x, 0, ct.float16(0.2))
+    ct.scatter(x, 1, ct.float64(ct.float8_e8m0fnu(0.2)))
+    ct.scatter(x, 2, ct.float64(ct.bfloat16(0.2)))
+    ct.scatter(x, 3, ct.float64(ct.float8_e4m3fn(0.2)))
+    ct.scatter(x, 4, ct.float64(ct.float8_e5m2(1000.0)))
+    ct.scatter(x, 5, ct.float64(ct.float4_e2m1fn(2.6)))
+    ct.scatter(x, 6, ct.float64(ct.float8_e4m3fn(v)))
+    ct.scatter(x, 7, ct.float64(ct.float8_e8m0fnu(v)))
+    ct.scatter(x, 8, ct.float64(ct.float16(v)))
+
+
+def test_narrow_float_scalars(target):
+    x = target.to_device(poison((9,), np.float64))
+    target.launch_tile(narrow_scalars, 1, x, 0.3)
+    want = [np.float16(0.2), 0.25, 0.2001953125, 0.203125, 1024.0, 3.0, 0.3125, 0.5,
+            np.float16(0.3)]
+    np.testing.assert_array_equal(target.to_host(x), np.array(want, np.float64))
+
+
+def test_negative_unsigned_float_constant_is_refused():
+    @ct.kernel
+    def k(x):
+        ct.float8_e8m0fnu(-0.2)
+
+    _raises(k, TileValueError, "Negative values cannot be represented in an unsigned float "
+            "format", np.zeros(1, np.int32))
+
+
 # ---- cubins ------------------------------------------------------------------------------------
 
 
@@ -317,11 +354,13 @@ def _cases():
         "enums": (enums, (i32,), {}),
         "divmods": (divmods, (i32, i32, i32, i32, i32), {"c": 9}),
         "asserts": (asserts, (i32, 16), {}),
+        "narrow": (narrow_scalars, (np.zeros(9), 0.3), {}),
     }
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("case", ["dunders", "writer", "enums", "divmods", "asserts"])
+@pytest.mark.parametrize("case", ["dunders", "writer", "enums", "divmods", "asserts",
+                                  "narrow"])
 def test_compiles(arch, case):
     kernel, args, consts = _cases()[case]
     assert compile_cubin(kernel, *args, arch=arch, **consts)
