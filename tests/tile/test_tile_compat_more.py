@@ -6,7 +6,10 @@ Python finds it); Enum members made in kernels (``Color(1)``, ``Status("ok")``) 
 (``IntEnum`` members ordered; plain ``Enum`` ones refused); ``ct.ensure_constant``,
 ``ct.assert_`` (the simulator's ``AssertionError`` at the line; ``__trap()`` on the GPU),
 ``divmod``/``ct.divmod`` of int tiles and numbers, ``ct.bitwise_*``; scalar constants and
-conversions of the narrow floats (rounded to their format; a negative float8_e8m0fnu refused).
+conversions of the narrow floats (rounded to their format; a negative float8_e8m0fnu refused);
+loosely typed ``float()``, a NumPy scalar's dtype, and cuTile's errors for ``range`` (a negative
+constant step, an array, a float), tile item assignment, too big an integer literal and a name
+bound to different enum members on two paths.
 Numerics on every target against NumPy (the ``target`` fixture), outputs poisoned first; every
 kernel compiles to sm_80 and sm_90 cubins through NVRTC; the refused forms raise
 cuTile's error types with its words.
@@ -343,6 +346,76 @@ def test_negative_unsigned_float_constant_is_refused():
             "format", np.zeros(1, np.int32))
 
 
+# ---- loops, loose typing, type inference ---------------------------------------------------------
+
+SMALL = np.int16(4)
+
+
+@ct.kernel
+def loose_and_typed(out, y):
+    """``float()`` of a literal or of a typed constant is loosely typed (stores into float16);
+    a NumPy scalar keeps its dtype."""
+    c1 = float("2.0")
+    ct.scatter(out, 0, c1)
+    c2 = float(ct.float32(5.0))
+    ct.scatter(out, 1, c2)
+    small_dtype = SMALL.dtype
+    ct.static_assert(small_dtype == ct.int16)
+    ct.scatter(y, 0, SMALL)
+
+
+def test_loose_float_and_numpy_scalar(target):
+    out = target.to_device(poison((2,), np.float16))
+    y = target.to_device(poison((1,), np.int16))
+    target.launch_tile(loose_and_typed, 1, out, y)
+    np.testing.assert_array_equal(target.to_host(out), [2.0, 5.0])
+    np.testing.assert_array_equal(target.to_host(y), [4])
+
+
+def test_range_errors():
+    @ct.kernel
+    def negative_step(out, start: int, stop: int):
+        for i in range(start, stop, -2):
+            ct.scatter(out, 0, i)
+
+    @ct.kernel
+    def copy(stop, out):
+        for i in range(stop):
+            ct.scatter(out, i, i)
+
+    x = np.zeros(4, np.int32)
+    _raises(negative_step, TileTypeError, "Step must be positive, got -2", x, 1, 11)
+    _raises(copy, TileTypeError, "Expected a scalar, got array", x, x)
+    _raises(copy, TileTypeError, "Expected a signed integer, got float64", 1.5, x)
+
+
+def test_type_errors():
+    @ct.kernel
+    def tile_setitem():
+        t = ct.ones((8,), dtype=ct.int32)
+        t[0] = 7
+
+    @ct.kernel
+    def too_big(x):
+        t = 18446744073709551616
+        ct.scatter(x, 0, t)
+
+    @ct.kernel
+    def enum_in_branch(x):
+        if ct.bid(0) == 0:
+            val = ct.MemoryOrder.RELAXED
+        else:
+            val = ct.MemoryOrder.WEAK
+        ct.scatter(x, 0, 1 if val == ct.MemoryOrder.WEAK else 0)
+
+    x = np.zeros(1, np.uint64)
+    _raises(tile_setitem, TileTypeError, "Tiles are immutable: item assignment is not "
+            "supported")
+    _raises(too_big, TileValueError, "is out of range of any supported integer type", x)
+    _raises(enum_in_branch, TileTypeError, r"Type of `val` depends on path taken: <enum "
+            r"constant MemoryOrder\.WEAK> .* vs\. <enum constant MemoryOrder\.RELAXED>", x)
+
+
 # ---- cubins ------------------------------------------------------------------------------------
 
 
@@ -355,12 +428,13 @@ def _cases():
         "divmods": (divmods, (i32, i32, i32, i32, i32), {"c": 9}),
         "asserts": (asserts, (i32, 16), {}),
         "narrow": (narrow_scalars, (np.zeros(9), 0.3), {}),
+        "loose": (loose_and_typed, (np.zeros(2, np.float16), np.zeros(1, np.int16)), {}),
     }
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("case", ["dunders", "writer", "enums", "divmods", "asserts",
-                                  "narrow"])
+                                  "narrow", "loose"])
 def test_compiles(arch, case):
     kernel, args, consts = _cases()[case]
     assert compile_cubin(kernel, *args, arch=arch, **consts)

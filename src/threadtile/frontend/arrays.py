@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang.records import RecordType
-from ..lang.types import ArrayType, bool_, int64, scalar_of
+from ..lang.types import ArrayType, TileType, bool_, int64, scalar_of
 from . import array_views, dataclassdunders, records
 from . import typing as ty
 from .array_views import static_of
@@ -110,6 +110,10 @@ def assign_subscript(lw: Lowerer, target: ast.Subscript, value) -> list[ir.Stmt]
     base = lw.expr(target.value)
     if dataclassdunders.is_instance(base):
         return dataclassdunders.setitem(lw, base, target, value)
+    if isinstance(base, ir.Expr) and isinstance(base.type, TileType):  # cuTile's words
+        raise lw.error(target, "Tiles are immutable: item assignment is not supported",
+                       "make a new tile: ct.where(ct.arange(n) == i, v, t)",
+                       cls=TileCodeTypeError)
     arr, idx = subscript_parts(lw, target, base)
     return lw.store(arr, idx, value, target)
 

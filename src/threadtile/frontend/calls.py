@@ -167,6 +167,8 @@ def lower_call(lw: Lowerer, node: ast.Call):
         if isinstance(v, ir.Const) and v.type == st:
             return ty.mark_weak(ir.Const(st, v.loc, v.value), False) if strong else v
         out = ty.convert(v, st)
+        if not strong and isinstance(out, ir.Const):  # float(ct.float32(5.0)): cuTile's loose
+            return ty.mark_weak(out)                    # constant, as a literal would be
         return ty.mark_weak(out, False) if strong else out
     if npufuncs.is_ufunc(obj):
         v = npufuncs.ufunc_call(lw, obj, node)

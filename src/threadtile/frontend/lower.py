@@ -533,7 +533,7 @@ class Lowerer(ast.NodeVisitor):
     def visit_Constant(self, node: ast.Constant):
         v = node.value
         if isinstance(v, (bool, int, float)):
-            return ir.Const(ty.literal_type(v), self.loc(node), v, weak=True)
+            return ty.literal(v, self.loc(node))
         if isinstance(v, complex):
             return complexes.literal(v, self.loc(node))
         if isinstance(v, (str, bytes)):  # bytes: a constant for a record's bytes field
@@ -644,6 +644,8 @@ class Lowerer(ast.NodeVisitor):
                 return ir.Const(base.type, self.loc(node), 0)
             if attr in calls.SCALAR_METHODS:
                 return Py(ScalarMethod(base, attr))
+            if attr == "dtype" and not ty.is_weak(base):  # np.int16(4).dtype: int16
+                return Py(base.type)
         if isinstance(base, Tup) and attr in base.names:  # a namedtuple's field
             return base.items[base.names.index(attr)]
         if isinstance(base, Tup) and base.cls is not None:  # a dataclass's class attribute

@@ -45,6 +45,16 @@ def literal_type(value) -> Scalar:
     return float64
 
 
+def literal(value, loc) -> Const:
+    """A Python number written in the kernel: a loosely typed constant. An integer no
+    supported type holds (beyond uint64 and int64) is cuTile's ``TileValueError``."""
+    if isinstance(value, int) and not isinstance(value, bool) and not \
+            -(1 << 63) <= value < (1 << 64):
+        raise TileCodeValueError(f"Integer constant {value} is out of range of any supported "
+                                 "integer type", loc=loc)
+    return Const(literal_type(value), loc, value, weak=True)
+
+
 def unify(a: Scalar, a_weak: bool, b: Scalar, b_weak: bool) -> tuple[Scalar, bool]:
     """The common type of two operands, and whether the result is still weak."""
     if a_weak and not b_weak:
