@@ -51,9 +51,8 @@ def _function(lw: Lowerer, v: Tup, name: str, node, what: str):
 def call(lw: Lowerer, v: Tup, node: ast.Call):
     """``d(args)``: ``type(d).__call__(d, args)``."""
     fn = _function(lw, v, "__call__", node, f"Cannot call an object of type {v.cls.__name__}")
-    from .inline import call_args
+    from .inline import call_args, call_function
     args, kwargs = call_args(lw, node)
-    from .inline import call_function
     return call_function(lw, fn, [v] + args, kwargs, node)
 
 
