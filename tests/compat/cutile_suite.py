@@ -224,6 +224,17 @@ class _Newest:
 
 
 
+# cuTile's exception classes by their defining names (cuda/tile/_exception.py binds each
+# public Tile*Error name to one of these): the public class of threadtile's
+_ERROR_ALIASES = {
+    "TypeCheckingError": "TileTypeError", "UnsupportedSyntaxError": "TileSyntaxError",
+    "InvalidValueError": "TileValueError", "UnsupportedFeatureError":
+    "TileUnsupportedFeatureError", "StaticEvalError": "TileStaticEvalError",
+    "StaticAssertionError": "TileStaticAssertionError", "RecursionLimitError":
+    "TileRecursionError", "InternalError": "TileInternalError",
+}
+
+
 class _StubModule(types.ModuleType):
     def __getattr__(self, name):
         if name.startswith(("__", "_threadtile")):  # threadtile's probes of a kernel's globals
@@ -245,6 +256,9 @@ class _StubModule(types.ModuleType):
             return getattr(tt, name)
         if name in _DEVICE_FACTS:
             return _DEVICE_FACTS[name]
+        if self.__name__ == "cuda.tile._exception" and name in _ERROR_ALIASES:
+            from threadtile import errors  # cuTile's other names of its public classes
+            return getattr(errors, _ERROR_ALIASES[name])
         if self.__name__ == "cuda.tile._exception" and name.startswith("Tile"):
             # cuTile's exception classes, which cuda.tile exports too (threadtile's own)
             from threadtile import errors

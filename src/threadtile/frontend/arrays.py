@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang.records import RecordType
-from ..lang.types import ArrayType, bool_, int64, scalar_of
-from . import array_views, records
+from ..lang.types import ArrayType, TileType, bool_, int64, scalar_of
+from . import array_views, dataclassdunders, records
 from . import typing as ty
 from .array_views import static_of
 from .values import Py, ScalarMethod, Tup, describe_value
@@ -103,6 +103,19 @@ def reshape(lw: Lowerer, arr: ir.Expr, node: ast.Call) -> ir.Reshape:
         raise lw.error(node, "reshape() can only infer one dimension (one -1)")
     return ir.Reshape(ArrayType(at.dtype, len(dims), "C", at.space, at.readonly), lw.loc(node),
                       arr, dims)
+
+
+def assign_subscript(lw: Lowerer, target: ast.Subscript, value) -> list[ir.Stmt]:
+    """``a[i] = value``: an array's element, or a frozen dataclass's ``__setitem__``."""
+    base = lw.expr(target.value)
+    if dataclassdunders.is_instance(base):
+        return dataclassdunders.setitem(lw, base, target, value)
+    if isinstance(base, ir.Expr) and isinstance(base.type, TileType):  # cuTile's words
+        raise lw.error(target, "Tiles are immutable: item assignment is not supported",
+                       "make a new tile: ct.where(ct.arange(n) == i, v, t)",
+                       cls=TileCodeTypeError)
+    arr, idx = subscript_parts(lw, target, base)
+    return lw.store(arr, idx, value, target)
 
 
 def subscript_parts(lw: Lowerer, node: ast.Subscript, base=None):

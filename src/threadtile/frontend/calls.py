@@ -37,13 +37,16 @@ from . import (
     arrays,
     bf16calls,
     complexes,
+    dataclassdunders,
     dataclassvals,
     dicts,
+    enumvals,
     funcs,
     inline,
     mathcalls,
     npufuncs,
     tile_calls,
+    tile_more,
     tile_print,
     tupleops,
     tuples,
@@ -90,6 +93,8 @@ def special_value(lw: Lowerer, obj, node):
 
 def lower_call(lw: Lowerer, node: ast.Call):
     f = lw.expr(node.func)
+    if dataclassdunders.is_instance(f):  # d(args): the class's __call__
+        return dataclassdunders.call(lw, f, node)
     if not isinstance(f, Py):
         raise lw.error(node.func, f"{_what_called(f)} is not callable")
     obj = f.obj
@@ -130,6 +135,10 @@ def lower_call(lw: Lowerer, node: ast.Call):
         if isinstance(a, ir.Expr) and isinstance(a.type, ArrayType):
             return ir.ArrayDim(int64, lw.loc(node), a, "shape", 0)
         raise lw.error(node, "len() of something that is not an array or tuple")
+    if obj is builtins.divmod:  # (x // y, x % y)
+        return tile_more.divmod_(lw, node)
+    if isinstance(obj, enum.EnumMeta):  # Color(1): a member, by a constant value
+        return enumvals.make(lw, obj, node)
     if dataclassvals.is_dataclass_type(obj):  # FooBar(2, bar=7): a frozen dataclass
         return dataclassvals.make(lw, obj, node)
     if obj is dataclasses.replace:
@@ -160,6 +169,8 @@ def lower_call(lw: Lowerer, node: ast.Call):
         if isinstance(v, ir.Const) and v.type == st:
             return ty.mark_weak(ir.Const(st, v.loc, v.value), False) if strong else v
         out = ty.convert(v, st)
+        if not strong and isinstance(out, ir.Const):  # float(ct.float32(5.0)): cuTile's loose
+            return ty.mark_weak(out)                    # constant, as a literal would be
         return ty.mark_weak(out, False) if strong else out
     if npufuncs.is_ufunc(obj):
         v = npufuncs.ufunc_call(lw, obj, node)

@@ -17,6 +17,7 @@ import types
 from typing import TYPE_CHECKING
 
 from ..errors import TileCodeTypeError
+from . import dataclassdunders
 from .values import Py, Tup
 
 if TYPE_CHECKING:
@@ -64,9 +65,6 @@ def _check(lw: Lowerer, cls, node) -> list:
         if f.default_factory is not dataclasses.MISSING:
             raise lw.error(node, "Dataclasses with default_factory fields are not supported",
                            cls=TileCodeTypeError)
-    if getattr(cls, "__post_init__", None) is not None:
-        raise lw.error(node, "__post_init__ is not supported in kernels",
-                       cls=TileCodeTypeError)
     return list(fields)
 
 
@@ -94,7 +92,9 @@ def make(lw: Lowerer, cls, node: ast.Call) -> Tup:
                 raise lw.error(node, f"{cls.__name__}() is missing field {f.name!r}",
                                cls=TileCodeTypeError)
             values[f.name] = lw.py_to_value(f.default, node, wrap=True)
-    return Tup([values[n] for n in names], tuple(names), cls)
+    out = Tup([values[n] for n in names], tuple(names), cls)
+    dataclassdunders.post_init(lw, out, node)
+    return out
 
 
 def replace(lw: Lowerer, node: ast.Call) -> Tup:
@@ -126,6 +126,8 @@ def class_attr(lw: Lowerer, base: Tup, attr: str, node):
     if isinstance(obj, types.FunctionType) and not isinstance(raw, (staticmethod, classmethod)):
         from .inline import BoundMethod
         return Py(BoundMethod(obj, base))  # obj.method(...): inlined with self = obj
+    if isinstance(raw, property):  # fb.prop: its getter, inlined with self = fb
+        return dataclassdunders.prop(lw, base, raw.fget, node)
     if isinstance(obj, property) or callable(obj) and not isinstance(obj, type):
         raise lw.unsupported(node, f"the method or property {base.cls.__name__}.{attr}",
                              "kernels read a dataclass's fields and class constants; call a "

@@ -21,10 +21,12 @@ import builtins
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang.types import ArrayType, Scalar, TupleType, bool_, int64
 from . import flow, static, tuples, user_reduce, versions
 from . import typing as ty
+from .tile_print import is_tile_kernel
 from .values import Tup, describe_value
 
 if TYPE_CHECKING:
@@ -76,19 +78,32 @@ def _called(lw: Lowerer, node: ast.expr, fn) -> bool:
     return isinstance(node, ast.Call) and lw.is_builtin(node.func, fn)
 
 
+def _range_arg(lw: Lowerer, node: ast.expr) -> ir.Expr:
+    v = lw.expr(node)
+    if isinstance(v, ir.Expr) and isinstance(v.type, ArrayType):  # cuTile's words
+        raise lw.error(node, f"range(): Expected a scalar, got {describe_value(v)}",
+                       cls=TileCodeTypeError)
+    return lw.scalar(v, node)
+
+
 def _range_args(lw: Lowerer, it: ast.Call) -> list[ir.Expr]:
-    args = [lw.scalar(lw.expr(a), a) for a in it.args]
+    args = [_range_arg(lw, a) for a in it.args]
     if not 1 <= len(args) <= 3 or it.keywords:
         raise lw.error(it, "range() takes 1 to 3 positional arguments")
     for a, an in zip(args, it.args):
         if not a.type.is_int and a.type != bool_:
-            raise lw.error(an, f"range() arguments must be integers, got {a.type}")
+            raise lw.error(an, f"range() arguments must be integers: Expected a signed "
+                               f"integer, got {a.type}", cls=TileCodeTypeError)
     zero = ir.Const(int64, lw.loc(it), 0, weak=True)
     one = ir.Const(int64, lw.loc(it), 1, weak=True)
     start, stop, step = ([zero, args[0], one] if len(args) == 1 else
                          [args[0], args[1], one] if len(args) == 2 else args)
     if isinstance(step, ir.Const) and step.value == 0:
         raise lw.error(it, "range() step must not be zero")
+    if isinstance(step, ir.Const) and step.value < 0 and is_tile_kernel(lw):
+        raise lw.error(it, f"Step must be positive, got {step.value}",
+                       "cuTile's loops count up: range(start, stop, -k) is refused",
+                       cls=TileCodeTypeError)
     return [start, stop, step]
 
 

@@ -45,6 +45,7 @@ from . import (
     flow,
     inline,
     loops,
+    mathcalls,
     operators,
     raising,
     records,
@@ -253,9 +254,8 @@ class Lowerer(ast.NodeVisitor):
             for t, it in zip(target.elts, temps):
                 out += self.assign(t, it, node)
             return out
-        if isinstance(target, ast.Subscript):
-            arr, idx = self.subscript_parts(target)
-            return self.store(arr, idx, value, target)  # errors point at the element
+        if isinstance(target, ast.Subscript):  # errors point at the element
+            return arrays.assign_subscript(self, target, value)
         if isinstance(target, ast.Attribute):
             base = self.expr(target.value)
             if records.is_record_array(base):  # r.x = v
@@ -537,7 +537,7 @@ class Lowerer(ast.NodeVisitor):
     def visit_Constant(self, node: ast.Constant):
         v = node.value
         if isinstance(v, (bool, int, float)):
-            return ir.Const(ty.literal_type(v), self.loc(node), v, weak=True)
+            return ty.literal(v, self.loc(node))
         if isinstance(v, complex):
             return complexes.literal(v, self.loc(node))
         if isinstance(v, (str, bytes)):  # bytes: a constant for a record's bytes field
@@ -648,6 +648,8 @@ class Lowerer(ast.NodeVisitor):
                 return ir.Const(base.type, self.loc(node), 0)
             if attr in calls.SCALAR_METHODS:
                 return Py(ScalarMethod(base, attr))
+            if attr == "dtype" and not ty.is_weak(base):  # np.int16(4).dtype: int16
+                return Py(base.type)
         if isinstance(base, Tup) and attr in base.names:  # a namedtuple's field
             return base.items[base.names.index(attr)]
         if isinstance(base, Tup) and base.cls is not None:  # a dataclass's class attribute
@@ -730,7 +732,7 @@ class Lowerer(ast.NodeVisitor):
     def scalar_math(self, name: str, flavour: str, node: ast.Call) -> ir.Expr:
         """``name(x)`` of the math function ``name`` on numbers (a tile function given a number
         lowers as the scalar one)."""
-        return calls.math_call(self, name, flavour, node)
+        return mathcalls.math_call(self, name, flavour, node)
 
 
 # ---------------------------------------------------------------------------------------------

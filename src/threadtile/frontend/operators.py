@@ -5,12 +5,11 @@ Operators on tiles are handed to tiles.py."""
 from __future__ import annotations
 
 import ast
-import enum
 from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
 from ..lang.types import ArrayType, bool_, int64
-from . import dicts, raising, tile_mma, tile_print, tiles, tupleops, tuples
+from . import dicts, enumvals, raising, tile_mma, tile_print, tiles, tupleops, tuples
 from . import typing as ty
 from .values import Py, Tup, describe_value
 
@@ -189,9 +188,8 @@ def compare(lw: Lowerer, op, a, b, node) -> ir.Expr:
     if isinstance(a, Py) and isinstance(b, Py) and isinstance(a.obj, str) and \
             isinstance(b.obj, str) and op in _CMPFOLD:  # `mode == "max"`: a constant
         return ir.Const(bool_, lw.loc(node), bool(_CMPFOLD[op](a.obj, b.obj)))
-    if isinstance(a, Py) and isinstance(b, Py) and op in ("==", "!=") and isinstance(
-            a.obj, enum.Enum) and isinstance(b.obj, enum.Enum):  # Python's answer, folded
-        return ir.Const(bool_, lw.loc(node), (a.obj == b.obj) == (op == "=="))
+    if (c := enumvals.compare(lw, op, a, b, node)) is not None:  # Python's answer, folded
+        return c
     if (dicts.is_dict(a) or dicts.is_dict(b)) and op in ("==", "!="):
         return ir.Const(bool_, lw.loc(node), (a == b) == (op == "=="))
     if isinstance(a, Py) and isinstance(b, Py) and op in ("==", "!="):

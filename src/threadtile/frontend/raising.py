@@ -37,12 +37,18 @@ def lower_raise(lw: Lowerer, node: ast.Raise) -> list[ir.Stmt]:
 
 
 def lower_assert(lw: Lowerer, node: ast.Assert) -> list[ir.Stmt]:
+    return assert_value(lw, node, lw.expr(node.test))
+
+
+def assert_value(lw: Lowerer, node: ast.Assert, value, trap: bool = False) -> list[ir.Stmt]:
+    """``assert`` of the lowered ``value`` (``node.test`` is not read); ``trap``: a failure
+    stops the whole kernel on the GPU (cuTile's ``ct.assert_``)."""
     args = (_constant(lw, node.msg),) if node.msg is not None else ()
-    cond = lw.truth(lw.expr(node.test), node.test)
+    cond = lw.truth(value, node.test)
     if isinstance(cond, ir.Const):
-        return [] if cond.value else [raise_stmt(lw, node, AssertionError, args)]
+        return [] if cond.value else [raise_stmt(lw, node, AssertionError, args, trap)]
     failed = ir.UnaryOp(cond.type, lw.loc(node), "not", cond)
-    return [ir.If(lw.loc(node), failed, [raise_stmt(lw, node, AssertionError, args)], [])]
+    return [ir.If(lw.loc(node), failed, [raise_stmt(lw, node, AssertionError, args, trap)], [])]
 
 
 def _constant(lw: Lowerer, node: ast.expr):
@@ -55,8 +61,8 @@ def _constant(lw: Lowerer, node: ast.expr):
                    "put the runtime values in an output array instead")
 
 
-def raise_stmt(lw: Lowerer, node, cls: type, args: tuple) -> ir.Stmt:
+def raise_stmt(lw: Lowerer, node, cls: type, args: tuple, trap: bool = False) -> ir.Stmt:
     """The statement raising ``cls(*args)`` at ``node`` (args: constants)."""
     loc = lw.loc(node)
-    k = raises.register(raises.Raised(cls, args, lw.fname, loc.filename, loc.line))
+    k = raises.register(raises.Raised(cls, args, lw.fname, loc.filename, loc.line, trap))
     return ir.ExprStmt(loc, ir.Call(void, loc, "raise", [ir.Const(int32, loc, k)]))

@@ -13,7 +13,7 @@ from ..errors import KernelCompileError, TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang import tile as lt
 from ..lang.types import ArrayType, TileType, bool_, int32, int64, void
-from . import static, tile_dtypes, tile_parts, tile_print, user_reduce
+from . import static, tile_dtypes, tile_more, tile_parts, tile_print, user_reduce
 from . import typing as ty
 from .tile_gather import INDEXED
 from .tile_mma import matmul, mma
@@ -313,6 +313,8 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         raise lw.unsupported(node, f"cuTile's {obj._tile_unsupported}()",
                              "threadtile does not implement it yet (docs/tiles.md lists what "
                              "is supported)")
+    if fname in tile_more.NAMES:  # ensure_constant, assert_, divmod, bitwise_*
+        return tile_more.lower_call(lw, fname, node)
     if fname in ("static_eval", "static_assert", "static_iter"):
         return static.lower_call(lw, fname, node)
     user_reduce.restrict_call(lw, fname, node)

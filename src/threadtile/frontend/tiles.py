@@ -74,10 +74,21 @@ def assign_static(lw: Lowerer, node, name: str, value: Py) -> list:
                              f"be {pyname(value.obj)}", "use a different variable for each")
     prev = lw.statics.get(name)
     if isinstance(prev, Py) and prev.obj is not value.obj and not same_static(prev.obj, value.obj):
-        raise lw.error(node, f"'{name}' is bound to {pyname(prev.obj)} and to "
-                             f"{pyname(value.obj)}", "use two names")
+        raise lw.error(node, f"Type of `{name}` depends on path taken: "
+                             f"{_static_name(value.obj)} (this path) vs. "
+                             f"{_static_name(prev.obj)} (another path): '{name}' is bound to a "
+                             "different compile-time object on each",
+                       "use two names", cls=TileCodeTypeError)
     lw.statics[name] = value
     return []
+
+
+def _static_name(obj) -> str:
+    """A compile-time object as cuTile names it in an error (an enum member as
+    ``<enum constant MemoryOrder.WEAK>``)."""
+    if isinstance(obj, enum.Enum):
+        return f"<enum constant {type(obj).__name__}.{obj.name}>"
+    return pyname(obj)
 
 
 def static_compare(lw: Lowerer, op: str, a: Py, b: Py, node) -> ir.Expr:

@@ -146,10 +146,12 @@ def index(lw: Lowerer, v: Tup, k, node):
     """``t[k]``: a constant index (negative ones count from the end, as in Python) or a slice
     picks items at compile time; a variable index into a tuple of numbers selects one."""
     n = len(v.items)
-    if v.cls is not None:  # a frozen dataclass instance: its fields are read by name
-        raise lw.error(node, f"'{v.cls.__qualname__}' object is not subscriptable",
-                       "read its fields by name (d.x); dataclass methods such as __getitem__ "
-                       "are not available in kernels", cls=TileCodeTypeError)
+    if v.cls is not None and not isinstance(k, slice):  # a frozen dataclass: __getitem__
+        from .dataclassdunders import getitem
+        return getitem(lw, v, k, node)
+    if v.cls is not None:
+        raise lw.error(node, f"'{v.cls.__qualname__}' object cannot be sliced",
+                       cls=TileCodeTypeError)
     if isinstance(k, ir.Const) and isinstance(k.value, int) and not isinstance(k.value, bool):
         i = k.value + n if k.value < 0 else k.value
         if not 0 <= i < n:

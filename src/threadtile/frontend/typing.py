@@ -8,14 +8,17 @@ assigned only from literals is weak too, until another assignment gives it a rea
 
 from __future__ import annotations
 
-from ..errors import KernelCompileError
+from ..errors import KernelCompileError, TileCodeValueError
 from ..ir.nodes import Cast, Const, Expr
 from ..lang.types import (
+    NARROW_FLOATS,
     ArrayType,
     Scalar,
+    bfloat16,
     bool_,
     complex64,
     complex128,
+    float16,
     float32,
     float64,
     int64,
@@ -40,6 +43,16 @@ def literal_type(value) -> Scalar:
     if isinstance(value, complex):
         return complex128
     return float64
+
+
+def literal(value, loc) -> Const:
+    """A Python number written in the kernel: a loosely typed constant. An integer no
+    supported type holds (beyond uint64 and int64) is cuTile's ``TileValueError``."""
+    if isinstance(value, int) and not isinstance(value, bool) and not \
+            -(1 << 63) <= value < (1 << 64):
+        raise TileCodeValueError(f"Integer constant {value} is out of range of any supported "
+                                 "integer type", loc=loc)
+    return Const(literal_type(value), loc, value, weak=True)
 
 
 def unify(a: Scalar, a_weak: bool, b: Scalar, b_weak: bool) -> tuple[Scalar, bool]:
@@ -83,6 +96,9 @@ def convert(e: Expr, t: Scalar) -> Expr:
         raise KernelCompileError(f"a {e.type} value cannot become a {t}", loc=e.loc,
                                  hint="take its .real or .imag, or abs() of it")
     if isinstance(e, Const) and isinstance(e.type, Scalar):
+        if t.name == "float8_e8m0fnu" and e.value < 0:  # cuTile's words
+            raise TileCodeValueError("Negative values cannot be represented in an unsigned "
+                                     f"float format ({t} of {e.value!r})", loc=e.loc)
         return Const(t, e.loc, py_value(e.value, t), weak=False)
     return Cast(t, e.loc, e)
 
@@ -105,7 +121,29 @@ def py_value(v, t: Scalar):
         import numpy as np  # noqa: PLC0415
 
         return float(np.float32(v))
+    if t in (float16, bfloat16) or t.name in NARROW_FLOATS:
+        return _narrow(float(v), t)
     return float(v)
+
+
+def _narrow(v: float, t: Scalar) -> float:
+    """``v`` rounded to the 16-bit or narrower float ``t`` (to nearest, ties to even, but
+    float8_e8m0fnu up; the narrow formats saturate, lang/minifloat.py), as a Python float: a
+    constant of type ``t`` holds the value ``t`` can represent."""
+    import numpy as np  # noqa: PLC0415
+
+    if t == float16:
+        return float(np.float16(v))
+    if t == bfloat16:
+        bits = int(np.array(v, np.float32).view(np.uint32))
+        if v != v:
+            return v
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+        return float(np.array(bits, np.uint32).view(np.float32))
+    from ..lang import minifloat  # noqa: PLC0415
+
+    mode = "rp" if t.name == "float8_e8m0fnu" else "rn"  # as cuda_fp8.h's constructors
+    return float(minifloat.round_to(np.array([v], np.float32), t.name, mode)[0])
 
 
 def describe(t) -> str:

@@ -21,6 +21,8 @@ class Raised:
     func: str
     file: str
     line: int
+    trap: bool = False  # on the GPU without debug=True: trap (a launch error), not exit
+
 
 
 _TABLE: list[Raised] = []
@@ -43,6 +45,12 @@ def describe(k: int) -> tuple:
     module and qualified name, the arguments, the function, file and line."""
     r = _TABLE[k]
     return (r.cls.__module__, r.cls.__qualname__, list(r.args), r.func, r.file, r.line)
+
+
+def traps(k: int) -> bool:
+    """Whether record ``k`` stops the whole kernel with an error on the GPU (cuTile's
+    ``ct.assert_``) rather than ending the raising thread (numba's ``raise``)."""
+    return _TABLE[k].trap
 
 
 def exception(k: int, tid, ctaid) -> BaseException:

@@ -397,8 +397,7 @@ indexes a tuple). ``break``, ``continue`` and ``return`` are not allowed in the 
 UNSUPPORTED = (
     "mma_scaled",
     "static_exception",
-    "ensure_constant", "assert_", "atan2", "divmod", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "bitwise_not", "bitwise_lshift", "bitwise_rshift",
+    "atan2",
     "grid_dependency_control_wait", "grid_dependency_control_launch_dependents",
 )
 

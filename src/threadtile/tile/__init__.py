@@ -32,6 +32,7 @@ from ..lang.annotations import (
 )
 from ..lang.tile import *  # noqa: F403  (the kernel language is this package's surface)
 from ..lang.tile import UNSUPPORTED, UNSUPPORTED_STUBS
+from ..lang.tile_more import *  # noqa: F403  (ensure_constant, assert_, divmod, bitwise_*)
 from ..lang.types import (
     bfloat16,
     bool_,

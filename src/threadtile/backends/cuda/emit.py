@@ -288,10 +288,10 @@ class FunctionEmitter:
 
     def raise_call(self, x: ir.Call) -> str:
         """A raise: reported to the host with the kernel's debug=True, else the thread stops
-        (numba's behaviour in both)."""
-        if not self.report_raises:
-            return 'asm volatile("exit;")'
+        (numba's behaviour in both); a ct.assert_ traps (a launch error) instead."""
         k = x.args[0].value
+        if not self.report_raises:
+            return "__trap()" if raises.traps(k) else 'asm volatile("exit;")'
         if k not in self.raises:
             self.raises.append(k)
         return f"tt::report_raise(tt_raised, {self.raises.index(k)})"

@@ -28,7 +28,16 @@ import numpy as np
 from ...ir import nodes as ir
 from ...ir.ops import ATOMICS
 from ...ir.printer import format_expr
-from ...lang.types import ArrayType, Scalar, TileType, TupleType, bfloat16, bool_, void
+from ...lang.types import (
+    NARROW_FLOATS,
+    ArrayType,
+    Scalar,
+    TileType,
+    TupleType,
+    bfloat16,
+    bool_,
+    void,
+)
 from . import bf16, checks, complexops, memory, ops, tiles
 from .checks import Site
 from .raising import raise_first
@@ -492,7 +501,7 @@ class _FunctionGen:
                 e.value.reg != "laneid":
             return self.x_Special(e.value, m) + "64"
         v = self.x(e.value, m)
-        if t == bfloat16 or e.value.type == bfloat16:
+        if t == bfloat16 or e.value.type == bfloat16 or t.name in NARROW_FLOATS:
             return f"_cast({v}, {self.tr.typeobj(t)})"
         return f"({v}).astype({self.tr.dtype(t)})"
 

@@ -59,8 +59,8 @@ def bf16_to_bits(v):
 
 def cast(v, t: Scalar):
     """C's conversion of ``v`` to ``t`` (float to int truncates; anything to bool is ``!= 0``)."""
-    if t.name in NARROW_FLOATS:
-        return minifloat.round_to(v, t.name)
+    if t.name in NARROW_FLOATS:  # float8_e8m0fnu rounds up, as cuda_fp8.h's constructor
+        return minifloat.round_to(v, t.name, "rp" if t.name == "float8_e8m0fnu" else "rn")
     out = v.astype(value_dtype(t))
     return bf16(out) if t == bfloat16 else out
 
