@@ -113,8 +113,9 @@ def auto_threads(module: ir.Module) -> int:
     # several products in fragments (attention's scores and output): more warps where two of
     # them would take over 128 registers a thread, as long as each warp keeps whole row strips
     # (ir/fraglayout.py)
-    products = sorted((t.size for t in _product_types(module)), reverse=True)
-    rows = min((t.shape[0] for t in _product_types(module)), default=0)
+    kinds = _product_types(module)
+    products = sorted((t.size for t in kinds), reverse=True)
+    rows = min((t.shape[0] for t in kinds), default=0)
     while sum(products[:2]) > 128 * threads and threads < 256 and \
             rows % (16 * threads // 16) == 0:
         threads *= 2

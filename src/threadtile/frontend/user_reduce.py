@@ -308,24 +308,32 @@ def _check_only(lw: Lowerer, func, xs: list[ir.Expr], tuple_mode: bool, kind: st
 
 # ---- the calls -------------------------------------------------------------------------------
 
+def _prepare(lw: Lowerer, node: ast.Call, name: str, flag: str, what: str):
+    """The arguments of ``ct.reduce``/``ct.scan`` (``flag``: keepdims or reverse) checked:
+    (the tiles, whether a tuple, their shape, the axis, the function, the flag's value)."""
+    restrict(lw, node, "nested")
+    v = bind_args(lw, node, name, ["x", "axis", "func", "identity", flag],
+                  {flag: ir.Const(bool_, lw.loc(node), False)})
+    xs, tuple_mode = _inputs(lw, v["x"], node, name, name)
+    shape = xs[0].type.shape
+    axis = _axis(lw, v["axis"], len(shape), node, name)
+    func = _callable(lw, v["func"], node, name)
+    _identities(lw, v["identity"], len(xs), tuple_mode, node, name)
+    on = static_bool(lw, v[flag], node, flag)
+    n = shape[axis]
+    if not is_pow2(n):
+        raise lw.error(node, f"{name}(): the axis has {n} elements, not a power of two")
+    if n == 1:
+        _check_only(lw, func, xs, tuple_mode, what, node)
+    return xs, tuple_mode, shape, axis, func, on
+
+
 def lower_reduce(lw: Lowerer, node: ast.Call):
     """``ct.reduce(x, axis, func, identity, *, keepdims=False)``: a tile, or a tuple of tiles
     for a tuple ``x``."""
-    restrict(lw, node, "nested")
-    loc = lw.loc(node)
-    v = bind_args(lw, node, "reduce", ["x", "axis", "func", "identity", "keepdims"],
-                  {"keepdims": ir.Const(bool_, loc, False)})
-    xs, tuple_mode = _inputs(lw, v["x"], node, "reduce", "reduce")
-    shape = xs[0].type.shape
-    axis = _axis(lw, v["axis"], len(shape), node, "reduce")
-    func = _callable(lw, v["func"], node, "reduce")
-    _identities(lw, v["identity"], len(xs), tuple_mode, node, "reduce")
-    keep = static_bool(lw, v["keepdims"], node, "keepdims")
+    xs, tuple_mode, shape, axis, func, keep = _prepare(lw, node, "reduce", "keepdims",
+                                                       "reduction")
     n = shape[axis]
-    if not is_pow2(n):
-        raise lw.error(node, f"reduce(): the axis has {n} elements, not a power of two")
-    if n == 1:
-        _check_only(lw, func, xs, tuple_mode, "reduction", node)
     while n > 1:
         # neighbours combined: axis -> (n/2, 2), func(item 0, item 1) of every pair
         n //= 2
@@ -342,21 +350,8 @@ def lower_reduce(lw: Lowerer, node: ast.Call):
 def lower_scan(lw: Lowerer, node: ast.Call):
     """``ct.scan(x, axis, func, identity, *, reverse=False)``: the inclusive scan, a tile, or a
     tuple of tiles for a tuple ``x``."""
-    restrict(lw, node, "nested")
-    loc = lw.loc(node)
-    v = bind_args(lw, node, "scan", ["x", "axis", "func", "identity", "reverse"],
-                  {"reverse": ir.Const(bool_, loc, False)})
-    xs, tuple_mode = _inputs(lw, v["x"], node, "scan", "scan")
-    shape = xs[0].type.shape
-    axis = _axis(lw, v["axis"], len(shape), node, "scan")
-    func = _callable(lw, v["func"], node, "scan")
-    _identities(lw, v["identity"], len(xs), tuple_mode, node, "scan")
-    rev = static_bool(lw, v["reverse"], node, "reverse")
+    xs, tuple_mode, shape, axis, func, rev = _prepare(lw, node, "scan", "reverse", "scan")
     n = shape[axis]
-    if not is_pow2(n):
-        raise lw.error(node, f"scan(): the axis has {n} elements, not a power of two")
-    if n == 1:
-        _check_only(lw, func, xs, tuple_mode, "scan", node)
     s = 1
     while s < n:
         # axis -> (blocks, 2, s): half 0 and half 1 of every block of 2s elements

@@ -165,7 +165,7 @@ def _grounded(lay: dict, assigns: dict, threads: int) -> set[str]:
     return out
 
 
-def _a_in_registers(m: ir.TileOp, lay: dict, threads: int) -> bool:
+def _a_in_registers(m: ir.TileOp, threads: int) -> bool:
     """Whether an ``mma`` in fragments may take its A operand from an ``mma`` tile (16-bit
     operands, whole row strips per warp, k a multiple of 16: tile/fragments.h)."""
     a = m.args[0].type
@@ -248,7 +248,7 @@ def _register_a_operands(f: ir.Function, lay: dict, assigns: dict, uses: dict, d
             m = e if isinstance(e, ir.TileOp) else None
             if not (isinstance(s, ir.Assign) and m is not None and m.op == "mma" and
                     m.args[0] is x and lay.get(s.name) == MMA and m.args[1] is not x and
-                    _a_in_registers(m, lay, threads)):
+                    _a_in_registers(m, threads)):
                 ok = False
                 break
             if any(depth[id(a)][:len(loops)] == loops for a in assigns[name]):
@@ -297,7 +297,7 @@ def _rewrite(f: ir.Function, lay: dict, threads: int) -> None:
         if isinstance(e, ir.TileOp) and e.op == "mma" and e.type.layout == MMA:
             a = e.args[0]
             keep_a = isinstance(a, ir.Var) and a.type.layout == MMA and \
-                _a_in_registers(e, lay, threads)
+                _a_in_registers(e, threads)
             e.args[0] = a if keep_a else blocked(a)
             e.args[1] = blocked(e.args[1])
             e.args[2] = _convert(blocked_inner(e.args[2]), MMA)

@@ -3,6 +3,7 @@ scalar, tile or tuple, and the names generated code gives tile and tuple types."
 
 from __future__ import annotations
 
+from ...ir.operands import pitch
 from ...lang.types import (
     NARROW_FLOATS,
     ArrayType,
@@ -36,7 +37,7 @@ def alias(t: TileType) -> str:
 def spelled(t: TileType, threads: int) -> str:
     if t.layout.startswith("smem"):  # an mma operand in shared memory (tile/operands.h)
         swap = t.layout.startswith("smemt")
-        ld = (t.shape[0] if swap else t.shape[1]) + 16 // t.dtype.itemsize
+        ld = pitch(t)
         wg = "true" if t.layout.endswith("w") else "false"
         return (f"tt::tile::SmemTile<{t.dtype.cname}, {threads}, {t.shape[0]}, {t.shape[1]}, "
                 f"{'true' if swap else 'false'}, {ld}, {wg}>")
