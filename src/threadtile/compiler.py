@@ -32,8 +32,8 @@ from .backends.cuda.emit import HEADERS, CudaSource, emit_module
 from .frontend.deps import still_valid
 from .frontend.source import get_source
 from .frontend.specialize import specialize
+from .ir import kloop, passes
 from .ir import nodes as ir
-from .ir import passes
 from .lang.types import ArrayType, TileType, Type
 from .runtime import cache, nvrtc
 
@@ -94,8 +94,9 @@ def auto_threads(module: ir.Module) -> int:
     tensor-core accumulator (an "mma"-layout tile) is larger than 128x128 float32, which at 4
     warps would take over 128 registers a thread, or is 128x128 and its k loop runs inside
     another loop (a persistent kernel: one block a multiprocessor, which two warpgroups keep
-    busier: 460 TFLOP/s against 376 on 4, H200). A 128x128 accumulator of a plain kernel
-    measured faster on 4 warps, several blocks sharing a multiprocessor (bench/tile_sweep.py).
+    busier: 460 TFLOP/s against 376 on 4, H200), or its 16-bit k loop takes steps 64 deep or
+    more. A 128x128 accumulator of a plain kernel with 32-deep steps measured faster on 4
+    warps, several blocks sharing a multiprocessor (bench/tile_sweep.py).
     A kernel whose largest other tile would hold over MAX_PER_THREAD elements a thread gets
     more warps, up to 16.
     """
@@ -109,6 +110,14 @@ def auto_threads(module: ir.Module) -> int:
     while big > MAX_PER_THREAD * threads and threads < 512:
         threads *= 2
     if acc > 128 * 128:
+        return max(threads, 256)
+    # a 16-bit 128x128 k loop whose steps are 64 deep or more: two warpgroups of 64-row slices
+    # (plain 128x128x64 516 TFLOP/s against 495 on 4 warps, batched 475 against 435; 32-deep
+    # steps lose on 8: 320 against 494, H200)
+    loops = [x for x in ir.walk_module_exprs(module)
+             if isinstance(x, ir.TileOp) and x.op == "mma_loop"]
+    if any(x.type.shape == (128, 128) and kloop.loaded(x)[0].shape[1] >= 64 and
+           kloop.loaded(x)[0].dtype.itemsize == 2 for x in loops):
         return max(threads, 256)
     # several products in fragments (attention's scores and output): more warps where two of
     # them would take over 128 registers a thread, as long as each warp keeps whole row strips

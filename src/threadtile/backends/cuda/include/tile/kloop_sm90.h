@@ -146,7 +146,7 @@ struct Plan {
                              M <= TT_SM90_MAX_BOX && K <= TT_SM90_MAX_BOX &&
                              R * N / 2 <= (NT <= 256 ? TT_SM90_MAX_ACC : TT_SM90_MAX_ACC / 2) &&
                              N % TT_SM90_N_STEP == 0 &&
-                             N <= TT_SM90_MAX_N && S >= 2;
+                             N <= TT_SM90_MAX_N && S > TT_SM90_INFLIGHT;
   static constexpr int bytes = ok ? TT_SM90_ALIGN + S * STAGE + 2 * S * 8 : 0;
 };
 
@@ -157,6 +157,7 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
                                          int64_t a_row0 = 0, int64_t b_row0 = 0) {
   typedef Plan<TA, NT, M, N, K> P;
   constexpr int S = P::S, R = P::R, AW = P::AW, REGS = R * N / 2;
+  constexpr int G = TT_SM90_INFLIGHT;  // groups of multiplies left running at a step's end
   static_assert(P::ok, "no Hopper main loop for these shapes");
   static_assert(P::bytes <= TT_SCRATCH_BYTES, "tile scratch too small");
   unsigned char* base = tt_dynamic_smem;
@@ -166,7 +167,7 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
   uint64_t* full = reinterpret_cast<uint64_t*>(base + S * P::STAGE);
   uint64_t* empty = full + S;
   const int t = tid(), lane = t & 31, wg = t >> 7;
-  const int64_t nk = hi > lo ? hi - lo : 0;
+  const int nk = hi > lo ? int(hi - lo) : 0;
 
   __syncthreads();  // the scratch's previous user is done with it
   if (t == 0) {
@@ -177,9 +178,9 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
   }
   __syncthreads();
 
-  auto issue = [&](int64_t k, int s) {
+  auto issue = [&](int k, int s) {
     bar_expect(&full[s], P::STAGE);
-    const int kc = int((lo + k) * K);
+    const int kc = int(lo + k) * K;
 #pragma unroll
     for (int c = 0; c < K / AW; ++c)
       tma_load(As + s * (M * K) + c * (M * AW), &ma, kc + c * AW, int(a_row0 + bi * M),
@@ -190,35 +191,49 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
                &full[s]);
   };
   if (t == 0) {
-    for (int s = 0; s < S - 1 && s < nk; ++s) issue(s, s);
+    for (int s = 0; s < S - G && s < nk; ++s) issue(s, s);
   }
-  for (int64_t k = 0; k < nk; ++k) {
-    const int s = int(k % S);
-    bar_wait(&full[s], uint32_t((k / S) & 1));
+  // The descriptors' words (desc): the low one holds the address, so a stage's or a k step's
+  // descriptor is the first one's plus a constant (addresses stay under 256 KiB).
+  constexpr int ISZ = P::ISZ;
+  const uint32_t a_lo = (((saddr(As) + 64 * wg * AW * ISZ) & 0x3FFFF) >> 4) | (1u << 16);
+  const uint32_t a_hi = uint32_t(8 * P::ROW >> 4) | ((P::ROW == 128 ? 1u : 2u) << 30);
+  const uint32_t b_lo = ((saddr(Bs) & 0x3FFFF) >> 4) | (uint32_t(64 * K * ISZ >> 4) << 16);
+  const uint32_t b_hi = uint32_t(1024 >> 4) | (1u << 30);
+  auto word = [](uint32_t lo_, uint32_t hi_) { return (uint64_t(hi_) << 32) | lo_; };
+  int s = 0, rs = 0;          // this step's stage, and the next one to release
+  uint32_t ph = 0, rph = 0;   // the parities of their uses
+  for (int k = 0; k < nk; ++k) {
+    bar_wait(&full[s], ph);
     pin<REGS>(acc);
     wg_fence();
-    const TA* a = As + s * (M * K);
-    const TA* b = Bs + s * (K * N);
+    const uint32_t sa = a_lo + uint32_t(s * (P::A_BYTES >> 4));
+    const uint32_t sb = b_lo + uint32_t(s * (P::B_BYTES >> 4));
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
-      const TA* ak = a + (kk / (AW / 16)) * (M * AW) + (kk % (AW / 16)) * 16;
-      const uint64_t db = desc(b + kk * 16 * 64, 64 * K * int(sizeof(TA)), 1024);
+      // A K-major: chunks of M rows of AW elements, rows of ROW bytes; B chunks of 64 columns
+      constexpr int CH = AW / 16;
+      const uint64_t db = word(sb + uint32_t(kk * 16 * 64 * ISZ >> 4), b_hi);
 #pragma unroll
-      for (int r = 0; r < R; ++r) {  // A K-major: rows of ROW bytes, 8-row atoms 8 ROW apart
-        const TA* ar = ak + 64 * (wg + P::WG * r) * AW;
-        wgmma<N, kind<TA>::value, R>(acc + 4 * r, desc(ar, 16, 8 * P::ROW, P::ROW), db);
+      for (int r = 0; r < R; ++r) {
+        const int off = ((kk / CH) * (M * AW) + (kk % CH) * 16 + 64 * P::WG * r * AW) * ISZ;
+        wgmma<N, kind<TA>::value, R>(acc + 4 * r, word(sa + uint32_t(off >> 4), a_hi), db);
       }
     }
     wg_commit();
-    wg_wait<1>();  // the previous stage's multiplies are done: release it
+    wg_wait<G>();  // step k - G's multiplies are done: release its stage
     pin<REGS>(acc);
-    if (k > 0 && lane == 0) bar_arrive(&empty[(k - 1) % S]);
-    if (t == 0 && k + S - 1 < nk) {
-      const int64_t kn = k + S - 1;
-      const int sn = int(kn % S);
-      if (kn >= S) bar_wait(&empty[sn], uint32_t((kn / S - 1) & 1));
-      issue(kn, sn);
+    if (k >= G) {
+      if (lane == 0) bar_arrive(&empty[rs]);
+      if (t == 0 && k + S - G < nk) {  // step k + S - G into the stage released
+        bar_wait(&empty[rs], rph);
+        issue(k + S - G, rs);
+      }
+      if (++rs == S) rs = 0, rph ^= 1u;
+    } else if (t == 0 && k + S - G < nk) {
+      issue(k + S - G, k + S - G);  // a stage not used yet
     }
+    if (++s == S) s = 0, ph ^= 1u;
   }
   wg_wait<0>();
   pin<REGS>(acc);
