@@ -64,7 +64,10 @@ __device__ __forceinline__ bool locate(int e, const int64_t* ix, const int64_t* 
 // Slot k of thread t is then row c / D, column c % D + t V + k % V of the tile, with
 // c = (k / V) V NT, so every address is one base per thread plus compile-time multiples of
 // the strides: no per-element coordinates or bounds tests. Each run of V slots is one vector
-// access when the rows are contiguous and the address is aligned to the run's size.
+// access when the rows are contiguous and the address is aligned to the run's size. A 2-d
+// tile of runs of one element (V = 1) whose rows are shorter than the block and divide it
+// (cuTile's Transpose sample: 128x128 on 256 threads) takes it too: slot k of thread t is
+// row t / D + k NT / D, column t % D.
 template <class T, int R>
 __device__ __forceinline__ int64_t stride_of(const ::tt::Array<T, R>& a, int d) {
   return a.strides[d];
@@ -73,11 +76,19 @@ template <class T, int R>
 __device__ __forceinline__ int64_t stride_of(const ::tt::CArray<T, R>& a, int d) {
   return d == R - 1 ? 1 : (R == 2 ? a.shape[1] : 0);
 }
+// rows shorter than the block, which they divide, in runs of one element (above)
+template <class TL, int R>
+struct short_rows {
+  static constexpr bool value = R == 2 && traits<TL>::V == 1 &&
+                                traits<TL>::NT % traits<TL>::dim(R - 1) == 0 &&
+                                traits<TL>::dim(R - 1) % traits<TL>::NT != 0;
+};
 template <class TL, int NO, int R>
 struct interior_ok {
   static constexpr bool value = NO == 0 && traits<TL>::rank == R && (R == 1 || R == 2) &&
                                 traits<TL>::E >= traits<TL>::NT &&
-                                traits<TL>::dim(R - 1) % (traits<TL>::NT * traits<TL>::V) == 0;
+                                (traits<TL>::dim(R - 1) % (traits<TL>::NT * traits<TL>::V) == 0 ||
+                                 short_rows<TL, R>::value);
 };
 // the element offset of thread t's slot 0 of the tile at ix, or -1 when the tile is not
 // wholly inside the array
@@ -88,13 +99,18 @@ __device__ __forceinline__ int64_t interior_base(const Arr& a, const int64_t* ix
   for (int d = 0; d < R; ++d) {
     const int64_t lo = ix[d] * traits<TL>::dim(d);
     if (lo < 0 || lo + traits<TL>::dim(d) > a.shape[d]) return -1;
-    off += (d == R - 1 ? lo + t * traits<TL>::V : lo) * stride_of(a, d);
+    constexpr int D = traits<TL>::dim(R - 1);
+    if constexpr (short_rows<TL, R>::value)
+      off += (d == R - 1 ? lo + t % D : lo + t / D) * stride_of(a, d);
+    else
+      off += (d == R - 1 ? lo + t * traits<TL>::V : lo) * stride_of(a, d);
   }
   return off;
 }
 template <class TL, class Arr, int R>
 __device__ __forceinline__ int64_t interior_slot(const Arr& a, int k) {
   constexpr int NT = traits<TL>::NT, V = traits<TL>::V, D = traits<TL>::dim(R - 1);
+  if constexpr (short_rows<TL, R>::value) return int64_t(k * (NT / D)) * stride_of(a, 0);
   const int c = (k / V) * (V * NT);
   if constexpr (R == 1) return int64_t(c + k % V) * stride_of(a, 0);
   else return int64_t(c / D) * stride_of(a, 0) + int64_t(c % D + k % V) * stride_of(a, 1);
