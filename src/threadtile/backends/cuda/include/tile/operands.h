@@ -106,7 +106,39 @@ __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST
   g0[R - 1] = ix[ST::Swap ? R - 2 : R - 1] * MC;
   ST out{operand_smem<T>(off)};
   const bool contiguous = stride_of(a, R - 1) == 1;
+  // a tile wholly inside the array, its rows contiguous, 16-byte aligned and a multiple of 16
+  // bytes apart (a block-uniform test): one cp.async per 16-byte piece from a base pointer, in
+  // an unrolled loop with no per-piece bounds or index arithmetic
+  bool inside = contiguous;
+#pragma unroll
+  for (int d = 0; d < R; ++d) {
+    const int64_t ext = d == R - 2 ? MR : d == R - 1 ? MC : 1;
+    inside = inside && g0[d] >= 0 && g0[d] + ext <= a.shape[d];
+  }
+  const T* base = a.data;
+  int64_t ld = 0;
+  if (inside) {
+    int64_t g1[R];
+#pragma unroll
+    for (int d = 0; d < R; ++d) g1[d] = g0[d] + (d == R - 2 ? 1 : 0);
+    base = a.data + offset(a, g0);
+    ld = MR > 1 ? offset(a, g1) - offset(a, g0) : 0;
+    inside = reinterpret_cast<unsigned long long>(base) % 16 == 0 && ld % CH == 0;
+  }
   __syncthreads();  // the buffer's previous reader has finished
+  if (inside) {
+    const int t = tid();
+#pragma unroll
+    for (int i = 0; i < (MR * PER + ST::NT - 1) / ST::NT; ++i) {
+      const int c = t + i * ST::NT;
+      if ((MR * PER) % ST::NT == 0 || c < MR * PER) {
+        const int row = c / PER, col = (c % PER) * CH;
+        cp_async16(out.p + piece_at<ST>(row, col), base + row * ld + col);
+      }
+    }
+    cp_async_commit();
+    return out;
+  }
   for (int c = tid(); c < MR * PER; c += ST::NT) {
     const int row = c / PER, col = (c % PER) * CH;
     int64_t g[R];
