@@ -40,17 +40,16 @@ SHAPES = [  # (batch, heads, kv heads, seq, head dim)
 CONFIGS = [(128, 128), (128, 64), (64, 64)]
 
 
-def load_sample(src: Path, system: str):
-    """The sample module, for ``system`` (threadtile: imports swapped)."""
-    path = src / "samples" / "AttentionFMHA.py"
+def load_sample(src: Path, system: str, name: str = "AttentionFMHA.py"):
+    """The sample module ``name``, for ``system`` (threadtile: imports swapped)."""
+    path = src / "samples" / name
     text = path.read_text()
     if system == "threadtile":
         from cutile_suite import swap_imports
 
         text = swap_imports(text)
     sys.path.insert(0, str(path.parent))
-    name = f"fmha_{system}"
-    spec = importlib.util.spec_from_loader(name, loader=None)
+    spec = importlib.util.spec_from_loader(f"{path.stem}_{system}", loader=None)
     mod = importlib.util.module_from_spec(spec)
     mod.__file__ = str(path)
     exec(compile(text, str(path), "exec"), mod.__dict__)  # noqa: S102  (the sample's source)

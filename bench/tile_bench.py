@@ -8,6 +8,15 @@
 - compile time of the matmul kernel, cold (empty cache) and warm (in-process cache miss on a
   fresh Kernel, disk cache hit).
 
+Next to each headline kernel (written and tuned for this benchmark: fixed warps, the
+packed and wide layer norms), the plain version a user would write, with the compiler's own
+choices: ``plain_*`` is cuTile's own sample kernel launched by the sample's own host function
+where a checkout of cuTile is given (``CUTILE_SRC``: MatMul.py's ``cutile_matmul``, which
+picks 32x32x32 tiles for float32; LayerNorm.py's forward kernel), else
+examples/tile_kernels.py's ``matmul`` (no fixed warps, the headline's tiles) and
+``layer_norm_fwd`` (three passes); softmax's plain version is ``softmax_rows`` with no fixed
+warps.
+
 Each case that fails (compile error, launch limit) is recorded with its error instead of a
 time. Writes bench/results/tile_bench.json (naming parts on the command line, e.g.
 ``python tile_bench.py rows``, runs only those and writes nothing). Kernels:
@@ -61,6 +70,19 @@ LAYER_NORM = {(4096, "fp32"): "layer_norm_rows", (4096, "bf16"): "layer_norm_pac
 WIDE_CHUNK = 8192
 
 
+def cutile_sample(name: str):
+    """cuTile's sample ``name`` (a module) with the import swapped, from CUTILE_SRC; None
+    without a checkout."""
+    src = os.environ.get("CUTILE_SRC")
+    if not src:
+        return None
+    from pathlib import Path
+
+    from attention import load_sample  # noqa: PLC0415  (bench/attention.py: the same loader)
+
+    return load_sample(Path(src), "threadtile", name)
+
+
 def main() -> None:
     import tile_kernels as tiles
     import torch
@@ -104,6 +126,20 @@ def main() -> None:
                 row["triton_tflops"] = flop / cuda_time_ms(lambda: tri(a, b, c), 2, 10) / 1e9
             except Exception as e:  # noqa: BLE001
                 row["triton_error"] = f"{type(e).__name__}: {e}"[:300]
+            try:  # the plain version: cuTile's sample as its host launches it, else ours
+                mm = cutile_sample("MatMul.py")
+                if mm is not None:
+                    row["plain_kernel"] = "cuTile MatMul.py cutile_matmul"
+                    plain = lambda: mm.cutile_matmul(a, b)  # noqa: E731
+                else:
+                    row["plain_kernel"] = f"tile_kernels.matmul {tm}x{tn}x{tk}"
+                    plain = lambda: ct.launch(0, (n // tm, n // tn), tiles.matmul,  # noqa: E731
+                                              (a, b, c, tm, tn, tk))
+                plain()
+                row["plain_tflops"] = flop / cuda_time_ms(plain, 2, 10) / 1e9
+                row["plain_ratio_to_cublas"] = row["plain_tflops"] / row["cublas_tflops"]
+            except Exception as e:  # noqa: BLE001
+                row["plain_error"] = f"{type(e).__name__}: {e}"[:300]
             if "threadtile_tflops" in row:
                 row["ratio_to_cublas"] = row["threadtile_tflops"] / row["cublas_tflops"]
             res["matmul"][f"{name}_{n}"] = row
@@ -140,6 +176,13 @@ def main() -> None:
                 row["fraction_of_copy"] = row["threadtile_gbs"] / copy
             except Exception as e:  # noqa: BLE001
                 row["threadtile_error"] = f"{type(e).__name__}: {e}"[:300]
+            try:  # the plain version: the same kernel, the compiler's warps
+                plain = ct.kernel(tiles.softmax_rows.py_func)
+                ms = cuda_time_ms(lambda: ct.launch(0, (4096,), plain, (x, y, n)))
+                row["plain_gbs"] = gb / ms * 1e3
+                row["plain_fraction_of_copy"] = row["plain_gbs"] / copy
+            except Exception as e:  # noqa: BLE001
+                row["plain_error"] = f"{type(e).__name__}: {e}"[:300]
             row["torch_gbs"] = gb / cuda_time_ms(lambda: torch.softmax(x, dim=1)) * 1e3
             res["softmax"][f"{name}_4096x{n}"] = row
             print(f"softmax {name} 4096x{n}: {row}", flush=True)
@@ -162,13 +205,17 @@ def main() -> None:
                 row["fraction_of_copy"] = row["threadtile_gbs"] / copy
             except Exception as e:  # noqa: BLE001
                 row["threadtile_error"] = f"{type(e).__name__}: {e}"[:300]
-            if dt == torch.float32:  # cuTile's sample (three passes over X), for comparison
-                try:
-                    ms = cuda_time_ms(lambda: ct.launch(0, (4096,), tiles.layer_norm_fwd, (
-                        x, w, b, y, mean, rstd, 1e-5, 1024)))
-                    row["cutile_sample_gbs"] = gb / ms * 1e3
-                except Exception as e:  # noqa: BLE001
-                    row["cutile_sample_error"] = f"{type(e).__name__}: {e}"[:300]
+            try:  # the plain version: cuTile's sample kernel (three passes over X), else ours
+                ln = cutile_sample("LayerNorm.py")
+                fwd = ln.layer_norm_fwd if ln is not None else tiles.layer_norm_fwd
+                row["plain_kernel"] = ("cuTile LayerNorm.py layer_norm_fwd" if ln is not None
+                                       else "tile_kernels.layer_norm_fwd") + ", TILE_N 1024"
+                ms = cuda_time_ms(lambda: ct.launch(0, (4096,), fwd, (
+                    x, w, b, y, mean, rstd, 1e-5, 1024)))
+                row["plain_gbs"] = gb / ms * 1e3
+                row["plain_fraction_of_copy"] = row["plain_gbs"] / copy
+            except Exception as e:  # noqa: BLE001
+                row["plain_error"] = f"{type(e).__name__}: {e}"[:300]
             row["torch_gbs"] = gb / cuda_time_ms(lambda: torch.nn.functional.layer_norm(
                 x, (n,), w, b)) * 1e3
             res["layer_norm"][f"{name}_4096x{n}"] = row
@@ -195,7 +242,7 @@ def main() -> None:
           f"norm kernels: { {' '.join(map(str, k)): v for k, v in LAYER_NORM.items()} }, "
           f"layer_norm_wide's output in chunks of {WIDE_CHUNK}; warps: "
           f"{ {' '.join(map(str, k)): v for k, v in WARPS.items()} }), and "
-          "cuTile's three-pass sample (TILE_N=1024, float32) for comparison; Triton matmul "
+          "plain_*: the plain version a user writes (module docstring); Triton matmul "
           "128x128x64, 8 warps, 3 stages, no autotuning; compile: NVRTC already loaded")
 
 

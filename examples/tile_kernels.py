@@ -10,7 +10,8 @@ and a device-to-device copy. docs/tiles.md explains the choices they make.
   as cuTile's MatMul sample writes it;
 - ``matmul_fp32``: float32 without tfloat32 (FMAs);
 - ``softmax_rows``: one row per block, held in registers;
-- ``layer_norm_fwd``: cuTile's LayerNorm sample, forward (three passes over X);
+- ``layer_norm_fwd``: layer norm forward as first written, three passes over X (the form
+  of cuTile's LayerNorm sample);
 - ``layer_norm_rows``, ``layer_norm_packed``, ``layer_norm_wide``: layer norm forward with one
   row per block, X read once from memory (float32 rows; 16-bit rows kept packed; long rows
   with the output written in chunks).
@@ -70,35 +71,34 @@ def softmax_rows(x, y, N: ConstInt):
 
 @ct.kernel
 def layer_norm_fwd(X, W, B, Y, Mean, Rstd, eps, TILE_N: ConstInt):
-    """cuTile's LayerNorm sample, forward pass."""
-    bid_m = ct.bid(0)
-    num_tiles = ct.num_tiles(X, axis=1, shape=(1, TILE_N))
-    N = X.shape[1]
+    """Layer norm forward the way a first version is written: row ``bid(0)`` of X in chunks of
+    TILE_N, three passes (the mean, the variance about it, then the output), each pass a loop
+    of loads accumulated in float32 (the form of cuTile's LayerNorm sample)."""
+    r = ct.bid(0)
+    n = X.shape[1]
+    chunks = ct.num_tiles(X, axis=1, shape=(1, TILE_N))
 
-    mean = ct.full((1, TILE_N), 0, dtype=ct.float32)
-    for j in range(num_tiles):
-        tx = ct.load(X, index=(bid_m, j), shape=(1, TILE_N), padding_mode=PAD_ZERO)
-        mean += tx
-    mean = ct.sum(mean, axis=1) / N
-    ct.store(Mean, index=(bid_m,), tile=mean)
+    mu = ct.zeros((1, TILE_N), dtype=ct.float32)  # per column, then (re-bound) the row's
+    for c in range(chunks):
+        mu += ct.load(X, index=(r, c), shape=(1, TILE_N), padding_mode=PAD_ZERO)
+    mu = ct.sum(mu, axis=1) / n
+    ct.store(Mean, index=(r,), tile=mu)
 
-    var = ct.full((1, TILE_N), 0, dtype=ct.float32)
-    for j in range(num_tiles):
-        tx = ct.load(X, index=(bid_m, j), shape=(1, TILE_N), padding_mode=PAD_ZERO)
-        mask = (j * TILE_N + ct.arange(TILE_N, dtype=ct.int32)) < N
-        centered_tx = ct.where(mask, tx - mean, 0)
-        var += centered_tx ** 2
-    var = ct.sum(var, axis=1) / N
-    rstd = 1 / ct.sqrt(var + eps)
-    ct.store(Rstd, index=(bid_m,), tile=rstd)
+    var = ct.zeros((1, TILE_N), dtype=ct.float32)
+    for c in range(chunks):
+        x = ct.load(X, index=(r, c), shape=(1, TILE_N), padding_mode=PAD_ZERO)
+        inside = c * TILE_N + ct.arange(TILE_N, dtype=ct.int32) < n
+        d = ct.where(inside, x - mu, 0)
+        var += d * d
+    var = ct.sum(var, axis=1) / n
+    inv = 1 / ct.sqrt(var + eps)
+    ct.store(Rstd, index=(r,), tile=inv)
 
-    for j in range(num_tiles):
-        tx = ct.load(X, index=(bid_m, j), shape=(1, TILE_N), padding_mode=PAD_ZERO)
-        tw = ct.load(W, index=(j,), shape=(TILE_N,), padding_mode=PAD_ZERO)
-        tb = ct.load(B, index=(j,), shape=(TILE_N,), padding_mode=PAD_ZERO)
-        ty = (tx - mean) * rstd
-        ty = ty * tw + tb
-        ct.store(Y, index=(bid_m, j), tile=ty.astype(Y.dtype))
+    for c in range(chunks):
+        x = ct.load(X, index=(r, c), shape=(1, TILE_N), padding_mode=PAD_ZERO)
+        w = ct.load(W, index=(c,), shape=(TILE_N,), padding_mode=PAD_ZERO)
+        b = ct.load(B, index=(c,), shape=(TILE_N,), padding_mode=PAD_ZERO)
+        ct.store(Y, index=(r, c), tile=((x - mu) * inv * w + b).astype(Y.dtype))
 
 
 @ct.kernel(num_warps=8)

@@ -138,8 +138,8 @@ def test_layer_norm_rebinds_mean_as_a_new_version():
     f32 = np.zeros((8, 64), np.float32)
     v = np.zeros(64, np.float32)
     ir = tiles.layer_norm_fwd.ir(f32, v, v, f32, v, v, 1e-5, TILE_N=64)
-    assert "mean: tile<float32, (1, 64)>" in ir
-    assert "mean_1: tile<float32, (1)>" in ir
+    assert "mu: tile<float32, (1, 64)>" in ir
+    assert "mu_1: tile<float32, (1)>" in ir
     # eps (a Python float argument) is loosely typed: the arithmetic stays float32
     assert "tile.binop(var_1, float32(eps), op='add'):tile<float32, (1)>" in ir
 
