@@ -57,7 +57,14 @@ template <> struct conv<__nv_bfloat16, double> {
 // float32 bits rounded to TensorFloat-32: to nearest, ties to even (as cuBLAS's TF32 and
 // cuTile's astype round; cvt.rna's ties away from zero differ), infinities and NaNs kept
 __device__ __forceinline__ uint32_t tf32_bits(uint32_t x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // one instruction from sm_90 on (rounding to nearest, ties to even, as below)
+  uint32_t r;
+  asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(r) : "f"(__uint_as_float(x)));
+  return r;
+#else
   return (x & 0x7F800000u) == 0x7F800000u ? x : (x + 0xFFFu + ((x >> 13) & 1u)) & ~0x1FFFu;
+#endif
 }
 template <class X> struct conv<tf32, X> {
   __device__ static __forceinline__ tf32 f(X x) {
