@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import TileCodeTypeError
+from ..errors import KernelCompileError, TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang.types import (
     ArrayType,
@@ -187,10 +187,25 @@ def is_pow2(n: int) -> bool:
     return n >= 1 and n & (n - 1) == 0
 
 
+def call_name(node) -> str | None:
+    """The name a call is made by: ``full`` of ``ct.full(...)`` and of ``full(...)``."""
+    f = node.func if isinstance(node, ast.Call) else None
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+
+
 def static_shape(lw: Lowerer, v, node, what: str = "a tile shape",
                  allow_neg: bool = False) -> tuple:
     items = v.items if isinstance(v, Tup) else [v]
-    out = tuple(static_int(lw, x, node, what) for x in items)
+    try:
+        out = tuple(static_int(lw, x, node, what) for x in items)
+    except KernelCompileError as e:
+        fname = call_name(node)
+        if fname is None:
+            raise
+        # cuTile's words: the shape argument of a tile function is a constant
+        raise lw.error(node, f'Invalid argument "shape" of {fname}(): Expected a constant '
+                             f"integer tuple, but given value is not constant ({what} must be "
+                             "a compile-time integer)", e.hint, cls=TileCodeTypeError) from None
     for d in out:
         if allow_neg and d == -1:
             continue
