@@ -19,9 +19,10 @@ import types
 import weakref
 from typing import TYPE_CHECKING
 
+from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang.substitutes import substitute
-from ..lang.types import NoneType, Scalar, TupleType
+from ..lang.types import NoneType, Scalar, TupleType, Type, void
 from . import comprehensions, tuples
 from . import typing as ty
 from .source import get_source
@@ -270,3 +271,33 @@ def refusal(lw: Lowerer, obj, node: ast.Call):
 
 def _pos(node: ast.AST) -> dict:
     return {k: getattr(node, k) for k in ("lineno", "col_offset", "end_lineno", "end_col_offset")}
+
+
+def return_type(lw: Lowerer, fn, src) -> tuple[Type, bool]:
+    """The type a device function returns (and whether loosely): its returns' types unified,
+    numbers by the promotion rules. In a tile kernel's callee (cuTile's rule) the type may not
+    depend on the path: numbers of different kinds (bool, integer, float), or of two strict
+    types, are an error, as are values with no common type anywhere."""
+    if not lw.return_types:
+        return void, False
+    t, w = lw.return_types[0]
+    strict = getattr(lw.spec, "tile_kernel", False)
+    for t2, w2 in lw.return_types[1:]:
+        u = tuples.unify(t, w, t2, w2)
+        if u is None or strict and _path_dependent(t, w, t2, w2):
+            raise TileCodeTypeError(
+                f"Type of return value depends on path taken: {ty.describe(t2)} vs. "
+                f"{ty.describe(t)}: {fn.__name__}() returns both", loc=src.loc(
+                    src.tree, fn.__name__), hint="return values of one type from every return")
+        t, w = u
+    return t, w
+
+
+def _kind(t: Scalar) -> str:
+    return "i" if t.is_int else t.kind
+
+
+def _path_dependent(a, aw: bool, b, bw: bool) -> bool:
+    if not (isinstance(a, Scalar) and isinstance(b, Scalar)):
+        return False
+    return _kind(a) != _kind(b) or (not aw and not bw and a != b)

@@ -562,9 +562,20 @@ def reshape(lw: Lowerer, x, shape_v, node) -> ir.Expr:
 
 def permutation(lw: Lowerer, v, ndim: int, node) -> tuple:
     items = v.items if isinstance(v, Tup) else [v]
-    perm = tuple(static_int(lw, a, node, "an axis") % ndim if ndim else 0 for a in items)
-    if sorted(perm) != list(range(ndim)):
-        raise lw.error(node, f"{perm} is not a permutation of the {ndim} axes")
+    given = tuple(static_int(lw, a, node, "an axis") for a in items)
+    if len(given) != ndim:
+        raise lw.error(node, f"Expected tuple of length {ndim}, got {len(given)}: {given} is "
+                             f"not a permutation of the {ndim} axes", cls=TileCodeTypeError)
+    for a in given:
+        if not -ndim <= a < ndim:
+            raise lw.error(node, f"Axis {a} is out of range for rank {ndim}",
+                           cls=TileCodeTypeError)
+    perm = tuple(a % ndim for a in given)
+    for a in perm:
+        if perm.count(a) > 1:
+            raise lw.error(node, f"Axis order must be a permutation, but axis {a} is used at "
+                                 f"least twice: {given} is not a permutation of the {ndim} axes",
+                           cls=TileCodeTypeError)
     return perm
 
 
