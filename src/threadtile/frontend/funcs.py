@@ -19,7 +19,7 @@ import types
 import weakref
 from typing import TYPE_CHECKING
 
-from ..errors import TileCodeTypeError
+from ..errors import TileCodeTypeError, TileCodeUnsupportedCallError
 from ..ir import nodes as ir
 from ..lang.substitutes import substitute
 from ..lang.types import NoneType, Scalar, TupleType, Type, void
@@ -246,14 +246,18 @@ _ALLOCATORS = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "emp
 
 
 def refusal(lw: Lowerer, obj, node: ast.Call):
-    """The error for calling ``obj``, which kernels cannot call, with what to do instead."""
+    """The error for calling ``obj``, which kernels cannot call, with what to do instead (in a
+    tile kernel, a builtin or a class in cuTile's words)."""
     name = getattr(obj, "__name__", "")
     mod = getattr(obj, "__module__", "") or ""
+    tile = getattr(lw.spec, "tile_kernel", False)
     if getattr(builtins, name, None) is obj:
         hint = _BUILTIN_HINTS.get(name, "kernels have the builtins abs, bool, enumerate, float, "
                                         "int, len, max, min, pow, print, range, reversed, "
                                         "round, tuple and zip")
-        return lw.error(node, f"the builtin {name}() is not supported in kernels", hint)
+        what = f"{name}() is not supported in device code" if tile else \
+            f"the builtin {name}() is not supported in kernels"
+        return lw.error(node, what, hint, cls=TileCodeUnsupportedCallError)
     if mod.startswith("numpy") and name in _ALLOCATORS:
         return lw.error(node, f"{pyname(obj)}() allocates an array, which a kernel cannot",
                         "use cuda.local.array(shape, dtype) for a per-thread array, or "
@@ -262,8 +266,11 @@ def refusal(lw: Lowerer, obj, node: ast.Call):
         return lw.error(node, f"calling {pyname(obj)} is not supported in kernels",
                         "see docs/language.md for the math functions kernels support")
     if isinstance(obj, type):
-        return lw.error(node, f"creating a {pyname(obj)} is not supported in kernels",
-                        "kernels work on numbers, tuples and arrays")
+        what = f'Creating instances of type "{name}" is not supported in device code: ' \
+            if tile else ""
+        return lw.error(node, f"{what}creating a {pyname(obj)} is not supported in kernels",
+                        "kernels work on numbers, tuples and arrays",
+                        cls=TileCodeUnsupportedCallError)
     return lw.error(node, f"calling {pyname(obj)} is not supported in kernels",
                     "kernels call functions written in Python (and @jit ones), the math "
                     "functions and the kernel language's intrinsics")

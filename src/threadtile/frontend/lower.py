@@ -106,6 +106,8 @@ class Lowerer(ast.NodeVisitor):
         # the names every path to the current statement has assigned (flow.py)
         self.defined: set[str] = {p.name for p in params}
         self.maybe_defined: set[str] = set()  # assigned on some path that reached an if's end
+        # a tile too large for the registers: the error, raised after the body's own errors
+        self.too_big: KernelCompileError | None = None
         self.consts = {p.name: p.constant for p in params if p.is_constant}
         self.runtime_params = {p.name: p.type for p in params if not p.is_constant}
         # array parameters' annotated static extents and strides: {name: {(attr, axis): v}}
@@ -751,6 +753,8 @@ def lower_function(spec, fn, params: list[ir.Param], is_kernel: bool, cname: str
             body = lw.lower_body(src.tree.body)
         except inline.Relower:
             continue
+        if lw.too_big is not None:
+            raise lw.too_big
         observed = {k: v for k, v in lw.observed.items()}
         merged = dict(var_types)
         merged.update(observed)

@@ -128,10 +128,10 @@ def tile_op(lw: Lowerer, node, t, tileop: str, args: list, **attrs) -> ir.TileOp
     if isinstance(t, TileType):
         need_block(lw, node, f"the tile operation {tileop}")
         slots = -(-t.size // lw.spec.threads)
-        if slots > MAX_SLOTS:
-            raise lw.error(node, f"a tile of {t.size} elements needs {slots} registers per "
-                                 f"thread in a block of {lw.spec.threads} threads",
-                           "use smaller tiles, or more warps (num_warps=...)")
+        if slots > MAX_SLOTS and lw.too_big is None:  # raised once the body is lowered
+            lw.too_big = lw.error(node, f"a tile of {t.size} elements needs {slots} registers "
+                                        f"per thread in a block of {lw.spec.threads} threads",
+                                  "use smaller tiles, or more warps (num_warps=...)")
     elif tileop in ("store", "printf", "item"):
         need_block(lw, node, f"the tile operation {tileop}")
     return ir.TileOp(t, lw.loc(node), tileop, args, attrs)
