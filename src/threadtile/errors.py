@@ -19,7 +19,8 @@ __all__ = [
     "TileUnsupportedFeatureError", "TileInternalError", "TileRecursionError",
     "TileStaticEvalError", "TileStaticAssertionError", "TileCompilerExecutionError",
     "TileCompilerTimeoutError", "StaticAssertionFailed", "StaticEvalFailed", "TileCodeSyntaxError",
-    "TileCodeTypeError", "CompilerTimeout", "ArgumentTypeError",
+    "TileCodeTypeError", "CompilerTimeout", "ArgumentTypeError", "UnsupportedCallError",
+    "TileCodeUnsupportedCallError",
 ]
 
 
@@ -124,6 +125,11 @@ class TileCompilerTimeoutError(TileError):
     """The tile compiler timed out (``ct.compiler_timeout``)."""
 
 
+class UnsupportedCallError(TileError):
+    """A call of a function or a class that tile code cannot make (cuTile's class of that name,
+    which its ``cuda.tile._exception`` defines; ``cuda.tile`` does not export it)."""
+
+
 class StaticAssertionFailed(KernelCompileError, TileStaticAssertionError):
     """``ct.static_assert(cond)`` with a false ``cond``: a compile error at its line."""
 
@@ -142,6 +148,10 @@ class TileCodeTypeError(KernelCompileError, TileTypeError):
 
 class TileCodeValueError(KernelCompileError, TileValueError):
     """A value of the right kind but a wrong size (``a, b, c = (1, 2)``...)."""
+
+
+class TileCodeUnsupportedCallError(KernelCompileError, UnsupportedCallError):
+    """A call a kernel cannot make (``eval()``, a class that is not a dataclass...)."""
 
 
 class ArgumentTypeError(TypeError, TileTypeError):

@@ -326,8 +326,13 @@ class Kernel:
                     raise TypeError(f"{self.__name__}() got {k!r} twice")
                 args[i] = v
         if len(args) != n or any(a is _MISSING for a in args):
-            raise TypeError(f"{self.__name__}() takes {n} arguments "
-                            f"({', '.join(self.param_names)}), got {len(args)}")
+            params = ", ".join(self.param_names)
+            if self.tile:  # cuTile's words
+                got = sum(a is not _MISSING for a in args)
+                raise TypeError(f"{self.__name__}({params}): Kernel expects {n} argument"
+                                f"{'' if n == 1 else 's'} but {got} "
+                                f"{'was' if got == 1 else 'were'} given")
+            raise TypeError(f"{self.__name__}() takes {n} arguments ({params}), got {len(args)}")
         if self.tile:  # (a frozen dataclass argument travels as a namedtuple of its own)
             cutileargs.check_plain_tuples(args)
         runtime = [a for i, a in enumerate(args) if i not in self._const_pos]
@@ -342,6 +347,12 @@ class Kernel:
                     for path, v in param_ann.constant_items(self.param_nodes[name], a):
                         consts[param_ann.item_key(name, path)] = v
         return runtime, consts
+
+    def check_index_width(self, infos) -> None:
+        """A tile kernel's launch: an array not annotated ``ct.IndexedWithInt64`` must have
+        extents and strides that fit int32, as cuTile indexes it (an OverflowError)."""
+        if self.tile:
+            cutileargs.check_index_width(self.param_nodes, self._runtime_names, infos)
 
     def static_consts(self, infos) -> dict:
         """The annotated static extents and strides of the arrays ``infos`` describe (one per
@@ -638,6 +649,7 @@ class Launch(_c_call_base() or _PyCall):
             if len(args) != len(k.param_names):
                 k._split(args, kwargs)  # raises the argument-count error
         infos = describe_all(runtime, k._runtime_names)
+        k.check_index_width(infos)
         if k.static_dims:  # annotated static extents and strides: part of the specialization
             consts = {**(consts or {}), **k.static_consts(infos)}
         key = tuple([i.key for i in infos])

@@ -232,6 +232,7 @@ _ERROR_ALIASES = {
     "TileUnsupportedFeatureError", "StaticEvalError": "TileStaticEvalError",
     "StaticAssertionError": "TileStaticAssertionError", "RecursionLimitError":
     "TileRecursionError", "InternalError": "TileInternalError",
+    "UnsupportedCallError": "UnsupportedCallError",
 }
 
 

@@ -604,9 +604,9 @@ F2 = np.zeros((8, 8), np.float32)
      "the stored value cannot implicitly cast float32 to int32"),
     (value_widens, (F,), "the value's shape (2, 8) is not broadcastable to the index shape (8,)"),
     (bad_latency, (F,), "latency must be between 1 and 10, got 11"),
-    (two_sparse, (F2,), "exactly one index must be a 1-d integer tile (the sparse axis); 2"),
-    (no_sparse, (F2,), "exactly one index must be a 1-d integer tile (the sparse axis); none"),
-    (sparse_2d, (F2,), "the index of axis 0 must be a 1-d integer tile or a ct.Slice"),
+    (two_sparse, (F2,), "exactly one index must be a 1D integer Tile (the sparse axis); 2"),
+    (no_sparse, (F2,), "exactly one index must be a 1D integer Tile (the sparse axis); none"),
+    (sparse_2d, (F2,), "the index of axis 0 must be a 1D integer tile or a ct.Slice"),
     (slice_of_3, (F2,), "ct.Slice of axis 1 has length 3; it must be a power of two"),
     (advanced_1d, (F,), "load_advanced_indexing() needs an array of 2 or more axes"),
     (advanced_tile_shape, (F2,), "the tile's shape (4, 8) does not match the shape the "

@@ -114,11 +114,24 @@ def assign_subscript(lw: Lowerer, target: ast.Subscript, value) -> list[ir.Stmt]
         raise lw.error(target, "Tiles are immutable: item assignment is not supported",
                        "make a new tile: ct.where(ct.arange(n) == i, v, t)",
                        cls=TileCodeTypeError)
-    arr, idx = subscript_parts(lw, target, base)
+    arr, idx = subscript_parts(lw, target, base, store=True)
     return lw.store(arr, idx, value, target)
 
 
-def subscript_parts(lw: Lowerer, node: ast.Subscript, base=None):
+def _no_tile_kernel_subscript(lw: Lowerer, arr: ir.Expr, node, store: bool) -> None:
+    """A tile kernel moves a global array's data as tiles (cuTile's rule); its thread code
+    indexes shared and local arrays only."""
+    if not getattr(lw.spec, "tile_kernel", False) or arr.type.space != "global":
+        return
+    if store:
+        raise lw.error(node, "Arrays do not support item assignment. Use store() to write a "
+                             "tile", "ct.store(x, index=(i,), tile=t)", cls=TileCodeTypeError)
+    raise lw.error(node, "Arrays are not directly subscriptable. Use load() to read a tile",
+                   "ct.load(x, index=(i,), shape=()) reads one element as a 0-d tile",
+                   cls=TileCodeTypeError)
+
+
+def subscript_parts(lw: Lowerer, node: ast.Subscript, base=None, store: bool = False):
     arr = base if base is not None else lw.expr(node.value)
     if isinstance(arr, Tup) and arr.cls is not None:  # a frozen dataclass instance
         raise lw.error(node, f"'{arr.cls.__qualname__}' object does not support item "
@@ -129,6 +142,7 @@ def subscript_parts(lw: Lowerer, node: ast.Subscript, base=None):
                        "build a new tuple: t = (7,) + t[1:]", cls=TileCodeTypeError)
     if not (isinstance(arr, ir.Expr) and isinstance(arr.type, ArrayType)):
         raise lw.unsupported(node.value, f"indexing {describe_value(arr)}")
+    _no_tile_kernel_subscript(lw, arr, node, store)
     sl = node.slice
     key = records.field_key(node)
     if key is not None and isinstance(arr.type.dtype, RecordType):  # r['x']

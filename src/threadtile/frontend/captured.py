@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang.types import ArrayType, scalar_of
 
@@ -33,6 +34,18 @@ def interface(obj) -> dict | None:
     except Exception:  # noqa: BLE001  (no interface, or a property that raises)
         return None
     return cai if isinstance(cai, dict) else None
+
+
+def refuse_in_tile_kernel(lw: Lowerer, obj, node) -> None:
+    """cuTile's rule: a tile kernel takes its arrays as arguments; a global or closure array
+    (NumPy, a device array, a tensor) is no constant it can capture (a TileTypeError)."""
+    if isinstance(obj, type) or not (isinstance(obj, np.ndarray) or interface(obj) is not None
+                                     or hasattr(type(obj), "__dlpack__")):
+        return
+    cls = type(obj)
+    raise lw.error(node, f"Cannot create constant from value of type {cls.__module__}."
+                         f"{cls.__qualname__}: a tile kernel reads arrays passed as arguments",
+                   "pass the array to the kernel as an argument", cls=TileCodeTypeError)
 
 
 def geometry(cai: dict) -> tuple[int, np.dtype, tuple, tuple]:

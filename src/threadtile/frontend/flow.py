@@ -5,12 +5,20 @@ A variable read where some path to the read has not assigned it is an error at c
 Python raises ``UnboundLocalError`` there, while a GPU would read whatever the register holds.
 The check follows ``if``/``else`` exactly (a branch that returns, breaks or continues does not
 count); a loop is taken to assign what its body assigns, since later iterations and the code
-after a loop that ran see those values.
+after a loop that ran see those values. A name no path has assigned is cuTile's
+``TileSyntaxError`` ("Undefined variable"), one that some paths assign its ``TileTypeError``
+("Use of potentially undefined variable"): :func:`unbound`.
 """
 
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
+
+from ..errors import TileCodeSyntaxError, TileCodeTypeError
+
+if TYPE_CHECKING:
+    from .lower import Lowerer
 
 _LEAVES = (ast.Return, ast.Break, ast.Continue, ast.Raise)
 
@@ -105,3 +113,18 @@ def walk_scope(nodes):
             todo += n.args.defaults + [d for d in n.args.kw_defaults if d]
         else:
             todo += list(ast.iter_child_nodes(n))
+
+
+def unbound(lw: Lowerer, node: ast.Name, name: str, on_some_path: bool):
+    """The error for reading local ``name`` where it is not assigned on every path to the read
+    (``on_some_path``: some path assigns it) or on none."""
+    if not on_some_path:
+        return lw.error(node, f"Undefined variable {name} used: local variable '{name}' is "
+                              "read before any assignment to it (Python raises "
+                              "UnboundLocalError here)", f"assign '{name}' first; a global of "
+                        "that name is hidden by the assignment", cls=TileCodeSyntaxError)
+    return lw.error(node, f"Use of potentially undefined variable `{name}`: local variable "
+                          f"'{name}' is not assigned on every path to this line (Python raises "
+                          "UnboundLocalError here; a GPU would read an undefined value)",
+                    f"assign '{name}' before the branch or loop that sets it, or in every "
+                    "branch", cls=TileCodeTypeError)

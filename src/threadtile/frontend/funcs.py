@@ -19,9 +19,10 @@ import types
 import weakref
 from typing import TYPE_CHECKING
 
+from ..errors import TileCodeTypeError, TileCodeUnsupportedCallError
 from ..ir import nodes as ir
 from ..lang.substitutes import substitute
-from ..lang.types import NoneType, Scalar, TupleType
+from ..lang.types import NoneType, Scalar, TupleType, Type, void
 from . import comprehensions, tuples
 from . import typing as ty
 from .source import get_source
@@ -245,14 +246,18 @@ _ALLOCATORS = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "emp
 
 
 def refusal(lw: Lowerer, obj, node: ast.Call):
-    """The error for calling ``obj``, which kernels cannot call, with what to do instead."""
+    """The error for calling ``obj``, which kernels cannot call, with what to do instead (in a
+    tile kernel, a builtin or a class in cuTile's words)."""
     name = getattr(obj, "__name__", "")
     mod = getattr(obj, "__module__", "") or ""
+    tile = getattr(lw.spec, "tile_kernel", False)
     if getattr(builtins, name, None) is obj:
         hint = _BUILTIN_HINTS.get(name, "kernels have the builtins abs, bool, enumerate, float, "
                                         "int, len, max, min, pow, print, range, reversed, "
                                         "round, tuple and zip")
-        return lw.error(node, f"the builtin {name}() is not supported in kernels", hint)
+        what = f"{name}() is not supported in device code" if tile else \
+            f"the builtin {name}() is not supported in kernels"
+        return lw.error(node, what, hint, cls=TileCodeUnsupportedCallError)
     if mod.startswith("numpy") and name in _ALLOCATORS:
         return lw.error(node, f"{pyname(obj)}() allocates an array, which a kernel cannot",
                         "use cuda.local.array(shape, dtype) for a per-thread array, or "
@@ -261,8 +266,11 @@ def refusal(lw: Lowerer, obj, node: ast.Call):
         return lw.error(node, f"calling {pyname(obj)} is not supported in kernels",
                         "see docs/language.md for the math functions kernels support")
     if isinstance(obj, type):
-        return lw.error(node, f"creating a {pyname(obj)} is not supported in kernels",
-                        "kernels work on numbers, tuples and arrays")
+        what = f'Creating instances of type "{name}" is not supported in device code: ' \
+            if tile else ""
+        return lw.error(node, f"{what}creating a {pyname(obj)} is not supported in kernels",
+                        "kernels work on numbers, tuples and arrays",
+                        cls=TileCodeUnsupportedCallError)
     return lw.error(node, f"calling {pyname(obj)} is not supported in kernels",
                     "kernels call functions written in Python (and @jit ones), the math "
                     "functions and the kernel language's intrinsics")
@@ -270,3 +278,33 @@ def refusal(lw: Lowerer, obj, node: ast.Call):
 
 def _pos(node: ast.AST) -> dict:
     return {k: getattr(node, k) for k in ("lineno", "col_offset", "end_lineno", "end_col_offset")}
+
+
+def return_type(lw: Lowerer, fn, src) -> tuple[Type, bool]:
+    """The type a device function returns (and whether loosely): its returns' types unified,
+    numbers by the promotion rules. In a tile kernel's callee (cuTile's rule) the type may not
+    depend on the path: numbers of different kinds (bool, integer, float), or of two strict
+    types, are an error, as are values with no common type anywhere."""
+    if not lw.return_types:
+        return void, False
+    t, w = lw.return_types[0]
+    strict = getattr(lw.spec, "tile_kernel", False)
+    for t2, w2 in lw.return_types[1:]:
+        u = tuples.unify(t, w, t2, w2)
+        if u is None or strict and _path_dependent(t, w, t2, w2):
+            raise TileCodeTypeError(
+                f"Type of return value depends on path taken: {ty.describe(t2)} vs. "
+                f"{ty.describe(t)}: {fn.__name__}() returns both", loc=src.loc(
+                    src.tree, fn.__name__), hint="return values of one type from every return")
+        t, w = u
+    return t, w
+
+
+def _kind(t: Scalar) -> str:
+    return "i" if t.is_int else t.kind
+
+
+def _path_dependent(a, aw: bool, b, bw: bool) -> bool:
+    if not (isinstance(a, Scalar) and isinstance(b, Scalar)):
+        return False
+    return _kind(a) != _kind(b) or (not aw and not bw and a != b)

@@ -43,6 +43,7 @@ from . import (
     dicts,
     exits,
     flow,
+    funcs,
     inline,
     loops,
     mathcalls,
@@ -104,6 +105,9 @@ class Lowerer(ast.NodeVisitor):
         self._lazy = 0
         # the names every path to the current statement has assigned (flow.py)
         self.defined: set[str] = {p.name for p in params}
+        self.maybe_defined: set[str] = set()  # assigned on some path that reached an if's end
+        # a tile too large for the registers: the error, raised after the body's own errors
+        self.too_big: KernelCompileError | None = None
         self.consts = {p.name: p.constant for p in params if p.is_constant}
         self.runtime_params = {p.name: p.type for p in params if not p.is_constant}
         # array parameters' annotated static extents and strides: {name: {(attr, axis): v}}
@@ -430,6 +434,8 @@ class Lowerer(ast.NodeVisitor):
         if after_then is None and after_else is None:
             self.defined = before | self.defined
         else:
+            if after_then is not None and after_else is not None:
+                self.maybe_defined |= after_then ^ after_else
             self.defined = after_else if after_then is None else after_then if \
                 after_else is None else after_then & after_else
         return ir.If(self.loc(node), cond, then, orelse)
@@ -549,12 +555,7 @@ class Lowerer(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name):
         name = node.id
         if name in self.local_names and name not in self.defined and name not in self.statics:
-            raise self.error(node, f"Use of potentially undefined variable `{name}`: local "
-                                   f"variable '{name}' is not assigned on every path to this "
-                                   "line (Python raises UnboundLocalError here; a GPU would "
-                                   "read an undefined value)",
-                             f"assign '{name}' before the branch or loop that sets it, or in "
-                             "every branch", cls=TileCodeTypeError)
+            raise flow.unbound(self, node, name, name in self.maybe_defined)
         return self.read_name(name, node)
 
     def read_name(self, name: str, node):
@@ -602,6 +603,8 @@ class Lowerer(ast.NodeVisitor):
         if isinstance(obj, tuple):
             return Tup([self.py_to_value(o, node, wrap=True) for o in obj],
                        tuple(getattr(obj, "_fields", ())))
+        if getattr(self.spec, "tile_kernel", False):
+            captured.refuse_in_tile_kernel(self, obj, node)
         if isinstance(obj, np.ndarray):
             return self.spec.const_array(self, obj, node)
         cai = captured.interface(obj)
@@ -750,6 +753,8 @@ def lower_function(spec, fn, params: list[ir.Param], is_kernel: bool, cname: str
             body = lw.lower_body(src.tree.body)
         except inline.Relower:
             continue
+        if lw.too_big is not None:
+            raise lw.too_big
         observed = {k: v for k, v in lw.observed.items()}
         merged = dict(var_types)
         merged.update(observed)
@@ -763,18 +768,7 @@ def lower_function(spec, fn, params: list[ir.Param], is_kernel: bool, cname: str
         if any(p.name == k for p in params):
             continue
         locals_[k] = t
-    ret: Type = void
-    ret_weak = False
-    if lw.return_types:
-        t, w = lw.return_types[0]
-        for t2, w2 in lw.return_types[1:]:
-            u = tuples.unify(t, w, t2, w2)
-            if u is None:
-                raise KernelCompileError(f"{fn.__name__}() returns {ty.describe(t)} and "
-                                         f"{ty.describe(t2)}", loc=src.loc(src.tree, fn.__name__),
-                                         hint="return values of one type from every return")
-            t, w = u
-        ret, ret_weak = t, w
+    ret, ret_weak = funcs.return_type(lw, fn, src)
     func = ir.Function(cname, fn.__name__, params, body, ret, locals_, src.loc(src.tree,
                        fn.__name__), is_kernel, lw.callees, lw.uses_dynamic_shared,
                        src.filename, fn, ret_weak)

@@ -42,7 +42,8 @@ from ..errors import (
 from ..ir import nodes as ir
 from ..lang import tile as lt
 from ..lang.types import ArrayType, Scalar, TileType, Type, int64
-from .values import Py, Tup
+from .inline import Closure
+from .values import Py, ScalarMethod, Tup
 
 if TYPE_CHECKING:
     from .lower import Lowerer
@@ -165,11 +166,24 @@ def _call(lw: Lowerer, node, f, args: tuple, kwargs: dict):
 
 # ---- values across the boundary --------------------------------------------------------------
 
+class _KernelCallable:
+    """A function of the kernel (a nested ``def``, a method of a kernel value) inside the
+    evaluation: it runs on the GPU, so calling it is cuTile's TileStaticEvalError."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, *args, **kwargs):
+        raise lt.StaticCall(self.name)
+
+
 def to_py(lw: Lowerer, node, v):
     """A lowered value as the evaluation sees it."""
     if isinstance(v, ir.Const):
         return v.value
     if isinstance(v, Py):
+        if isinstance(v.obj, (Closure, ScalarMethod)):  # kernel code, not Python's
+            return _KernelCallable(v.obj.name)
         return v.obj
     if isinstance(v, Tup):
         items = [to_py(lw, node, x) for x in v.items]

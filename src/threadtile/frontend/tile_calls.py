@@ -82,11 +82,22 @@ def _order(lw: Lowerer, v, ndim: int, node) -> tuple:
     return permutation(lw, v, ndim, node)
 
 
+# the memory orders cuTile defines for a tile load and a tile store
+_VALID_ORDERS = {"load": ("RELAXED", "ACQUIRE", "WEAK"), "store": ("RELAXED", "RELEASE", "WEAK")}
+
+
 def _memory_order(lw: Lowerer, vals: dict, node, fname: str, allowed: tuple) -> None:
+    """``memory_order=``: one cuTile defines for the operation (else its TileTypeError), and
+    one threadtile implements (``allowed``)."""
     mo = vals.get("memory_order")
     if mo is None or isinstance(mo, Py) and mo.obj is None:
         return
     order = enum_member(lw, mo, lt.MemoryOrder, node, "memory_order")
+    valid = _VALID_ORDERS[fname]
+    if order.name not in valid:
+        raise lw.error(node, f"Invalid memory order for tile_{fname}. Got {order}, expected one "
+                             f"of {', '.join(str(lt.MemoryOrder[n]) for n in valid)}",
+                       f"a {fname} has no {order.name.lower()} semantics", cls=TileCodeTypeError)
     if order.name not in allowed:
         raise lw.unsupported(node, f"{fname}(memory_order={order.name})",
                              f"{fname} supports {', '.join(allowed)} here")

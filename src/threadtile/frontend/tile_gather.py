@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang import tile as lt
 from ..lang.types import ArrayType, TileType, bool_, int64, promote, void
@@ -51,7 +52,7 @@ def _gather_indices(lw: Lowerer, raw, ndim: int, node, fname: str) -> tuple[list
             ndim == 0) else ""
         raise lw.error(node, f"{fname}(): a {ndim}-d array takes a tuple of {ndim} indices"
                              f"{alt}, got {len(items)}",
-                       "give one index tile (or number) per array axis")
+                       "give one index tile (or number) per array axis", cls=TileCodeTypeError)
     idx = []
     for d, it in enumerate(items):
         it = tile_or_scalar(lw, it, node)
@@ -59,7 +60,8 @@ def _gather_indices(lw: Lowerer, raw, ndim: int, node, fname: str) -> tuple[list
         if not dt.is_int:
             axis = f" for axis {d}" if ndim > 1 else ""
             raise lw.error(node, f"{fname}(): the index{axis} has the non-integer dtype {dt}",
-                           "indices are integer tiles or numbers (cast with .astype(ct.int32))")
+                           "indices are integer tiles or numbers (cast with .astype(ct.int32))",
+                           cls=TileCodeTypeError)
         idx.append(it)
     shapes = [shape_of(x) for x in idx]
     if not shapes:  # a 0-d array: its one element, a 0-d tile
@@ -68,7 +70,7 @@ def _gather_indices(lw: Lowerer, raw, ndim: int, node, fname: str) -> tuple[list
     padded = [(1,) * (nd - len(s)) + s for s in shapes]
     if any(len({d for d in dims if d != 1}) > 1 for dims in zip(*padded)):
         raise lw.error(node, f"{fname}(): the index shapes {', '.join(map(str, shapes))} are "
-                             "not broadcastable to a common shape")
+                             "not broadcastable to a common shape", cls=TileCodeTypeError)
     shape = broadcast_shapes(lw, shapes, node)
     # index tiles keep their integer dtype (the backends widen each element to int64: a
     # uint64 index past 2**63 becomes negative, outside the array as cuTile has it)
@@ -92,7 +94,7 @@ def _implicit(lw: Lowerer, v, t, node, fname: str, what: str):
     if not weak and not isinstance(v, ir.Const):  # a constant is loosely typed (cuTile's rule)
         if dt != t and promote(dt, t) != t:
             raise lw.error(node, f"{fname}(): {what} cannot implicitly cast {dt} to {t}",
-                           f"convert it first: .astype({t.name})")
+                           f"convert it first: .astype({t.name})", cls=TileCodeTypeError)
         return cast(lw, v, t, node)
     rank = {"b": 0, "i": 1, "u": 1, "f": 2}
     c = v.value if isinstance(v, ir.Const) else None
@@ -102,7 +104,7 @@ def _implicit(lw: Lowerer, v, t, node, fname: str, what: str):
     if bad:
         shown = c if c is not None else f"a {dt} number"
         raise lw.error(node, f"{fname}(): {what} cannot implicitly cast {shown} to {t}",
-                       f"pass a value of the array's dtype ({t})")
+                       f"pass a value of the array's dtype ({t})", cls=TileCodeTypeError)
     if c is not None and t.is_int and dt.kind != "b":
         lo, hi = (0, (1 << t.bits) - 1) if t.kind == "u" else (-(1 << (t.bits - 1)),
                                                                  (1 << (t.bits - 1)) - 1)
@@ -116,7 +118,8 @@ def _fitted(lw: Lowerer, v, shape: tuple, node, fname: str, what: str):
     if is_tile(v):
         if not _broadcastable_to(v.type.shape, shape):
             raise lw.error(node, f"{fname}(): the {what}'s shape {v.type.shape} is not "
-                                 f"broadcastable to the index shape {shape}")
+                                 f"broadcastable to the index shape {shape}",
+                           cls=TileCodeTypeError)
         return broadcast(lw, v, shape, node)
     return v
 
@@ -127,7 +130,7 @@ def _gather_mask(lw: Lowerer, v, shape: tuple, node, fname: str):
     m = tile_or_scalar(lw, v, node)
     if dtype_weak(m)[0] != bool_:
         raise lw.error(node, f"{fname}(): the mask must be boolean, got {dtype_weak(m)[0]}",
-                       "compare to make one (ids >= 0), or pass mask=None")
+                       "compare to make one (ids >= 0), or pass mask=None", cls=TileCodeTypeError)
     return _fitted(lw, m, shape, node, fname, "mask")
 
 
@@ -194,29 +197,29 @@ def _advanced_indices(lw: Lowerer, at: ArrayType, raw, node, fname: str) -> tupl
                        f"use ct.{other}() for a 1-d array")
     items = raw.items if isinstance(raw, Tup) else [raw]
     if len(items) != at.ndim:
-        raise lw.error(node, f"{fname}(): {len(items)} indices for a {at.ndim}-d array "
-                             "(the index length does not match the array rank)")
+        raise lw.error(node, f"{fname}(): {len(items)} indices for a {at.ndim}-d array: the "
+                             "index length does not match array rank", cls=TileCodeTypeError)
     sparse, shape = [], []
     for d, it in enumerate(items):
         if is_tile(it):
             if it.type.ndim != 1 or not it.type.dtype.is_int:
-                raise lw.error(node, f"{fname}(): the index of axis {d} must be a 1-d integer "
-                                     f"tile or a ct.Slice, got {it.type}")
+                raise lw.error(node, f"{fname}(): the index of axis {d} must be a 1D integer "
+                                     f"tile or a ct.Slice, got {it.type}", cls=TileCodeTypeError)
             sparse.append(d)
             shape.append(it.type.shape[0])
         elif isinstance(it, IndexSlice):
             if not is_pow2(it.length):
                 raise lw.error(node, f"{fname}(): ct.Slice of axis {d} has length {it.length}; "
-                                     "it must be a power of two")
+                                     "it must be a power of two", cls=TileCodeTypeError)
             shape.append(it.length)
         else:
-            raise lw.error(node, f"{fname}(): the index of axis {d} must be a 1-d integer tile "
+            raise lw.error(node, f"{fname}(): the index of axis {d} must be a 1D integer tile "
                                  f"(the sparse axis) or ct.Slice(start, length), got "
-                                 f"{describe_value(it)}")
+                                 f"{describe_value(it)}", cls=TileCodeTypeError)
     if len(sparse) != 1:
-        raise lw.error(node, f"{fname}(): exactly one index must be a 1-d integer tile (the "
+        raise lw.error(node, f"{fname}(): exactly one index must be a 1D integer Tile (the "
                              f"sparse axis); {len(sparse) or 'none'} found",
-                       "the other axes take ct.Slice(start, length)")
+                       "the other axes take ct.Slice(start, length)", cls=TileCodeTypeError)
     shape = tuple(shape)
     idx = []
     for d, it in enumerate(items):
@@ -271,7 +274,7 @@ def store_advanced(lw: Lowerer, node: ast.Call) -> ir.Expr:
     t = tile_or_scalar(lw, v["tile"], node)
     if shape_of(t) != shape:
         raise lw.error(node, f"{fname}(): the tile's shape {shape_of(t)} does not match the "
-                             f"shape the indices imply, {shape}")
+                             f"shape the indices imply, {shape}", cls=TileCodeTypeError)
     t = _implicit(lw, t, at.dtype, node, fname, "the stored tile")
     _latency(lw, v["latency"], node, fname)
     mask = ir.Const(bool_, lw.loc(node), True)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import TileCodeTypeError
+from ..errors import KernelCompileError, TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang.types import (
     ArrayType,
@@ -128,10 +128,10 @@ def tile_op(lw: Lowerer, node, t, tileop: str, args: list, **attrs) -> ir.TileOp
     if isinstance(t, TileType):
         need_block(lw, node, f"the tile operation {tileop}")
         slots = -(-t.size // lw.spec.threads)
-        if slots > MAX_SLOTS:
-            raise lw.error(node, f"a tile of {t.size} elements needs {slots} registers per "
-                                 f"thread in a block of {lw.spec.threads} threads",
-                           "use smaller tiles, or more warps (num_warps=...)")
+        if slots > MAX_SLOTS and lw.too_big is None:  # raised once the body is lowered
+            lw.too_big = lw.error(node, f"a tile of {t.size} elements needs {slots} registers "
+                                        f"per thread in a block of {lw.spec.threads} threads",
+                                  "use smaller tiles, or more warps (num_warps=...)")
     elif tileop in ("store", "printf", "item"):
         need_block(lw, node, f"the tile operation {tileop}")
     return ir.TileOp(t, lw.loc(node), tileop, args, attrs)
@@ -187,10 +187,25 @@ def is_pow2(n: int) -> bool:
     return n >= 1 and n & (n - 1) == 0
 
 
+def call_name(node) -> str | None:
+    """The name a call is made by: ``full`` of ``ct.full(...)`` and of ``full(...)``."""
+    f = node.func if isinstance(node, ast.Call) else None
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+
+
 def static_shape(lw: Lowerer, v, node, what: str = "a tile shape",
                  allow_neg: bool = False) -> tuple:
     items = v.items if isinstance(v, Tup) else [v]
-    out = tuple(static_int(lw, x, node, what) for x in items)
+    try:
+        out = tuple(static_int(lw, x, node, what) for x in items)
+    except KernelCompileError as e:
+        fname = call_name(node)
+        if fname is None:
+            raise
+        # cuTile's words: the shape argument of a tile function is a constant
+        raise lw.error(node, f'Invalid argument "shape" of {fname}(): Expected a constant '
+                             f"integer tuple, but given value is not constant ({what} must be "
+                             "a compile-time integer)", e.hint, cls=TileCodeTypeError) from None
     for d in out:
         if allow_neg and d == -1:
             continue
@@ -547,9 +562,20 @@ def reshape(lw: Lowerer, x, shape_v, node) -> ir.Expr:
 
 def permutation(lw: Lowerer, v, ndim: int, node) -> tuple:
     items = v.items if isinstance(v, Tup) else [v]
-    perm = tuple(static_int(lw, a, node, "an axis") % ndim if ndim else 0 for a in items)
-    if sorted(perm) != list(range(ndim)):
-        raise lw.error(node, f"{perm} is not a permutation of the {ndim} axes")
+    given = tuple(static_int(lw, a, node, "an axis") for a in items)
+    if len(given) != ndim:
+        raise lw.error(node, f"Expected tuple of length {ndim}, got {len(given)}: {given} is "
+                             f"not a permutation of the {ndim} axes", cls=TileCodeTypeError)
+    for a in given:
+        if not -ndim <= a < ndim:
+            raise lw.error(node, f"Axis {a} is out of range for rank {ndim}",
+                           cls=TileCodeTypeError)
+    perm = tuple(a % ndim for a in given)
+    for a in perm:
+        if perm.count(a) > 1:
+            raise lw.error(node, f"Axis order must be a permutation, but axis {a} is used at "
+                                 f"least twice: {given} is not a permutation of the {ndim} axes",
+                           cls=TileCodeTypeError)
     return perm
 
 

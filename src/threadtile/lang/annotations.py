@@ -12,8 +12,10 @@ a kernel's annotations into one tree per parameter (:class:`Leaf`, :class:`Each`
   (a tile of int32 plus it is int64, where an unannotated integer argument is loosely typed and
   adopts the tile's dtype); the argument must be an integer;
 - ``IndexedWithInt64`` (``ArrayAnnotation(index_dtype=int64)``): the array's shape, strides and
-  index arithmetic are 64-bit. threadtile indexes every array in 64-bit (numba's ``intp``), so
-  this holds for every array; the annotation is checked to sit on an array parameter;
+  index arithmetic are 64-bit. threadtile indexes every array in 64-bit (numba's ``intp``), but
+  a tile kernel's launch refuses, as cuTile's does, an array without it whose extents or
+  strides do not fit int32 (an ``OverflowError``: ``runtime/cutileargs.check_index_width``);
+  the annotation is checked to sit on an array parameter;
 - ``ArrayAnnotation(static_shape_dims=..., static_stride_dims=...)``: those extents and strides
   are compile-time constants of the specialization (each value compiles its own variant), so
   ``ct.static_assert(x.strides[1] == 1)`` can see them.
@@ -284,6 +286,26 @@ def _array_of(node) -> ArrayAnnotation | None:
         return None
     return node.array if node.array is not None else (
         node.list.element if node.list is not None else None)
+
+
+def item_nodes(node, n: int) -> list:
+    """The annotations of the ``n`` items of a tuple (or list) parameter annotated ``node``:
+    a list's element annotation for each array, ``tuple[X, ...]``'s ``X``, ``tuple[X, Y]``'s
+    own (EMPTY where there is none or the lengths differ: :func:`apply` reports those)."""
+    if isinstance(node, Leaf):
+        return [Leaf(array=node.list.element) if node.list is not None else EMPTY] * n
+    if isinstance(node, Each):
+        return [node.each] * n
+    if isinstance(node, Items) and len(node.items) == n:
+        return list(node.items)
+    return [EMPTY] * n
+
+
+def wide_index(node) -> bool:
+    """Whether an array parameter is annotated ``IndexedWithInt64`` (``ArrayAnnotation(
+    index_dtype=int64)``): cuTile indexes the others with int32."""
+    a = _array_of(node)
+    return a is not None and a.index_dtype == int64
 
 
 def has_static_dims(node) -> bool:

@@ -100,6 +100,33 @@ def static_consts(static_dims: dict, names: list[str], infos) -> dict:
     return out
 
 
+def check_index_width(nodes: dict, names: list[str], infos) -> None:
+    """cuTile's rule for a tile kernel's arrays: one not annotated ``ct.IndexedWithInt64`` is
+    indexed in 32-bit, so an extent or a stride (in elements) beyond int32 is an
+    ``OverflowError`` at the launch ("shape is too big", "stride is too big"). threadtile
+    indexes in 64-bit anyway: the check keeps a kernel's launches valid on cuTile. ``nodes``
+    are the parameters' annotations, ``infos`` the runtime arguments' ArgInfos."""
+    for name, info in zip(names, infos):
+        _check_width(nodes.get(name), info, name)
+
+
+def _check_width(node, info, path: str) -> None:
+    kind = getattr(info, "kind", None)
+    if kind == "tuple":
+        for k, (n, i) in enumerate(zip(param_ann.item_nodes(node, len(info.value)),
+                                       info.value)):
+            _check_width(n, i, f"{path}[{k}]")
+    if kind != "array" or param_ann.wide_index(node):
+        return
+    for what, vals in (("shape", info.shape), ("stride", info.strides)):
+        for axis, v in enumerate(vals):
+            if not -2**31 <= v < 2**31:
+                raise OverflowError(
+                    f"{what} is too big: parameter {path!r} has {what} {v} at axis {axis}, "
+                    "beyond int32, and a tile kernel indexes an array in 32-bit unless it is "
+                    "annotated ct.IndexedWithInt64")
+
+
 def check_plain_tuples(args) -> None:
     """cuTile's rule for a tile kernel's arguments: a tuple is a plain ``tuple``, not a
     namedtuple or another subclass (a TypeError naming the argument)."""

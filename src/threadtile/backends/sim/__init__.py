@@ -175,6 +175,7 @@ def run(kernel, launch, args: tuple, kwargs: dict) -> None:
     views = [None if isinstance(a, np.ndarray) else simulated_view(a) for a in runtime]
     infos = [describe_host(a if v is None else v, i, n)
              for i, (a, v, n) in enumerate(zip(runtime, views, names))]
+    kernel.check_index_width(infos)
     host, backs = [], []
     copies: dict[int, np.ndarray] = {}  # one host copy of an array passed more than once
     for a, v, n in zip(runtime, views, names):
