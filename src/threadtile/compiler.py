@@ -92,11 +92,10 @@ def auto_threads(module: ir.Module) -> int:
     """The block a tile kernel without ``num_warps`` gets, as cuTile's compiler sizes its
     blocks itself: 4 warps, or 8 (two warpgroups of tensor-core multiplies) where its largest
     tensor-core accumulator (an "mma"-layout tile) is larger than 128x128 float32, which at 4
-    warps would take over 128 registers a thread, or is 128x128 and its k loop runs inside
-    another loop (a persistent kernel: one block a multiprocessor, which two warpgroups keep
-    busier: 460 TFLOP/s against 376 on 4, H200), or its 16-bit k loop takes steps 64 deep or
-    more. A 128x128 accumulator of a plain kernel with 32-deep steps measured faster on 4
-    warps, several blocks sharing a multiprocessor (bench/tile_sweep.py).
+    warps would take over 128 registers a thread, or is 128x128 with k steps 64 deep or more
+    and either 16-bit or inside another loop (a persistent kernel: 460 TFLOP/s against 376
+    on 4, H200). 128x128 accumulators with 32-deep steps measured faster on 4 warps, several
+    blocks sharing a multiprocessor (bench/tile_sweep.py).
     A kernel whose largest other tile would hold over MAX_PER_THREAD elements a thread gets
     more warps, up to 16.
     """
@@ -131,7 +130,8 @@ def auto_threads(module: ir.Module) -> int:
     looped = [x for s in ir.walk_stmts(module.kernel.body) if isinstance(s, (ir.For, ir.While))
               for t in ir.walk_stmts(s.body) for e in ir.stmt_exprs(t) for x in ir.walk_expr(e)
               if isinstance(x, ir.TileOp) and x.op == "mma_loop"]
-    if any(x.type.size == 128 * 128 and x.type.shape[0] == 128 for x in looped):
+    if any(x.type.size == 128 * 128 and x.type.shape[0] == 128 and
+           kloop.loaded(x)[0].shape[1] >= 64 for x in looped):
         return max(threads, 256)
     return threads
 
