@@ -546,10 +546,21 @@ class Kernel:
 _MISSING = object()
 
 
-def build(spec: Specialization, arch: str, options: tuple = ()):
+TMA_ONLY = "-DTT_TMA_ONLY"  # tile/kloop.h: a build of Hopper k loops without the portable loop
+
+
+def build(spec: Specialization, arch: str, options: tuple = (), portable: bool = False):
     """``spec`` compiled for ``arch`` (compiler.compile, through the disk cache), with its
-    launcher: the ``(CompiledKernel, scratch bytes)`` a launch needs."""
-    b = spec.build(Target(arch, tuple(options)))
+    launcher: the ``(CompiledKernel, scratch bytes)`` a launch needs.
+
+    A kernel whose k loops take Hopper's main loop on sm_90a is first built without their
+    portable loop (TT_TMA_ONLY: half the compile time of a tile matmul), which runs only where
+    TMA cannot read an operand; the compiled kernel's ``fallback`` then builds it with that
+    loop (``portable``) for the launches whose arrays need it (CompiledKernel.launch)."""
+    opts = tuple(options)
+    tma_only = (not portable and arch.endswith("90a") and bool(spec.cuda.tensormaps) and
+                "mma_loop_batched<" not in spec.cuda.text)
+    b = spec.build(Target(arch, opts + (TMA_ONLY,) if tma_only else opts))
     compiled = spec.loaded.get(b.target)
     if compiled is None:
         compiled = spec.loaded[b.target] = rt_launcher.CompiledKernel(
@@ -558,6 +569,8 @@ def build(spec: Specialization, arch: str, options: tuple = ()):
             cooperative=spec.cooperative)
         compiled.raises = spec.cuda.raises  # jit(debug=True): reported raises (raised.py)
         compiled.block_threads = spec.module.threads  # a tile kernel's block (auto_warps)
+        if tma_only:
+            compiled.fallback = lambda: build(spec, arch, options, portable=True)[0]
     return compiled, b.scratch
 
 

@@ -162,6 +162,9 @@ class CompiledKernel:
     """
 
     raises: tuple = ()  # jit(debug=True): the exceptions it reports (runtime/raised.py)
+    # a thunk giving the build to launch instead where a tensor map is absent (jit.build: a
+    # Hopper k loop built without its portable loop), or None
+    fallback = None
 
     def __init__(self, cubin: bytes, entry: str, params: list, maps: list = (), *,
                  at: list | None = None, loaded=None, cooperative: bool = False):
@@ -281,7 +284,11 @@ class CompiledKernel:
             vals, dev, first = r
             vals[:0] = (None, 0)
         if self.tensormaps:
-            vals += tensormaps.values(self.tensormaps, infos)
+            maps = tensormaps.values(self.tensormaps, infos)
+            if self.fallback is not None and tensormaps.ZERO in maps:
+                # a build without the portable k loop and an array TMA cannot read
+                return self.fallback().launch(grid, block, stream, shared_bytes, infos)
+            vals += maps
         if dev < 0:
             dev = driver.current_index()
         elif tls.device != dev:
