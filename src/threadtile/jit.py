@@ -569,6 +569,7 @@ def build(spec: Specialization, arch: str, options: tuple = (), portable: bool =
             cooperative=spec.cooperative)
         compiled.raises = spec.cuda.raises  # jit(debug=True): reported raises (raised.py)
         compiled.block_threads = spec.module.threads  # a tile kernel's block (auto_warps)
+        compiled.label = spec.describe  # the compile trace's name for its load
         if tma_only:
             compiled.fallback = lambda: build(spec, arch, options, portable=True)[0]
     return compiled, b.scratch
