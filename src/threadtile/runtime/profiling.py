@@ -5,15 +5,16 @@ nothing then.
 The trace. ``THREADTILE_TRACE=1`` prints one line per step of every specialization threadtile
 compiles, with its time, to standard error; ``THREADTILE_TRACE=/path/file`` appends the lines
 to that file instead (a file that cannot be opened warns once and falls back to standard
-error). The steps, in the order a first launch takes them::
+error). The steps, in the order a first launch takes them (a specialization is named by its
+kernel, argument types and constants)::
 
-    threadtile trace: add(float32[::1], float32[::1], int64) source cache    miss  0.41 ms
-    threadtile trace: add(float32[::1], float32[::1], int64) frontend              8.90 ms
-    threadtile trace: add(float32[::1], float32[::1], int64) passes                0.62 ms
-    threadtile trace: add(float32[::1], float32[::1], int64) emit                  0.83 ms
-    threadtile trace: add(float32[::1], float32[::1], int64) cubin cache     miss  0.12 ms  sm_90
-    threadtile trace: add(float32[::1], float32[::1], int64) nvrtc                37.10 ms  sm_90
-    threadtile trace: add(float32[::1], float32[::1], int64) load                  2.05 ms  sm_90
+    threadtile trace: saxpy(float32[::1], float32, int64) source cache  miss     7.04 ms
+    threadtile trace: saxpy(float32[::1], float32, int64) frontend               0.97 ms
+    threadtile trace: saxpy(float32[::1], float32, int64) passes                 0.09 ms
+    threadtile trace: saxpy(float32[::1], float32, int64) emit                   0.47 ms
+    threadtile trace: saxpy(float32[::1], float32, int64) cubin cache   miss     3.71 ms  sm_90
+    threadtile trace: saxpy(float32[::1], float32, int64) nvrtc                137.45 ms  sm_90
+    threadtile trace: saxpy(float32[::1], float32, int64) load                   (on a GPU)
 
 A warm start (both disk caches hit) shows the two cache lines as ``hit`` and no frontend,
 passes, emit or nvrtc. The variable is read each time a specialization starts a step, so it
