@@ -22,6 +22,7 @@ import os
 import numpy as np
 
 from . import errors, inspection
+from . import resources as kernel_resources
 from .backends.sim import lockstep as sim_lockstep
 from .backends.sim import run as sim_run
 from .backends.sim.switch import requested
@@ -536,11 +537,17 @@ class Kernel:
         compiled, scratch = build(spec, driver.current_device().arch, self.options)
         return driver.max_active_blocks(compiled.load(), threads, dynsmem + scratch)
 
-    def resources(self, *args, **constants) -> dict:
-        """Registers, shared and local memory per thread of the compiled kernel (needs a GPU)."""
+    def resources(self, *args, block=None, shared_bytes: int = 0, arch: str | None = None,
+                  **constants) -> kernel_resources.Resources:
+        """What the kernel compiled for arguments like ``args`` (a launch's arguments, types,
+        or one signature) takes: registers per thread, spill stores and loads, local, static
+        and dynamic shared (``shared_bytes``, the launch's, plus the tile operations'
+        scratch) and constant memory, and the blocks of ``block`` threads (a tile kernel's
+        own; else 256) one multiprocessor holds at once, with what limits them. ``str()`` of
+        the result is a table. From the driver on a GPU; from ptxas's report and the
+        architecture's limits without one, or for ``arch`` (resources.py)."""
         spec = self._spec_for(args, constants)
-        compiled, _ = build(spec, driver.current_device().arch, self.options)
-        return compiled.attributes()
+        return kernel_resources.report(self, spec, build, block, shared_bytes, arch)
 
 
 _MISSING = object()
@@ -569,6 +576,7 @@ def build(spec: Specialization, arch: str, options: tuple = (), portable: bool =
             cooperative=spec.cooperative)
         compiled.raises = spec.cuda.raises  # jit(debug=True): reported raises (raised.py)
         compiled.block_threads = spec.module.threads  # a tile kernel's block (auto_warps)
+        compiled.label = spec.describe  # the compile trace's name for its load
         if tma_only:
             compiled.fallback = lambda: build(spec, arch, options, portable=True)[0]
     return compiled, b.scratch
