@@ -110,6 +110,22 @@ def _asgtup(m, v: tuple, old: tuple) -> tuple:
     return tuple(out)
 
 
+def _does_atomics(s: ir.While) -> bool:
+    """Whether the loop's condition or body does an atomic operation (a thread's or a tile's)."""
+    for st in [s, *ir.walk_stmts(s.body)]:
+        for e in ir.stmt_exprs(st):
+            for x in ir.walk_expr(e):
+                if isinstance(x, ir.Call) and x.name.startswith("atomic.") or \
+                        isinstance(x, ir.TileOp) and x.op == "atomic":
+                    return True
+    return False
+
+
+def _holds_array(t) -> bool:
+    return isinstance(t, ArrayType) or isinstance(t, TupleType) and any(
+        _holds_array(x) for x in t.items)
+
+
 class Program:
     """The Python translation of one specialization, ready to run batch after batch."""
 
@@ -169,6 +185,13 @@ class _Translator:
         self.warp_sync = False
         self.fences = False
         self.grid_sync = False
+        # an array variable (or a tuple holding arrays) assigned under a branch: lanes may
+        # bind it to different arrays, which a batch of one block keeps apart where the
+        # branch depends on the block alone (lockstep.run)
+        self.array_rebinds = False
+        # a while loop doing atomics (a lock's cas): it may wait for another block to finish
+        # its critical section, which only a batch of one block lets it do (lockstep.run)
+        self.waits = False
 
     def run(self) -> Program:
         src: list[str] = []
@@ -187,6 +210,8 @@ class _Translator:
                        self.module.kernel.params, self.fences)
         prog.tile_ops = self.tile_ops
         prog.grid_sync = self.grid_sync
+        prog.array_rebinds = self.array_rebinds
+        prog.waits = self.waits
         prog.captured = list(self.module.captured)
         return prog
 
@@ -322,8 +347,10 @@ class _FunctionGen:
             return "(" + "".join(self.zero(x) + ", " for x in t.items) + ")"
         return "None"
 
-    def assign_fn(self, t) -> str:
-        """The masked assignment for a value of type ``t``."""
+    def assign_fn(self, t, m: str = "_m") -> str:
+        """The masked assignment for a value of type ``t`` under the mask ``m``."""
+        if m != "_m" and _holds_array(t):
+            self.tr.array_rebinds = True
         if isinstance(t, ArrayType):
             return "_asga"
         if isinstance(t, TupleType):
@@ -362,7 +389,7 @@ class _FunctionGen:
     def s_Return(self, s: ir.Return, m: str) -> None:
         if s.value is not None:
             t = s.value.type
-            asg = "_tasg(B, " if isinstance(t, TileType) else self.assign_fn(t) + "("
+            asg = "_tasg(B, " if isinstance(t, TileType) else self.assign_fn(t, m) + "("
             self.line(f"_rv = {asg}{m}, {self.x(s.value, m)}, _rv)")
         self.line(f"_live = _andnot(_live, {m})")
         if self.f.is_kernel:
@@ -374,9 +401,9 @@ class _FunctionGen:
         if isinstance(s.value.type, TileType):
             self.line(f"{name} = _tasg(B, {m}, {v}, {name})")
         elif isinstance(s.value.type, ArrayType):  # lanes that returned never read it again
-            self.line(f"{name} = _asga({m}, {v}, {name}, _live)")
+            self.line(f"{name} = {self.assign_fn(s.value.type, m)}({m}, {v}, {name}, _live)")
         else:
-            self.line(f"{name} = {self.assign_fn(s.value.type)}({m}, {v}, {name})")
+            self.line(f"{name} = {self.assign_fn(s.value.type, m)}({m}, {v}, {name})")
 
     def s_Store(self, s: ir.Store, m: str, loop) -> None:
         arr = self.x(s.array, m)
@@ -440,6 +467,7 @@ class _FunctionGen:
         lp = _Loop(self.new("_lm"), self.new("_cm"))
         n = self.new("_it")
         site = self.tr.site(s.loc, "", "loop")
+        self.tr.waits = self.tr.waits or _does_atomics(s)
         self.line(f"{lp.lm} = {m}")
         self.line(f"{n} = 0")
         self.line("while True:")
