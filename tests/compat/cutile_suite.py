@@ -384,12 +384,16 @@ def install_recorder(root: Path):
         CURRENT["launched"].append(key)
         if CURRENT["item"] and CURRENT["item"] not in rec["tests"]:
             rec["tests"].append(CURRENT["item"])
+        failed = False
         try:
             try:
                 out = original(k, launch, args, kwargs)
             except BaseException as e:
                 if rec["sim_error"] is None:
                     rec["sim_error"] = _first_line(e)
+                failed = True  # (this launch: the tests whose launches raised)
+                if CURRENT["item"] and CURRENT["item"] not in rec.setdefault("error_tests", []):
+                    rec["error_tests"].append(CURRENT["item"])
                 raise
             if rec["compile"] is None and getattr(k, "tile", False):
                 try:
@@ -403,7 +407,8 @@ def install_recorder(root: Path):
                     CURRENT["itemfile"]).exists() else None
                 with open(CURRENT["subrec"], "a") as f:
                     f.write(json.dumps({"key": key, "sim_error": rec["sim_error"],
-                                        "compile": rec["compile"], "item": item}) + "\n")
+                                        "compile": rec["compile"], "item": item,
+                                        "failed": failed}) + "\n")
         return out
 
     tj.sim_run = recording_run
@@ -503,6 +508,8 @@ def _merge_subrecords(path: Path) -> None:
             rec["compile"] = r["compile"]
         if r["item"] and r["item"] not in rec["tests"]:
             rec["tests"].append(r["item"])
+        if r.get("failed") and r["item"] not in rec.setdefault("error_tests", []):
+            rec["error_tests"].append(r["item"])
 
 
 def run_child(work: Path, rel: str, per_test: int, out: Path) -> None:
@@ -691,8 +698,8 @@ def classify(name: str, group: str, recs: list[dict], items: dict, file_error,
         if all(o == "passed" for o in outcomes):
             return "pass", ""  # the error the tests expect, of cuTile's type and words
         return "message", sim_err  # the test expects an error: threadtile's has other words
-    if sim_err and all(not r["sim_error"] or r["tests"] and all(
-            t in expects and items.get(t) == "passed" for t in r["tests"]) for r in recs):
+    errs = [t for r in recs for t in r.get("error_tests", [])]
+    if sim_err and errs and all(t in expects and items.get(t) == "passed" for t in errs):
         sim_err = None  # only errors the tests expect (and got): its other launches decide
     if sim_err:
         return "sim", sim_err

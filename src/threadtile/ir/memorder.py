@@ -12,22 +12,25 @@ conflicts with one since the last barrier, on any path:
 - the two touch arrays of one root (the same parameter, through any views of it: slices,
   tiled views, raw memory, reshapes; an array variable bound to several roots, or to what a
   call returned, is every root), and at least one writes (an atomic writes);
-- and they do not give each element to the same thread: only a plain ``load``/``store`` pair
-  of one array variable (not a view), one tile type (shape, dtype, layout) and one order is
+- and they do not give each element to the same thread: a plain ``load``/``store`` pair of
+  one array variable (not a view), one tile type (shape, dtype, layout) and one order is
   exempt, since tiles of one shape partition the array and an element's thread follows from
-  its place in the tile (``t = ct.load(x, i); ct.store(x, i, t + 1)`` needs no barrier).
+  its place in the tile (``t = ct.load(x, i); ct.store(x, i, t + 1)`` needs no barrier); so
+  are two writes of one element by a scatter or atomic of a 0-d tile (thread 0 does them;
+  every thread reads a 0-d gather).
 
 Around loops the operations of the end of an iteration meet those of the next one's start (a
-fixpoint over the body); a call of a device function that touches memory gets a barrier before
-it when anything is pending and counts as touching everything after it. The barrier is one the
-simulator executes too, so its race check sees the order the GPU has.
+fixpoint over the body). A call of a device function touches what the function touches (its
+parameters replaced by the call's arguments), each element by any thread; the function's own
+body gets its barriers as any function's. The barrier is one the simulator executes too, so its
+race check sees the order the GPU has.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..lang.types import ArrayType, void
+from ..lang.types import ArrayType, TileType, void
 from . import nodes as ir
 
 _ANY = "*"
@@ -49,26 +52,45 @@ class _Access:
         return self.mapping is None or self.mapping != other.mapping
 
 
-def order_memory(f: ir.Function, touching: dict) -> bool:
-    """Insert the barriers into ``f``; whether any went in. ``touching`` memoizes which
-    functions touch global memory with tile operations (shared between calls)."""
-    if not _touches(f, touching):
+def order_memory(f: ir.Function, summaries: dict) -> bool:
+    """Insert the barriers into ``f``; whether any went in. ``summaries`` memoizes what each
+    function touches (shared between calls)."""
+    if not _summary(f, summaries):
         return False
-    o = _Orderer(_roots(f), touching)
+    o = _Orderer(_roots(f), summaries)
     o.block(f.body, frozenset(), [])
     return o.inserted
 
 
-def _touches(f: ir.Function, memo: dict) -> bool:
+def _summary(f: ir.Function, memo: dict) -> frozenset:
+    """(root, writes) of every global array ``f`` touches with tile operations, its callees'
+    included, roots named as ``f`` names them (its parameters)."""
     hit = memo.get(id(f))
     if hit is None:
-        memo[id(f)] = False  # (recursion is refused by the frontend)
-        hit = any(_memory_op(x) is not None or isinstance(x, ir.CallFunc) and
-                  _touches(x.func, memo)
-                  for s in ir.walk_stmts(f.body) for e in ir.stmt_exprs(s)
-                  for x in ir.walk_expr(e))
-        memo[id(f)] = hit
+        memo[id(f)] = frozenset()  # (recursion is refused by the frontend)
+        roots = _roots(f)
+        out = set()
+        for s in ir.walk_stmts(f.body):
+            for e in ir.stmt_exprs(s):
+                for x in ir.walk_expr(e):
+                    out |= {(_root(a, roots)[0], w) for a, w in _memory_op(x) or ()}
+                    if isinstance(x, ir.CallFunc):
+                        out |= _in_caller(x, memo, roots)
+        hit = memo[id(f)] = frozenset(out)
     return hit
+
+
+def _in_caller(call: ir.CallFunc, memo: dict, roots: dict) -> set:
+    """What a call touches, its callee's parameters replaced by the caller's arguments."""
+    params = [p.name for p in call.func.params if not p.is_constant]
+    args = dict(zip(params, call.args))
+    out = set()
+    for root, write in _summary(call.func, memo):
+        name, _, rest = root.partition("[")
+        arg = args.get(name)
+        mine = _root(arg, roots)[0] if arg is not None else _ANY
+        out.add((mine if mine == _ANY or not rest else f"{mine}[{rest}", write))
+    return out
 
 
 def _memory_op(x) -> list | None:
@@ -119,25 +141,30 @@ class _Loop:
 
 
 class _Orderer:
-    def __init__(self, roots: dict, touching: dict):
+    def __init__(self, roots: dict, summaries: dict):
         self.roots = roots
-        self.touching = touching
+        self.summaries = summaries
         self.inserted = False
 
-    def accesses(self, s: ir.Stmt) -> tuple[list[_Access], bool]:
-        """What statement ``s`` touches, and whether it calls a device function that does."""
-        out, calls = [], False
+    def accesses(self, s: ir.Stmt) -> list[_Access]:
+        """What statement ``s`` touches (a device function it calls: what that touches, each
+        element by any thread)."""
+        out = []
         for e in ir.stmt_exprs(s):
             for x in ir.walk_expr(e):
-                if isinstance(x, ir.CallFunc) and _touches(x.func, self.touching):
-                    calls = True
+                if isinstance(x, ir.CallFunc):
+                    out += [_Access(r, w, None)
+                            for r, w in _in_caller(x, self.summaries, self.roots)]
                 for arr, write in _memory_op(x) or ():
                     root, view = _root(arr, self.roots)
                     out.append(_Access(root, write, self.mapping(x, arr, view)))
-        return out, calls
+        return out
 
     @staticmethod
     def mapping(x: ir.TileOp, arr: ir.Expr, view: bool) -> tuple | None:
+        one = x.args[1].type if x.op == "scatter" else x.type if x.op == "atomic" else None
+        if isinstance(one, TileType) and one.shape == ():
+            return ("thread 0",)  # one element, written by the block's thread 0
         if view or not isinstance(arr, ir.Var) or x.op not in ("load", "store"):
             return None
         t = x.type if x.op == "load" else x.args[1].type
@@ -159,12 +186,12 @@ class _Orderer:
             elif _is_barrier(s):
                 pending = frozenset()
             else:
-                acc, calls = self.accesses(s)
-                if calls and pending or any(a.conflicts(p) for a in acc for p in pending):
+                acc = self.accesses(s)
+                if any(a.conflicts(p) for a in acc for p in pending):
                     out.append(_barrier(s.loc))
                     self.inserted = True
                     pending = frozenset()
-                pending = frozenset({_Access(_ANY, True, None)}) if calls else pending | set(acc)
+                pending = pending | set(acc)
             out.append(s)
         stmts[:] = out
         return pending

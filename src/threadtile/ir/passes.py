@@ -21,7 +21,7 @@ from .verify import verify
 
 def run(module: ir.Module) -> None:
     """The pipeline, top to bottom."""
-    touching: dict = {}
+    summaries: dict = {}
     for f in module.kernel.all_functions():
         # Tile operations become statements of their own (`auto t = tt::tile::op(...)`: one
         # line of C++ per tile op), which also fixes their order: every thread of the block must
@@ -49,7 +49,7 @@ def run(module: ir.Module) -> None:
         # of them on one array give an element to different threads (ir/memorder.py), placed
         # on the final operations, which both backends then see.
         if module.threads:
-            order_memory(f, touching)
+            order_memory(f, summaries)
     # Static shared memory over the 48 KiB a block may declare is refused at the declaration
     # that crosses it (ptxas would report it against the generated C++, after NVRTC ran).
     check_static_shared(module)

@@ -192,6 +192,7 @@ class _Translator:
         # a while loop doing atomics (a lock's cas): it may wait for another block to finish
         # its critical section, which only a batch of one block lets it do (lockstep.run)
         self.waits = False
+        self.releases = False  # a tile atomic with memory_order=RELEASE
 
     def run(self) -> Program:
         src: list[str] = []
@@ -212,6 +213,7 @@ class _Translator:
         prog.grid_sync = self.grid_sync
         prog.array_rebinds = self.array_rebinds
         prog.waits = self.waits
+        prog.releases = self.releases
         prog.captured = list(self.module.captured)
         return prog
 
@@ -645,6 +647,8 @@ class _FunctionGen:
         subs = tuple(self.tr.site(x.loc, _array_text(x.args[0]) if x.op == "load" else "",
                                   "read" if x.op == "load" else "tile")
                      for x in tiles.sub_ops(e))
+        if e.op == "atomic" and e.attrs.get("order") == "release":
+            self.tr.fences = self.tr.releases = True  # (checks.py: what a release publishes)
         k = len(self.tr.tile_ops)
         self.tr.tile_ops.append((e, site, subs))
         args = "".join(", " + self.x(a, m) for a in e.args)

@@ -499,6 +499,7 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset,
     nblocks = grid[0] * grid[1] * grid[2]
     if prog.fences and L.race:
         L.fence = np.zeros(nblocks * T, _I64)
+        L.releases = getattr(prog, "releases", False)
     st = LaunchState(prog, L, shared_bytes)
     values = [_value(p.type, a, p.name) for p, a in zip(params, host_args)]
     _bind_captured(prog)
