@@ -24,7 +24,9 @@ per kernel, a compile of the same specialization to a cubin for sm_90 through NV
   (an ``AssertionError``);
 - ``message``: an error where the test expects one (``pytest.raises``), of another type or
   with other words than cuTile's;
-- ``sim``: the simulator (or the frontend) raised: the first error is the blocker;
+- ``sim``: the simulator (or the frontend) raised: the first error is the blocker. Errors
+  raised only in tests that expected them and passed (``pytest.raises``, or a test's
+  subprocess that must fail) block nothing: the kernel's other launches decide its status;
 - ``compile``: simulated, but the cubin did not compile;
 - ``test``: simulated and compiled, but its test failed for another reason (cuTile internals,
   an expected error of another type);
@@ -510,6 +512,7 @@ def _merge_subrecords(path: Path) -> None:
             rec["tests"].append(r["item"])
         if r.get("failed") and r["item"] not in rec.setdefault("error_tests", []):
             rec["error_tests"].append(r["item"])
+            rec.setdefault("sub_error_tests", []).append(r["item"])
 
 
 def run_child(work: Path, rel: str, per_test: int, out: Path) -> None:
@@ -699,8 +702,15 @@ def classify(name: str, group: str, recs: list[dict], items: dict, file_error,
             return "pass", ""  # the error the tests expect, of cuTile's type and words
         return "message", sim_err  # the test expects an error: threadtile's has other words
     errs = [t for r in recs for t in r.get("error_tests", [])]
-    if sim_err and errs and all(t in expects and items.get(t) == "passed" for t in errs):
-        sim_err = None  # only errors the tests expect (and got): its other launches decide
+    sub = {t for r in recs for t in r.get("sub_error_tests", [])}
+    if sim_err and errs and all((t in expects or t in sub) and items.get(t) == "passed"
+                                for t in errs):
+        # only errors the tests expect and got (pytest.raises, or a test's subprocess that
+        # must fail): its other launches decide
+        sim_err = None
+        if all(o == "passed" for o in outcomes):
+            comp = next((r["compile"] for r in recs if r["compile"] not in (None, "ok")), None)
+            return ("compile", comp) if comp else ("pass", "")
     if sim_err:
         return "sim", sim_err
     comp = next((r["compile"] for r in recs if r["compile"] not in (None, "ok")), None)
