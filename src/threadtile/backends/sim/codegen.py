@@ -185,9 +185,10 @@ class _Translator:
         self.warp_sync = False
         self.fences = False
         self.grid_sync = False
-        # an array variable (or a tuple holding arrays) assigned under a branch: lanes may
-        # bind it to different arrays, which a batch of one block keeps apart where the
-        # branch depends on the block alone (lockstep.run)
+        # an array variable (or a tuple holding arrays) assigned under a branch (an if's, or
+        # after a break/continue/return): lanes may bind it to different arrays, which a
+        # batch of one block keeps apart where the branch depends on the block alone
+        # (lockstep.run)
         self.array_rebinds = False
         # a while loop doing atomics (a lock's cas): it may wait for another block to finish
         # its critical section, which only a batch of one block lets it do (lockstep.run)
@@ -306,6 +307,7 @@ class _FunctionGen:
         self.lines: list[str] = []
         self.ind = 1
         self.n = 0
+        self.branched = 0  # inside a branch: an if's, or after a break/continue/return
 
     def new(self, prefix: str) -> str:
         self.n += 1
@@ -349,9 +351,9 @@ class _FunctionGen:
             return "(" + "".join(self.zero(x) + ", " for x in t.items) + ")"
         return "None"
 
-    def assign_fn(self, t, m: str = "_m") -> str:
-        """The masked assignment for a value of type ``t`` under the mask ``m``."""
-        if m != "_m" and _holds_array(t):
+    def assign_fn(self, t) -> str:
+        """The masked assignment for a value of type ``t``."""
+        if self.branched and _holds_array(t):
             self.tr.array_rebinds = True
         if isinstance(t, ArrayType):
             return "_asga"
@@ -385,13 +387,15 @@ class _FunctionGen:
                     expr = f"_and({expr}, _live)"
                 self.line(f"{nm} = {expr}")
                 self.line(f"if _any({nm}):")
+                self.branched += 1
                 self.nested(self.block, rest, nm, loop)
+                self.branched -= 1
                 return
 
     def s_Return(self, s: ir.Return, m: str) -> None:
         if s.value is not None:
             t = s.value.type
-            asg = "_tasg(B, " if isinstance(t, TileType) else self.assign_fn(t, m) + "("
+            asg = "_tasg(B, " if isinstance(t, TileType) else self.assign_fn(t) + "("
             self.line(f"_rv = {asg}{m}, {self.x(s.value, m)}, _rv)")
         self.line(f"_live = _andnot(_live, {m})")
         if self.f.is_kernel:
@@ -403,9 +407,9 @@ class _FunctionGen:
         if isinstance(s.value.type, TileType):
             self.line(f"{name} = _tasg(B, {m}, {v}, {name})")
         elif isinstance(s.value.type, ArrayType):  # lanes that returned never read it again
-            self.line(f"{name} = {self.assign_fn(s.value.type, m)}({m}, {v}, {name}, _live)")
+            self.line(f"{name} = {self.assign_fn(s.value.type)}({m}, {v}, {name}, _live)")
         else:
-            self.line(f"{name} = {self.assign_fn(s.value.type, m)}({m}, {v}, {name})")
+            self.line(f"{name} = {self.assign_fn(s.value.type)}({m}, {v}, {name})")
 
     def s_Store(self, s: ir.Store, m: str, loop) -> None:
         arr = self.x(s.array, m)
@@ -429,12 +433,14 @@ class _FunctionGen:
         if s.orelse:
             mf = self.new("_m")
             self.line(f"{mf} = _andnot({m}, {c})")
+        self.branched += 1
         if s.then:
             self.line(f"if _any({mt}):")
             self.nested(self.block, s.then, mt, loop)
         if s.orelse:
             self.line(f"if _any({mf}):")
             self.nested(self.block, s.orelse, mf, loop)
+        self.branched -= 1
 
     def s_For(self, s: ir.For, m: str, loop) -> None:
         # Python's range(): bounds and step are evaluated once, and the loop variable is a copy
