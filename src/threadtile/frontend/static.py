@@ -203,7 +203,8 @@ def from_py(lw: Lowerer, v, node, what: str = "static_eval()"):
         return v.value
     if isinstance(v, tuple):
         return Tup([from_py(lw, x, node, what) for x in v], tuple(getattr(v, "_fields", ())))
-    if hasattr(type(v), "__dataclass_fields__") and not isinstance(v, (type, Type)):
+    if hasattr(type(v), "__dataclass_fields__") and not isinstance(v, (type, Type)) and \
+            not type(v).__module__.startswith("threadtile."):  # (a closure is no dataclass)
         params = getattr(type(v), "__dataclass_params__", None)
         if not getattr(params, "frozen", False):
             raise lw.error(node, "Only frozen dataclasses are supported",
