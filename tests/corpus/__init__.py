@@ -49,7 +49,8 @@ CLASSES = {
                              "barrier between them",
 }
 
-MODULES = ("races_shared", "races_global", "races_warp", "bounds", "tiles")
+MODULES = ("races_shared", "races_global", "races_warp", "bounds", "tiles", "uninit",
+           "barriers", "shuffles", "mixed")
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ def _buggy(case):
 
 def test_corpus_size_and_classes():
     assert len(CASES) >= 60
-    assert {c.bug_class for c in CASES} <= set(CLASSES)
+    assert {c.bug_class for c in CASES} == set(CLASSES)
     assert len({c.name for c in CASES}) == len(CASES)
 
 
