@@ -7,7 +7,8 @@ are concurrent unless something orders them:
 - the same thread made both (program order);
 - the same block made both and a ``syncthreads()`` of that block came between them (its
   barrier count, the *epoch*, differs);
-- the same warp made both and a ``syncwarp()`` of that warp came between them.
+- the same warp made both and a ``syncwarp()`` whose mask named both threads came between
+  them.
 
 Nothing orders accesses of two different blocks within one launch (blocks may run in any order,
 or at the same time), so those are always concurrent; launches are ordered, so shadows start
@@ -33,9 +34,13 @@ Per element the shadow holds up to 10 numbers: the writer's thread, stamp,
 ``site << 1 | atomic`` and fence count, then (thread, stamp, site) of two readers (and their
 fence counts, where releases publish reads). A thread is
 its global linear id ``block * threads_per_block + thread``; a stamp is the block's barrier
-count, with the warp's ``syncwarp`` count in its low 32 bits (``block_epoch << 32 |
-warp_epoch``) when the kernel calls ``syncwarp``; a fence count is how many fences the thread
-had made.
+count, with the thread's ``syncwarp`` clock in its low 32 bits (``block_epoch << 32 |
+warp_clock``) when the kernel calls ``syncwarp``; a fence count is how many fences the thread
+had made. The clock is a Lamport clock: the lanes meeting at a ``syncwarp`` (one warp, one
+mask) all leave with one more than the largest clock among them, so a later access whose clock
+is not above an earlier one's cannot have met it (with full masks every lane of a warp keeps
+one clock, the warp's syncwarp count). It never orders accesses that no syncwarp ordered; it
+can miss a race where a lane's clock rose through syncwarps with other lanes only.
 """
 
 from __future__ import annotations
@@ -123,8 +128,8 @@ class Launch:
         if self.warp_sync:
             T = self.T
             same_warp = ((t1 // T) == (t2 // T)) & (((t1 % T) // 32) == ((t2 % T) // 32))
-            unordered = ((s1 >> 32) == (s2 >> 32)) & (~same_warp | ((s1 & _LOW32) ==
-                                                                     (s2 & _LOW32)))
+            unordered = ((s1 >> 32) == (s2 >> 32)) & (~same_warp | ((s2 & _LOW32) <=
+                                                                     (s1 & _LOW32)))
         else:
             unordered = s1 == s2
         if same_block:  # shared memory: both accesses are of the block that owns it

@@ -108,7 +108,7 @@ class Batch:
             setattr(self, "nctaid_" + axis + "64", _I64(nc))
         self.nwarps = (T + 31) // 32
         self.bep = np.zeros(nb, _I64)  # barriers passed, per block
-        self.wep = np.zeros(nb * self.nwarps, _I64)  # syncwarps passed, per warp
+        self.wep = np.zeros(n, _I64)  # per lane: a clock of the syncwarps it took part in
         self.stamp = np.zeros(n, _I64)
         self.live = None  # lanes that have not returned from the kernel (None: all)
         self._arrays: dict = {}
@@ -170,7 +170,7 @@ class Batch:
 
     def _restamp(self) -> None:
         if self.launch.warp_sync:
-            self.stamp = (self.bep[self.blk] << 32) | self.wep[self.warp]
+            self.stamp = (self.bep[self.blk] << 32) | self.wep
         else:
             self.stamp = self.bep[self.blk]
 
@@ -283,9 +283,24 @@ class Batch:
 
     def syncwarp(self, m, site: int, mask) -> None:
         part = self._participants(m, site, mask, "syncwarp()")
-        touched = np.bincount(self.warp[part], minlength=self.nb * self.nwarps) > 0
-        self.wep[touched] += 1
+        self._join(part, mask)
         self._restamp()
+
+    def _join(self, part, mask) -> None:
+        """The lanes of ``part`` meet at a syncwarp: each group of them (one warp, one mask)
+        leaves with one clock above every member's, so an access after it is ordered after
+        what the group did before it (``checks.Launch.concurrent``). A clock per warp would
+        order the lanes a partial mask leaves out too: ``syncwarp(0xFFFF)`` in the lower half
+        of a warp does not order the upper half's reads after the lower half's writes."""
+        lanes = np.flatnonzero(part)
+        if not lanes.size:
+            return
+        masks = np.broadcast_to(np.asarray(mask).astype(np.uint32), (self.L,))[lanes]
+        key = (self.warp[lanes].astype(_I64) << 32) | masks.astype(_I64)
+        _, group = np.unique(key, return_inverse=True)
+        top = np.zeros(int(group.max()) + 1, _I64)
+        np.maximum.at(top, group, self.wep[lanes])
+        self.wep[lanes] = top[group] + 1
 
     def fence(self, m) -> None:
         """``threadfence*()``: the writes the lanes of ``m`` made so far become published."""
