@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {pkg.folder}/: {', '.join(pkg.files)}")
     kernels = pkg.manifest["kernels"]
     print(f"launch from Python:  import {args.name}; " + "; ".join(
-        f"{args.name}.{m['name']}[{'grid' if m['threads'] else 'grid, block'}](...)"
+        f"{args.name}.{m['name']}[{'grid' if m['tile'] else 'grid, block'}](...)"
         for m in kernels))
     print(f"launch from C/C++:   #include \"{args.name}.h\"  ({args.name}_load_"
           f"{kernels[0]['name']}, {args.name}_launch_{kernels[0]['name']}; link -lcuda)")

@@ -42,7 +42,7 @@ typedef struct tt_kernel {
   CUkernel kernel;
   char arch[16];        /* the cubin's architecture, e.g. "sm_90a" */
   unsigned scratch;     /* dynamic shared memory its tile operations take first (bytes) */
-  unsigned threads;     /* the fixed block (tile kernels), else 0 */
+  unsigned threads;     /* its block's fixed size (tile kernels, num_warps), else 0 */
   int hopper;           /* an sm_90a cubin: its tensor maps are encoded */
   int cooperative;      /* launched with cuLaunchCooperativeKernel (it syncs its grid) */
 } tt_kernel;
@@ -138,6 +138,7 @@ static inline CUresult tt_aot_launch(const tt_kernel* k, unsigned gx, unsigned g
                                      unsigned shared_bytes, CUstream stream, void** params) {
   unsigned shared = shared_bytes + k->scratch;
   CUresult r;
+  if (k->threads && bx * by * bz != k->threads) return CUDA_ERROR_INVALID_VALUE;
   if (shared > 48u * 1024u) {  /* above the default: the kernel must opt in */
     CUdevice dev;
     r = cuCtxGetDevice(&dev);
@@ -179,8 +180,7 @@ def _kernel(pkg: str, m: dict) -> str:
     sig = ", ".join(f"{p['name']}: {p['type']}" for p in m["params"])
     consts = ", ".join(f"{c}={v!r}" for c, v in m["constants"].items())
     archs = list(m["cubins"])
-    block = (f"blocks of {m['threads']} threads" if m["threads"]
-             else "any block")
+    block = (f"blocks of {m['threads']} threads" if m["threads"] else "any block")
     doc = [f"/* {k}({sig})" + (f" with {consts}" if consts else "") + f": {block}.",
            f"   Entry point {m['entry']!r}; cubins for {', '.join(archs)}. */"]
     strs = ", ".join(f'"{a}"' for a in archs)
@@ -195,7 +195,7 @@ def _kernel(pkg: str, m: dict) -> str:
         f"{len(archs)}, {m['threads'] or 0}, {int(m['cooperative'])});",
         "}", ""]
     params = ["const tt_kernel* k", "unsigned grid_x", "unsigned grid_y", "unsigned grid_z"]
-    if not m["threads"]:
+    if not m["tile"]:  # (a thread-level kernel with num_warps takes any block of its size)
         params += ["unsigned block_x", "unsigned block_y", "unsigned block_z"]
     params += ["unsigned shared_bytes", "CUstream stream"]
     for c, p in args:
@@ -213,7 +213,7 @@ def _kernel(pkg: str, m: dict) -> str:
         ptrs.append(f"&tt_map{i}")
     body.append(f"  void* params[] = {{{', '.join(ptrs)}}};" if ptrs else
                 "  void** params = NULL;")
-    blk = "k->threads, 1, 1" if m["threads"] else "block_x, block_y, block_z"
+    blk = "k->threads, 1, 1" if m["tile"] else "block_x, block_y, block_z"
     body.append(f"  return tt_aot_launch(k, grid_x, grid_y, grid_z, {blk}, shared_bytes, "
                 "stream, params);")
     launch = [f"static inline CUresult {pkg}_launch_{k}(" + ",\n    ".join(params) + ") {",
@@ -226,7 +226,7 @@ def header(pkg: str, metas: list[dict]) -> str:
     guard = f"{pkg.upper()}_H_"
     first = metas[0]
     ex_args = ", ".join(_cname(p["name"]) for p in first["params"])
-    ex_grid = "grid_x, 1, 1" + ("" if first["threads"] else ", block_x, 1, 1")
+    ex_grid = "grid_x, 1, 1" + ("" if first["tile"] else ", block_x, 1, 1")
     out = [f"/* {pkg}.h: the kernels of the package {pkg!r}, for C and C++ hosts (written by "
            f"threadtile export {__version__}).",
            " *",

@@ -6,7 +6,8 @@ the cubins and the CUDA C++). At run time it needs the Python standard library a
 no threadtile. NumPy is needed only by :func:`to_device` and :meth:`DeviceArray.copy_to_host`.
 
     import kernels                                    # the package's folder on sys.path
-    kernels.vector_add[(n // 256,)](a, b, c)          # a tile kernel: its block is fixed
+    kernels.vector_add[n // 256](a, b, c)             # a tile kernel: its block is fixed
+    kernels.launch(stream, (n // 256,), kernels.vector_add, (a, b, c))
     kernels.matmul[(16, 16), (16, 16)](a, b, c)       # a thread-level kernel: grid, block
     kernels.matmul[grid, block, stream, shared_bytes](a, b, c)
 
@@ -303,9 +304,16 @@ _lock = threading.Lock()
 def _cu():
     cu = _state["cu"]
     if cu is None:
-        from cuda.bindings import driver as cu  # noqa: PLC0415  (only when launching)
+        try:
+            from cuda.bindings import driver as cu  # noqa: PLC0415  (only when launching)
 
-        _check(cu.cuInit(0), "cuInit")
+            err = cu.cuInit(0)
+        except ImportError as e:
+            raise CudaError(f"launching needs cuda-bindings (pip install cuda-bindings): "
+                            f"{e}") from None
+        except Exception as e:  # noqa: BLE001  (no libcuda: the bindings raise various)
+            raise CudaError(f"no CUDA driver: {e}") from None
+        _check(err, "cuInit")
         _state["cu"] = cu
     return cu
 
@@ -319,22 +327,27 @@ def _check(result, what: str) -> tuple:
 
 
 def _device(ptr: int) -> int:
-    """The ordinal of the device of this thread's context; with none current, make the
-    primary context of the device holding ``ptr`` (or device 0) current, as torch and CuPy
-    use it."""
+    """The ordinal of the device holding ``ptr`` (else of this thread's context, else 0),
+    whose context is made current when it is not: its primary context, the one torch and
+    CuPy use."""
     cu = _cu()
+    want = -1
+    if ptr:
+        attr = cu.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+        err, v = cu.cuPointerGetAttribute(attr, cu.CUdeviceptr(ptr))
+        want = int(v) if int(err) == 0 else -1
     (ctx,) = _check(cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
-    if ctx is None or int(ctx) == 0:
-        ordinal = 0
-        if ptr:
-            attr = cu.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-            err, v = cu.cuPointerGetAttribute(attr, cu.CUdeviceptr(ptr))
-            ordinal = int(v) if int(err) == 0 else 0
-        (dev,) = _check(cu.cuDeviceGet(ordinal), "cuDeviceGet")
+    current = -1
+    if ctx is not None and int(ctx) != 0:
+        (d,) = _check(cu.cuCtxGetDevice(), "cuCtxGetDevice")
+        current = int(d)
+    if want < 0:
+        want = max(current, 0)
+    if want != current:
+        (dev,) = _check(cu.cuDeviceGet(want), "cuDeviceGet")
         (ctx,) = _check(cu.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
         _check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
-    (dev,) = _check(cu.cuCtxGetDevice(), "cuCtxGetDevice")
-    return int(dev)
+    return want
 
 
 def _capability(dev: int) -> tuple[int, int]:
@@ -380,9 +393,11 @@ def _dims(v, what: str) -> tuple[int, int, int]:
 # ----------------------------------------------------------------------------------------------
 
 class Kernel:
-    """One exported kernel: ``kernel[grid](*args)`` (a kernel with a fixed block, as tile
-    kernels have), ``kernel[grid, block](*args)``, ``kernel[grid, block, stream]`` and
-    ``kernel[grid, block, stream, shared_bytes]``; or :meth:`launch`."""
+    """One exported kernel. A thread-level kernel launches as threadtile's do:
+    ``kernel[grid, block](*args)``, ``kernel[grid, block, stream]``, ``kernel[grid, block,
+    stream, shared_bytes]``; a tile kernel, whose block is fixed, with its grid alone,
+    ``kernel[grid](*args)`` (``kernel[2, 3]`` is the grid (2, 3)), or with
+    :func:`launch` ``(stream, grid, kernel, args)``. :meth:`launch` takes everything."""
 
     def __init__(self, meta: dict, folder: Path):
         self.meta = meta
@@ -391,6 +406,7 @@ class Kernel:
         self.entry = meta["entry"]
         self.params = list(meta["params"])
         self.threads = meta.get("threads")  # a fixed block's threads (tile kernels)
+        self.tile = bool(meta.get("tile"))
         self.cooperative = bool(meta.get("cooperative"))
         self.archs = tuple(meta["cubins"])
         maps = [{"kind": "tensormap", **m} for m in meta.get("tensormaps", ())]
@@ -409,13 +425,19 @@ class Kernel:
         return f"<exported kernel {self.__doc__}>"
 
     def __getitem__(self, config):
+        if self.tile:  # the subscript is the grid, as threadtile's tile kernels take it
+            if isinstance(config, tuple) and any(not isinstance(c, int) for c in config):
+                raise TypeError(f"{self.__name__} is a tile kernel: launch it with its grid "
+                                f"alone, {self.__name__}[grid](...), or launch(stream, grid, "
+                                f"kernel, args); its block is {self.threads} threads")
+            return lambda *args: self.launch(config, args)
         if not isinstance(config, tuple):
             config = (config,)
         if not 1 <= len(config) <= 4:
             raise TypeError("launch with kernel[grid], kernel[grid, block], "
                             "kernel[grid, block, stream] or kernel[grid, block, stream, "
                             "shared_bytes]")
-        grid, block, stream, shared = (tuple(config) + (None, None, 0))[:4]
+        grid, block, stream, shared = tuple(config) + (None, None, None, 0)[len(config):]
         return lambda *args: self.launch(grid, args, block, stream, shared)
 
     def values(self, args) -> tuple[list, str | None, int]:
@@ -539,15 +561,12 @@ class Kernel:
         with a fixed block) with ``shared_bytes`` of dynamic shared memory on ``stream``
         (None: the torch current stream for torch tensors, else the default stream)."""
         g = _dims(grid, "grid")
-        if self.threads:
-            b = (self.threads, 1, 1) if block is None else _dims(block, "block")
-            if b[0] * b[1] * b[2] != self.threads:
-                raise LaunchError(f"kernel {self.__name__!r} is compiled for blocks of "
-                                  f"{self.threads} threads; launched with block {block!r}")
-        elif block is None:
+        if block is None and not self.tile:
             raise LaunchError(f"kernel {self.__name__!r} needs a block: kernel[grid, block]")
-        else:
-            b = _dims(block, "block")
+        b = (self.threads, 1, 1) if block is None else _dims(block, "block")
+        if self.threads and b[0] * b[1] * b[2] != self.threads:
+            raise LaunchError(f"kernel {self.__name__!r} is compiled for blocks of "
+                              f"{self.threads} threads; launched with block {block!r}")
         if not isinstance(shared_bytes, int) or shared_bytes < 0:
             raise LaunchError(f"shared_bytes must be an int >= 0, got {shared_bytes!r}")
         vals, framework, first = self.values(args)
@@ -582,6 +601,12 @@ class Kernel:
         else:
             _check(cu.cuLaunchKernel(func, *g, *b, shared, st,
                                      ctypes.addressof(argv) if n else 0, 0), where)
+
+
+def launch(stream, grid, kernel: Kernel, args) -> None:
+    """Launch ``kernel`` on ``grid`` with the tuple ``args`` on ``stream`` (threadtile's and
+    cuTile's ``ct.launch``); a thread-level kernel needs :meth:`Kernel.launch`'s block."""
+    kernel.launch(grid, tuple(args), stream=stream)
 
 
 # ----------------------------------------------------------------------------------------------

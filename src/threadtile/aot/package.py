@@ -223,7 +223,8 @@ def _entry_meta(req: KernelRequest) -> tuple[dict, object]:
     meta = {
         "name": kname, "entry": cuda.entry, "source": f"{cuda.entry}.cu", "params": params,
         "constants": {c: req.constants[c] for c in k.param_names if c in k.constants},
-        "threads": threads, "cooperative": bool(cuda.cooperative),
+        "threads": threads, "tile": bool(getattr(k, "tile", False)),
+        "cooperative": bool(cuda.cooperative),
         "tensormaps": [{"arg": a, "box": list(box)} for a, box in cuda.tensormaps],
         "options": list(k.options), "cubins": {},
     }
@@ -290,7 +291,9 @@ def write_package(requests: list[KernelRequest], out: str | Path,
     (folder / f"{name}.py").write_text(loader_source(name))
     (folder / f"{name}.h").write_text(cheader.header(name, metas))
     commands = [nvcc_command(folder, m, arch) for m in metas for arch in archs]
-    (folder / "README.md").write_text(_readme(name, metas, archs, toolkit, commands))
+    (folder / "README.md").write_text(_readme(  # commands run in the folder, wherever it is
+        name, metas, archs, toolkit, [nvcc_command(Path("."), m, a) for m in metas
+                                      for a in archs]))
     files += [f"{name}.json", f"{name}.py", f"{name}.h", "README.md"]
     return Package(folder, files, manifest, commands)
 
@@ -301,7 +304,7 @@ def loader_source(name: str) -> str:
     text = Path(loader_module.__file__).read_text()
     return (text.rstrip("\n") + "\n\n\n# The kernels of this package (threadtile export wrote "
             "this line and the manifest).\n"
-            f'__all__ = bind(globals(), "{name}.json") + ["ARCHS", "to_device", '
+            f'__all__ = bind(globals(), "{name}.json") + ["ARCHS", "launch", "to_device", '
             '"device_array", "DeviceArray", "CudaError", "LaunchError"]\n')
 
 
@@ -326,10 +329,10 @@ def _readme(name: str, metas: list[dict], archs: list[str], toolkit: list[str],
               "```python", "import sys; sys.path.insert(0, 'path/to/this/folder')",
               f"import {name}"]
     for m in metas:
-        cfg = "grid" if m["threads"] else "grid, block"
+        cfg = "grid" if m["tile"] else "grid, block"
         lines.append(f"{name}.{m['name']}[{cfg}]({', '.join(p['name'] for p in m['params'])})")
     lines += ["```", "", f"From C or C++: `#include \"{name}.h\"` (CUDA driver API; link "
-              "with `-lcuda`).", "", "Rebuild the cubins with nvcc:", "", "```"]
+              "with `-lcuda`).", "", "Rebuild the cubins with nvcc, in this folder:", "", "```"]
     lines += commands + ["```"]
     if toolkit:
         lines += ["", f"The CUDA C++ includes CUDA toolkit headers ({', '.join(toolkit)}): "
