@@ -57,6 +57,7 @@ ITEMSIZE = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16"
             "bfloat16": 2, "int32": 4, "uint32": 4, "float32": 4, "int64": 8, "uint64": 8,
             "float64": 8, "complex64": 8, "complex128": 16}
 DYNAMIC_SHARED_DEFAULT = 48 * 1024  # above this a kernel must opt in
+INVALID_VALUE = 1  # CUDA_ERROR_INVALID_VALUE
 
 
 class CudaError(RuntimeError):
@@ -353,10 +354,11 @@ def _device(ptr: int) -> int:
 def _capability(dev: int) -> tuple[int, int]:
     cu = _cu()
     a = cu.CUdevice_attribute
+    (d,) = _check(cu.cuDeviceGet(dev), "cuDeviceGet")
     (major,) = _check(cu.cuDeviceGetAttribute(
-        a.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute")
+        a.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d), "cuDeviceGetAttribute")
     (minor,) = _check(cu.cuDeviceGetAttribute(
-        a.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute")
+        a.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d), "cuDeviceGetAttribute")
     return int(major), int(minor)
 
 
@@ -548,8 +550,10 @@ class Kernel:
                 res = get(kern, i)
             except Exception:  # noqa: BLE001  (a driver without the call)
                 return
-            if int(res[0]) != 0:
+            if int(res[0]) == INVALID_VALUE:  # past the last parameter
                 break
+            if int(res[0]) != 0:  # a driver that cannot tell (CUDA < 12.4)
+                return
             got.append(int(res[2]))
         if got != want:
             raise CudaError(f"kernel {self.entry!r}: the cubin's parameter sizes {got} differ "
