@@ -424,6 +424,13 @@ def test_the_loader_refuses_what_threadtile_refuses(package):
     with pytest.raises(TypeError, match="must be an array of float32 with 1 dimension"):
         vadd.pack((x, 3, x))
     assert len(saxpy.pack((np.float32(2), x, FakeDeviceArray((10,), np.float32, (5,)), x)))
+    assert saxpy.pack((np.array(2.0), x, x, x)) == saxpy.pack((2.0, x, x, x))  # a 0-d array
+
+    class NotANumber:  # has a dtype without NumPy's kinds (a torch 0-d tensor's, say)
+        dtype, ndim = object(), 0
+
+    with pytest.raises(TypeError, match="must be a float32 scalar, got NotANumber"):
+        saxpy.pack((NotANumber(), x, x, x))
 
 
 def test_the_loader_picks_the_cubin_the_device_runs():

@@ -161,6 +161,9 @@ def describe_array(a) -> tuple[str, int, tuple, tuple, str | None]:
     return dtype, int(cai["data"][0] or 0), shape, strides, None
 
 
+_KINDS = ("b", "i", "u", "f", "c")
+
+
 def _kind_of(v) -> str | None:
     """'b', 'i' (or 'u'), 'f' or 'c' for a Python or NumPy number, else None."""
     if isinstance(v, bool):
@@ -172,7 +175,7 @@ def _kind_of(v) -> str | None:
     if isinstance(v, complex):
         return "c"
     dt = getattr(v, "dtype", None)
-    if dt is not None and getattr(v, "ndim", 1) == 0 and getattr(dt, "kind", "") in "biufc":
+    if dt is not None and getattr(v, "ndim", 1) == 0 and getattr(dt, "kind", "") in _KINDS:
         return dt.kind
     return None
 
