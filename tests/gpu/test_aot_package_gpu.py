@@ -2,7 +2,7 @@
 in a fresh interpreter that refuses to import threadtile, and a C program built against the C
 header; results checked against NumPy. The kernels are tests/deploy/aot_kernels.py (thread
 level with every scalar kind, tile level with and without the sm_90a tensor maps).
-tests/deploy/test_package.py checks the same packages without a GPU."""
+tests/deploy/ checks the same packages without a GPU."""
 
 from __future__ import annotations
 

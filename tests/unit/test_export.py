@@ -1,5 +1,5 @@
 """``threadtile export``: the kernel's C++, its headers and its cubins land on disk (the whole
-package: tests/deploy/test_package.py)."""
+package: tests/deploy/)."""
 
 from pathlib import Path
 
