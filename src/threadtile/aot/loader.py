@@ -22,8 +22,8 @@ on compute capability X.Y alone, ``sm_XY`` (and ``sm_XYf``) on X.Y and later min
 major X; the best match is loaded once per architecture (``cuLibraryLoadData``, usable in
 every context). A tile kernel's hidden tensor-map parameters (TMA descriptors for its sm_90a
 main loop) are encoded with ``cuTensorMapEncodeTiled`` when the loaded cubin is an sm_90a one,
-and passed as zeros otherwise or for an array TMA cannot copy (the kernel then takes its
-portable path), exactly as threadtile's own launcher does.
+and passed as zeros otherwise (those cubins never read them) or for an array TMA cannot copy
+(the kernel then takes its portable path), by the rules of threadtile's launcher.
 """
 
 from __future__ import annotations

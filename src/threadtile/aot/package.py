@@ -304,8 +304,9 @@ def loader_source(name: str) -> str:
     text = Path(loader_module.__file__).read_text()
     return (text.rstrip("\n") + "\n\n\n# The kernels of this package (threadtile export wrote "
             "this line and the manifest).\n"
-            f'__all__ = bind(globals(), "{name}.json") + ["ARCHS", "launch", "to_device", '
-            '"device_array", "DeviceArray", "CudaError", "LaunchError"]\n')
+            f'__all__ = bind(globals(), "{name}.json") + [\n'
+            '    "ARCHS", "launch", "to_device", "device_array", "DeviceArray", "CudaError",\n'
+            '    "LaunchError"]\n')
 
 
 def nvcc_command(folder: Path, meta: dict, arch: str) -> str:
