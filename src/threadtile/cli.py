@@ -86,9 +86,16 @@ def cmd_cache(args) -> int:
     from .runtime import cache  # noqa: PLC0415
 
     if args.action == "clear":
-        n = cache.clear(all_versions=args.all)
+        r = cache.clear_report(all_versions=args.all)
+        n = r.removed
         print(f"removed {n} cached kernel{'s' if n != 1 else ''} from "
               f"{cache.cache_root() if args.all else cache.cache_dir()}")
+        if r.failed:
+            print(f"threadtile cache clear: could not delete {len(r.failed)} "
+                  f"path{'s' if len(r.failed) != 1 else ''}:", file=sys.stderr)
+            for path, why in r.failed:
+                print(f"  {path}: {why}", file=sys.stderr)
+            return 1
         return 0
     ci = cache.info()
     print(f"path     {ci['path']}")

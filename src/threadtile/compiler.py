@@ -17,6 +17,10 @@ Two disk caches (runtime/cache.py) make a warm start skip the work:
    every global the kernel read still has the value it had (frontend/deps.py);
 2. the cubin, keyed by the C++ text, the headers it includes, the target and the NVRTC in
    use.
+
+With ``THREADTILE_TRACE`` set, each step prints its time (runtime/profiling.py): the source
+cache's hit or miss, frontend, passes, emit, the cubin cache's hit or miss, nvrtc (and the
+driver's load, in runtime/launcher.py).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,8 +39,9 @@ from .frontend.source import get_source
 from .frontend.specialize import specialize
 from .ir import kloop, passes
 from .ir import nodes as ir
+from .lang.signatures import spell_type
 from .lang.types import ArrayType, TileType, Type
-from .runtime import cache, nvrtc
+from .runtime import cache, nvrtc, profiling
 
 __all__ = ["Target", "Build", "Specialization", "lower", "compile"]
 
@@ -70,18 +76,23 @@ class Build:
 
 def lower(fn, params: list[ir.Param], threads: int | None, occupancy: int | None,
           deps: list | None = None, launch_bounds: tuple[int, ...] | None = None,
-          zero_division: str | None = None, debug: bool = False) -> ir.Module:
+          zero_division: str | None = None, debug: bool = False,
+          tracer=profiling.NULL) -> ir.Module:
     """Python source -> typed IR -> the pass pipeline (ir/passes.py). ``threads`` is the block
     size where the kernel fixes it (tile operations need it), ``occupancy`` the blocks per
     multiprocessor it asks registers for, ``launch_bounds`` jit's option of that name; the
     globals the frontend read are appended to ``deps``; ``zero_division`` ("int", "all")
     makes a division by zero of those types raise ZeroDivisionError, and ``debug`` reports a
-    raise on the GPU to the host (both jit's debug=True)."""
-    module = specialize(fn, params, deps, threads, zero_division)
+    raise on the GPU to the host (both jit's debug=True). ``tracer`` times the two steps
+    (runtime/profiling.py)."""
+    block = f"block of {threads}" if threads else ""
+    with tracer.phase("frontend", block):
+        module = specialize(fn, params, deps, threads, zero_division)
     module.report_raises = debug
     module.occupancy = occupancy
     module.launch_bounds = launch_bounds
-    passes.run(module)
+    with tracer.phase("passes", block):
+        passes.run(module)
     return module
 
 
@@ -165,12 +176,20 @@ class Specialization:
         self.last: Build | None = None  # the build made or found most recently
         self.loaded: dict[Target, object] = {}  # the runtime's loaded kernels, by jit
 
+    def describe(self) -> str:
+        """The kernel's name and this variant's argument types and constants, as the compile
+        trace names it: ``add(float32[::1], int64, BLOCK=128)``."""
+        parts = [f"{p.name}={p.constant!r}" if p.is_constant else spell_type(p.type)
+                 for p in self.ir_params]
+        return f"{self.kernel.py_func.__name__}({', '.join(parts)})"
+
     @property
     def module(self) -> ir.Module:
         """The IR after the passes: what the simulator runs and the CUDA backend prints."""
         if self._module is None:
             self._deps = []
             k = self.kernel
+            tracer = profiling.tracer(self.describe)
             threads = k.block_threads
             while True:
                 self._deps = []
@@ -181,7 +200,8 @@ class Specialization:
                 self._module = lower(k.py_func, self.ir_params, threads, occupancy,
                                      self._deps, getattr(k, "launch_bounds", None),
                                      getattr(k, "zero_division", None),
-                                     bool(getattr(k, "numba_options", {}).get("debug")))
+                                     bool(getattr(k, "numba_options", {}).get("debug")),
+                                     tracer)
                 more = auto_threads(self._module) if getattr(k, "auto_warps", False) else None
                 if not more or more == threads:
                     break
@@ -240,7 +260,9 @@ class Specialization:
         except errors.KernelCompileError:
             text = None
         key = None
+        tracer = profiling.tracer(self.describe)
         if text is not None and self._module is None:
+            t0 = time.perf_counter()
             key = cache.make_key(
                 "cuda-source", _compiler_fingerprint(), fn.__module__, fn.__qualname__,
                 fn.__code__.co_filename, str(fn.__code__.co_firstlineno), text,
@@ -250,10 +272,16 @@ class Specialization:
                 try:
                     doc = json.loads(hit)
                     if still_valid(fn, doc["deps"]):
-                        return CudaSource.from_json(doc["cuda"])
+                        cuda = CudaSource.from_json(doc["cuda"])
+                        tracer.event("source cache", "hit", _ms(t0))
+                        return cuda
                 except (ValueError, KeyError, TypeError):
                     pass  # a damaged or older entry is a miss
-        cuda = emit_module(self.module)
+            tracer.event("source cache", "miss", _ms(t0),
+                         "stale or damaged entry" if hit is not None else "")
+        module = self.module
+        with tracer.phase("emit"):
+            cuda = emit_module(module)
         if key is not None:
             cache.put(key, json.dumps({"deps": self._deps, "cuda": cuda.to_json()}).encode())
         return cuda
@@ -264,18 +292,26 @@ def compile(spec: Specialization, target: Target) -> Build:  # noqa: A001  (the 
     the cubin cache. NVRTC errors in the generated code come back as KernelCompileErrors at
     the Python line the ``#line`` directives name."""
     cuda = spec.cuda
+    tracer = profiling.tracer(spec.describe)
+    t0 = time.perf_counter()
     key = cache.make_key("cubin", cuda.text, target.arch, " ".join(target.options),
                          nvrtc.compiler_id(), _headers_fingerprint())
     cubin = cache.get(key)
+    tracer.event("cubin cache", "miss" if cubin is None else "hit", _ms(t0), target.arch)
     if cubin is None:
         try:
-            cubin = nvrtc.compile_cubin(cuda.text, target.arch, name=f"{cuda.entry}.cu",
-                                        options=target.options)
+            with tracer.phase("nvrtc", " ".join((target.arch,) + target.options)):
+                cubin = nvrtc.compile_cubin(cuda.text, target.arch, name=f"{cuda.entry}.cu",
+                                            options=target.options)
         except errors.NvrtcError as e:
             raise _map_nvrtc_error(e, spec) from None
         cache.put(key, cubin)
     return Build(target, bytes(cubin), cuda.entry, spec.params, cuda.scratch_for(target.arch),
                  cuda.tensormaps)
+
+
+def _ms(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1e3
 
 
 def _param_token(p: ir.Param):

@@ -25,6 +25,7 @@ from .frontend.specialize import device_module
 from .ir import nodes as ir
 from .ir import passes
 from .ir.printer import format_module
+from .ir.resources import ArchLimits, arch_limits, max_block_threads
 from .lang import signatures as sigs
 from .lang.types import Signature
 from .runtime import nvrtc
@@ -167,30 +168,47 @@ def types(kernel, file=None, signature=None) -> None:
 # -- resources without a GPU -------------------------------------------------------------------
 
 _PTXAS = {"num_regs": r"Used (\d+) registers", "shared_size_bytes": r"(\d+) bytes smem",
-          "local_size_bytes": r"(\d+) bytes stack frame"}
+          "local_size_bytes": r"(\d+) bytes stack frame",
+          "spill_stores": r"(\d+) bytes spill stores", "spill_loads": r"(\d+) bytes spill loads",
+          "barriers": r"used (\d+) barriers"}
 
 
-def attributes(spec: Specialization, arch: str, options: tuple[str, ...]) -> dict[str, int]:
-    """What the driver's function attributes would say of ``spec`` on ``arch``, without a GPU:
-    registers, static shared and local (stack frame) bytes from ptxas's report (NVRTC's
-    ``-Xptxas=-v``), the user's constant memory from the PTX's ``.const`` declarations, and
-    the largest block those registers allow (64 Ki registers per block, allotted per warp in
-    units of 256)."""
-    text = spec.cuda.text
-    log = nvrtc.compile_cubin(text, arch, name=f"{spec.cuda.entry}.cu",
-                              options=tuple(options) + ("-Xptxas=-v",)).log
+@functools.lru_cache(maxsize=64)
+def _ptxas_log(text: str, arch: str, options: tuple[str, ...], entry: str) -> str:
+    return nvrtc.compile_cubin(text, arch, name=f"{entry}.cu",
+                               options=options + ("-Xptxas=-v",)).log
+
+
+def ptxas_report(spec: Specialization, arch: str, options: tuple[str, ...]) -> dict[str, int]:
+    """ptxas's report on ``spec``'s entry point for ``arch`` (NVRTC with ``-Xptxas=-v``; no
+    GPU): ``num_regs``, ``shared_size_bytes`` (static), ``local_size_bytes`` (the stack
+    frame), ``spill_stores``, ``spill_loads`` (bytes) and ``barriers``; 0 for what it does not
+    mention. Made once per source, arch and options."""
+    log = _ptxas_log(spec.cuda.text, arch, tuple(options), spec.cuda.entry)
     entry = log.split(f"entry function '{spec.cuda.entry}'", 1)[-1]
     out = {}
     for key, pattern in _PTXAS.items():
         m = re.search(pattern, entry)
         out[key] = int(m[1]) if m else 0
+    return out
+
+
+def attributes(spec: Specialization, arch: str, options: tuple[str, ...]) -> dict[str, int]:
+    """What the driver's function attributes would say of ``spec`` on ``arch``, without a GPU:
+    registers, static shared and local (stack frame) bytes from ptxas's report
+    (:func:`ptxas_report`), the user's constant memory from the PTX's ``.const``
+    declarations, and the largest block those registers allow (64 Ki registers per block,
+    allotted per warp in units of 256, ir/resources.max_block_threads)."""
+    text = spec.cuda.text
+    report = ptxas_report(spec, arch, options)
+    out = {k: report[k] for k in ("num_regs", "shared_size_bytes", "local_size_bytes")}
     ptx = _ptx(text, arch, tuple(options), spec.cuda.entry)
     out["const_size_bytes"] = sum(int(n) * {"8": 1, "16": 2, "32": 4, "64": 8}[b] for b, n in
                                   re.findall(r"^\.const \.align \d+ \.[bfsu](8|16|32|64) "
                                              r"\w+\[(\d+)\]", ptx, re.M))
-    regs = max(out["num_regs"], 1)
-    per_warp = -(-regs * 32 // 256) * 256
-    out["max_threads_per_block"] = min(1024, 65536 // per_warp * 32)
+    # (every architecture from sm_75 on shares the register file's rules: ArchLimits' own)
+    out["max_threads_per_block"] = max_block_threads(arch_limits(arch) or ArchLimits(0, 0, 0, 0),
+                                                     out["num_regs"])
     bounds = spec.module.launch_bounds
     if bounds:
         out["max_threads_per_block"] = min(out["max_threads_per_block"], bounds[0])

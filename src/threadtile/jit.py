@@ -22,6 +22,7 @@ import os
 import numpy as np
 
 from . import errors, inspection
+from . import resources as kernel_resources
 from .backends.sim import lockstep as sim_lockstep
 from .backends.sim import run as sim_run
 from .backends.sim.switch import requested
@@ -536,20 +537,37 @@ class Kernel:
         compiled, scratch = build(spec, driver.current_device().arch, self.options)
         return driver.max_active_blocks(compiled.load(), threads, dynsmem + scratch)
 
-    def resources(self, *args, **constants) -> dict:
-        """Registers, shared and local memory per thread of the compiled kernel (needs a GPU)."""
+    def resources(self, *args, block=None, shared_bytes: int = 0, arch: str | None = None,
+                  **constants) -> kernel_resources.Resources:
+        """What the kernel compiled for arguments like ``args`` (a launch's arguments, types,
+        or one signature) takes: registers per thread, spill stores and loads, local, static
+        and dynamic shared (``shared_bytes``, the launch's, plus the tile operations'
+        scratch) and constant memory, and the blocks of ``block`` threads (a tile kernel's
+        own; else 256) one multiprocessor holds at once, with what limits them. ``str()`` of
+        the result is a table. From the driver on a GPU; from ptxas's report and the
+        architecture's limits without one, or for ``arch`` (resources.py)."""
         spec = self._spec_for(args, constants)
-        compiled, _ = build(spec, driver.current_device().arch, self.options)
-        return compiled.attributes()
+        return kernel_resources.report(self, spec, build, block, shared_bytes, arch)
 
 
 _MISSING = object()
 
 
-def build(spec: Specialization, arch: str, options: tuple = ()):
+TMA_ONLY = "-DTT_TMA_ONLY"  # tile/kloop.h: a build of Hopper k loops without the portable loop
+
+
+def build(spec: Specialization, arch: str, options: tuple = (), portable: bool = False):
     """``spec`` compiled for ``arch`` (compiler.compile, through the disk cache), with its
-    launcher: the ``(CompiledKernel, scratch bytes)`` a launch needs."""
-    b = spec.build(Target(arch, tuple(options)))
+    launcher: the ``(CompiledKernel, scratch bytes)`` a launch needs.
+
+    A kernel whose k loops take Hopper's main loop on sm_90a is first built without their
+    portable loop (TT_TMA_ONLY: half the compile time of a tile matmul), which runs only where
+    TMA cannot read an operand; the compiled kernel's ``fallback`` then builds it with that
+    loop (``portable``) for the launches whose arrays need it (CompiledKernel.launch)."""
+    opts = tuple(options)
+    tma_only = (not portable and arch.endswith("90a") and bool(spec.cuda.tensormaps) and
+                "mma_loop_batched<" not in spec.cuda.text)
+    b = spec.build(Target(arch, opts + (TMA_ONLY,) if tma_only else opts))
     compiled = spec.loaded.get(b.target)
     if compiled is None:
         compiled = spec.loaded[b.target] = rt_launcher.CompiledKernel(
@@ -558,6 +576,9 @@ def build(spec: Specialization, arch: str, options: tuple = ()):
             cooperative=spec.cooperative)
         compiled.raises = spec.cuda.raises  # jit(debug=True): reported raises (raised.py)
         compiled.block_threads = spec.module.threads  # a tile kernel's block (auto_warps)
+        compiled.label = spec.describe  # the compile trace's name for its load
+        if tma_only:
+            compiled.fallback = lambda: build(spec, arch, options, portable=True)[0]
     return compiled, b.scratch
 
 

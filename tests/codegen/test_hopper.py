@@ -2,6 +2,8 @@
 path (tile/kloop_sm90.h): which loops qualify, what the generated source declares, and that the
 sm_90a build really issues wgmma and TMA copies while other targets do not. No GPU needed."""
 
+import importlib
+
 import numpy as np
 import pytest
 from kernels import tiles
@@ -124,3 +126,20 @@ def test_tensor_map_usable_rules():
     assert not ok((64, 128), 2, 1 << 20, (4096, 4096), (1, 4096))  # transposed view
     assert not ok((128, 128), 2, 1 << 20, (4096, 4096), (4096, 1))  # 256-byte box rows
     assert not ok((64, 512), 2, 1 << 20, (4096, 4096), (4096, 1))  # box over 256 rows
+
+
+def test_sm90a_builds_without_the_portable_loop_first():
+    """On sm_90a a k loop on Hopper's main loop is built first without its portable loop (half
+    the compile time); the compiled kernel's fallback is the build with it, which a launch
+    takes where TMA cannot read an operand (CompiledKernel.launch); other targets, and batched
+    loops (whose tiles may cross batches), get the one build."""
+    jit = importlib.import_module("threadtile.jit")  # the module (threadtile.jit is the decorator)
+    spec = tiles.matmul_8warps.specialization([F16, F16, F16], dict(tm=128, tn=256, tk=64))
+    fast, scratch = jit.build(spec, "sm_90a")
+    assert jit.TMA_ONLY in spec.last.target.options and fast.fallback is not None
+    full = fast.fallback()
+    assert jit.TMA_ONLY not in spec.last.target.options and full.fallback is None
+    assert full is fast.fallback() and full is not fast  # built once
+    assert len(fast.cubin) < len(full.cubin) and full.tensormaps == fast.tensormaps
+    plain, _ = jit.build(spec, "sm_90")
+    assert plain.fallback is None and jit.TMA_ONLY not in spec.last.target.options

@@ -61,3 +61,21 @@ def test_kernels_in_finds_decorated_functions(tmp_path):
                  "@ct.kernel(num_warps=8)\ndef b(x): pass\ndef c(x): pass\n"
                  "def t():\n    @ct.kernel\n    def d(x): pass\n")
     assert cutile_suite.kernels_in(p) == ["a", "b", "t.<locals>.d"]
+
+
+def test_classify_expected_errors_leave_the_other_launches():
+    """An error raised only in tests that expected it (pytest.raises, or a subprocess that must
+    fail) and passed blocks nothing: the kernel's other launches decide its status."""
+    rec = {"launches": 2, "sim_error": "ValueError: bad", "compile": "ok",
+           "tests": ["f::good", "f::raises"], "error_tests": ["f::raises"]}
+    items = {"f::good": "passed", "f::raises": "passed"}
+    assert cutile_suite.classify("k", "g", [rec], items, None, {"f::raises"}) == ("pass", "")
+    items["f::good"] = "CutileInternal: x"
+    assert cutile_suite.classify("k", "g", [rec], items, None, {"f::raises"},
+                                 {"f::good"})[0] == "test"
+    # the error came from the test that was not expecting it: the simulator's error blocks
+    rec["error_tests"] = ["f::good"]
+    assert cutile_suite.classify("k", "g", [rec], items, None, {"f::raises"})[0] == "sim"
+    sub = dict(rec, tests=["f::sub"], error_tests=["f::sub"], sub_error_tests=["f::sub"])
+    assert cutile_suite.classify("k", "g", [sub], {"f::sub": "passed"}, None, set()) == \
+        ("pass", "")

@@ -124,9 +124,10 @@ def test_a_tile_operation_in_a_while_condition():
         assert _locked_increment.compile(locks, out, arch=arch).cubin[:4] == b"\x7fELF"
 
 
-def test_a_lock_between_blocks_of_a_batch_stops_with_an_error(monkeypatch):
-    """Blocks of a batch run in lockstep, so one waiting for a lock another holds never
-    proceeds: the simulator stops the loop after SPIN_LIMIT iterations, at its line."""
+def test_a_lock_between_blocks(monkeypatch):
+    """A while loop doing atomics runs its blocks one at a time, so one waiting for a lock finds
+    it released by the blocks before it; a lock nobody releases stops the loop after
+    SPIN_LIMIT iterations, at its line."""
     import threadtile as tt
     from threadtile.backends.sim import checks
 
@@ -136,11 +137,16 @@ def test_a_lock_between_blocks_of_a_batch_stops_with_an_error(monkeypatch):
     def spin(locks, out):
         while ct.atomic_cas(locks, 0, 0, 1) == 1:
             pass
+        ct.atomic_add(out, 0, 1)
         ct.atomic_xchg(locks, 0, 0)
 
+    locks, out = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    with tt.simulate():
+        spin[4](locks, out)
+    assert out[0] == 4 and locks[0] == 0
     with pytest.raises(tt.errors.KernelRuntimeError, match="run 500 times") as e, \
             tt.simulate():
-        spin[4](np.zeros(1, np.int32), np.zeros(1, np.int32))
+        spin[4](np.ones(1, np.int32), np.zeros(1, np.int32))
     assert "while ct.atomic_cas" in str(e.value) and "spin lock" in str(e.value)
 
 

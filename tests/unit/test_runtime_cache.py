@@ -1,6 +1,8 @@
 """The on-disk cache: keys, atomic writes, and corrupt entries read as misses."""
 
 import os
+import threading
+import warnings
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,12 @@ from threadtile.runtime import cache
 def cdir(tmp_path, monkeypatch):
     monkeypatch.setenv("THREADTILE_CACHE_DIR", str(tmp_path / "c"))
     return tmp_path / "c"
+
+
+@pytest.fixture
+def fresh_reports(monkeypatch):
+    """Each test sees its own first warning (the cache warns once per process)."""
+    monkeypatch.setattr(cache, "_reported", set())
 
 
 def test_round_trip(cdir):
@@ -100,17 +108,20 @@ def test_write_is_atomic(cdir, monkeypatch):
 
     with monkeypatch.context() as m:
         m.setattr(os, "replace", fail)
-        assert cache.put(key, b"new" * 1000) is False
+        m.setattr(cache, "_reported", set())
+        with pytest.warns(cache.CacheWarning, match="disk full"):
+            assert cache.put(key, b"new" * 1000) is False
     assert cache.get(key) == b"old"
     assert [p.name for p in cache._path(key).parent.iterdir()] == [cache._path(key).name]
 
 
-def test_unwritable_cache_is_not_an_error(tmp_path, monkeypatch):
+def test_unwritable_cache_is_not_an_error(tmp_path, monkeypatch, fresh_reports):
     blocker = tmp_path / "file"
     blocker.write_text("a file where the cache folder should be")
     monkeypatch.setenv("THREADTILE_CACHE_DIR", str(blocker))
     key = cache.make_key("w")
-    assert cache.put(key, b"data") is False
+    with pytest.warns(cache.CacheWarning):  # (once; the tests below say what it says)
+        assert cache.put(key, b"data") is False
     assert cache.get(key) is None
 
 
@@ -137,3 +148,115 @@ def test_info_and_clear(cdir):
     assert cache.clear(all_versions=True) == 1
     assert not (other / "ab12.bin").exists()
     assert (cache.cache_root() / "keep.txt").exists()
+
+
+# -- what the cache says when it cannot do its work ------------------------------------------
+
+def test_unwritable_cache_warns_once_naming_the_folder(tmp_path, monkeypatch, fresh_reports):
+    """A cache folder under a regular file cannot be made, whoever runs the test (root's
+    chmod would not stop it): the first write warns with the folder, the reason and the
+    variable to set; later writes are as silent as before."""
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache folder should be")
+    monkeypatch.setenv("THREADTILE_CACHE_DIR", str(blocker / "sub"))
+    with pytest.warns(cache.CacheWarning) as got:
+        assert cache.put(cache.make_key("w1"), b"data") is False
+    msg = str(got[0].message)
+    assert str(cache.cache_dir()) in msg and "Not a directory" in msg
+    assert "THREADTILE_CACHE_DIR" in msg
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cache.put(cache.make_key("w2"), b"data") is False  # no second warning
+        assert cache.get(cache.make_key("w2")) is None  # reading a missing folder: silent
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root writes through chmod; the test above covers root")
+def test_read_only_cache_folder_warns(cdir, fresh_reports):
+    cache.cache_dir().mkdir(parents=True)
+    cache.cache_dir().chmod(0o500)
+    try:
+        with pytest.warns(cache.CacheWarning, match="Permission denied"):
+            assert cache.put(cache.make_key("ro"), b"data") is False
+    finally:
+        cache.cache_dir().chmod(0o700)
+
+
+def _in_thread(fn, timeout: float = 10.0):
+    """``fn()`` in a daemon thread: what it returned, or a failure if it is still running
+    after ``timeout`` seconds (a read blocked on a FIFO would hang the test otherwise)."""
+    out: list = []
+    t = threading.Thread(target=lambda: out.append(fn()), daemon=True)
+    t.start()
+    t.join(timeout)
+    assert not t.is_alive(), f"{fn} did not return within {timeout} s"
+    return out[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this OS")
+def test_fifo_entry_is_skipped_not_read(cdir, fresh_reports):
+    key = cache.make_key("fifo")
+    p = cache._path(key)
+    p.parent.mkdir(parents=True)
+    os.mkfifo(p)
+    with pytest.warns(cache.CacheWarning, match="a FIFO"):
+        assert _in_thread(lambda: cache.get(key)) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _in_thread(lambda: cache.get(key)) is None  # reported once
+    assert cache.info()["entries"] == 0
+    assert cache.put(key, b"payload") and cache.get(key) == b"payload"  # replaced
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
+def test_link_to_dev_zero_is_skipped_not_read(cdir, fresh_reports):
+    key = cache.make_key("zero")
+    p = cache._path(key)
+    p.parent.mkdir(parents=True)
+    p.symlink_to("/dev/zero")
+    with pytest.warns(cache.CacheWarning, match="symbolic link"):
+        assert _in_thread(lambda: cache.get(key)) is None
+    assert p.is_symlink()  # left for put to replace, not followed to be deleted
+
+
+def test_oversized_entry_is_skipped(cdir, fresh_reports, monkeypatch):
+    key = cache.make_key("big")
+    assert cache.put(key, b"x" * 1000)
+    monkeypatch.setattr(cache, "MAX_ENTRY_BYTES", 100)
+    with pytest.warns(cache.CacheWarning, match="more than the 100"):
+        assert cache.get(key) is None
+    monkeypatch.setattr(cache, "MAX_ENTRY_BYTES", 1 << 20)
+    assert cache.get(key) == b"x" * 1000
+
+
+def test_clear_reports_what_it_could_not_delete(cdir, monkeypatch):
+    keys = [cache.make_key("c", i) for i in range(3)]
+    for k in keys:
+        cache.put(k, b"y")
+    stuck = str(cache._path(keys[1]))
+    real_unlink = os.unlink
+
+    def unlink(path, *a, **kw):
+        if str(path) == stuck:
+            raise PermissionError(13, "Permission denied", path)
+        return real_unlink(path, *a, **kw)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    r = cache.clear_report()
+    assert r.removed == 2 and not r.ok
+    assert r.failed == [(stuck, "Permission denied")]
+    assert cache.get(keys[1]) == b"y"
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root deletes through chmod; the test above covers the report")
+def test_clear_reports_a_read_only_folder(cdir):
+    key = cache.make_key("ro")
+    cache.put(key, b"y")
+    folder = cache._path(key).parent
+    folder.chmod(0o500)
+    try:
+        r = cache.clear_report()
+        assert r.removed == 0 and r.failed and r.failed[0][0] == str(cache._path(key))
+    finally:
+        folder.chmod(0o700)

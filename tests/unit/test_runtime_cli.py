@@ -1,5 +1,6 @@
 """The threadtile command."""
 
+import os
 import sys
 import types
 
@@ -22,6 +23,25 @@ def test_cache_info_and_clear(capsys, tmp_path, monkeypatch):
     assert cli.main(["cache", "clear"]) == 0
     assert "removed 1 cached kernel" in capsys.readouterr().out
     assert cache.info()["entries"] == 0
+
+
+def test_cache_clear_reports_what_it_could_not_delete(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("THREADTILE_CACHE_DIR", str(tmp_path))
+    key = cache.make_key("stuck")
+    cache.put(key, b"data")
+    stuck = str(cache._path(key))
+    real_unlink = os.unlink
+
+    def unlink(path, *a, **kw):
+        if str(path) == stuck:
+            raise PermissionError(13, "Permission denied", path)
+        return real_unlink(path, *a, **kw)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    assert cli.main(["cache", "clear"]) == 1
+    out = capsys.readouterr()
+    assert "removed 0 cached kernels" in out.out
+    assert "could not delete 1 path" in out.err and f"{stuck}: Permission denied" in out.err
 
 
 def test_delegated_commands(capsys, monkeypatch):

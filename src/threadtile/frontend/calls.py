@@ -48,6 +48,7 @@ from . import (
     tile_calls,
     tile_more,
     tile_print,
+    tiles,
     tupleops,
     tuples,
     user_reduce,
@@ -210,6 +211,23 @@ def _vector(lw: Lowerer, vt: vectors.VectorType, node: ast.Call) -> Tup:
 
 
 SCALAR_METHODS = ("bit_count", "conjugate")
+
+
+def scalar_attr(lw: Lowerer, base: ir.Expr, attr: str, node):
+    """``x.attr`` of a number, or None where a number has no such attribute."""
+    if attr in ("real", "imag") and base.type.is_complex:
+        return complexes.part(lw, base, attr, node)
+    if attr in ("real",):
+        return base
+    if attr == "imag":
+        return ir.Const(base.type, lw.loc(node), 0)
+    if attr in SCALAR_METHODS:
+        return Py(ScalarMethod(base, attr))
+    if attr == "dtype" and not ty.is_weak(base):  # np.int16(4).dtype: int16
+        return Py(base.type)
+    if attr == "astype" and tile_print.is_tile_kernel(lw):  # cuTile's scalars convert so too
+        return Py(tiles.TileMethod(base, attr))
+    return None
 
 
 def _scalar_method(lw: Lowerer, m: ScalarMethod, node: ast.Call):

@@ -108,9 +108,14 @@ def lower(lw: Lowerer, gen: ast.GeneratorExp, node: ast.Call) -> Tup:
     local = set().union(*names)
     saved = {n: lw.statics.get(n, _UNSET) for n in local}
     out: list = []
+    # the targets' cells: a lambda made in the element reads a target's value when it is
+    # called (its last one once the comprehension is done), as Python's closures do
+    scopes = lw.__dict__.setdefault("comprehension_cells", [])
+    scopes.append((local, {}))
     try:
         _unroll(lw, gen, 0, out)
     finally:
+        scopes.pop()
         for n, v in saved.items():
             if v is _UNSET:
                 lw.statics.pop(n, None)
@@ -129,6 +134,9 @@ def _unroll(lw: Lowerer, gen: ast.GeneratorExp, k: int, out: list) -> None:
     for x in items:
         v = static.from_py(lw, x, call, "static_iter() iterable")
         stmts = static._bind(lw, comp.target, v, call)
+        cells = lw.comprehension_cells[-1][1]
+        for n in _targets(lw, comp.target):
+            cells[n] = lw.statics[n]
         if stmts:
             if lw._lazy:
                 raise lw.error(call, "a tuple comprehension over runtime values inside "

@@ -19,7 +19,7 @@ import types
 import weakref
 from typing import TYPE_CHECKING
 
-from ..errors import TileCodeTypeError, TileCodeUnsupportedCallError
+from ..errors import KernelCompileError, TileCodeTypeError, TileCodeUnsupportedCallError
 from ..ir import nodes as ir
 from ..lang.substitutes import substitute
 from ..lang.types import NoneType, Scalar, TupleType, Type, void
@@ -61,14 +61,24 @@ def python_function(obj) -> types.FunctionType | None:
     return f
 
 
+class ReturnsObject(KernelCompileError):
+    """A device function's ``return`` gives a compile-time object (``return tv.atomic_store_add``,
+    a function, a dtype), which no device function can return: its call is inlined instead."""
+
+
 def device_call(lw: Lowerer, callee, fn: types.FunctionType, node: ast.Call):
     from . import inline  # inline imports this module's neighbours
 
     args, kwargs = inline.call_args(lw, node)
     if inline.wants_inline(fn, args, kwargs):
         return inline.call_function(lw, fn, args, kwargs, node)
-    func, call_args = lw.spec.device_function(lw, callee, fn, bind(lw, fn, args, kwargs, node),
-                                              node)
+    try:
+        func, call_args = lw.spec.device_function(lw, callee, fn, bind(lw, fn, args, kwargs,
+                                                                       node), node)
+    except ReturnsObject:
+        if getattr(callee, "declared_signatures", None):
+            raise
+        return inline.call_function(lw, fn, args, kwargs, node)
     lw.callees.append(func)
     res = ty.mark_weak(ir.CallFunc(func.return_type, lw.loc(node), func, call_args),
                        func.return_weak)

@@ -48,6 +48,9 @@ class Closure:
     fn: types.FunctionType  # whose globals its free names that are not locals read
     fname: str
     defaults: dict = field(default_factory=dict)
+    # its free names that are targets of the tuple comprehensions it was made in -> their
+    # cells (comprehensions.py): it reads the value the target holds when it is called
+    cells: dict = field(default_factory=dict)
 
     @property
     def origin(self) -> tuple:
@@ -172,7 +175,23 @@ def define(lw: Lowerer, node: ast.FunctionDef | ast.Lambda) -> Closure:
     for p, d in zip(a.kwonlyargs, a.kw_defaults):
         if d is not None:
             defaults[p.arg] = _snapshot(lw, lw.expr(d), d)
-    return Closure(node, lw.src, lw.fn, lw.fname, defaults)
+    return Closure(node, lw.src, lw.fn, lw.fname, defaults, _cells(lw, node))
+
+
+def _cells(lw: Lowerer, node: ast.FunctionDef | ast.Lambda) -> dict:
+    """The cells of the comprehensions being unrolled whose targets ``node`` reads (the
+    innermost comprehension binding a name wins, as in Python)."""
+    scopes = lw.__dict__.get("comprehension_cells")
+    if not scopes:
+        return {}
+    body = node.body if isinstance(node.body, list) else [node.body]
+    free = {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)} - \
+        scope_locals(node)
+    out: dict = {}
+    for names, cell in reversed(scopes):
+        for g in free & names:
+            out.setdefault(g, cell)
+    return out
 
 
 def _snapshot(lw: Lowerer, v, node):
@@ -265,7 +284,7 @@ def call_method(lw: Lowerer, m: BoundMethod, node: ast.Call):
 def call_closure(lw: Lowerer, c: Closure, node: ast.Call):
     args, kwargs = call_args(lw, node)
     return inline(lw, c.node, c.src, c.fn, c.fname, args, kwargs, node, c.defaults,
-                  foreign=False)
+                  foreign=False, cells=c.cells)
 
 
 def call_function(lw: Lowerer, fn: types.FunctionType, args: list, kwargs: dict,
@@ -325,11 +344,13 @@ _STACK_LIMIT = 32
 
 
 def inline(lw: Lowerer, f: ast.FunctionDef | ast.Lambda, src: SourceInfo, fn, fname: str,
-           args: list, kwargs: dict, node: ast.Call, defaults: dict, foreign: bool):
+           args: list, kwargs: dict, node: ast.Call, defaults: dict, foreign: bool,
+           cells: dict | None = None):
     """The value of calling ``f`` (a function's tree) with ``args``: its body lowered into the
     statements before the caller's current one."""
     name = "lambda" if isinstance(f, ast.Lambda) else f.name
-    with _scope(lw, f, name, src, fn, fname, args, kwargs, node, defaults, foreign) as (
+    with _scope(lw, f, name, src, fn, fname, args, kwargs, node, defaults, foreign,
+                cells) as (
             tree, prefix, pre):
         if isinstance(tree, ast.Lambda):
             if lw._lazy and pre:
@@ -383,9 +404,9 @@ def _py_defaults(lw: Lowerer, fn, node) -> dict:
 
 @contextlib.contextmanager
 def _scope(lw: Lowerer, f, name: str, src: SourceInfo, fn, fname: str, args: list,
-           kwargs: dict, node, defaults: dict, foreign: bool):
+           kwargs: dict, node, defaults: dict, foreign: bool, cells: dict | None = None):
     """A renamed copy of ``f`` with its parameters bound (the statements binding them), while
-    the Lowerer reads ``f``'s source and globals."""
+    the Lowerer reads ``f``'s source and globals (``cells``: Closure.cells)."""
     stack = lw.__dict__.setdefault("inline_stack", [])
     if foreign and id(f) in stack or len(stack) > _STACK_LIMIT:
         raise lw.error(node, f"{name}() calls itself; recursion is not supported in kernels",
@@ -406,6 +427,10 @@ def _scope(lw: Lowerer, f, name: str, src: SourceInfo, fn, fname: str, args: lis
             alias = f"{prefix}_{g}"
             mapping[g] = alias
             lw.statics[alias] = lw.py_to_value(obj, node, wrap=True)
+    for g, cell in (cells or {}).items():  # a comprehension's target, as it is now
+        if g not in own:
+            mapping[g] = alias = f"{prefix}_{g}"
+            lw.statics[alias] = cell[g]
     tree = copy.deepcopy(f)
     ren = _Renamer(mapping)
     if isinstance(tree, ast.Lambda):

@@ -110,9 +110,10 @@ def _range_args(lw: Lowerer, it: ast.Call) -> list[ir.Expr]:
 def _range_loop(lw: Lowerer, node: ast.For, it: ast.Call) -> ir.For | list:
     args = _range_args(lw, it)
     start, stop, step = args
-    if _indexes_a_tuple(lw, node) and all(isinstance(a, ir.Const) for a in args) and not any(
+    known = [_known(lw, a) for a in args]  # (`n = len(arrays)` before the loop is known too)
+    if _indexes_a_tuple(lw, node) and all(type(v) is int for v in known) and not any(
             isinstance(n, (ast.Break, ast.Continue)) for n in static.own_statements(node.body)):
-        return static.unroll_range(lw, node, range(start.value, stop.value, step.value))
+        return static.unroll_range(lw, node, range(*known))
     t, w = start.type, ty.is_weak(start)
     for a in (stop, step):
         t, w = ty.unify(t, w, a.type, ty.is_weak(a))
@@ -130,6 +131,15 @@ def _range_loop(lw: Lowerer, node: ast.For, it: ast.Call) -> ir.For | list:
     lw.loop_depth -= 1
     return ir.For(lw.loc(node), name, ty.convert(start, vt), ty.convert(stop, vt),
                   ty.convert(step, vt), body)
+
+
+def _known(lw: Lowerer, a: ir.Expr):
+    """The value of a range() argument known while compiling, or None."""
+    if isinstance(a, ir.Const):
+        return a.value
+    if isinstance(a, ir.Var):
+        return lw.const_locals.get(a.name, lw.literal_locals.get(a.name))
+    return None
 
 
 def _indexes_a_tuple(lw: Lowerer, node: ast.For) -> bool:

@@ -61,7 +61,7 @@ from . import typing as ty
 from .deps import dotted
 from .hints import HINTS, describe_node
 from .source import MISSING, SourceInfo, get_source, resolve_name
-from .values import DeclRequest, IndexSlice, Py, ScalarMethod, Tup, describe_value, pyname
+from .values import DeclRequest, IndexSlice, Py, Tup, describe_value, pyname
 
 
 class Lowerer(ast.NodeVisitor):
@@ -93,8 +93,9 @@ class Lowerer(ast.NodeVisitor):
         # names bound to compile-time objects (aliases); static_iter's loop variables (a
         # constant or tuple of them per unrolled iteration: frontend/static.py)
         self.statics: dict[str, object] = {}
-        # locals assigned a constant once, at the top level of the function (`ndim = x.ndim`):
-        # their values, which ct.static_eval/static_assert read
+        # locals holding a compile-time constant here (`ndim = x.ndim`, `a = 1` on every path
+        # to this point: versions.py): their values, which tile shapes, ct.static_eval and
+        # static_assert read
         self.single_stores = flow.single_stores(src.tree)
         self.const_locals: dict[str, object] = {}
         self.local_names = flow.assigned_names(src.tree)
@@ -278,6 +279,7 @@ class Lowerer(ast.NodeVisitor):
         if tuples.is_tuple(value):
             value = tuples.explode(self, value)
         self.defined.add(name)
+        self.const_locals.pop(name, None)
         if isinstance(value, DeclRequest):
             at = ArrayType(value.dtype, len(value.shape), "C", value.space,
                            readonly=value.space == "const")
@@ -342,7 +344,7 @@ class Lowerer(ast.NodeVisitor):
         if name in self.arrays:
             raise self.error(node, f"'{name}' names a shared/local array and cannot be rebound")
         if isinstance(value.type, ArrayType) or isinstance(value.type, Scalar):
-            if isinstance(value, ir.Const) and self.depth == 1 and name in self.single_stores:
+            if isinstance(value, ir.Const):
                 self.const_locals[name] = value.value
             if isinstance(value.type, ArrayType) and self.depth == 1 and \
                     name in self.single_stores and (d := arrays.static_of(self, value)):
@@ -421,15 +423,21 @@ class Lowerer(ast.NodeVisitor):
         user_reduce.restrict(self, node, "branch")  # not in a reduce/scan function
         before = set(self.defined)
         tiles_before = dict(self.tile_names)
+        consts_before = dict(self.const_locals)
         then = self.lower_body(node.body)
         after_then = None if flow.terminates(node.body) else self.defined
         tiles_then = None if after_then is None else self.tile_names
+        consts_then = self.const_locals
         self.defined = set(before)
         self.tile_names = dict(tiles_before)
+        self.const_locals = dict(consts_before)
         orelse = self.lower_body(node.orelse)
         after_else = None if flow.terminates(node.orelse) else self.defined
         tiles_else = None if after_else is None else self.tile_names
         versions.branches(self, tiles_before, [tiles_then, tiles_else])
+        live = [c for c, a in ((consts_then, after_then), (self.const_locals, after_else))
+                if a is not None]
+        self.const_locals = versions.same_constants(live) if live else consts_before
         # after the if: what both branches that fall through assigned
         if after_then is None and after_else is None:
             self.defined = before | self.defined
@@ -448,9 +456,10 @@ class Lowerer(ast.NodeVisitor):
             raise self.unsupported(node, "while ... else", "use a flag variable")
         if not user_reduce.is_run_once(node):  # (an inlined body's several returns)
             user_reduce.restrict(self, node, "loop")
-        with versions.loop(self, node, not flow.terminates(node.body)):
+        with versions.loop(self, node, not flow.terminates(node.body)) as frame:
             with self.lazy():  # evaluated again before every iteration
                 cond = self.truth(self.expr(node.test), node.test)
+            frame.endless = isinstance(cond, ir.Const) and bool(cond.value)
             self.defined |= flow.assigned_in(node.body)  # as for loops (flow.py)
             self.loop_depth += 1
             body = self.lower_body(node.body)
@@ -498,6 +507,9 @@ class Lowerer(ast.NodeVisitor):
         if tiles.is_tile(v):
             self.return_types.append((v.type, False))
             return ir.Return(self.loc(node), v)
+        if isinstance(v, Py):  # a method, a function, a dtype: the caller inlines the body
+            raise self.error(node, f"a device function returns {describe_value(v)}",
+                             cls=funcs.ReturnsObject)
         if isinstance(v, Tup):  # `return a, b`: one tuple value
             v = tuples.make(self, v, node.value)
         elif not (isinstance(v, ir.Expr) and isinstance(v.type, ArrayType)):
@@ -642,17 +654,9 @@ class Lowerer(ast.NodeVisitor):
             return arrays.array_attr(self, base, attr, node)
         if isinstance(base, ir.Expr) and isinstance(base.type, TileType):
             return tiles.tile_attr(self, base, attr, node)
-        if isinstance(base, ir.Expr) and isinstance(base.type, Scalar):
-            if attr in ("real", "imag") and base.type.is_complex:
-                return complexes.part(self, base, attr, node)
-            if attr in ("real",):
-                return base
-            if attr == "imag":
-                return ir.Const(base.type, self.loc(node), 0)
-            if attr in calls.SCALAR_METHODS:
-                return Py(ScalarMethod(base, attr))
-            if attr == "dtype" and not ty.is_weak(base):  # np.int16(4).dtype: int16
-                return Py(base.type)
+        if isinstance(base, ir.Expr) and isinstance(base.type, Scalar) and (
+                v := calls.scalar_attr(self, base, attr, node)) is not None:
+            return v
         if isinstance(base, Tup) and attr in base.names:  # a namedtuple's field
             return base.items[base.names.index(attr)]
         if isinstance(base, Tup) and base.cls is not None:  # a dataclass's class attribute

@@ -168,10 +168,12 @@ def _call(lw: Lowerer, node, f, args: tuple, kwargs: dict):
 
 class _KernelCallable:
     """A function of the kernel (a nested ``def``, a method of a kernel value) inside the
-    evaluation: it runs on the GPU, so calling it is cuTile's TileStaticEvalError."""
+    evaluation: it runs on the GPU, so calling it is cuTile's TileStaticEvalError; handed back
+    to the kernel (``static_iter`` over lambdas) it is the kernel's function again."""
 
-    def __init__(self, name: str):
-        self.name = name
+    def __init__(self, obj):
+        self.obj = obj
+        self.name = obj.name
 
     def __call__(self, *args, **kwargs):
         raise lt.StaticCall(self.name)
@@ -183,7 +185,7 @@ def to_py(lw: Lowerer, node, v):
         return v.value
     if isinstance(v, Py):
         if isinstance(v.obj, (Closure, ScalarMethod)):  # kernel code, not Python's
-            return _KernelCallable(v.obj.name)
+            return _KernelCallable(v.obj)
         return v.obj
     if isinstance(v, Tup):
         items = [to_py(lw, node, x) for x in v.items]
@@ -201,9 +203,12 @@ def from_py(lw: Lowerer, v, node, what: str = "static_eval()"):
     """A Python value the evaluation produced, as a lowered value."""
     if isinstance(v, Symbolic):
         return v.value
+    if isinstance(v, _KernelCallable):
+        return Py(v.obj)
     if isinstance(v, tuple):
         return Tup([from_py(lw, x, node, what) for x in v], tuple(getattr(v, "_fields", ())))
-    if hasattr(type(v), "__dataclass_fields__") and not isinstance(v, (type, Type)):
+    if hasattr(type(v), "__dataclass_fields__") and not isinstance(v, (type, Type)) and \
+            not type(v).__module__.startswith("threadtile."):  # (a closure is no dataclass)
         params = getattr(type(v), "__dataclass_params__", None)
         if not getattr(params, "frozen", False):
             raise lw.error(node, "Only frozen dataclasses are supported",

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
-from ..lang.types import TileType, float16, float32, int32, int64, tfloat32
+from ..lang.types import TileType, float16, float32, int16, int32, int64, tfloat32
 from .tiles import cast, full_like, is_tile, promote, reshape, tile_op
 from .values import Tup
 
@@ -97,7 +97,8 @@ def mma(lw: Lowerer, x, y, acc, node) -> ir.Expr:
     if k != k2 or acc.type.shape != (m, n):
         raise lw.error(node, f"mma(): shapes {x.type.shape} @ {y.type.shape} + "
                              f"{acc.type.shape} do not match", cls=TileCodeTypeError)
-    if x.type.dtype != y.type.dtype:
+    mixed = {x.type.dtype.name, y.type.dtype.name} == {"int8", "uint8"}
+    if x.type.dtype != y.type.dtype and not mixed:
         raise lw.error(node, f"mma(): x and y must have the same dtype, got {x.type.dtype} "
                              f"and {y.type.dtype}",
                        "convert one with .astype(); mma does not promote",
@@ -111,7 +112,9 @@ def mma(lw: Lowerer, x, y, acc, node) -> ir.Expr:
                              f"{x.type.dtype} inputs",
                        f"supported accumulators for {x.type.dtype}: {', '.join(ok)}",
                        cls=TileCodeTypeError)
-    if x.type.dtype.name.startswith("float8"):
+    if mixed:  # int8 @ uint8 (cuTile takes the mix): both are int16s exactly
+        x, y = cast(lw, x, int16, node), cast(lw, y, int16, node)
+    elif x.type.dtype.name.startswith("float8"):
         # every 8-bit float is a float16 exactly: the float16 mma (exact products, summed
         # in the accumulator's type) is the 8-bit one
         x, y = cast(lw, x, float16, node), cast(lw, y, float16, node)

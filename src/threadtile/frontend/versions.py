@@ -24,16 +24,25 @@ Where paths meet:
 
 Scalars do not take part: a scalar variable keeps one type per function (the float rule,
 docs/language.md).
+
+Compile-time values follow the same paths (``Lowerer.const_locals``: a name assigned a
+constant, with that constant): where paths meet a name keeps its value only if every path
+brings the same one (``a = 1`` in both branches of an ``if`` sizes a tile after it). At a
+loop's head the names its body assigns lose theirs (a later iteration may have changed them);
+after the loop a name has the value every way out brings: each ``break``, and the head's state
+unless the loop never ends by its condition (``while True``).
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
 from ..lang.types import TileType
+from . import flow
 from . import typing as ty
 
 if TYPE_CHECKING:
@@ -68,6 +77,9 @@ class Frame:
     head: dict
     exits: list = field(default_factory=list)  # (state, "continue" | "break")
     unbound_reads: dict = field(default_factory=dict)  # name -> node, read unbound here
+    consts: dict = field(default_factory=dict)  # the compile-time values at the head
+    const_breaks: list = field(default_factory=list)  # those at each break
+    endless: bool = False  # `while True`: left by a break only
 
 
 def variable(lw: Lowerer, name: str, t: TileType) -> str:
@@ -156,15 +168,43 @@ def branches(lw: Lowerer, before: dict, ends: list[dict | None]) -> None:
     lw.tile_names = merge(live) if live else dict(before)
 
 
+def same_constants(states: list[dict]) -> dict:
+    """The compile-time values where the paths of ``states`` (name -> value) meet: those every
+    path brings, equal and of one Python type."""
+    if not states:
+        return {}
+    out = dict(states[0])
+    for s in states[1:]:
+        for name, v in list(out.items()):
+            w = s.get(name, _UNSET)
+            if type(w) is not type(v) or w != v:
+                del out[name]
+    return out
+
+
+_UNSET = object()
+
+
+def forget(consts: dict, names: set[str]) -> dict:
+    """``consts`` without ``names`` and the items of tuples among them (``t_0``, ``t_1_0``...)."""
+    return {k: v for k, v in consts.items()
+            if k not in names and not any(k.startswith(f"{n}_") for n in names)}
+
+
 @contextlib.contextmanager
 def loop(lw: Lowerer, node, falls_through: bool = True):
     """Lowering a loop's body: the types carried around it checked at its end."""
     frame = Frame(dict(lw.tile_names))
+    if not _runs_once(node):  # what the body assigns may differ from the second iteration on
+        lw.const_locals = forget(lw.const_locals, flow.assigned_in([node]))
+    frame.consts = dict(lw.const_locals)
     lw.loops.append(frame)
     try:
         yield frame
     finally:
         lw.loops.pop()
+    lw.const_locals = same_constants(frame.const_breaks + ([] if frame.endless else [
+        frame.consts]))
     exits = list(frame.exits)
     if falls_through:
         exits.append((lw.tile_names, "end"))
@@ -203,3 +243,12 @@ def leave(lw: Lowerer, how: str) -> None:
     """A ``break`` or ``continue``: the state leaves the iteration."""
     if lw.loops:
         lw.loops[-1].exits.append((dict(lw.tile_names), how))
+        if how == "break":
+            lw.loops[-1].const_breaks.append(dict(lw.const_locals))
+
+
+def _runs_once(node) -> bool:
+    """``while True: ...; break`` with no ``continue``: no iteration after the first."""
+    return isinstance(node, ast.While) and isinstance(node.test, ast.Constant) and \
+        node.test.value is True and bool(node.body) and isinstance(node.body[-1], ast.Break) \
+        and not any(isinstance(n, ast.Continue) for s in node.body for n in ast.walk(s))

@@ -572,7 +572,7 @@ def _tile_ops() -> dict[str, OpSpec]:
                "array elements at tiles of indices; the padding where masked or outside"),
         OpSpec("scatter", (3, None), _scatter, ("check_bounds",),
                "a tile into array elements at tiles of indices, where the mask allows"),
-        OpSpec("atomic", (3, None), _atomic_tile, ("op", "order", "scope"),
+        OpSpec("atomic", (2, None), _atomic_tile, ("op", "order", "scope"),
                "an atomic per element; the old values"),
         OpSpec("printf", (0, None), _void, ("fmt", "kinds"), "C printf by the block's thread 0"),
         OpSpec("layout", (1, 1), _layout, doc="blocked <-> tensor-core fragment layout"),

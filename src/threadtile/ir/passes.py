@@ -13,6 +13,7 @@ from . import nodes as ir
 from .fraglayout import assign_layouts
 from .kloop import fuse_k_loops
 from .licm import hoist_invariants
+from .memorder import order_memory
 from .operands import smem_operands
 from .resources import check_static_shared
 from .verify import verify
@@ -20,6 +21,7 @@ from .verify import verify
 
 def run(module: ir.Module) -> None:
     """The pipeline, top to bottom."""
+    summaries: dict = {}
     for f in module.kernel.all_functions():
         # Tile operations become statements of their own (`auto t = tt::tile::op(...)`: one
         # line of C++ per tile op), which also fixes their order: every thread of the block must
@@ -43,6 +45,11 @@ def run(module: ir.Module) -> None:
         # the k loops (whose own main loops stage their operands) have taken theirs.
         if module.threads:
             smem_operands(f, module.threads)
+        # A block's tile memory operations keep their program order: a barrier wherever two
+        # of them on one array give an element to different threads (ir/memorder.py), placed
+        # on the final operations, which both backends then see.
+        if module.threads:
+            order_memory(f, summaries)
     # Static shared memory over the 48 KiB a block may declare is refused at the declaration
     # that crosses it (ptxas would report it against the generated C++, after NVRTC ran).
     check_static_shared(module)

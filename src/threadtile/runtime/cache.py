@@ -15,19 +15,42 @@ Why each defensive step is there:
   or corrupted file (disk full, a killed writer on a filesystem without atomic rename, bit rot)
   fails the check, is deleted and reads as a miss. A cache must never turn into a crash: every
   OS error reading or writing is a miss or a skipped write.
+- Reads are bounded: an entry is opened without following a symbolic link and without
+  blocking, and read only if it is a regular file of at most :data:`MAX_ENTRY_BYTES`. A FIFO
+  at an entry's path would block a plain ``open`` forever, and a link to ``/dev/zero`` would
+  read until memory ran out; such an entry is skipped (a :class:`CacheWarning`, once per path)
+  and left for the next ``put`` to replace.
+- A cache folder that cannot be written is not an error, but it is not silent either: every
+  kernel would compile cold in every process. The first failed write warns (a
+  :class:`CacheWarning` naming the folder, the reason and ``THREADTILE_CACHE_DIR``), once per
+  folder.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 import struct
 import tempfile
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..version import __version__
 
-__all__ = ["cache_root", "cache_dir", "make_key", "get", "put", "info", "clear", "salt"]
+__all__ = ["cache_root", "cache_dir", "make_key", "get", "put", "info", "clear",
+           "clear_report", "ClearReport", "salt", "CacheWarning", "MAX_ENTRY_BYTES"]
+
+ENV = "THREADTILE_CACHE_DIR"
+#: The largest entry ``get`` reads (a cubin of the largest tile kernels is a few MiB).
+MAX_ENTRY_BYTES = 256 << 20
+
+
+class CacheWarning(UserWarning):
+    """The disk cache cannot be written, or skipped an entry it would not read."""
+
 
 _MAGIC = b"TTCACHE1"
 # magic, payload length, SHA-256 of the payload
@@ -57,7 +80,7 @@ def salt() -> str:
 
 def cache_root() -> Path:
     """The cache's root folder (not created here)."""
-    env = os.environ.get("THREADTILE_CACHE_DIR")
+    env = os.environ.get(ENV)
     if env:
         return Path(env).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME")
@@ -110,14 +133,21 @@ def _path(key: str) -> Path:
     return cache_dir() / key[:2] / (key + _SUFFIX)
 
 
+# the entries skipped and the folders found unwritable, each reported once per process
+_reported: set[str] = set()
+
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) |
+               getattr(os, "O_BINARY", 0))
+
+
 def get(key: str) -> bytes | None:
     """The payload stored under ``key``, or None (absent, unreadable, truncated or corrupt;
-    a bad entry is removed)."""
+    a bad entry is removed). Never blocks and never reads more than :data:`MAX_ENTRY_BYTES`:
+    a symbolic link, a FIFO, a device or an oversized file at the entry's path is skipped,
+    with a :class:`CacheWarning` the first time."""
     p = _path(key)
-    try:
-        with open(p, "rb") as f:
-            data = f.read()
-    except OSError:
+    data = _read_bounded(p)
+    if data is None:
         return None
     payload = _unwrap(data)
     if payload is None:
@@ -126,6 +156,77 @@ def get(key: str) -> bytes | None:
         except OSError:
             pass
     return payload
+
+
+def _read_bounded(p: Path) -> bytes | None:
+    """The contents of the regular file ``p``, or None. O_NONBLOCK makes opening a FIFO
+    return at once (a plain open waits for a writer); O_NOFOLLOW refuses a symbolic link (to
+    /dev/zero, say) before anything is read; fstat then tells the kind and size of what was
+    opened. Where the OS lacks those flags, lstat checks first."""
+    if not hasattr(os, "O_NOFOLLOW"):
+        try:
+            st = os.lstat(p)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return _skip(p, _kind(st.st_mode))
+    try:
+        fd = os.open(p, _READ_FLAGS)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, getattr(errno, "EMLINK", None)) and os.path.islink(p):
+            return _skip(p, "a symbolic link")
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return _skip(p, _kind(st.st_mode))
+        if st.st_size > MAX_ENTRY_BYTES:
+            return _skip(p, f"{st.st_size} bytes, more than the {MAX_ENTRY_BYTES} an entry "
+                            "may have")
+        with open(fd, "rb", closefd=False) as f:
+            data = f.read(MAX_ENTRY_BYTES + 1)  # (a file that grew since fstat stops here)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if len(data) <= MAX_ENTRY_BYTES else None
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _skip(p: Path, why: str) -> None:
+    if str(p) not in _reported:
+        _reported.add(str(p))
+        warnings.warn(f"threadtile's kernel cache skipped {p}: it is {why}, not a cache "
+                      "entry, and was not read (the next compile of that kernel replaces it)",
+                      CacheWarning, stacklevel=4)
+    return None
+
+
+def _unwritable(folder: Path, e: OSError) -> None:
+    key = f"dir:{folder}"
+    if key in _reported:
+        return
+    _reported.add(key)
+    reason = e.strerror or str(e)
+    if e.filename and str(e.filename) != str(folder):
+        reason += f" ({e.filename})"
+    warnings.warn(f"threadtile's kernel cache cannot write to {folder}: {reason}. Kernels will "
+                  "compile again in every process; set THREADTILE_CACHE_DIR to a folder you "
+                  "can write (export THREADTILE_CACHE_DIR=/path/to/cache)",
+                  CacheWarning, stacklevel=3)
 
 
 def _unwrap(data: bytes) -> bytes | None:
@@ -140,7 +241,8 @@ def _unwrap(data: bytes) -> bytes | None:
 
 def put(key: str, data: bytes) -> bool:
     """Store ``data`` under ``key`` atomically. Returns False (and stores nothing) when the
-    cache folder is not writable; never raises for I/O problems."""
+    cache folder is not writable, warning the first time (:class:`CacheWarning`); never
+    raises for I/O problems."""
     p = _path(key)
     blob = _HEADER.pack(_MAGIC, len(data), hashlib.sha256(data).digest()) + bytes(data)
     tmp = None
@@ -151,12 +253,13 @@ def put(key: str, data: bytes) -> bool:
             f.write(blob)
         os.replace(tmp, p)
         return True
-    except OSError:
+    except OSError as e:
         if tmp is not None:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+        _unwritable(cache_dir(), e)
         return False
 
 
@@ -176,10 +279,12 @@ def info() -> dict:
     n = size = 0
     for p in _entries(d):
         try:
-            size += p.stat().st_size
-            n += 1
+            st = p.lstat()
         except OSError:
-            pass
+            continue
+        if stat.S_ISREG(st.st_mode):  # (a FIFO or link at an entry's path is no entry)
+            size += st.st_size
+            n += 1
     other = 0
     root = cache_root()
     if root.is_dir():
@@ -193,41 +298,74 @@ def info() -> dict:
     return {"path": str(d), "entries": n, "bytes": size, "other_versions_bytes": other}
 
 
+@dataclass
+class ClearReport:
+    """What :func:`clear_report` did: ``removed`` entries, and ``failed``, the ``(path,
+    reason)`` of each of our files or folders it could not delete or list."""
+
+    removed: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
 def clear(all_versions: bool = False) -> int:
     """Delete this version's entries (every version's with ``all_versions``); returns how many
-    entries were removed.
+    entries were removed (:func:`clear_report` also says what could not be deleted).
 
     Only our own files go (``*.bin`` entries and ``*.tmp`` leftovers, in our salt folders), so
     a ``THREADTILE_CACHE_DIR`` pointed at a shared folder by mistake loses nothing else.
     """
+    return clear_report(all_versions).removed
+
+
+def clear_report(all_versions: bool = False) -> ClearReport:
+    """:func:`clear`, reporting each of our files it could not delete and each folder it
+    could not list (permissions, a read-only filesystem) in ``failed``. Folders left because
+    they hold someone else's files are not failures."""
+    out = ClearReport()
+
+    def failed(path, e: OSError) -> None:
+        out.failed.append((str(path), e.strerror or str(e)))
+
     if all_versions:
         root = cache_root()
-        dirs = [d for d in root.iterdir() if d.is_dir() and _is_salt_dir(d.name)] if (
-            root.is_dir()) else []
+        try:
+            dirs = [d for d in root.iterdir() if d.is_dir() and _is_salt_dir(d.name)] if (
+                root.is_dir()) else []
+        except OSError as e:
+            failed(root, e)
+            dirs = []
     else:
         dirs = [cache_dir()]
-    n = 0
     for d in dirs:
         if not d.is_dir():
             continue
-        for dirpath, subdirs, files in os.walk(d, topdown=False):
+        for dirpath, subdirs, files in os.walk(d, topdown=False,
+                                               onerror=lambda e: failed(e.filename, e)):
             for name in files:
                 if name.endswith(_SUFFIX) or name.endswith(".tmp"):
+                    path = os.path.join(dirpath, name)
                     try:
-                        os.unlink(os.path.join(dirpath, name))
-                        n += name.endswith(_SUFFIX)
-                    except OSError:
+                        os.unlink(path)
+                        out.removed += name.endswith(_SUFFIX)
+                    except FileNotFoundError:  # another process cleared it first
                         pass
+                    except OSError as e:
+                        failed(path, e)
             for sub in subdirs:
-                try:
-                    os.rmdir(os.path.join(dirpath, sub))
-                except OSError:  # not empty: someone else's file
-                    pass
-        try:
-            os.rmdir(d)
-        except OSError:
-            pass
-    return n
+                _rmdir_quietly(os.path.join(dirpath, sub))
+        _rmdir_quietly(d)
+    return out
+
+
+def _rmdir_quietly(path) -> None:
+    try:
+        os.rmdir(path)
+    except OSError:  # not empty: someone else's file, or one of ours already reported
+        pass
 
 
 def _is_salt_dir(name: str) -> bool:

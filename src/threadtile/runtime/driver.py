@@ -29,6 +29,7 @@ from ..errors import CudaDriverError
 __all__ = [
     "gpu_available", "device_count", "current_device", "get_device", "activate", "ensure_device",
     "DeviceInfo", "LoadedKernel", "load_function", "set_max_dynamic_shared", "func_attributes",
+    "blocks_per_sm", "arch_for",
     "param_info", "synchronize", "check", "driver_version", "mem_alloc", "mem_free",
     "copy_htod", "copy_dtoh", "copy_dtod", "stream_synchronize", "pointer_device",
     "stream_handle", "mem_host_alloc", "mem_free_host", "host_device_pointer",
@@ -158,15 +159,21 @@ class DeviceInfo:
 
     @property
     def arch(self) -> str:
-        """The NVRTC target for this device, e.g. ``"sm_80"``. Compute capability 9.0 gets
-        ``"sm_90a"``: its cubins run on exactly that capability, which is the device's, and
-        only that target has wgmma (the tile matrix multiply's Hopper path, tile/kloop_sm90.h)."""
-        major, minor = self.compute_capability
-        return f"sm_{major}{minor}" + ("a" if (major, minor) == (9, 0) else "")
+        """The NVRTC target for this device (:func:`arch_for`)."""
+        return arch_for(self.compute_capability)
 
     @property
     def max_dynamic_shared(self) -> int:
         return self.max_shared_per_block_optin
+
+
+def arch_for(compute_capability: tuple[int, int]) -> str:
+    """The NVRTC target threadtile builds for a device of ``compute_capability``, e.g.
+    ``"sm_80"``. Compute capability 9.0 gets ``"sm_90a"``: its cubins run on exactly that
+    capability, which is the device's, and only that target has wgmma (the tile matrix
+    multiply's Hopper path, tile/kloop_sm90.h)."""
+    major, minor = compute_capability
+    return f"sm_{major}{minor}" + ("a" if (major, minor) == (9, 0) else "")
 
 
 @functools.cache
@@ -388,15 +395,22 @@ def func_attributes(func: LoadedKernel, device: int | None = None) -> dict:
     }
 
 
-def max_active_blocks(func: LoadedKernel, threads: int, shared_bytes: int = 0) -> int:
+def blocks_per_sm(func: LoadedKernel, threads: int, shared_bytes: int = 0) -> int:
     """How many blocks of ``threads`` threads with ``shared_bytes`` of dynamic shared memory
-    can be resident on the current device at once (per multiprocessor, times their number):
-    the most a cooperative launch may have."""
+    one multiprocessor of the current device holds at once (the driver's occupancy
+    calculator, cuOccupancyMaxActiveBlocksPerMultiprocessor)."""
     cu = _cu()
     (per_sm,) = check(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
         func.handle, int(threads), int(shared_bytes)),
         f"reading the occupancy of {func.name!r}")
-    return int(per_sm) * current_device().multiprocessor_count
+    return int(per_sm)
+
+
+def max_active_blocks(func: LoadedKernel, threads: int, shared_bytes: int = 0) -> int:
+    """How many blocks of ``threads`` threads with ``shared_bytes`` of dynamic shared memory
+    can be resident on the current device at once (per multiprocessor, times their number):
+    the most a cooperative launch may have."""
+    return blocks_per_sm(func, threads, shared_bytes) * current_device().multiprocessor_count
 
 
 def param_info(func: LoadedKernel) -> list[tuple[int, int]] | None:

@@ -61,7 +61,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from ..errors import LaunchError
-from . import abi, arrays, devicearray, driver, tensormaps
+from . import abi, arrays, devicearray, driver, profiling, tensormaps
 from .arrays import HOST, type_key
 from .driver import stream_handle, tls
 
@@ -162,6 +162,12 @@ class CompiledKernel:
     """
 
     raises: tuple = ()  # jit(debug=True): the exceptions it reports (runtime/raised.py)
+    # a thunk giving the build to launch instead where a tensor map is absent (jit.build: a
+    # Hopper k loop built without its portable loop), or None
+    fallback = None
+    # what the compile trace calls it (a string, or a callable making one): jit.build names
+    # the specialization; else the entry point
+    label = None
 
     def __init__(self, cubin: bytes, entry: str, params: list, maps: list = (), *,
                  at: list | None = None, loaded=None, cooperative: bool = False):
@@ -190,6 +196,7 @@ class CompiledKernel:
         # jit caches its 3-tuples per launch configuration)
         self._cfg = (None, None, -1, -2)
         self._cu_launch = None
+        self._nvtx = False  # launches wrapped in NVTX ranges (THREADTILE_NVTX, read by _load)
         self._stream = (None, None)  # (int handle, CUstream): one attribute, read at once
 
     def __repr__(self) -> str:
@@ -208,7 +215,8 @@ class CompiledKernel:
     def _load(self):
         func = self._loaded
         if func is None:
-            func = driver.load_function(self.cubin, self.entry)
+            with profiling.tracer(self.label or self.entry).phase("load"):
+                func = driver.load_function(self.cubin, self.entry)
         layout = abi.driver_layout(self.entry, self.params + self.tensormaps, self.layout,
                                    driver.param_info(func), self._n)
         if layout is not self.layout:
@@ -223,6 +231,12 @@ class CompiledKernel:
             self._cu_launch = lambda *a: coop(*a[:-1])
         else:
             self._cu_launch = cu.cuLaunchKernel
+        # THREADTILE_NVTX: each launch in a range named after the kernel, decided here once so
+        # that a launch without ranges checks nothing (direct() then declines: every launch
+        # takes this path)
+        self._nvtx = profiling.nvtx_enabled()
+        if self._nvtx:
+            self._cu_launch = profiling.nvtx_wrap(self.entry, self._cu_launch)
         return func
 
     def load(self):
@@ -281,7 +295,11 @@ class CompiledKernel:
             vals, dev, first = r
             vals[:0] = (None, 0)
         if self.tensormaps:
-            vals += tensormaps.values(self.tensormaps, infos)
+            maps = tensormaps.values(self.tensormaps, infos)
+            if self.fallback is not None and tensormaps.ZERO in maps:
+                # a build without the portable k loop and an array TMA cannot read
+                return self.fallback().launch(grid, block, stream, shared_bytes, infos)
+            vals += maps
         if dev < 0:
             dev = driver.current_index()
         elif tls.device != dev:
@@ -342,7 +360,7 @@ class CompiledKernel:
         (:data:`FAST_LAUNCH`), else a :class:`PyLauncher`; both are built from the same
         :func:`abi.launcher_specs`."""
         if stream is not None and type(stream) is not int or self._handle is None or \
-                self.tensormaps or self.cooperative:
+                self.tensormaps or self.cooperative or self._nvtx:
             return None
         r = abi.launcher_specs(self.params, self.layout, args, infos)
         if r is None:

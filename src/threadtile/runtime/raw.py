@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import abi, driver
+from . import abi, driver, profiling
 from .arrays import describe_all
 from .launcher import CompiledKernel, normalize_dims
 
@@ -61,12 +61,15 @@ class RawKernel:
         if cubin is None:
             from . import cache, nvrtc  # noqa: PLC0415
 
+            tracer = profiling.tracer(f"RawKernel {self.name}")
             key = cache.make_key("raw", self.source, self.name, self.options, arch,
                                  nvrtc.compiler_id())
             cubin = cache.get(key)
+            tracer.event("cubin cache", "miss" if cubin is None else "hit", None, arch)
             if cubin is None:
-                cubin = nvrtc.compile_cubin(self.source, arch, name=f"{self.name}.cu",
-                                            options=self.options, minimal=False)
+                with tracer.phase("nvrtc", arch):
+                    cubin = nvrtc.compile_cubin(self.source, arch, name=f"{self.name}.cu",
+                                                options=self.options, minimal=False)
                 cache.put(key, cubin)
             self._cubins[arch] = cubin = bytes(cubin)
         return cubin
@@ -81,7 +84,8 @@ class RawKernel:
     def _load(self):
         if self._func is None:
             cubin = self.compile()
-            func = driver.load_function(cubin, self.name)
+            with profiling.tracer(f"RawKernel {self.name}").phase("load"):
+                func = driver.load_function(cubin, self.name)
             self._params = driver.param_info(func)
             self._func = func
         return self._func

@@ -137,7 +137,16 @@ def launch(stream, grid, kernel, args) -> None:
                         "kernel[grid, block, stream](...)")
     if not isinstance(args, (tuple, list)):
         raise TypeError("ct.launch(stream, grid, kernel, args): args must be a tuple")
+    if isinstance(grid, (tuple, list)):
+        grid = tuple(grid) or (1,)  # (): one block, as cuTile launches it
+        for k, g in enumerate(grid):
+            if isinstance(g, int) and g > _GRID_MAX:  # cuTile's block ids are 24-bit
+                raise ValueError(f"Grid[{k}] exceeds 24-bit limit: max={_GRID_MAX}, got={g}. "
+                                 "Use multiple kernel launches for larger workloads.")
     Launch(kernel, (grid, kernel.block_threads, stream))(*args)
+
+
+_GRID_MAX = (1 << 24) - 1
 
 
 def __getattr__(name: str):

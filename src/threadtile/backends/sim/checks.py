@@ -22,10 +22,16 @@ partial result, calls ``threadfence()`` and takes a ticket with an atomic; the b
 last ticket reads every partial): a write followed by a fence in the writing thread is
 *published*, and a later read of it by another thread does not race with it. The simulator does
 not check that the reader really waited for the writer (by a flag or an atomic ticket); it only
-knows that, in its own run, the write came first.
+knows that, in its own run, the write came first. A tile atomic with
+``memory_order=RELEASE`` (cuTile's unlock: ``ct.atomic_xchg(lock, i, 0, memory_order=RELEASE)``)
+publishes every access its block made before it, reads included: a later write by another
+thread races with none of them either (readers then keep their fence counts too). That is what
+a lock between blocks needs: each block's critical section is ordered after the previous
+holder's release.
 
 Per element the shadow holds up to 10 numbers: the writer's thread, stamp,
-``site << 1 | atomic`` and fence count, then (thread, stamp, site) of two readers. A thread is
+``site << 1 | atomic`` and fence count, then (thread, stamp, site) of two readers (and their
+fence counts, where releases publish reads). A thread is
 its global linear id ``block * threads_per_block + thread``; a stamp is the block's barrier
 count, with the warp's ``syncwarp`` count in its low 32 bits (``block_epoch << 32 |
 warp_epoch``) when the kernel calls ``syncwarp``; a fence count is how many fences the thread
@@ -73,6 +79,7 @@ class Launch:
         self.barrier = "barrier" in checks
         self.uninit = "uninit" in checks
         self.fence = None  # fences made per global thread id, when the kernel makes any
+        self.releases = False  # the kernel's tile atomics release (see the module docstring)
         # block epoch every block passed at the last grid sync: stamps below it are ordered
         # before every later access, whichever block made them
         self.grid_floor = 0
@@ -125,6 +132,13 @@ class Launch:
         return other & (((t1 // self.T) != (t2 // self.T)) | unordered)
 
 
+def _fenced_read(L: Launch, slot: list, offs, tid) -> None:
+    """A reader slot's fence counts, where this read's thread holds the slot now."""
+    mine = slot[0][offs] == tid
+    if mine.any():
+        slot[3][offs[mine]] = L.fence[tid[mine]]
+
+
 class Shadow:
     """Race-detection state of one memory (a global array, or one batch's shared array).
 
@@ -164,8 +178,8 @@ class Shadow:
         # slot 1: take it unless it holds a concurrent read by another thread, or this very
         # read already (the same thread between the same barriers: nothing new to record)
         if self.r1 is None:
-            self.r1 = self._new(3)
-        r1t, r1s, r1l = self.r1
+            self.r1 = self._new(4 if L.releases else 3)
+        r1t, r1s, r1l = self.r1[:3]
         t1, s1 = r1t[offs], r1s[offs]
         keep1 = L.concurrent(t1, s1, tid, stamp, self.same_block)
         upd = ~(keep1 | ((t1 == tid) & (s1 == stamp)))
@@ -184,12 +198,14 @@ class Shadow:
             cand = keep1 | lost
         else:
             cand = keep1
+        if L.releases:
+            _fenced_read(L, self.r1, offs, tid)
         if not cand.any():
             return
         # slot 2: a second thread, when slot 1 holds another one
         if self.r2 is None:
-            self.r2 = self._new(3)
-        r2t, r2s, r2l = self.r2
+            self.r2 = self._new(4 if L.releases else 3)
+        r2t, r2s, r2l = self.r2[:3]
         t2, s2 = r2t[offs], r2s[offs]
         keep2 = L.concurrent(t2, s2, tid, stamp, self.same_block)
         upd2 = cand & ~(keep2 | ((t2 == tid) & (s2 == stamp)))
@@ -198,6 +214,8 @@ class Shadow:
             r2t[o] = tid[upd2]
             r2s[o] = stamp[upd2]
             r2l[o] = site
+        if L.releases:
+            _fenced_read(L, self.r2, offs, tid)
 
     def write(self, L: Launch, mem, offs, tid, stamp, site: int, atomic: bool,
               index_at, new=None) -> None:
@@ -219,6 +237,13 @@ class Shadow:
         if self.r2 is not None:
             r2t = self.r2[0][offs]
             bad_r2 = L.concurrent(r2t, self.r2[1][offs], tid, stamp, self.same_block)
+        if L.releases:  # accesses a release has published since (see the module docstring)
+            if bad_w.any():
+                bad_w = bad_w & ~(L.fence[wt] > self.w[3][offs])
+            if bad_r1.any():
+                bad_r1 = bad_r1 & ~(L.fence[r1t] > self.r1[3][offs])
+            if bad_r2.any():
+                bad_r2 = bad_r2 & ~(L.fence[r2t] > self.r2[3][offs])
         bad = bad_w | bad_r1 | bad_r2
         kind = "atomic" if atomic else "write"
         if bad.any() and new is not None:

@@ -110,6 +110,22 @@ def _asgtup(m, v: tuple, old: tuple) -> tuple:
     return tuple(out)
 
 
+def _does_atomics(s: ir.While) -> bool:
+    """Whether the loop's condition or body does an atomic operation (a thread's or a tile's)."""
+    for st in [s, *ir.walk_stmts(s.body)]:
+        for e in ir.stmt_exprs(st):
+            for x in ir.walk_expr(e):
+                if isinstance(x, ir.Call) and x.name.startswith("atomic.") or \
+                        isinstance(x, ir.TileOp) and x.op == "atomic":
+                    return True
+    return False
+
+
+def _holds_array(t) -> bool:
+    return isinstance(t, ArrayType) or isinstance(t, TupleType) and any(
+        _holds_array(x) for x in t.items)
+
+
 class Program:
     """The Python translation of one specialization, ready to run batch after batch."""
 
@@ -169,6 +185,15 @@ class _Translator:
         self.warp_sync = False
         self.fences = False
         self.grid_sync = False
+        # an array variable (or a tuple holding arrays) assigned under a branch (an if's, or
+        # after a break/continue/return): lanes may bind it to different arrays, which a
+        # batch of one block keeps apart where the branch depends on the block alone
+        # (lockstep.run)
+        self.array_rebinds = False
+        # a while loop doing atomics (a lock's cas): it may wait for another block to finish
+        # its critical section, which only a batch of one block lets it do (lockstep.run)
+        self.waits = False
+        self.releases = False  # a tile atomic with memory_order=RELEASE
 
     def run(self) -> Program:
         src: list[str] = []
@@ -187,6 +212,9 @@ class _Translator:
                        self.module.kernel.params, self.fences)
         prog.tile_ops = self.tile_ops
         prog.grid_sync = self.grid_sync
+        prog.array_rebinds = self.array_rebinds
+        prog.waits = self.waits
+        prog.releases = self.releases
         prog.captured = list(self.module.captured)
         return prog
 
@@ -279,6 +307,7 @@ class _FunctionGen:
         self.lines: list[str] = []
         self.ind = 1
         self.n = 0
+        self.branched = 0  # inside a branch: an if's, or after a break/continue/return
 
     def new(self, prefix: str) -> str:
         self.n += 1
@@ -324,6 +353,8 @@ class _FunctionGen:
 
     def assign_fn(self, t) -> str:
         """The masked assignment for a value of type ``t``."""
+        if self.branched and _holds_array(t):
+            self.tr.array_rebinds = True
         if isinstance(t, ArrayType):
             return "_asga"
         if isinstance(t, TupleType):
@@ -356,7 +387,9 @@ class _FunctionGen:
                     expr = f"_and({expr}, _live)"
                 self.line(f"{nm} = {expr}")
                 self.line(f"if _any({nm}):")
+                self.branched += 1
                 self.nested(self.block, rest, nm, loop)
+                self.branched -= 1
                 return
 
     def s_Return(self, s: ir.Return, m: str) -> None:
@@ -374,7 +407,7 @@ class _FunctionGen:
         if isinstance(s.value.type, TileType):
             self.line(f"{name} = _tasg(B, {m}, {v}, {name})")
         elif isinstance(s.value.type, ArrayType):  # lanes that returned never read it again
-            self.line(f"{name} = _asga({m}, {v}, {name}, _live)")
+            self.line(f"{name} = {self.assign_fn(s.value.type)}({m}, {v}, {name}, _live)")
         else:
             self.line(f"{name} = {self.assign_fn(s.value.type)}({m}, {v}, {name})")
 
@@ -400,12 +433,14 @@ class _FunctionGen:
         if s.orelse:
             mf = self.new("_m")
             self.line(f"{mf} = _andnot({m}, {c})")
+        self.branched += 1
         if s.then:
             self.line(f"if _any({mt}):")
             self.nested(self.block, s.then, mt, loop)
         if s.orelse:
             self.line(f"if _any({mf}):")
             self.nested(self.block, s.orelse, mf, loop)
+        self.branched -= 1
 
     def s_For(self, s: ir.For, m: str, loop) -> None:
         # Python's range(): bounds and step are evaluated once, and the loop variable is a copy
@@ -440,6 +475,7 @@ class _FunctionGen:
         lp = _Loop(self.new("_lm"), self.new("_cm"))
         n = self.new("_it")
         site = self.tr.site(s.loc, "", "loop")
+        self.tr.waits = self.tr.waits or _does_atomics(s)
         self.line(f"{lp.lm} = {m}")
         self.line(f"{n} = 0")
         self.line("while True:")
@@ -617,6 +653,8 @@ class _FunctionGen:
         subs = tuple(self.tr.site(x.loc, _array_text(x.args[0]) if x.op == "load" else "",
                                   "read" if x.op == "load" else "tile")
                      for x in tiles.sub_ops(e))
+        if e.op == "atomic" and e.attrs.get("order") == "release":
+            self.tr.fences = self.tr.releases = True  # (checks.py: what a release publishes)
         k = len(self.tr.tile_ops)
         self.tr.tile_ops.append((e, site, subs))
         args = "".join(", " + self.x(a, m) for a in e.args)

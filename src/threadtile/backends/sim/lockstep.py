@@ -499,6 +499,7 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset,
     nblocks = grid[0] * grid[1] * grid[2]
     if prog.fences and L.race:
         L.fence = np.zeros(nblocks * T, _I64)
+        L.releases = getattr(prog, "releases", False)
     st = LaunchState(prog, L, shared_bytes)
     values = [_value(p.type, a, p.name) for p, a in zip(params, host_args)]
     _bind_captured(prog)
@@ -506,6 +507,11 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset,
     per_block_bytes = static + shared_bytes
     if per_block_bytes:
         per = max(1, min(per, (256 << 20) // per_block_bytes))
+    if getattr(prog, "array_rebinds", False) or getattr(prog, "waits", False):
+        # one block per batch: an array variable bound under a branch on the block's own
+        # values (cuTile's `a = x if ct.bid(0) == 0 else y`) is bound once; a block spinning
+        # on a lock (a while loop doing atomics) finds it released by the blocks before it
+        per = 1
     if getattr(prog, "grid_sync", False):
         # a grid barrier is met only by blocks that run together: the whole grid is one batch
         # (a cooperative launch refuses a grid that cannot be resident at once)

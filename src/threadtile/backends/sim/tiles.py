@@ -684,6 +684,8 @@ def _atomic(B, op, site, blocks, args):
         inb &= (gi[ax] >= 0) & (gi[ax] < _bc(np.asarray(ashape[ax], np.int64), nd))
         off = off + gi[ax] * _bc(np.asarray(strides[ax], np.int64), nd)
     rows = np.arange(B.nb) if blocks is None else np.flatnonzero(blocks)
+    if op.attrs.get("order") == "release":  # the block's accesses so far are published
+        B.fence(None if blocks is None else np.repeat(blocks, B.T))
     sel, offs, lanes, gi_sel = _selected(B, rows, inb, off, gi, shape)
     mem = A.mem
     _shadow(B, op, site, mem, offs, lanes, gi_sel, write=True, atomic=True)

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "elementwise.h"
+#include "gather.h"
 #include "memory.h"
 
 namespace tt {
@@ -63,12 +64,10 @@ __device__ __forceinline__ TL atomic(const Arr& a, const U& upd, const I&... idx
   if (Order == RELEASE || Order == ACQ_REL) fence<Scope>();
 #pragma unroll
   for (int k = 0; k < TL::N; ++k) {
-    const int64_t g[R] = {int64_t(at(idx, k))...};
-    bool in = true;
-#pragma unroll
-    for (int d = 0; d < R; ++d) in = in && g[d] >= 0 && g[d] < a.shape[d];
+    const int64_t g[R + 1] = {int64_t(at(idx, k))..., 0};  // (a 0-d array: no index)
+    const bool in = indexed_in<true, R>(a, g);
     T old = to<T>(0);
-    if (in && owner<TL>(t)) old = rmw<Op>(&a.data[offset(a, g)], T(at(upd, k)));
+    if (in && owner<TL>(t)) old = rmw<Op>(indexed_at<R>(a, g), T(at(upd, k)));
     r.v[k] = old;
   }
   if (Order == ACQUIRE || Order == ACQ_REL) fence<Scope>();
@@ -85,13 +84,11 @@ __device__ __forceinline__ TL atomic_cas(const Arr& a, const U& expected, const 
   if (Order == RELEASE || Order == ACQ_REL) fence<Scope>();
 #pragma unroll
   for (int k = 0; k < TL::N; ++k) {
-    const int64_t g[R] = {int64_t(at(idx, k))...};
-    bool in = true;
-#pragma unroll
-    for (int d = 0; d < R; ++d) in = in && g[d] >= 0 && g[d] < a.shape[d];
+    const int64_t g[R + 1] = {int64_t(at(idx, k))..., 0};
+    const bool in = indexed_in<true, R>(a, g);
     T old = T(at(expected, k));
     if (in && owner<TL>(t))
-      old = ::tt::atomic_cas(&a.data[offset(a, g)], T(at(expected, k)), T(at(desired, k)));
+      old = ::tt::atomic_cas(indexed_at<R>(a, g), T(at(expected, k)), T(at(desired, k)));
     r.v[k] = old;
   }
   if (Order == ACQUIRE || Order == ACQ_REL) fence<Scope>();

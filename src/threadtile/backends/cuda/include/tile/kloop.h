@@ -210,7 +210,14 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
     return r;
   }
 #endif
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) && defined(TT_TMA_ONLY)
+  // a build without the portable loop (it takes half the compile time): the launcher takes
+  // the build that has it wherever a map is absent (jit.build, CompiledKernel.fallback)
+  __trap();
+  return r;
+#else
   return mma_loop_portable<TLA, TLB, Staged>(A, B, pad, bi, bj, lo, hi, r);
+#endif
 }
 
 // A batched k loop (ir/kloop.py, batch): mma_loop on the 2-d views of batches za and zb, the
