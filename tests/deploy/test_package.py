@@ -32,6 +32,8 @@ def test_the_package_holds_sources_headers_cubins_loader_and_header(package):
     assert vadd["params"][0]["contiguous"] and not saxpy["params"][1]["contiguous"]
     assert vadd["constants"] == {"tile": 256}
     assert mm["cubins"]["sm_90a"]["scratch"] > 0  # the tile operations' shared memory
+    # the portable k loop stays in: a package has no fallback build for zero tensor maps
+    assert not any("TMA_ONLY" in o for k in m["kernels"] for o in k["options"])
     for k in m["kernels"]:
         assert 'extern "C" __global__' in (package / k["source"]).read_text()
         for arch in ARCHS:
