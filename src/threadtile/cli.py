@@ -1,7 +1,10 @@
-"""The ``threadtile`` command: ``info``, ``cache info|clear``, ``demo``, ``export``.
+"""The ``threadtile`` command: ``info``, ``cache info|clear``, ``demo``, ``export``,
+``--version``.
 
 ``info`` never needs a GPU: it reports the compiler side (NVRTC, headers, cache) and, when a
-driver and device are present, the GPU.
+driver and device are present, the GPU. ``demo`` and ``export`` are modules of their own
+(``threadtile.demo``, ``threadtile.export``), imported only when run, which parse their own
+arguments (``threadtile export --help`` is export's help).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import importlib.metadata
 import importlib.util
 import platform
 import sys
+
+from .version import __version__
 
 __all__ = ["main"]
 
@@ -134,17 +139,28 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--all", action="store_true",
                    help="with clear: also entries of other threadtile/NVRTC versions")
     s.set_defaults(func=cmd_cache)
-    s = sub.add_parser("demo", help="a tiled matmul: Python source, CUDA C++, simulator, GPU")
-    s.add_argument("rest", nargs=argparse.REMAINDER)
-    s.set_defaults(func=_delegate("demo", "the demo"))
-    s = sub.add_parser("export", help="write a kernel's CUDA C++ and header for nvcc")
-    s.add_argument("rest", nargs=argparse.REMAINDER)
-    s.set_defaults(func=_delegate("export", "exporting kernels"))
+    p.add_argument("--version", action="version", version=f"threadtile {__version__}")
+    for name, (what, help_) in _DELEGATED.items():
+        s = sub.add_parser(name, help=help_, add_help=False)
+        s.add_argument("rest", nargs=argparse.REMAINDER)
+        s.set_defaults(func=_delegate(name, what))
     return p
+
+
+# commands whose module parses its own arguments: name -> (what it does, its help line)
+_DELEGATED = {
+    "demo": ("the demo", "a tiled matmul: Python source, CUDA C++, simulator, GPU"),
+    "export": ("exporting kernels", "compile kernels ahead of time into a package that "
+               "launches without threadtile (CUDA C++ and headers, cubins, Python loader, "
+               "C header); threadtile export --help"),
+}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``threadtile`` console script."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in _DELEGATED:  # all the rest is theirs, --help included
+        return _delegate(argv[0], _DELEGATED[argv[0]][0])(argparse.Namespace(rest=argv[1:]))
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:

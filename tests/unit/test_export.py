@@ -1,4 +1,5 @@
-"""``threadtile export``: the kernel's C++ and header land on disk, and they compile."""
+"""``threadtile export``: the kernel's C++, its headers and its cubins land on disk (the whole
+package: tests/deploy/)."""
 
 from pathlib import Path
 
@@ -24,7 +25,7 @@ def test_parse_types():
 def test_export_writes_source_header_and_cubin(tmp_path, capsys):
     rc = main(["export", f"{ROOT / 'examples' / 'tiled_matmul.py'}:matmul_tiled",
                "float32[:, ::1]", "float32[:, ::1]", "float32[:, ::1]", "tw=16",
-               "-o", str(tmp_path), "--cubin", "sm_80"])
+               "-o", str(tmp_path), "--arch", "sm_80"])
     assert rc == 0
     src = (tmp_path / "matmul_tiled.cu").read_text()
     assert 'extern "C" __global__ void matmul_tiled(' in src
@@ -57,7 +58,7 @@ def test_export_of_a_tile_kernel_ships_tile_h(tmp_path):
     src.write_text(TILE_KERNEL)
     rc = main(["export", f"{src}:vector_add",
                "float32[::1]", "float32[::1]", "float32[::1]", "tile=256",
-               "-o", str(tmp_path), "--cubin", "sm_90"])
+               "-o", str(tmp_path), "--arch", "sm_90"])
     assert rc == 0
     assert '#include "tile.h"' in (tmp_path / "vector_add.cu").read_text()
     assert (tmp_path / "tile.h").exists() and (tmp_path / "threadtile.h").exists()
