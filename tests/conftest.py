@@ -413,3 +413,44 @@ def compile_source(source: str, arch: str) -> bytes:
     opts = ProgramOptions(arch=arch, std="c++17", include_path=[
         cuda.pathfinder.find_nvidia_header_directory("cudart"), str(include)])
     return bytes(Program(source, "c++", opts).compile("cubin").code)
+
+
+# ---- the packages the AOT tests share (tests/deploy), exported once per session: NVRTC takes
+# seconds. Here rather than in a tests/deploy/conftest.py, whose module name would shadow this
+# file's for the test modules that import from it.
+
+def _aot_support():
+    deploy = str(Path(__file__).resolve().parent / "deploy")
+    if deploy not in sys.path:
+        sys.path.insert(0, deploy)
+    import aot_support  # noqa: PLC0415  (tests/deploy/aot_support.py)
+
+    return aot_support
+
+
+@pytest.fixture(scope="session")
+def package(tmp_path_factory) -> Path:
+    """A thread-level kernel and two tile kernels (one with the sm_90a sections), for sm_80,
+    sm_90 and sm_90a."""
+    s = _aot_support()
+    out = tmp_path_factory.mktemp("package")
+    k = f"{s.KERNELS}:"
+    assert s.export(out, k + "saxpy", "float32", "float32[:]", "float32[:]", "float32[:]",
+                    k + "vector_add", "float32[::1]", "float32[::1]", "float32[::1]",
+                    "tile=256", k + "matmul", "float32[:, ::1]", "float32[:, ::1]",
+                    "float32[:, ::1]", "tm=64", "tn=64", "tk=32") == 0
+    return out
+
+
+@pytest.fixture(scope="session")
+def hopper(tmp_path_factory) -> Path:
+    """The float16 tile matmul, whose sm_90a main loop reads two hidden tensor maps, and a
+    thread-level kernel with a scalar of every kind, for sm_80 and sm_90a."""
+    s = _aot_support()
+    out = tmp_path_factory.mktemp("hopper")
+    assert s.export(out, f"{s.KERNELS}:matmul", "float16[:, ::1]", "float16[:, ::1]",
+                    "float16[:, ::1]", "tm=128", "tn=128", "tk=64", f"{s.KERNELS}:mixed",
+                    "float64[:]", "int8", "uint16", "int32", "int64", "float16", "bfloat16",
+                    "float32", "float64", "bool", "complex64", "complex128",
+                    arch="sm_80,sm_90a") == 0
+    return out
