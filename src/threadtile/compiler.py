@@ -121,14 +121,18 @@ def auto_threads(module: ir.Module) -> int:
         threads *= 2
     if acc > 128 * 128:
         return max(threads, 256)
-    # a 16-bit 128x128 k loop whose steps are 64 deep or more: two warpgroups of 64-row slices
-    # (plain 128x128x64 516 TFLOP/s against 495 on 4 warps, batched 475 against 435; 32-deep
-    # steps lose on 8: 320 against 494, H200)
-    loops = [x for x in ir.walk_module_exprs(module)
-             if isinstance(x, ir.TileOp) and x.op == "mma_loop"]
-    if any(x.type.shape == (128, 128) and kloop.loaded(x)[0].shape[1] >= 64 and
-           kloop.loaded(x)[0].dtype.itemsize == 2 for x in loops):
-        return max(threads, 256)
+    # a 128x128 k loop whose steps are 64 deep or more, 16-bit or inside another loop: two
+    # warpgroups of 64-row slices (plain 128x128x64 516 TFLOP/s against 495 on 4 warps,
+    # batched 475 against 435, persistent 460 against 376; 32-deep steps lose on 8: 320
+    # against 494, H200)
+    looped = {id(x) for s in ir.walk_stmts(module.kernel.body) if isinstance(s, (ir.For, ir.While))
+              for t in ir.walk_stmts(s.body) for e in ir.stmt_exprs(t) for x in ir.walk_expr(e)
+              if isinstance(x, ir.TileOp) and x.op == "mma_loop"}
+    for x in ir.walk_module_exprs(module):
+        if isinstance(x, ir.TileOp) and x.op == "mma_loop" and x.type.shape == (128, 128):
+            a = kloop.loaded(x)[0]
+            if a.shape[1] >= 64 and (a.dtype.itemsize == 2 or id(x) in looped):
+                return max(threads, 256)
     # several products in fragments (attention's scores and output): more warps where two of
     # them would take over 128 registers a thread, as long as each warp keeps whole row strips
     # (ir/fraglayout.py)
@@ -138,12 +142,6 @@ def auto_threads(module: ir.Module) -> int:
     while sum(products[:2]) > 128 * threads and threads < 256 and \
             rows % (16 * threads // 16) == 0:
         threads *= 2
-    looped = [x for s in ir.walk_stmts(module.kernel.body) if isinstance(s, (ir.For, ir.While))
-              for t in ir.walk_stmts(s.body) for e in ir.stmt_exprs(t) for x in ir.walk_expr(e)
-              if isinstance(x, ir.TileOp) and x.op == "mma_loop"]
-    if any(x.type.size == 128 * 128 and x.type.shape[0] == 128 and
-           kloop.loaded(x)[0].shape[1] >= 64 for x in looped):
-        return max(threads, 256)
     return threads
 
 

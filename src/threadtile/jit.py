@@ -578,7 +578,8 @@ def build(spec: Specialization, arch: str, options: tuple = (), portable: bool =
         compiled.block_threads = spec.module.threads  # a tile kernel's block (auto_warps)
         compiled.label = spec.describe  # the compile trace's name for its load
         if tma_only:
-            compiled.fallback = lambda: build(spec, arch, options, portable=True)[0]
+            compiled.fallback = functools.cache(
+                lambda: build(spec, arch, options, portable=True)[0])
     return compiled, b.scratch
 
 
