@@ -554,6 +554,11 @@ _MISSING = object()
 
 
 TMA_ONLY = "-DTT_TMA_ONLY"  # tile/kloop.h: a build of Hopper k loops without the portable loop
+PRODUCER = "-DTT_PRODUCER"  # tile/kloop_sm90.h: a warpgroup of its own issues the k loops' copies
+PRODUCER_THREADS = 128
+SM90_SHARED_PER_SM = 228 * 1024
+# code that a producer warp would break: thread-level barriers and indices, threads that stop
+_NO_PRODUCER = ("__syncthreads", "threadIdx", 'asm volatile("exit;")', "tt_raised")
 
 
 def build(spec: Specialization, arch: str, options: tuple = (), portable: bool = False):
@@ -567,7 +572,15 @@ def build(spec: Specialization, arch: str, options: tuple = (), portable: bool =
     opts = tuple(options)
     tma_only = (not portable and arch.endswith("90a") and bool(spec.cuda.tensormaps) and
                 "mma_loop_batched<" not in spec.cuda.text)
-    b = spec.build(Target(arch, opts + (TMA_ONLY,) if tma_only else opts))
+    # ... and with a producer warpgroup after the kernel's threads (THREADTILE_PRODUCER=0:
+    # never) where only tile operations synchronise them and the block has a multiprocessor
+    # to itself anyway (8 warps or more, or over half its shared memory), so that the
+    # producer's registers cost no blocks
+    producer = tma_only and not spec.module.occupancy and os.environ.get(
+        "THREADTILE_PRODUCER", "1") != "0" and not any(w in spec.cuda.text for w in _NO_PRODUCER) \
+        and (spec.module.threads >= 256 or 2 * spec.cuda.scratch_sm90a > SM90_SHARED_PER_SM)
+    extra = (TMA_ONLY, PRODUCER) if producer else (TMA_ONLY,) if tma_only else ()
+    b = spec.build(Target(arch, opts + extra))
     compiled = spec.loaded.get(b.target)
     if compiled is None:
         compiled = spec.loaded[b.target] = rt_launcher.CompiledKernel(
@@ -576,6 +589,9 @@ def build(spec: Specialization, arch: str, options: tuple = (), portable: bool =
             cooperative=spec.cooperative)
         compiled.raises = spec.cuda.raises  # jit(debug=True): reported raises (raised.py)
         compiled.block_threads = spec.module.threads  # a tile kernel's block (auto_warps)
+        if producer:  # a warpgroup after the kernel's threads (kloop_sm90.h)
+            compiled.extra_threads = PRODUCER_THREADS
+            compiled.block_threads += PRODUCER_THREADS
         compiled.label = spec.describe  # the compile trace's name for its load
         if tma_only:
             compiled.fallback = functools.cache(
@@ -682,7 +698,8 @@ class Launch(_c_call_base() or _PyCall):
             hit = self._prepare(key, infos, consts or {})
         compiled, scratch = hit
         shared = self.shared_bytes + scratch  # the tile operations' scratch comes first
-        block = (compiled.block_threads, 1, 1) if k.auto_warps else self.block
+        block = (compiled.block_threads, 1, 1) if k.auto_warps or compiled.extra_threads \
+            else self.block
         compiled.launch(self.grid, block, self.stream, shared, infos)
         if compiled.raises:  # jit(debug=True): an exception the kernel raised, raised here
             rt_raised.check(compiled, self.stream)

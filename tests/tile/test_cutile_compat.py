@@ -1,5 +1,7 @@
 """cuTile programs as written: host names, kernel options, and helpers cuTile inlines."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -190,7 +192,9 @@ def test_the_block_is_sized_for_the_accumulator(target, rng):
     for (tm, tn), threads in (((64, 64), 128), ((64, 128), 128), ((128, 128), 128),
                               ((128, 256), 256), ((256, 256), 256)):
         src = _mm_auto.cuda_source(a16, a16, a16, tm, tn, 32)
-        assert f"__launch_bounds__({threads})" in src, (tm, tn)
+        # (a k loop on Hopper's main loop: "+ TT_PRODUCER_THREADS", a producer warpgroup in
+        # the builds that have one)
+        assert re.search(rf"__launch_bounds__\({threads}[ )]", src), (tm, tn)
     m, k, n = 200, 96, 300  # edges in every direction
     a = rng.standard_normal((m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)
@@ -288,8 +292,10 @@ def test_a_persistent_k_loop_gets_two_warpgroups(target, rng):
     """A 128x128 k loop inside a loop over tiles (one block a multiprocessor) gets 8 warps;
     the same tiles in a plain kernel 4 (test_the_block_is_sized_for_the_accumulator)."""
     a16 = np.zeros((64, 64), np.float16)
-    assert "__launch_bounds__(256)" in _mm_persistent.cuda_source(a16, a16, a16, 128, 128, 64)
-    assert "__launch_bounds__(128)" in _mm_persistent.cuda_source(a16, a16, a16, 64, 128, 64)
+    assert re.search(r"__launch_bounds__\(256[ )]",
+                     _mm_persistent.cuda_source(a16, a16, a16, 128, 128, 64))
+    assert re.search(r"__launch_bounds__\(128[ )]",
+                     _mm_persistent.cuda_source(a16, a16, a16, 64, 128, 64))
     m, k, n = 300, 200, 260
     a = rng.standard_normal((m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)

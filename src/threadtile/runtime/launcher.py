@@ -165,6 +165,9 @@ class CompiledKernel:
     # a thunk giving the build to launch instead where a tensor map is absent (jit.build: a
     # Hopper k loop built without its portable loop), or None
     fallback = None
+    # threads the block has beyond the kernel's own (jit.build: a producer warp); the fallback
+    # build has none
+    extra_threads = 0
     # what the compile trace calls it (a string, or a callable making one): jit.build names
     # the specialization; else the entry point
     label = None
@@ -298,6 +301,8 @@ class CompiledKernel:
             maps = tensormaps.values(self.tensormaps, infos)
             if self.fallback is not None and tensormaps.ZERO in maps:
                 # a build without the portable k loop and an array TMA cannot read
+                if self.extra_threads:
+                    block = (block[0] - self.extra_threads,) + tuple(block[1:])
                 return self.fallback().launch(grid, block, stream, shared_bytes, infos)
             vals += maps
         if dev < 0:

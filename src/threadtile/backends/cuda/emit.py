@@ -326,7 +326,9 @@ class FunctionEmitter:
             bounds = ""
             if self.threads:  # a fixed block: registers are allotted for exactly that
                 occ = f", {self.occupancy}" if self.occupancy else ""
-                bounds = f"__launch_bounds__({self.threads}{occ}) "
+                # k loops on the Hopper main loop: a build may add a producer warp
+                extra = " + TT_PRODUCER_THREADS" if self.tensormaps else ""
+                bounds = f"__launch_bounds__({self.threads}{extra}{occ}) "
             elif self.launch_bounds:
                 bounds = f"__launch_bounds__({', '.join(map(str, self.launch_bounds[:2]))}) "
                 if len(self.launch_bounds) == 3:  # blocks per cluster: sm_90 on only
@@ -352,7 +354,12 @@ class FunctionEmitter:
             t = f.locals[name]
             self.line(f"{ctype(t)} {self.n(name)};")
         self._declare_captured()
+        producer = f.is_kernel and bool(self.tensormaps)
+        if producer:  # the producer warp of a build with one leaves here (kloop_sm90.h)
+            self.line("TT_PRODUCER_ENTRY();")
         self.block(f.body)
+        if producer and not (f.body and isinstance(f.body[-1], ir.Return)):
+            self.line("TT_PRODUCER_EXIT();")
         self.out.append("}")
         return "\n".join(self.out)
 
@@ -474,6 +481,9 @@ class FunctionEmitter:
 
     def s_Return(self, s: ir.Return) -> None:
         if s.value is None:
+            if self.f.is_kernel and self.tensormaps:  # the producer warp stops too
+                self.line("{ TT_PRODUCER_EXIT(); return; }", s.loc)
+                return
             self.line("return;", s.loc)
             return
         v = self.view(s.value) if isinstance(s.value.type, ArrayType) else self.e(s.value)

@@ -203,6 +203,8 @@ def prelude(module: ir.Module, scratch: int, scratch_sm90a: int) -> list[str]:
         out = [f"#define TT_SCRATCH_BYTES {scratch}"]
     if operand_bytes(module):
         out.append(f"#define TT_OPERAND_BYTES {operand_bytes(module)}")
+    if hopper_loops(module):  # the threads of the kernel's code: a build with a producer warp
+        out.append(f"#define TT_BLOCK_THREADS {nt}")  # has one warp more (kloop_sm90.h)
     out += [f'#include "{TILE_HEADER}"', ""]
     out += [f"using {alias(t)} = {spelled(t, nt)};" for t in tile_types(module)]
     return out
@@ -427,7 +429,7 @@ def _printf(em, x, args):
                     for f, cs in calls)
     if not stage:
         return f"if (tt::tile::tid() == 0) {{ {body} }}"
-    return "{ " + " ".join(stage) + f" if (tt::tile::tid() == 0) {{ {body} }} __syncthreads(); }}"
+    return "{ " + " ".join(stage) + f" if (tt::tile::tid() == 0) {{ {body} }} tt::tile::block_sync(); }}"
 
 
 def _nested_text(dims: list[int]) -> list[str]:

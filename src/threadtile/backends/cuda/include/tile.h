@@ -8,7 +8,7 @@
 // replicated. Elementwise operations, loads, stores and the reshapes and broadcasts that keep
 // each element in its thread are free; operations that move elements between threads go
 // through the scratch, the start of dynamic shared memory (TT_SCRATCH_BYTES), each behind a
-// __syncthreads().
+// block_sync() (layout.h).
 //
 // Sections, in include order (each includes the earlier ones it uses):
 //   tile/config.h       the sizes shared with the compiler (generated from ir/tiling.py)

@@ -45,9 +45,9 @@ __device__ __forceinline__ void from_owners(TL& r) {
     static_assert(TL::E * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
     T* buf = scratch<T>();
     const int t = tid();
-    __syncthreads();
+    block_sync();
     if (owner<TL>(t)) buf[t] = r.v[0];
-    __syncthreads();
+    block_sync();
     r.v[0] = buf[t % TL::E];
   }
 }

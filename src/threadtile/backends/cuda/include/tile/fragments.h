@@ -114,12 +114,12 @@ __device__ __forceinline__ Tile<T, NT, M, 1> to_blocked(const MmaRows<T, NT, M>&
   static_assert(M * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
   T* buf = scratch<T>();
   const int t = tid();
-  __syncthreads();
+  block_sync();
   if (t % 4 == 0) {
 #pragma unroll
     for (int k = 0; k < MmaRows<T, NT, M>::N; ++k) buf[frag_row<NT, M>(t, k / 2, k % 2)] = x.v[k];
   }
-  __syncthreads();
+  block_sync();
   R r;
 #pragma unroll
   for (int k = 0; k < R::N; ++k) r.v[k] = buf[elem<R>(t, k)];

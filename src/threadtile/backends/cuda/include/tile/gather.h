@@ -57,9 +57,9 @@ __device__ __forceinline__ TL gather(const Arr& a, const M& mask, const P& pad,
 template <class TL, bool CheckBounds, class Arr, class M, class P, class... I>
 __device__ __forceinline__ TL gather_shared(const Arr& a, const M& mask, const P& pad,
                                             const I&... idx) {
-  __syncthreads();
+  block_sync();
   TL r = gather<TL, CheckBounds>(a, mask, pad, idx...);
-  __syncthreads();
+  block_sync();
   return r;
 }
 
@@ -79,9 +79,9 @@ __device__ __forceinline__ void scatter(const Arr& a, const TL& x, const M& mask
 template <bool CheckBounds, class Arr, class TL, class M, class... I>
 __device__ __forceinline__ void scatter_shared(const Arr& a, const TL& x, const M& mask,
                                                const I&... idx) {
-  __syncthreads();
+  block_sync();
   scatter<CheckBounds>(a, x, mask, idx...);
-  __syncthreads();
+  block_sync();
 }
 
 }  // namespace tile

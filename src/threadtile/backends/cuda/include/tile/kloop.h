@@ -79,7 +79,7 @@ __device__ __forceinline__ bool mma_loop_async(const ArrA& A, const ArrB& B, int
       copy(bs + r * LDB + q, n ? B.data + gr * ldb + gc : B.data, n);
     }
   };
-  __syncthreads();  // the scratch's previous user is done with it
+  block_sync();  // the scratch's previous user is done with it
 #pragma unroll
   for (int s = 0; s < S - 1; ++s) {
     if (lo + s < hi) issue(lo + s, s);
@@ -87,14 +87,14 @@ __device__ __forceinline__ bool mma_loop_async(const ArrA& A, const ArrB& B, int
   }
   for (int64_t k = lo; k < hi; ++k) {
     asm volatile("cp.async.wait_group %0;" ::"n"(S - 2) : "memory");  // step k has landed
-    __syncthreads();  // for every thread; and every warp is done with step k - 1's buffer
+    block_sync();  // for every thread; and every warp is done with step k - 1's buffer
     if (k + S - 1 < hi) issue(k + S - 1, int((k - lo + S - 1) % S));
     asm volatile("cp.async.commit_group;" ::: "memory");
     const T* cur = buf + ((k - lo) % S) * BUF;
     warp_mma<P, NT, M, N, P::kind == 3>(acc, cur, cur + AS);
   }
   asm volatile("cp.async.wait_group 0;" ::: "memory");
-  __syncthreads();  // the scratch is free again
+  block_sync();  // the scratch is free again
   return true;
 #else
   return false;
@@ -115,7 +115,7 @@ __device__ __forceinline__ void mma_loop_guarded(const ArrA& A, const ArrB& B, i
   T* bs = as + AS;
   const int t = tid();
   for (int64_t k = lo; k < hi; ++k) {
-    __syncthreads();  // every warp is done with the last step's buffer
+    block_sync();  // every warp is done with the last step's buffer
     for (int e = t; e < M * K; e += NT) {
       const int64_t g[2] = {bi * M + e / K, k * K + e % K};
       const bool in = g[0] >= 0 && g[1] >= 0 && g[0] < A.shape[0] && g[1] < A.shape[1];
@@ -126,10 +126,10 @@ __device__ __forceinline__ void mma_loop_guarded(const ArrA& A, const ArrB& B, i
       const bool in = g[0] >= 0 && g[1] >= 0 && g[0] < B.shape[0] && g[1] < B.shape[1];
       bs[(e / N) * LDB + e % N] = in ? B.data[offset(B, g)] : T(0.0f);
     }
-    __syncthreads();
+    block_sync();
     warp_mma<P, NT, M, N, P::kind == 3>(acc, as, bs);
   }
-  __syncthreads();  // the scratch is free again
+  block_sync();  // the scratch is free again
 }
 
 // for (k = lo; k < hi; ++k)

@@ -94,6 +94,122 @@ __device__ __forceinline__ void tma_load(void* dst, const TensorMap* m, int c0, 
       : "memory");
 }
 
+#ifdef TT_PRODUCER
+// ---- the producer warp -----------------------------------------------------------------------
+// A build with TT_PRODUCER (jit.build: a Hopper build of a tile kernel whose k loops all take
+// this main loop) launches a warpgroup more than the TT_BLOCK_THREADS threads that run the
+// kernel's code, and its first thread issues every k loop's TMA copies: none of the
+// multiplying warps stops to refill a stage. A whole warpgroup, because ptxas allots
+// registers for blocks of whole warpgroups, and setmaxnreg moves them by warpgroups: the
+// producer keeps PRODUCER_REGS, the kernel's threads get the rest (CONSUMER_REGS), for one
+// block a multiprocessor. The kernel's threads tell it of each loop by a
+// letter in shared memory (Mail, posted by thread 0 on tt_mail_bar): where the stages and
+// their barriers lie, the maps, the boxes and the range of k. At each of the kernel's exits
+// thread 0 posts one that says it is done (producer_done). A letter is posted only for a loop
+// of one step or more, and the loop cannot end before the producer has read it, so a letter
+// is never overwritten unread.
+struct Mail {
+  const TensorMap* ma;
+  const TensorMap* mb;
+  uint32_t as, bs, full, empty;  // shared addresses: stage 0's A and B, the barriers
+  int stages, a_stage, b_stage;  // stages; bytes of A and of B a stage
+  int a_chunks, a_chunk, aw;     // A's boxes a stage, their distance in bytes, their width
+  int b_chunks, b_chunk;         // B's boxes (64 columns each) a stage, their distance
+  int k_step, a_row, b_col, b_row0, lo, nk, done;
+};
+__shared__ Mail tt_mail;
+__shared__ uint64_t tt_mail_bar;
+
+__device__ __forceinline__ void bar_wait_at(uint32_t b, uint32_t parity) {
+  uint32_t done;
+  do {
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p; }"
+        : "=r"(done)
+        : "r"(b), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// the producer's loop: one letter after another, until the one that says done
+__device__ __noinline__ void producer_loop() {
+  uint32_t mph = 0;
+  for (;;) {
+    bar_wait(&tt_mail_bar, mph);
+    mph ^= 1u;
+    const Mail m = tt_mail;
+    if (m.done) return;
+    int s = 0, round = 0;
+    for (int k = 0; k < m.nk; ++k) {
+      const uint32_t full = m.full + 8 * s;
+      if (round > 0) bar_wait_at(m.empty + 8 * s, uint32_t(round - 1) & 1u);
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full),
+                   "r"(m.a_stage + m.b_stage) : "memory");
+      const int kc = (m.lo + k) * m.k_step;
+      for (int c = 0; c < m.a_chunks; ++c)
+        asm volatile(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+            "[%0], [%1, {%2, %3}], [%4];" ::"r"(m.as + s * m.a_stage + c * m.a_chunk),
+            "l"(reinterpret_cast<uint64_t>(m.ma)), "r"(kc + c * m.aw), "r"(m.a_row), "r"(full)
+            : "memory");
+      for (int c = 0; c < m.b_chunks; ++c)
+        asm volatile(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+            "[%0], [%1, {%2, %3}], [%4];" ::"r"(m.bs + s * m.b_stage + c * m.b_chunk),
+            "l"(reinterpret_cast<uint64_t>(m.mb)), "r"(m.b_col + 64 * c), "r"(m.b_row0 + kc),
+            "r"(full)
+            : "memory");
+      if (++s == m.stages) s = 0, ++round;
+    }
+  }
+}
+
+// ptxas allots a block's registers for its launch bounds (whole warpgroups, 8 registers a
+// thread at a time): R0 each, R0 T in all. setmaxnreg then moves them: the producer's
+// warpgroup keeps PRODUCER_REGS, the kernel's threads take what that frees (an increase that
+// the block's registers cannot cover would wait forever).
+constexpr int BLOCK_ALL = TT_BLOCK_THREADS + TT_PRODUCER_THREADS;
+constexpr int R0 = 65536 / BLOCK_ALL / 8 * 8;
+constexpr int PRODUCER_REGS = 40;
+constexpr int CONSUMER_REGS_ =
+    (R0 * BLOCK_ALL - PRODUCER_REGS * TT_PRODUCER_THREADS) / TT_BLOCK_THREADS / 8 * 8;
+constexpr int CONSUMER_REGS = CONSUMER_REGS_ > 256 ? 256 : CONSUMER_REGS_;
+// whether to move registers: where the block's threads have fewer than 255 each
+constexpr bool MOVE_REGS = R0 < 255;
+static_assert(!MOVE_REGS || (CONSUMER_REGS >= R0 && PRODUCER_REGS <= R0 &&
+                             CONSUMER_REGS * TT_BLOCK_THREADS +
+                                     PRODUCER_REGS * TT_PRODUCER_THREADS <= R0 * BLOCK_ALL),
+              "setmaxnreg: the registers moved must be the block's own");
+
+// TT_PRODUCER_ENTRY: the producer warpgroup leaves the kernel's code here (true), after its
+// first thread has run the producer's loop
+__device__ __forceinline__ bool producer_split() {
+  if (threadIdx.x == TT_BLOCK_THREADS) {
+    bar_init(&tt_mail_bar, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  if (threadIdx.x < TT_BLOCK_THREADS) {
+    if constexpr (MOVE_REGS)
+      asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
+    return false;
+  }
+  if constexpr (MOVE_REGS)
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
+  if (threadIdx.x == TT_BLOCK_THREADS) producer_loop();
+  return true;
+}
+
+// TT_PRODUCER_EXIT: the kernel's code ends here; the producer may stop
+__device__ __forceinline__ void producer_done() {
+  if (threadIdx.x == 0) {
+    tt_mail.done = 1;
+    bar_arrive(&tt_mail_bar);
+  }
+}
+#endif  // TT_PRODUCER
+
 // ---- wgmma -----------------------------------------------------------------------------------
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() {
@@ -169,15 +285,24 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
   const int t = tid(), lane = t & 31, wg = t >> 7;
   const int nk = hi > lo ? int(hi - lo) : 0;
 
-  __syncthreads();  // the scratch's previous user is done with it
+  block_sync();  // the scratch's previous user is done with it
   if (t == 0) {
 #pragma unroll
     for (int s = 0; s < S; ++s) bar_init(&full[s], 1), bar_init(&empty[s], NT / 32);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#ifdef TT_PRODUCER
+    if (nk > 0) {  // the letter to the producer warp
+      tt_mail = Mail{&ma, &mb, saddr(As), saddr(Bs), saddr(full), saddr(empty), S, P::A_BYTES,
+                     P::B_BYTES, K / AW, M * AW * P::ISZ, AW, N / 64, 64 * K * P::ISZ, K,
+                     int(a_row0 + bi * M), int(bj * N), int(b_row0), int(lo), nk, 0};
+      bar_arrive(&tt_mail_bar);
+    }
+#endif
   }
-  __syncthreads();
+  block_sync();
 
+#ifndef TT_PRODUCER
   auto issue = [&](int k, int s) {
     bar_expect(&full[s], P::STAGE);
     const int kc = int(lo + k) * K;
@@ -190,9 +315,12 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
       tma_load(Bs + s * (K * N) + c * (64 * K), &mb, int(bj * N + 64 * c), int(b_row0 + kc),
                &full[s]);
   };
+#endif
+#ifndef TT_PRODUCER
   if (t == 0) {
     for (int s = 0; s < S - G && s < nk; ++s) issue(s, s);
   }
+#endif
   // The descriptors' words (desc): the low one holds the address, so a stage's or a k step's
   // descriptor is the first one's plus a constant (addresses stay under 256 KiB).
   constexpr int ISZ = P::ISZ;
@@ -223,6 +351,13 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
     wg_commit();
     wg_wait<G>();  // step k - G's multiplies are done: release its stage
     pin<REGS>(acc);
+#ifdef TT_PRODUCER
+    if (k >= G) {  // the producer refills it
+      if (lane == 0) bar_arrive(&empty[rs]);
+      if (++rs == S) rs = 0;
+    }
+    (void)rph;
+#else
     if (k >= G) {
       if (lane == 0) bar_arrive(&empty[rs]);
       if (t == 0 && k + S - G < nk) {  // step k + S - G into the stage released
@@ -233,11 +368,12 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
     } else if (t == 0 && k + S - G < nk) {
       issue(k + S - G, k + S - G);  // a stage not used yet
     }
+#endif
     if (++s == S) s = 0, ph ^= 1u;
   }
   wg_wait<0>();
   pin<REGS>(acc);
-  __syncthreads();
+  block_sync();
   if (t == 0) {
 #pragma unroll
     for (int s = 0; s < S; ++s) bar_inval(&full[s]), bar_inval(&empty[s]);
@@ -248,3 +384,18 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
 }  // namespace sm90
 }  // namespace tile
 }  // namespace tt
+
+// The kernel's entry and exits in generated code of kernels with k loops on this main loop
+// (backends/cuda/emit.py): the producer warp's split and the letter that stops it
+#if defined(TT_PRODUCER) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define TT_PRODUCER_ENTRY() \
+  if (::tt::tile::sm90::producer_split()) return
+#define TT_PRODUCER_EXIT() ::tt::tile::sm90::producer_done()
+#else
+#define TT_PRODUCER_ENTRY() \
+  do {                      \
+  } while (0)
+#define TT_PRODUCER_EXIT() \
+  do {                     \
+  } while (0)
+#endif

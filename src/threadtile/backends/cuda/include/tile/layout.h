@@ -19,7 +19,7 @@
 //   shared: operations that move elements between threads (reductions, transposes, other
 //           broadcasts, mma) stage through the scratch at the start of dynamic shared memory
 //           (TT_SCRATCH_BYTES, sized by the code generator for the largest user); each starts
-//           with __syncthreads() so that the previous user has finished reading it.
+//           with block_sync() so that the previous user has finished reading it.
 //
 // The generated code defines TT_SCRATCH_BYTES before it includes tile.h; the sizes tile code
 // shares with the compiler (TT_VEC, the tensor cores' shape, the k loops' buffers) are in
@@ -31,6 +31,16 @@
 
 #ifndef TT_SCRATCH_BYTES
 #define TT_SCRATCH_BYTES 0
+#endif
+// TT_PRODUCER (a build option, jit.build): the block has a producer warpgroup after the
+// TT_BLOCK_THREADS threads of the kernel's code (the generated code defines it)
+#ifdef TT_PRODUCER
+#ifndef TT_BLOCK_THREADS
+#error "TT_PRODUCER needs TT_BLOCK_THREADS"
+#endif
+#define TT_PRODUCER_THREADS 128  // a warpgroup: setmaxnreg hands its registers over
+#else
+#define TT_PRODUCER_THREADS 0
 #endif
 
 extern __shared__ __align__(16) unsigned char tt_dynamic_smem[];
@@ -97,6 +107,16 @@ template <int H, int... S> struct pack_at<0, H, S...> { static constexpr int val
 
 __device__ __forceinline__ int tid() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+// The barrier of tile code: every thread of the block, or, in a build with a producer warp
+// (TT_PRODUCER: kloop_sm90.h), the TT_BLOCK_THREADS threads that run the kernel's code, on a
+// named barrier of their own (the producer warp takes no part in it)
+__device__ __forceinline__ void block_sync() {
+#ifdef TT_PRODUCER
+  asm volatile("bar.sync 1, %0;" ::"n"(TT_BLOCK_THREADS) : "memory");
+#else
+  __syncthreads();
+#endif
 }
 // the element thread t holds in slot k
 template <class TL>

@@ -296,9 +296,9 @@ __device__ __forceinline__ TL load(const Arr& a, typename traits<TL>::elem pad, 
 template <class TL, int... Ord, class Arr, class... I>
 __device__ __forceinline__ TL load_shared(const Arr& a, typename traits<TL>::elem pad,
                                           I... idx) {
-  __syncthreads();
+  block_sync();
   TL r = load<TL, Ord...>(a, pad, idx...);
-  __syncthreads();
+  block_sync();
   return r;
 }
 
@@ -343,9 +343,9 @@ __device__ __forceinline__ void store(const Arr& a, const TL& x, I... idx) {
 }
 template <int... Ord, class Arr, class TL, class... I>
 __device__ __forceinline__ void store_shared(const Arr& a, const TL& x, I... idx) {
-  __syncthreads();
+  block_sync();
   store<Ord...>(a, x, idx...);
-  __syncthreads();
+  block_sync();
 }
 
 }  // namespace tile

@@ -235,13 +235,13 @@ __device__ __forceinline__ Tile<T, NT, M, N> to_blocked(const MmaTile<T, NT, M, 
   static_assert(M * N * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
   T* buf = scratch<T>();
   const int t = tid();
-  __syncthreads();
+  block_sync();
 #pragma unroll
   for (int i = 0; i < X::BLOCKS; ++i) {
 #pragma unroll
     for (int j = 0; j < 4; ++j) buf[frag_index<NT, M, N>(t, i, j)] = x.v[i * 4 + j];
   }
-  __syncthreads();
+  block_sync();
   R r;
 #pragma unroll
   for (int k = 0; k < R::N; ++k) r.v[k] = buf[elem<R>(t, k)];
@@ -356,9 +356,9 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(const Tile<TA, NT, M, K>
                 "tile scratch too small");
   TA* As = scratch<TA>();
   TA* Bs = As + M * P::LD;
-  __syncthreads();
+  block_sync();
   stage_operands<P>(a, b, As, Bs);
-  __syncthreads();
+  block_sync();
   MmaTile<float, NT, M, N> r = c;
   warp_mma<P, NT, M, N>(r.v, As, Bs);
   return r;
@@ -379,13 +379,13 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
     constexpr int LD = P::LD;
     TA* Bs = As + M * LD;
     float* Cs = reinterpret_cast<float*>(Bs + P::B_ELEMS);
-    __syncthreads();
+    block_sync();
     stage_operands<P>(a, b, As, Bs);
     if (owner<XC>(t)) {
 #pragma unroll
       for (int k = 0; k < XC::N; ++k) Cs[elem<XC>(t, k)] = float(wide(c.v[k]));
     }
-    __syncthreads();
+    block_sync();
     const int lane = t % 32, g = lane >> 2, q = lane & 3;
     for (int blk = t / 32; blk < (M / 16) * (N / 8); blk += NT / 32) {
       const int i0 = (blk / (N / 8)) * 16, j0 = (blk % (N / 8)) * 8;
@@ -395,7 +395,7 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
       mma_block<P>(d, As, Bs, i0, j0, lane);
       c0[0] = d[0], c0[1] = d[1], c1[0] = d[2], c1[1] = d[3];
     }
-    __syncthreads();
+    block_sync();
     XC r;
 #pragma unroll
     for (int k = 0; k < XC::N; ++k) r.v[k] = to<TC>(Cs[elem<XC>(t, k)]);
@@ -407,7 +407,7 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
 #pragma unroll
       for (int k = 0; k < XB::N; ++k) Bs[elem<XB>(t, k)] = b.v[k];
     }
-    __syncthreads();
+    block_sync();
     XC r;
 #pragma unroll
     for (int k = 0; k < XC::N; ++k) {

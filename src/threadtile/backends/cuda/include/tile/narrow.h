@@ -134,7 +134,7 @@ __device__ __forceinline__ R bytes_as(const Tile<T, NT, S...>& x) {
   typedef typename traits<R>::elem U;
   unsigned char* buf = scratch<unsigned char>();
   const int t = tid();
-  __syncthreads();  // the scratch's previous user has finished reading it
+  block_sync();  // the scratch's previous user has finished reading it
   if (owner<X>(t)) {
 #pragma unroll
     for (int k = 0; k < X::N; ++k) {
@@ -148,7 +148,7 @@ __device__ __forceinline__ R bytes_as(const Tile<T, NT, S...>& x) {
       }
     }
   }
-  __syncthreads();
+  block_sync();
   R r;
 #pragma unroll
   for (int k = 0; k < R::N; ++k) {

@@ -125,7 +125,7 @@ __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST
     ld = MR > 1 ? offset(a, g1) - offset(a, g0) : 0;
     inside = reinterpret_cast<unsigned long long>(base) % 16 == 0 && ld % CH == 0;
   }
-  __syncthreads();  // the buffer's previous reader has finished
+  block_sync();  // the buffer's previous reader has finished
   if (inside) {
     const int t = tid();
 #pragma unroll
@@ -198,7 +198,7 @@ __device__ __forceinline__ void wgmma_operands(const AT& a, const BT& b, float* 
   constexpr int WG = NT / 128, R = M / (64 * WG), REGS = R * N / 2, KD = sm90::kind<T>::value;
   const int t = tid(), wg = t >> 7;
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  __syncthreads();
+  block_sync();
   sm90::pin<REGS>(acc);
   sm90::wg_fence();
 #pragma unroll
@@ -246,7 +246,7 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(
   T* As = scratch<T>();
   if constexpr (!regs && !own) {
     static_assert(M * P::LD * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
-    __syncthreads();
+    block_sync();
     if (owner<AT>(t)) {
 #pragma unroll
       for (int k = 0; k < AT::N; ++k) {
@@ -263,7 +263,7 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(
     return out;
   }
 #endif
-  __syncthreads();
+  block_sync();
   MmaTile<float, NT, M, N> out = c;
 #pragma unroll
   for (int s = 0; s < K / 16; ++s) {
@@ -312,7 +312,7 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(const MmaTile<TA, NT, M,
   static_assert(P::B_ELEMS * sizeof(TA) <= TT_SCRATCH_BYTES, "tile scratch too small");
   TA* Bs = scratch<TA>();
   const int t = tid();
-  __syncthreads();
+  block_sync();
   if (owner<XB>(t)) {
 #pragma unroll
     for (int k = 0; k < XB::N; ++k) {

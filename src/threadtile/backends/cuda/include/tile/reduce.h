@@ -153,7 +153,7 @@ __device__ __forceinline__ auto reduce_rows(const Tile<T, NT, S...>& x) {
   const int t = tid(), lane = t % 32, w = t / 32;
   A* part = scratch<A>();
   int* ipart = reinterpret_cast<int*>(part + EO * NW);
-  __syncthreads();
+  block_sync();
 #pragma unroll
   for (int o = 0; o < EO; ++o) {
     constexpr bool arg = K == ARGMAX || K == ARGMIN;
@@ -174,7 +174,7 @@ __device__ __forceinline__ auto reduce_rows(const Tile<T, NT, S...>& x) {
       if constexpr (arg) ipart[o * NW + w] = best;
     }
   }
-  __syncthreads();
+  block_sync();
   R r;
 #pragma unroll
   for (int k = 0; k < R::N; ++k) {

@@ -36,12 +36,12 @@ __device__ __forceinline__ Tile<T, NT, O...> broadcast(const Tile<T, NT, S...>& 
 template <class TL>
 __device__ __forceinline__ void to_scratch(const TL& x, typename traits<TL>::elem* buf) {
   const int t = tid();
-  __syncthreads();  // the scratch's previous user has finished reading it
+  block_sync();  // the scratch's previous user has finished reading it
   if (owner<TL>(t)) {
 #pragma unroll
     for (int k = 0; k < TL::N; ++k) buf[elem<TL>(t, k)] = x.v[k];
   }
-  __syncthreads();
+  block_sync();
 }
 
 // reshape: same elements in the same row-major order, hence the same registers when the two
@@ -106,7 +106,7 @@ __device__ __forceinline__ Tile<T, NT, pack_at<P, S...>::value...> permute(
   static_assert(X::E / LAST * LP * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
   T* buf = scratch<T>();
   const int t = tid();
-  __syncthreads();  // the scratch's previous user has finished reading it
+  block_sync();  // the scratch's previous user has finished reading it
   if (owner<X>(t)) {
 #pragma unroll
     for (int k = 0; k < X::N; ++k) {
@@ -114,7 +114,7 @@ __device__ __forceinline__ Tile<T, NT, pack_at<P, S...>::value...> permute(
       buf[(e / LAST) * LP + e % LAST] = x.v[k];
     }
   }
-  __syncthreads();
+  block_sync();
   R r;
 #pragma unroll
   for (int k = 0; k < R::N; ++k) {
