@@ -9,6 +9,7 @@ See docs/language.md for what a kernel may contain.
 """
 
 from .backends.sim import simulate
+from .comparison import compare
 from .compile_api import (
     compile,
     compile_for_current_device,
@@ -172,3 +173,13 @@ from .version import __version__
 
 # remember the sources of functions built with exec from now on (frontend/execsource.py)
 _execsource.install()
+
+
+def __getattr__(name: str):
+    # ``threadtile.torch`` (torch_ops.py: kernels as torch custom ops) imports torch, so it
+    # loads on first use: ``import threadtile`` must not import torch
+    if name == "torch":
+        from . import torch_ops  # noqa: PLC0415
+
+        return torch_ops
+    raise AttributeError(f"module 'threadtile' has no attribute {name!r}")

@@ -26,7 +26,7 @@ from ...runtime import abi
 from ...runtime.arrays import describe_host
 from ...runtime.devices import SIMULATED_ATTRIBUTES
 from ...runtime.memory import simulated_view
-from . import checks, memory, ops
+from . import checks, memory, ops, record
 from .codegen import Program, translate
 
 LANES = 1 << 17  # lanes per batch: large enough that NumPy's per-call overhead is amortized
@@ -548,3 +548,4 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset,
             st.prints.sort(key=lambda r: (r[0], r[1]))
             sys.stdout.write("".join(text for _, _, text in st.prints))
             sys.stdout.flush()
+    record.record(L, values)  # who wrote what, where threadtile.compare asks (record.py)

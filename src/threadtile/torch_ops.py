@@ -1,0 +1,163 @@
+"""threadtile kernels as PyTorch operators: ``threadtile.torch`` (docs/torch.md).
+
+A *host function* that takes torch tensors, allocates its outputs and launches threadtile
+kernels (thread-level ``@threadtile.jit`` or tile-level ``@ct.kernel``) becomes a
+``torch.library`` custom operator with :func:`custom_op`::
+
+    import threadtile
+    from torch import Tensor
+
+    @threadtile.torch.custom_op("mylib::add", mutates_args=(), shapes=lambda x, y: x)
+    def add(x: Tensor, y: Tensor) -> Tensor:
+        out = torch.empty_like(x)
+        add_kernel[threadtile.cdiv(x.numel(), 256), 256](x, y, out)
+        return out
+
+The result is torch's own ``CustomOpDef``: ``register_fake``, ``register_autograd``,
+``register_kernel``, ``torch.library.opcheck`` work on it as on any custom op. What this module
+adds around the host function:
+
+- **the tensors' device is current** while it runs (``torch.cuda.device``): the outputs it
+  allocates on ``"cuda"`` land there, and torch's current stream on that device is the one
+  its launches use (a launch without a stream takes the current stream of its first torch
+  argument's device: runtime/launcher.py), which is what CUDA-graph capture needs;
+- ``shapes=``: a fake (meta) implementation made from a shape function (:func:`fake_impl`),
+  so that ``torch.compile`` traces a model calling the operator without running it.
+
+Under ``threadtile.simulate()`` the same operator runs its kernels in the simulator, in place
+on CPU tensors (a CUDA tensor is copied to the host and back): that is how a machine without
+a GPU tests an operator, compiled (``torch.compile(backend="aot_eager")``) or not.
+
+Importing this module imports torch; ``import threadtile`` does not (``threadtile.torch`` is
+loaded on first use).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Sequence
+
+import torch
+
+__all__ = ["custom_op", "fake_impl", "device_of"]
+
+
+def device_of(args: Iterable, kwargs: dict | None = None) -> int | None:
+    """The index of the first CUDA device among the tensors in ``args`` and ``kwargs``'s
+    values (lists and tuples of tensors looked into), or None when no tensor is on a GPU."""
+    for a in (*args, *(kwargs or {}).values()):
+        if isinstance(a, torch.Tensor):
+            if a.is_cuda:
+                return a.device.index
+        elif isinstance(a, (list, tuple)):
+            d = device_of(a)
+            if d is not None:
+                return d
+    return None
+
+
+def _on_tensor_device(fn: Callable) -> Callable:
+    """``fn`` run with the device of its first CUDA tensor argument current in torch."""
+
+    @functools.wraps(fn)
+    def host(*args, **kwargs):
+        dev = device_of(args, kwargs)
+        if dev is None or dev == torch.cuda.current_device():
+            return fn(*args, **kwargs)
+        with torch.cuda.device(dev):
+            return fn(*args, **kwargs)
+
+    return host
+
+
+def custom_op(name: str, fn: Callable | None = None, /, *,
+              mutates_args: str | Iterable[str], device_types: str | Sequence[str] | None = None,
+              schema: str | None = None, tags=None, shapes: Callable | None = None):
+    """Make the host function ``fn`` the custom operator ``name`` (``"namespace::name"``).
+
+    Used as ``@custom_op("mylib::op", mutates_args=(...))`` or ``custom_op(name, fn, ...)``.
+    ``fn`` takes torch tensors (and numbers, lists...: torch's schema types, from its type
+    annotations), launches threadtile kernels on them and returns its outputs (new tensors: a
+    custom op's outputs may not alias its inputs; write into an argument named in
+    ``mutates_args`` instead). ``mutates_args``, ``device_types``, ``schema`` and ``tags`` are
+    ``torch.library.custom_op``'s. While ``fn`` runs, the device of its first CUDA tensor
+    argument is torch's current device.
+
+    ``shapes``: a shape function registered as the operator's fake implementation
+    (:func:`fake_impl`); without it, register one with ``op.register_fake`` before tracing
+    (``torch.compile``, ``torch.export``) an operator that returns tensors.
+
+    Returns torch's ``CustomOpDef``: call it like ``fn``; ``register_autograd(backward,
+    setup_context=...)`` gives it a gradient (the backward should call another custom op
+    whose host function launches the backward kernel, so that it traces too).
+    """
+    def make(f: Callable):
+        # torch infers the schema from f itself (its annotations read in f's module); the
+        # kernel it dispatches to is f with the tensors' device made current
+        op = torch.library.custom_op(name, f, mutates_args=mutates_args,
+                                     device_types=device_types, schema=schema, tags=tags)
+        op.register_kernel(device_types)(_on_tensor_device(f))
+        if shapes is not None:
+            op.register_fake(fake_impl(shapes))
+        return op
+
+    if fn is None:
+        return make
+    return make(fn)
+
+
+def fake_impl(shapes: Callable) -> Callable:
+    """The fake (meta) implementation of an operator whose outputs ``shapes`` describes.
+
+    ``shapes`` takes the operator's arguments (fake tensors while tracing: their shapes may be
+    symbolic) and returns, for its one output, either a tensor the output is shaped like (its
+    shape, dtype, device and strides: ``lambda x, y: x``) or a ``(shape, dtype)`` pair (on the
+    device of the first tensor argument); for several outputs a tuple or list of these; None
+    for an operator that returns nothing. The fake implementation allocates empty tensors of
+    those shapes, which is all tracing needs."""
+
+    def fake(*args, **kwargs):
+        out = shapes(*args, **kwargs)
+        if out is None:
+            return None
+        device = _first_device(args, kwargs)
+        if _is_spec(out):
+            return _empty(out, device)
+        if isinstance(out, (list, tuple)):
+            made = [_empty(o, device) for o in out]
+            return made if isinstance(out, list) else tuple(made)
+        raise TypeError(f"the shape function {getattr(shapes, '__name__', shapes)!r} returned "
+                        f"{type(out).__name__}: return a tensor the output is shaped like, a "
+                        "(shape, dtype) pair, or a tuple or list of these")
+
+    fake.__name__ = f"fake_{getattr(shapes, '__name__', 'shapes')}"
+    return fake
+
+
+def _is_spec(o) -> bool:
+    return isinstance(o, torch.Tensor) or (
+        isinstance(o, tuple) and len(o) == 2 and isinstance(o[1], torch.dtype))
+
+
+def _empty(spec, device):
+    if isinstance(spec, torch.Tensor):
+        return torch.empty_like(spec)
+    if not _is_spec(spec):
+        raise TypeError(f"an output's shape must be a tensor it is shaped like or a (shape, "
+                        f"dtype) pair, not {spec!r}")
+    shape, dtype = spec
+    if device is None:
+        raise TypeError("a (shape, dtype) output needs a tensor argument to take its device "
+                        "from; return a tensor the output is shaped like instead")
+    return torch.empty(tuple(shape), dtype=dtype, device=device)
+
+
+def _first_device(args, kwargs):
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, torch.Tensor):
+            return a.device
+        if isinstance(a, (list, tuple)):
+            for x in a:
+                if isinstance(x, torch.Tensor):
+                    return x.device
+    return None

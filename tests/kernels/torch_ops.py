@@ -1,0 +1,182 @@
+"""threadtile kernels registered as torch custom operators (``threadtile.torch.custom_op``),
+shared by tests/sim/test_torch_ops.py (CPU tensors in the simulator) and
+tests/gpu/test_torch_ops_gpu.py (CUDA tensors). Imports torch: import it after
+``pytest.importorskip("torch")``. Not in ``MODULES``: the codegen tests need no torch.
+
+The host functions are written once for both targets: they allocate outputs like their inputs
+and launch without a stream (torch's current stream on the tensors' device).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+import threadtile
+import threadtile.tile as ct
+
+BLOCK = 64
+TILE = 32
+
+
+# ---- kernels ---------------------------------------------------------------------------------
+
+@threadtile.jit
+def add_kernel(x, y, out):
+    i = threadtile.grid(1)
+    if i < out.size:
+        out[i] = x[i] + y[i]
+
+
+@threadtile.jit
+def mul_kernel(x, y, out):
+    i = threadtile.grid(1)
+    if i < out.size:
+        out[i] = x[i] * y[i]
+
+
+@threadtile.jit
+def mul_backward_kernel(g, x, y, gx, gy):
+    i = threadtile.grid(1)
+    if i < g.size:
+        gx[i] = g[i] * y[i]
+        gy[i] = g[i] * x[i]
+
+
+@threadtile.jit
+def add_into_kernel(x, out):
+    i = threadtile.grid(1)
+    if i < out.size:
+        out[i] += x[i]
+
+
+@threadtile.jit
+def row_sums_kernel(x, out):
+    r = threadtile.grid(1)
+    if r < x.shape[0]:
+        acc = x[r, 0] * 0
+        for j in range(x.shape[1]):
+            acc += x[r, j]
+        out[r] = acc
+
+
+@ct.kernel
+def scale_kernel(x, out, alpha: float, tile: ct.Constant[int]):
+    t = ct.load(x, index=(ct.bid(0),), shape=(tile,), padding_mode=ct.PaddingMode.ZERO)
+    ct.store(out, index=(ct.bid(0),), tile=t * alpha)
+
+
+# ---- operators -------------------------------------------------------------------------------
+
+def _flat(t: Tensor) -> Tensor:
+    return t.contiguous().view(-1)
+
+
+@threadtile.torch.custom_op("threadtile_test::add", mutates_args=(), shapes=lambda x, y: x)
+def add(x: Tensor, y: Tensor) -> Tensor:
+    """x + y, same shapes (a thread-level kernel)."""
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    n = out.numel()
+    add_kernel[threadtile.cdiv(n, BLOCK), BLOCK](_flat(x), _flat(y), out.view(-1))
+    return out
+
+
+@threadtile.torch.custom_op("threadtile_test::scale", mutates_args=(), shapes=lambda x, alpha: x)
+def scale(x: Tensor, alpha: float) -> Tensor:
+    """alpha * x (a tile kernel, launched with cuTile's ct.launch on the current stream)."""
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    n = out.numel()
+    ct.launch(None, (ct.cdiv(n, TILE),), scale_kernel, (_flat(x), out.view(-1), alpha, TILE))
+    return out
+
+
+def _add_backward(ctx, grad):
+    return grad, grad
+
+
+add.register_autograd(_add_backward)
+
+
+def _scale_setup(ctx, inputs, output) -> None:
+    ctx.alpha = inputs[1]
+
+
+def _scale_backward(ctx, grad):
+    return scale(grad, ctx.alpha), None
+
+
+scale.register_autograd(_scale_backward, setup_context=_scale_setup)
+
+
+@threadtile.torch.custom_op("threadtile_test::mul", mutates_args=(), shapes=lambda x, y: x)
+def mul(x: Tensor, y: Tensor) -> Tensor:
+    """x * y, with a gradient computed by a backward kernel (``mul_backward``)."""
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    n = out.numel()
+    mul_kernel[threadtile.cdiv(n, BLOCK), BLOCK](_flat(x), _flat(y), out.view(-1))
+    return out
+
+
+@threadtile.torch.custom_op("threadtile_test::mul_backward", mutates_args=(),
+                            shapes=lambda g, x, y: (x, y))
+def mul_backward(g: Tensor, x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+    """(g * y, g * x): the gradients of ``mul`` (one kernel writes both)."""
+    gx = torch.empty_like(x, memory_format=torch.contiguous_format)
+    gy = torch.empty_like(y, memory_format=torch.contiguous_format)
+    n = gx.numel()
+    mul_backward_kernel[threadtile.cdiv(n, BLOCK), BLOCK](
+        _flat(g), _flat(x), _flat(y), gx.view(-1), gy.view(-1))
+    return gx, gy
+
+
+def _mul_setup(ctx, inputs, output) -> None:
+    ctx.save_for_backward(*inputs)
+
+
+def _mul_backward(ctx, grad):
+    x, y = ctx.saved_tensors
+    gx, gy = mul_backward(grad, x, y)
+    return gx, gy
+
+
+mul.register_autograd(_mul_backward, setup_context=_mul_setup)
+
+
+@threadtile.torch.custom_op("threadtile_test::add_into", mutates_args=("out",))
+def add_into(x: Tensor, out: Tensor) -> None:
+    """out += x in place (a contiguous ``out``): an operator that mutates an argument."""
+    n = out.numel()
+    add_into_kernel[threadtile.cdiv(n, BLOCK), BLOCK](_flat(x), out.view(-1))
+
+
+@threadtile.torch.custom_op("threadtile_test::row_sums", mutates_args=(),
+                            shapes=lambda x: ((x.shape[0],), x.dtype))
+def row_sums(x: Tensor) -> Tensor:
+    """The sum of each row of a 2-d tensor; its fake made from a (shape, dtype) pair."""
+    out = x.new_empty((x.shape[0],))
+    row_sums_kernel[threadtile.cdiv(x.shape[0], BLOCK), BLOCK](x.contiguous(), out)
+    return out
+
+
+def _row_sums_setup(ctx, inputs, output) -> None:
+    ctx.shape = inputs[0].shape
+
+
+def _row_sums_backward(ctx, grad):
+    return grad[:, None].expand(ctx.shape)
+
+
+row_sums.register_autograd(_row_sums_backward, setup_context=_row_sums_setup)
+
+
+class Model(torch.nn.Module):
+    """A small module calling every operator between torch ops."""
+
+    def __init__(self, n: int, dtype=torch.float32):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.linspace(-1, 1, n, dtype=dtype))
+
+    def forward(self, x: Tensor) -> Tensor:
+        h = mul(torch.tanh(x), self.w)
+        h = add(h, scale(x, 0.5))
+        return row_sums(h.reshape(-1, 4)).sum() + h.mean()

@@ -1,0 +1,203 @@
+"""threadtile kernels as torch custom operators, on CPU tensors in the simulator
+(``threadtile.torch``, docs/torch.md): eager results, ``torch.compile(fullgraph=True)`` without
+graph breaks, autograd through a backward kernel (gradcheck in float64), opcheck, fakes from
+shape functions. Skipped where torch is not installed; the same operators run on CUDA tensors
+in tests/gpu/test_torch_ops_gpu.py.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from kernels import torch_ops as ops  # noqa: E402
+
+import threadtile  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+@pytest.fixture(autouse=True)
+def simulated():
+    with threadtile.simulate():
+        yield
+
+
+def _xy(n=100, dtype=torch.float32):
+    g = torch.Generator().manual_seed(n)
+    return (torch.randn(n, generator=g, dtype=dtype), torch.randn(n, generator=g, dtype=dtype))
+
+
+# ---- the module --------------------------------------------------------------------------------
+
+def test_threadtile_torch_is_loaded_on_first_use():
+    """``import threadtile`` imports no torch; ``threadtile.torch`` is torch_ops."""
+    code = ("import sys, threadtile; assert 'torch' not in sys.modules, 'torch imported'; "
+            "import threadtile.torch_ops as m; assert threadtile.torch is m")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert threadtile.torch.custom_op is threadtile.torch_ops.custom_op
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        threadtile.nothing_here  # noqa: B018
+
+
+def test_device_of():
+    x = torch.zeros(3)
+    assert threadtile.torch.device_of((x, 1.0, [x])) is None
+    assert threadtile.torch.device_of(()) is None
+
+
+# ---- eager -------------------------------------------------------------------------------------
+
+def test_eager_thread_kernel():
+    x, y = _xy(1000)
+    torch.testing.assert_close(ops.add(x, y), x + y)
+    a, b = x.reshape(10, 100), y.reshape(10, 100)
+    torch.testing.assert_close(ops.add(a, b), a + b)  # host function flattens
+
+
+def test_eager_tile_kernel():
+    x, _ = _xy(77)  # not a multiple of the tile: the last tile is padded and masked
+    torch.testing.assert_close(ops.scale(x, 2.5), 2.5 * x)
+
+
+def test_eager_mutating_op():
+    x, y = _xy(50)
+    out = y.clone()
+    assert ops.add_into(x, out) is None
+    torch.testing.assert_close(out, x + y)
+
+
+def test_eager_fake_from_shape_and_dtype():
+    x = torch.arange(24, dtype=torch.float64).reshape(6, 4)
+    torch.testing.assert_close(ops.row_sums(x), x.sum(1))
+
+
+def test_cpu_tensors_without_the_simulator_say_so():
+    x, y = _xy(8)
+    with threadtile.simulate():
+        pass
+    saved = threadtile.runtime.mode.STATE.active
+    threadtile.runtime.mode.STATE.active = False
+    try:
+        with pytest.raises(TypeError, match="simulate"):
+            ops.add(x, y)
+    finally:
+        threadtile.runtime.mode.STATE.active = saved
+
+
+# ---- fakes -------------------------------------------------------------------------------------
+
+def test_fakes_from_shape_functions():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        x = torch.empty(6, 4, dtype=torch.float64)
+        y = torch.empty(6, 4, dtype=torch.float64)
+        assert ops.add(x, y).shape == (6, 4)
+        s = ops.row_sums(x)
+        assert s.shape == (6,) and s.dtype == torch.float64
+        gx, gy = ops.mul_backward(x, x, y)
+        assert gx.shape == gy.shape == (6, 4)
+
+
+def test_fake_impl_refuses_what_is_not_a_shape():
+    fake = threadtile.torch.fake_impl(lambda x: 3)
+    with pytest.raises(TypeError, match="shape function"):
+        fake(torch.zeros(2))
+    assert threadtile.torch.fake_impl(lambda x: None)(torch.zeros(2)) is None
+    pair = threadtile.torch.fake_impl(lambda x: [((2, 3), torch.int32), x])(torch.zeros(5))
+    assert isinstance(pair, list) and pair[0].shape == (2, 3) and pair[0].dtype == torch.int32
+    with pytest.raises(TypeError, match="device"):
+        threadtile.torch.fake_impl(lambda n: ((n,), torch.float32))(3)
+
+
+# ---- torch.compile -----------------------------------------------------------------------------
+
+def _compiled_matches(backend: str):
+    torch._dynamo.reset()
+    m = ops.Model(64)
+    x = torch.randn(64, generator=torch.Generator().manual_seed(1))
+    eager = m(x)
+    compiled = torch.compile(m, fullgraph=True, backend=backend)
+    torch.testing.assert_close(compiled(x), eager)
+    x2 = x.flip(0).contiguous()
+    torch.testing.assert_close(compiled(x2), m(x2))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_compile_fullgraph_matches_eager(backend):
+    _compiled_matches(backend)
+
+
+def test_compile_has_no_graph_break():
+    torch._dynamo.reset()
+    m = ops.Model(64)
+    x = torch.randn(64)
+    explain = torch._dynamo.explain(m)(x)
+    assert explain.graph_break_count == 0, explain.break_reasons
+    assert explain.graph_count == 1
+    names = {str(n.target) for g in explain.graphs for n in g.graph.nodes
+             if n.op == "call_function"}
+    assert {"threadtile_test.add.default", "threadtile_test.mul.default",
+            "threadtile_test.scale.default", "threadtile_test.row_sums.default"} <= names
+
+
+def test_compile_backward_through_the_backward_kernel():
+    torch._dynamo.reset()
+    counts = {"graphs": 0}
+
+    def counting(gm, inputs):
+        counts["graphs"] += 1
+        return gm.forward
+
+    m = ops.Model(32)
+    x = torch.randn(32, requires_grad=True)
+    m(x).backward()
+    want = (x.grad.clone(), m.w.grad.clone())
+    x.grad = m.w.grad = None
+    compiled = torch.compile(m, fullgraph=True, backend="aot_eager")
+    compiled(x).backward()
+    torch.testing.assert_close((x.grad, m.w.grad), want)
+    torch._dynamo.reset()
+    torch.compile(m, fullgraph=True, backend=counting)(x)
+    assert counts["graphs"] == 1
+
+
+# ---- autograd ----------------------------------------------------------------------------------
+
+def test_gradcheck_float64():
+    x, y = _xy(12, torch.float64)
+    x.requires_grad_(True)
+    y.requires_grad_(True)
+    assert torch.autograd.gradcheck(ops.mul, (x, y))
+
+
+def test_backward_matches_torch():
+    x, y = _xy(40)
+    a, b = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
+    (ops.mul(a, b) * torch.arange(40.0)).sum().backward()
+    c, d = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
+    (c * d * torch.arange(40.0)).sum().backward()
+    torch.testing.assert_close((a.grad, b.grad), (c.grad, d.grad))
+
+
+# ---- opcheck -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", ["add", "scale", "mul", "mul_grad", "mul_backward", "add_into",
+                                  "row_sums"])
+def test_opcheck(case):
+    x, y = _xy(20, torch.float64)
+    args = {"add": (ops.add, (x, y)), "scale": (ops.scale, (x, 3.0)),
+            "mul": (ops.mul, (x, y)),
+            "mul_grad": (ops.mul, (x.clone().requires_grad_(True),
+                                   y.clone().requires_grad_(True))),
+            "mul_backward": (ops.mul_backward, (x, x, y)),
+            "add_into": (ops.add_into, (x, y.clone())),
+            "row_sums": (ops.row_sums, (x.reshape(5, 4),))}[case]
+    torch.library.opcheck(*args)
