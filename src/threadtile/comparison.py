@@ -81,6 +81,12 @@ class Run:
     records: list = field(default_factory=list)
     runtime_index: list = field(default_factory=list)
 
+    @property
+    def writers_known(self) -> bool:
+        """Whether this run kept who wrote each element: a simulator run whose launches all
+        ran race checks."""
+        return bool(self.records) and all(r.race_checked for r in self.records)
+
     def writer(self, position: int, index: tuple) -> sim_record.Writer | None:
         """The simulator's last writer of element ``index`` of positional argument
         ``position`` (over every launch the run made, the latest first), or None."""
@@ -240,7 +246,8 @@ def _need_gpu() -> None:
 class ArrayComparison:
     """One array argument compared: ``name``, ``dtype`` (its name), ``shape``; ``mismatches``
     (elements outside the tolerance); the first of them (C order): ``index``, ``device_value``,
-    ``reference_value``, ``writer`` (the simulator's thread that wrote it, or None);
+    ``reference_value``, ``writer`` (the simulator's thread that wrote it, or None) and
+    ``written`` (that writer in words, "no thread wrote it", or "" where writers are unknown);
     ``tolerance`` (rtol, atol), (0, 0) meaning exact; ``note`` (shapes that differ)."""
 
     name: str
@@ -251,6 +258,7 @@ class ArrayComparison:
     device_value: object = None
     reference_value: object = None
     writer: sim_record.Writer | None = None
+    written: str = ""
     tolerance: tuple = (0.0, 0.0)
     note: str = ""
 
@@ -271,10 +279,8 @@ class ArrayComparison:
         text = (f"{head}: {self.mismatches} of {n} elements differ ({tol}); first at "
                 f"{self.name}[{idx}]: {device} {self.device_value!r}, {reference} "
                 f"{self.reference_value!r}")
-        if self.writer is not None:
-            text += f"; written in the {reference} by {self.writer}"
-        elif reference == "simulator":
-            text += f"; no thread wrote it in the {reference}"
+        if self.written:
+            text += f"; {self.written}"
         return text
 
 
@@ -357,8 +363,10 @@ def _value(x):
 
 def compare_arrays(name: str, dtype: str, device: np.ndarray, reference: np.ndarray,
                    rtol: float | None = None, atol: float | None = None,
-                   writer: Callable[[tuple], object] | None = None) -> ArrayComparison:
-    """One array of two runs compared (``writer(index)``: who wrote an element)."""
+                   writer: Callable[[tuple], object] | None = None,
+                   reference_label: str = "simulator") -> ArrayComparison:
+    """One array of two runs compared (``writer(index)``: who wrote an element in the
+    reference run, None where that run does not know)."""
     tol = _tolerance(dtype, rtol, atol)
     out = ArrayComparison(name, dtype, tuple(device.shape), tolerance=tol)
     if device.shape != reference.shape:
@@ -371,7 +379,10 @@ def compare_arrays(name: str, dtype: str, device: np.ndarray, reference: np.ndar
         out.index = index
         out.device_value = _value(device[index])
         out.reference_value = _value(reference[index])
-        out.writer = writer(index) if writer is not None else None
+        if writer is not None:
+            w = out.writer = writer(index)
+            out.written = (f"written in the {reference_label} by {w}" if w is not None else
+                           f"no thread wrote it in the {reference_label}")
     return out
 
 
@@ -393,7 +404,8 @@ def compare_runs(device: Run, reference: Run, names: Sequence[str] | None = None
         name = names[pos] if names is not None and pos < len(names) else f"argument {pos}"
         report.arrays.append(compare_arrays(
             name, reference.dtypes[pos] or str(r.dtype), d, r, rtol, atol,
-            lambda index, pos=pos: reference.writer(pos, index)))
+            (lambda index, pos=pos: reference.writer(pos, index))
+            if reference.writers_known else None, reference.label))
     return report
 
 

@@ -18,8 +18,6 @@ from kernels import torch_ops as ops  # noqa: E402
 
 import threadtile  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
 
 @pytest.fixture(autouse=True)
 def simulated():
