@@ -1,0 +1,110 @@
+"""The cost of a threadtile kernel as a torch custom operator: host microseconds per call.
+
+One elementwise add of two torch CUDA tensors of N floats (small: the kernel takes a few
+microseconds of device time, so the host's per-call cost is what shows), called back to back:
+
+- ``threadtile launch``: ``kernel[grid, block](a, b, c)`` into a preallocated output (the bare
+  steady-state launch);
+- ``host function``: the operator's Python function called directly (``torch.empty_like`` +
+  the launch): what the operator wraps;
+- ``threadtile op (eager)``: the same function as ``threadtile.torch.custom_op``, through
+  torch's dispatcher;
+- ``threadtile op (compile ...)``: a function calling the operator under ``torch.compile``
+  (``aot_eager``; ``inductor`` where triton is installed; ``inductor reduce-overhead``: the
+  compiled graph replayed as a CUDA graph);
+- ``torch.add``: torch's own operator of the same size, eager and compiled alike.
+
+Each figure is the median over rounds of back-to-back calls, the methods' rounds interleaved
+(``launch_overhead.per_launch_us``). GPU only; writes results/torch_ops.json.
+"""
+
+import importlib.util
+
+from _common import write
+from launch_overhead import per_launch_us
+
+N = 4096
+BLOCK = 256
+
+
+def main() -> None:
+    import torch
+    from torch import Tensor
+
+    import threadtile
+
+    @threadtile.jit
+    def add_kernel(x, y, out):
+        i = threadtile.grid(1)
+        if i < out.size:
+            out[i] = x[i] + y[i]
+
+    launch = add_kernel[threadtile.cdiv(N, BLOCK), BLOCK]
+
+    # (no `from __future__ import annotations` here: torch reads these annotations, and a
+    # string "Tensor" would be looked up in the module, where main's imports are not)
+    def add_host(x: Tensor, y: Tensor) -> Tensor:
+        out = torch.empty_like(x)
+        launch(x, y, out)
+        return out
+
+    op = threadtile.torch.custom_op("threadtile_bench::add", add_host, mutates_args=(),
+                                    shapes=lambda x, y: x)
+
+    a, b = torch.randn(N, device="cuda"), torch.randn(N, device="cuda")
+    c = torch.empty(N, device="cuda")
+    fns = {"threadtile launch": lambda: launch(a, b, c),
+           "host function": lambda: add_host(a, b),
+           "threadtile op (eager)": lambda: op(a, b),
+           "torch.add (eager)": lambda: torch.add(a, b)}
+
+    def with_op(x, y):
+        return op(x, y)
+
+    def with_torch(x, y):
+        return torch.add(x, y)
+
+    compiles = [("aot_eager", {"backend": "aot_eager"})]
+    if importlib.util.find_spec("triton") is not None:
+        compiles += [("inductor", {}), ("inductor reduce-overhead", {"mode": "reduce-overhead"})]
+    skipped = {}
+    for label, kwargs in compiles:
+        for name, f in (("threadtile op", with_op), ("torch.add", with_torch)):
+            key = f"{name} (compile {label})"
+            try:
+                torch._dynamo.reset()
+                g = torch.compile(f, fullgraph=True, **kwargs)
+                for _ in range(3):  # compiled (and, for reduce-overhead, recorded) here
+                    r = g(a, b)
+                torch.cuda.synchronize()
+                assert torch.allclose(r, a + b), key
+            except Exception as e:  # noqa: BLE001  (a backend this host lacks: recorded)
+                skipped[key] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+                continue
+            fns[key] = lambda g=g: g(a, b)
+
+    for name in ("threadtile launch", "host function", "threadtile op (eager)"):
+        fns[name]()
+    torch.cuda.synchronize()
+    assert torch.allclose(c, a + b) and torch.allclose(op(a, b), a + b)
+    results = per_launch_us(fns)
+    for name, us in results.items():
+        print(f"{name:44s} {us:7.2f} us")
+    for key, why in skipped.items():
+        print(f"{key:44s} skipped: {why}")
+    base = results["threadtile launch"]
+    ratios = {f"{name} / threadtile launch": us / base for name, us in results.items()
+              if name != "threadtile launch"}
+    ratios["threadtile op (eager) / torch.add (eager)"] = (
+        results["threadtile op (eager)"] / results["torch.add (eager)"])
+    for name, r in ratios.items():
+        print(f"{name:60s} {r:6.2f}")
+    write("torch_ops", {"us_per_call": results, "ratios": ratios, "skipped": skipped,
+                        "n": N, "block": BLOCK},
+          notes="host time per call, median of interleaved rounds of back-to-back calls "
+                "(launch_overhead.per_launch_us); elementwise add of two torch CUDA tensors of "
+                f"{N} float32, torch's current stream")
+
+
+if __name__ == "__main__":
+    main()
