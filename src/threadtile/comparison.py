@@ -277,8 +277,8 @@ class ArrayComparison:
         tol = "exactly" if (rtol, atol) == (0, 0) else f"rtol {rtol:g}, atol {atol:g}"
         idx = ", ".join(str(i) for i in self.index)
         text = (f"{head}: {self.mismatches} of {n} elements differ ({tol}); first at "
-                f"{self.name}[{idx}]: {device} {self.device_value!r}, {reference} "
-                f"{self.reference_value!r}")
+                f"{self.name}[{idx}]: {device} {self.device_value!s}, {reference} "
+                f"{self.reference_value!s}")
         if self.written:
             text += f"; {self.written}"
         return text
@@ -357,8 +357,6 @@ def _close(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> np.ndarray
     return eq
 
 
-def _value(x):
-    return x.item() if isinstance(x, np.generic) else x
 
 
 def compare_arrays(name: str, dtype: str, device: np.ndarray, reference: np.ndarray,
@@ -377,8 +375,8 @@ def compare_arrays(name: str, dtype: str, device: np.ndarray, reference: np.ndar
     if out.mismatches:
         index = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
         out.index = index
-        out.device_value = _value(device[index])
-        out.reference_value = _value(reference[index])
+        out.device_value = device[index]
+        out.reference_value = reference[index]
         if writer is not None:
             w = out.writer = writer(index)
             out.written = (f"written in the {reference_label} by {w}" if w is not None else
