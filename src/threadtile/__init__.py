@@ -179,7 +179,14 @@ def __getattr__(name: str):
     # ``threadtile.torch`` (torch_ops.py: kernels as torch custom ops) imports torch, so it
     # loads on first use: ``import threadtile`` must not import torch
     if name == "torch":
-        from . import torch_ops  # noqa: PLC0415
-
+        try:
+            from . import torch_ops  # noqa: PLC0415
+        except ModuleNotFoundError as e:
+            if e.name != "torch":
+                raise
+            raise ModuleNotFoundError(
+                "threadtile.torch makes threadtile kernels torch operators, and PyTorch is not "
+                "installed: pip install torch", name="torch") from None
+        globals()["torch"] = torch_ops  # later lookups skip this function
         return torch_ops
     raise AttributeError(f"module 'threadtile' has no attribute {name!r}")

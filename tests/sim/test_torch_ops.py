@@ -7,9 +7,6 @@ in tests/gpu/test_torch_ops_gpu.py.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -31,18 +28,6 @@ def _xy(n=100, dtype=torch.float32):
 
 
 # ---- the module --------------------------------------------------------------------------------
-
-def test_threadtile_torch_is_loaded_on_first_use():
-    """``import threadtile`` imports no torch; ``threadtile.torch`` is torch_ops."""
-    code = ("import sys, threadtile; assert 'torch' not in sys.modules, 'torch imported'; "
-            "import threadtile.torch_ops as m; assert threadtile.torch is m")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=300)
-    assert r.returncode == 0, r.stderr
-    assert threadtile.torch.custom_op is threadtile.torch_ops.custom_op
-    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
-        threadtile.nothing_here  # noqa: B018
-
 
 def test_device_of():
     x = torch.zeros(3)
