@@ -35,6 +35,7 @@ from .jit import Kernel, Launch
 from .runtime import devices, driver, mode
 from .runtime.arrays import HostArrayWarning
 from .runtime.hostarrays import as_cuda_array, to_device
+from .runtime.memory import simulated_view
 
 __all__ = ["compare", "compare_runs", "run_on_gpu", "run_in_simulator", "Run", "Report",
            "ArrayComparison", "MismatchError", "TOLERANCES"]
@@ -130,7 +131,7 @@ def _to_host(a) -> np.ndarray:
         return t.numpy().copy()
     if hasattr(a, "get") and (type(a).__module__ or "").startswith("cupy"):
         return _readable(a.get())
-    return _readable(as_cuda_array(a).copy_to_host())
+    return _readable(_device_to_host(a))
 
 
 def _gpu_copy(a):
@@ -145,8 +146,18 @@ def _gpu_copy(a):
     if hasattr(a, "copy") and (type(a).__module__ or "").startswith("cupy"):
         return a.copy()
     if hasattr(a, "__cuda_array_interface__"):
-        return to_device(as_cuda_array(a).copy_to_host())
+        return to_device(_device_to_host(a))
     return a
+
+
+def _device_to_host(a) -> np.ndarray:
+    """A host copy of device memory: the simulator's (a device array made under
+    ``simulate()``), or the GPU's."""
+    view = simulated_view(a)
+    if view is not None:
+        return np.array(view, copy=True)
+    with _on_the_gpu():
+        return as_cuda_array(a).copy_to_host()
 
 
 def _host_copy(a):
@@ -161,7 +172,7 @@ def _host_copy(a):
     if hasattr(a, "get") and (type(a).__module__ or "").startswith("cupy"):
         return a.get()
     if hasattr(a, "__cuda_array_interface__"):
-        return as_cuda_array(a).copy_to_host()
+        return _device_to_host(a)
     return a
 
 
@@ -199,16 +210,17 @@ def run_on_gpu(go: Callable, args: Sequence, label: str = "GPU") -> Run:
     """Launch ``go(*copies)`` on the GPU, the copies made from ``args`` in GPU memory, and read
     every array back. Raises RuntimeError where no GPU is available."""
     _need_gpu()
-    copies = [_gpu_copy(a) for a in args]
     error = None
+    # the copies too are made off the simulator: to_device must give GPU memory
     with _on_the_gpu(), warnings.catch_warnings():
         warnings.simplefilter("ignore", HostArrayWarning)
+        copies = [_gpu_copy(a) for a in args]
         try:
             go(*copies)
         except KernelRuntimeError as e:  # jit(debug=True): the kernel raised
             error = e
         devices.synchronize()
-    results = [_to_host(c) if _is_array(c) else None for c in copies]
+        results = [_to_host(c) if _is_array(c) else None for c in copies]
     return Run(label, results, [_dtype_name(c) if _is_array(c) else None for c in copies], error)
 
 

@@ -194,3 +194,15 @@ def test_compare_refuses_what_is_not_a_launch():
         threadtile.compare(axpy, 1.0)
     with pytest.raises(TypeError, match="args must be a tuple"):
         threadtile.compare(None, 4, double, np.zeros(3))
+
+
+def test_simulated_device_arrays():
+    """Device arrays made under simulate() are copied from the simulator's memory."""
+    with threadtile.simulate():
+        x = threadtile.to_device(np.arange(100, dtype=np.float32))
+        out = threadtile.device_array(100, np.float32)
+        out.copy_to_device(np.zeros(100, np.float32))
+    run = cmp.run_in_simulator(double[4], (x, out, 32), kernel=double)
+    np.testing.assert_array_equal(run.results[1], 2 * np.arange(100, dtype=np.float32))
+    with threadtile.simulate():
+        assert not out.copy_to_host().any()

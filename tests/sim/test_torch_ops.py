@@ -61,17 +61,12 @@ def test_eager_fake_from_shape_and_dtype():
     torch.testing.assert_close(ops.row_sums(x), x.sum(1))
 
 
-def test_cpu_tensors_without_the_simulator_say_so():
+def test_cpu_tensors_without_the_simulator_say_so(monkeypatch):
     x, y = _xy(8)
-    with threadtile.simulate():
-        pass
-    saved = threadtile.runtime.mode.STATE.active
-    threadtile.runtime.mode.STATE.active = False
-    try:
-        with pytest.raises(TypeError, match="simulate"):
-            ops.add(x, y)
-    finally:
-        threadtile.runtime.mode.STATE.active = saved
+    monkeypatch.setattr(threadtile.runtime.mode.STATE, "active", False)
+    monkeypatch.delenv("THREADTILE_SIMULATE", raising=False)
+    with pytest.raises(TypeError, match="simulate"):
+        ops.add(x, y)
 
 
 # ---- fakes -------------------------------------------------------------------------------------
