@@ -10,7 +10,7 @@ kernels (thread-level ``@threadtile.jit`` or tile-level ``@ct.kernel``) becomes 
     @threadtile.torch.custom_op("mylib::add", mutates_args=(), shapes=lambda x, y: x)
     def add(x: Tensor, y: Tensor) -> Tensor:
         out = torch.empty_like(x)
-        add_kernel[threadtile.cdiv(x.numel(), 256), 256](x, y, out)
+        add_kernel[threadtile.cdiv(x.numel(), 256), 256](x, y, out)   # 1-d x and y
         return out
 
 The result is torch's own ``CustomOpDef``: ``register_fake``, ``register_autograd``,
@@ -72,7 +72,8 @@ def _on_tensor_device(fn: Callable) -> Callable:
 
 def custom_op(name: str, fn: Callable | None = None, /, *,
               mutates_args: str | Iterable[str], device_types: str | Sequence[str] | None = None,
-              schema: str | None = None, tags=None, shapes: Callable | None = None):
+              schema: str | None = None, tags=None, shapes: Callable | None = None
+              ) -> torch.library.CustomOpDef | Callable[[Callable], torch.library.CustomOpDef]:
     """Make the host function ``fn`` the custom operator ``name`` (``"namespace::name"``).
 
     Used as ``@custom_op("mylib::op", mutates_args=(...))`` or ``custom_op(name, fn, ...)``.
@@ -91,7 +92,7 @@ def custom_op(name: str, fn: Callable | None = None, /, *,
     setup_context=...)`` gives it a gradient (the backward should call another custom op
     whose host function launches the backward kernel, so that it traces too).
     """
-    def make(f: Callable):
+    def make(f: Callable) -> torch.library.CustomOpDef:
         # torch infers the schema from f itself (its annotations read in f's module); the
         # kernel it dispatches to is f with the tensors' device made current
         op = torch.library.custom_op(name, f, mutates_args=mutates_args,
@@ -111,10 +112,11 @@ def fake_impl(shapes: Callable) -> Callable:
 
     ``shapes`` takes the operator's arguments (fake tensors while tracing: their shapes may be
     symbolic) and returns, for its one output, either a tensor the output is shaped like (its
-    shape, dtype, device and strides: ``lambda x, y: x``) or a ``(shape, dtype)`` pair (on the
-    device of the first tensor argument); for several outputs a tuple or list of these; None
-    for an operator that returns nothing. The fake implementation allocates empty tensors of
-    those shapes, which is all tracing needs."""
+    shape, dtype and device: ``lambda x, y: x``) or a ``(shape, dtype)`` pair (on the device of
+    the first tensor argument); for several outputs a tuple or list of these; None for an
+    operator that returns nothing. The fake implementation allocates empty contiguous tensors
+    of those shapes, which is all tracing needs: the host function's outputs must be
+    contiguous too (register a fake of your own with ``op.register_fake`` for others)."""
 
     def fake(*args, **kwargs):
         out = shapes(*args, **kwargs)
@@ -141,7 +143,7 @@ def _is_spec(o) -> bool:
 
 def _empty(spec, device):
     if isinstance(spec, torch.Tensor):
-        return torch.empty_like(spec)
+        return torch.empty_like(spec, memory_format=torch.contiguous_format)
     if not _is_spec(spec):
         raise TypeError(f"an output's shape must be a tensor it is shaped like or a (shape, "
                         f"dtype) pair, not {spec!r}")

@@ -179,3 +179,13 @@ def test_opcheck(case):
             "add_into": (ops.add_into, (x, y.clone())),
             "row_sums": (ops.row_sums, (x.reshape(5, 4),))}[case]
     torch.library.opcheck(*args)
+
+
+def test_non_contiguous_inputs():
+    """The fake's outputs are contiguous, as the host functions' are, whatever the inputs'
+    strides: opcheck compares the two."""
+    x = torch.randn(8, 6, dtype=torch.float64).t()
+    y = torch.randn(6, 8, dtype=torch.float64)
+    torch.testing.assert_close(ops.add(x, y), x + y)
+    torch.library.opcheck(ops.add, (x, y))
+    torch.library.opcheck(ops.mul, (x.clone().requires_grad_(True), y))
