@@ -114,8 +114,9 @@ def _is_torch(a) -> bool:
 
 
 def _readable(a: np.ndarray) -> np.ndarray:
-    """Values NumPy can subtract: the narrow floats (ml_dtypes' bfloat16, float8) as float32."""
-    if a.dtype.kind not in "biufc":
+    """Values NumPy can subtract: the narrow floats (ml_dtypes' bfloat16, float8) as float32.
+    Records stay records (they compare field by field, exactly)."""
+    if a.dtype.kind not in "biufc" and a.dtype.names is None:
         return a.astype(np.float32)
     return a
 

@@ -206,3 +206,13 @@ def test_simulated_device_arrays():
     np.testing.assert_array_equal(run.results[1], 2 * np.arange(100, dtype=np.float32))
     with threadtile.simulate():
         assert not out.copy_to_host().any()
+
+
+def test_records_compare_exactly():
+    rec = np.dtype([("a", np.int32), ("b", np.float64)])
+    ref = np.zeros(4, rec)
+    ref["b"] = [1.0, 2.0, 3.0, 4.0]
+    got = ref.copy()
+    got["b"][2] = 3.0000001
+    d = cmp.compare_runs(cmp.Run("GPU", [got], ["record"]), cmp.Run("simulator", [ref], ["record"]))
+    assert (d.arrays[0].mismatches, d.arrays[0].index) == (1, (2,))
