@@ -26,7 +26,7 @@ from . import resources as kernel_resources
 from .backends.sim import lockstep as sim_lockstep
 from .backends.sim import run as sim_run
 from .backends.sim.switch import requested
-from .compiler import Specialization, Target
+from .compiler import Specialization, Target, wants_producer
 from .frontend.specialize import constant_params, lower_device
 from .ir import nodes as ir
 from .ir.printer import format_module
@@ -556,7 +556,6 @@ _MISSING = object()
 TMA_ONLY = "-DTT_TMA_ONLY"  # tile/kloop.h: a build of Hopper k loops without the portable loop
 PRODUCER = "-DTT_PRODUCER"  # tile/kloop_sm90.h: a warpgroup of its own issues the k loops' copies
 PRODUCER_THREADS = 128
-SM90_SHARED_PER_SM = 228 * 1024
 # code that a producer warp would break: thread-level barriers and indices, threads that stop
 _NO_PRODUCER = ("__syncthreads", "threadIdx", 'asm volatile("exit;")', "tt_raised")
 
@@ -572,13 +571,11 @@ def build(spec: Specialization, arch: str, options: tuple = (), portable: bool =
     opts = tuple(options)
     tma_only = (not portable and arch.endswith("90a") and bool(spec.cuda.tensormaps) and
                 "mma_loop_batched<" not in spec.cuda.text)
-    # ... and with a producer warpgroup after the kernel's threads (THREADTILE_PRODUCER=0:
-    # never) where only tile operations synchronise them and the block has a multiprocessor
-    # to itself anyway (8 warps or more, or over half its shared memory), so that the
-    # producer's registers cost no blocks
-    producer = tma_only and not spec.module.occupancy and os.environ.get(
-        "THREADTILE_PRODUCER", "1") != "0" and not any(w in spec.cuda.text for w in _NO_PRODUCER) \
-        and (spec.module.threads >= 256 or 2 * spec.cuda.scratch_sm90a > SM90_SHARED_PER_SM)
+    # ... and with a producer warpgroup after the kernel's threads where only tile operations
+    # synchronise them and the compiler wants it (THREADTILE_PRODUCER=0: never)
+    producer = tma_only and os.environ.get("THREADTILE_PRODUCER", "1") != "0" and not any(
+        w in spec.cuda.text for w in _NO_PRODUCER) and wants_producer(spec.module,
+                                                                       spec.cuda.scratch_sm90a)
     extra = (TMA_ONLY, PRODUCER) if producer else (TMA_ONLY,) if tma_only else ()
     b = spec.build(Target(arch, opts + extra))
     compiled = spec.loaded.get(b.target)

@@ -113,7 +113,7 @@ SM90_MAX_N = 256  # wgmma's widest N
 SM90_MAX_BOX = 256  # TMA's longest box side (M of A's boxes, K of B's)
 SM90_MAX_ACC = 128  # the most accumulator registers per thread it takes (R N / 2); half
 # that for blocks over 256 threads, whose threads have 128 registers in all
-SM90_MAX_STAGES = 4
+SM90_MAX_STAGES = 5
 SM90_INFLIGHT = 1  # groups of wgmma left running when a step ends (its stages stay busy)
 SM90_STAGE_BUDGET = 200 * 1024  # the shared memory its stages may take
 SM90_ALIGN = 1024  # swizzle atoms start at 1024-byte boundaries (slack for the alignment)
