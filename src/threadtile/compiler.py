@@ -37,7 +37,7 @@ from .backends.cuda.emit import HEADERS, CudaSource, emit_module
 from .frontend.deps import still_valid
 from .frontend.source import get_source
 from .frontend.specialize import specialize
-from .ir import kloop, passes
+from .ir import kloop, passes, tiling
 from .ir import nodes as ir
 from .lang.signatures import spell_type
 from .lang.types import ArrayType, TileType, Type
@@ -150,9 +150,6 @@ def _looped_kloops(module: ir.Module) -> set[int]:
             if isinstance(x, ir.TileOp) and x.op == "mma_loop"}
 
 
-SM90_SHARED_PER_SM = 228 * 1024
-
-
 def wants_producer(module: ir.Module, scratch_sm90a: int) -> bool:
     """Whether an sm_90a build of a tile kernel whose k loops take Hopper's main loop gets a
     producer warpgroup (tile/kloop_sm90.h; jit.build adds it to the builds without the
@@ -166,7 +163,7 @@ def wants_producer(module: ir.Module, scratch_sm90a: int) -> bool:
     threads = module.threads
     if not threads or module.occupancy:
         return False
-    if threads < 256 and 2 * scratch_sm90a <= SM90_SHARED_PER_SM:
+    if threads < 256 and 2 * scratch_sm90a <= tiling.SM90_SHARED_PER_SM:
         return False
     looped = _looped_kloops(module)
     for x in ir.walk_module_exprs(module):

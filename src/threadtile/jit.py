@@ -569,14 +569,15 @@ def build(spec: Specialization, arch: str, options: tuple = (), portable: bool =
     TMA cannot read an operand; the compiled kernel's ``fallback`` then builds it with that
     loop (``portable``) for the launches whose arrays need it (CompiledKernel.launch)."""
     opts = tuple(options)
-    tma_only = (not portable and arch.endswith("90a") and bool(spec.cuda.tensormaps) and
-                "mma_loop_batched<" not in spec.cuda.text)
+    hopper = not portable and arch.endswith("90a") and bool(spec.cuda.tensormaps)
+    tma_only = hopper and "mma_loop_batched<" not in spec.cuda.text
     # ... and with a producer warpgroup after the kernel's threads where only tile operations
-    # synchronise them and the compiler wants it (THREADTILE_PRODUCER=0: never)
-    producer = tma_only and os.environ.get("THREADTILE_PRODUCER", "1") != "0" and not any(
+    # synchronise them and the compiler wants it (THREADTILE_PRODUCER=0: never; where a
+    # launch takes the portable loop, the producer waits idle)
+    producer = hopper and os.environ.get("THREADTILE_PRODUCER", "1") != "0" and not any(
         w in spec.cuda.text for w in _NO_PRODUCER) and wants_producer(spec.module,
                                                                        spec.cuda.scratch_sm90a)
-    extra = (TMA_ONLY, PRODUCER) if producer else (TMA_ONLY,) if tma_only else ()
+    extra = (TMA_ONLY,) * tma_only + (PRODUCER,) * producer
     b = spec.build(Target(arch, opts + extra))
     compiled = spec.loaded.get(b.target)
     if compiled is None:

@@ -254,8 +254,11 @@ struct Plan {
   static constexpr int A_BYTES = M * K * ISZ;
   static constexpr int B_BYTES = K * N * ISZ;
   static constexpr int STAGE = A_BYTES + B_BYTES;
-  static constexpr int S = (TT_SM90_STAGE_BUDGET / STAGE) < TT_SM90_MAX_STAGES
-                              ? (TT_SM90_STAGE_BUDGET / STAGE) : TT_SM90_MAX_STAGES;
+  static constexpr int FIT = TT_SM90_STAGE_BUDGET / STAGE;  // (ir/tiling.py, sm90_stages)
+  static constexpr int S4 = FIT < TT_SM90_MAX_STAGES ? FIT : TT_SM90_MAX_STAGES;
+  static constexpr bool WHOLE = NT >= 256 || 2 * S4 * STAGE > TT_SM90_SHARED_PER_SM;
+  static constexpr int S = !WHOLE ? S4 : FIT < TT_SM90_MAX_STAGES_WHOLE ? FIT
+                                                                      : TT_SM90_MAX_STAGES_WHOLE;
   static constexpr bool ok = kind<TA>::value != 0 && NT % 128 == 0 &&
                              (ROW == TT_SM90_ROW_BYTES || ROW == TT_SM90_ROW_BYTES_MIN) &&
                              (K * ISZ) % ROW == 0 && WG > 0 && M % (64 * WG) == 0 &&
