@@ -429,7 +429,8 @@ def _printf(em, x, args):
                     for f, cs in calls)
     if not stage:
         return f"if (tt::tile::tid() == 0) {{ {body} }}"
-    return "{ " + " ".join(stage) + f" if (tt::tile::tid() == 0) {{ {body} }} tt::tile::block_sync(); }}"
+    return ("{ " + " ".join(stage) +
+            f" if (tt::tile::tid() == 0) {{ {body} }} tt::tile::block_sync(); }}")
 
 
 def _nested_text(dims: list[int]) -> list[str]:
