@@ -51,6 +51,9 @@ def build(spec: Specialization, arch: str, options: tuple = (), portable: bool =
         if producer:  # a warpgroup after the kernel's threads (kloop_sm90.h)
             compiled.extra_threads = PRODUCER_THREADS
             compiled.block_threads += PRODUCER_THREADS
+        # the block of a launch of a tile kernel (one tuple: a launch whose grid and block are
+        # the last one's own objects skips their checks, CompiledKernel.launch)
+        compiled.block = (compiled.block_threads, 1, 1) if compiled.block_threads else None
         compiled.label = spec.describe  # the compile trace's name for its load
         if tma_only:
             compiled.fallback = functools.cache(

@@ -652,8 +652,7 @@ class Launch(_c_call_base() or _PyCall):
             hit = self._prepare(key, infos, consts or {})
         compiled, scratch = hit
         shared = self.shared_bytes + scratch  # the tile operations' scratch comes first
-        block = (compiled.block_threads, 1, 1) if k.auto_warps or compiled.extra_threads \
-            else self.block
+        block = compiled.block if k.auto_warps or compiled.extra_threads else self.block
         compiled.launch(self.grid, block, self.stream, shared, infos)
         if compiled.raises:  # jit(debug=True): an exception the kernel raised, raised here
             rt_raised.check(compiled, self.stream)

@@ -168,6 +168,7 @@ class CompiledKernel:
     # threads the block has beyond the kernel's own (jit.build: a producer warp); the fallback
     # build has none
     extra_threads = 0
+    block = None  # a tile kernel's block as one 3-tuple (builds.build)
     # what the compile trace calls it (a string, or a callable making one): jit.build names
     # the specialization; else the entry point
     label = None

@@ -143,10 +143,21 @@ def launch(stream, grid, kernel, args) -> None:
             if isinstance(g, int) and g > _GRID_MAX:  # cuTile's block ids are 24-bit
                 raise ValueError(f"Grid[{k}] exceeds 24-bit limit: max={_GRID_MAX}, got={g}. "
                                  "Use multiple kernel launches for larger workloads.")
-    Launch(kernel, (grid, kernel.block_threads, stream))(*args)
+    try:  # the launches of the last grids and streams, each checked once (a Launch)
+        go = _LAUNCHES[kernel, grid, stream]
+    except (KeyError, TypeError):  # TypeError: an unhashable grid or stream
+        go = Launch(kernel, (grid, kernel.block_threads, stream))
+        if len(_LAUNCHES) >= 64:
+            _LAUNCHES.clear()
+        try:
+            _LAUNCHES[kernel, grid, stream] = go
+        except TypeError:
+            pass
+    go(*args)
 
 
 _GRID_MAX = (1 << 24) - 1
+_LAUNCHES: dict = {}
 
 
 def __getattr__(name: str):
