@@ -349,6 +349,12 @@ class Kernel:
                         consts[param_ann.item_key(name, path)] = v
         return runtime, consts
 
+    def narrow_arrays(self, infos) -> list[bool]:
+        """Per runtime argument, whether it is an array a tile kernel indexes in 32-bit (not
+        annotated ``ct.IndexedWithInt64``: check_index_width)."""
+        return [self.tile and i.kind == "array" and not param_ann.wide_index(
+            self.param_nodes.get(name)) for name, i in zip(self._runtime_names, infos)]
+
     def check_index_width(self, infos) -> None:
         """A tile kernel's launch: an array not annotated ``ct.IndexedWithInt64`` must have
         extents and strides that fit int32, as cuTile indexes it (an OverflowError)."""
@@ -657,9 +663,14 @@ class Launch(_c_call_base() or _PyCall):
         if compiled.raises:  # jit(debug=True): an exception the kernel raised, raised here
             rt_raised.check(compiled, self.stream)
             return None
-        if d is None and remember and not kwargs and not consts:
-            self.direct = compiled.direct(self.grid, block, self.stream, shared, args,
-                                          infos) or _never
+        if d is None and remember and not kwargs:
+            if not consts:
+                self.direct = compiled.direct(self.grid, block, self.stream, shared, args,
+                                              infos) or _never
+            elif k.tile and not k._item_consts and not k.static_dims:  # Constants: by value
+                self.direct = compiled.direct(
+                    self.grid, block, self.stream, shared, runtime, infos,
+                    {i: args[i] for i in k._const_pos}, k.narrow_arrays(infos)) or _never
 
     def _prepare(self, key, infos, consts) -> tuple:
         k = self.kernel

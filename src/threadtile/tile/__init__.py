@@ -53,6 +53,8 @@ from ..lang.types import (
     uint32,
     uint64,
 )
+from ..runtime.driver import stream_handle
+from ..runtime.mode import requested
 from . import tune
 from .hostapi import (
     ByTarget,
@@ -143,6 +145,8 @@ def launch(stream, grid, kernel, args) -> None:
             if isinstance(g, int) and g > _GRID_MAX:  # cuTile's block ids are 24-bit
                 raise ValueError(f"Grid[{k}] exceeds 24-bit limit: max={_GRID_MAX}, got={g}. "
                                  "Use multiple kernel launches for larger workloads.")
+    if stream is not None and type(stream) is not int and not requested():
+        stream = stream_handle(stream)  # (a handle: the launch may take the C launcher)
     try:  # the launches of the last grids and streams, each checked once (a Launch)
         go = _LAUNCHES[kernel, grid, stream]
     except (KeyError, TypeError):  # TypeError: an unhashable grid or stream
