@@ -161,10 +161,29 @@ def test_a_producer_warpgroup_where_the_block_holds_its_multiprocessor(monkeypat
     assert "bar.sync 1, 256" in ptx and "setmaxnreg.inc.sync.aligned.u32 232" in ptx
     assert "setmaxnreg.dec.sync.aligned.u32 40" in ptx
     full = fast.fallback()
-    assert jit.PRODUCER not in spec.last.target.options and full.extra_threads == 0
+    assert full.extra_threads == 0 and full.block_threads == 256 and full.fallback is None
     small = tiles.matmul.specialization([F16, F16, F16], dict(tm=64, tn=64, tk=32))
     assert jit.build(small, "sm_90a")[0].extra_threads == 0
     assert jit.build(spec, "sm_90")[0].extra_threads == 0
     monkeypatch.setenv("THREADTILE_PRODUCER", "0")
     other = tiles.matmul_8warps.specialization([F16, F16, F16], dict(tm=128, tn=128, tk=64))
     assert jit.build(other, "sm_90a")[0].extra_threads == 0
+
+
+def test_deep_k_steps_split_for_stages():
+    """A k loop whose K-deep stages would be fewer than 4 runs steps of half the depth (or
+    less) on the main loop: 128x256x128 float16 runs 64-deep steps in 4 stages (its B box 64
+    rows), the sum over k unchanged; 64x64x128 keeps its 128-deep steps."""
+    from threadtile.ir import tiling
+    from threadtile.lang.types import TileType
+
+    def t(m, n):
+        return TileType(float16, (m, n))
+
+    assert tiling.sm90_step(t(128, 128), t(128, 256), 256) == 64
+    assert tiling.sm90_step(t(128, 256), t(256, 256), 256) == 64
+    assert tiling.sm90_step(t(64, 128), t(128, 64), 128) == 128
+    assert tiling.sm90_boxes(t(128, 128), t(128, 256), 256) == ((64, 128), (64, 64))
+    cuda = tiles.matmul_8warps.specialization([F16, F16, F16], dict(tm=128, tn=256, tk=128)).cuda
+    assert cuda.tensormaps == ((0, (64, 128)), (1, (64, 64)))
+    assert cuda.scratch_for("sm_90a") == 1024 + 4 * 48 * 1024 + 4 * 16

@@ -124,11 +124,6 @@ SM90_STAGE_BUDGET = 200 * 1024  # the shared memory its stages may take
 SM90_ALIGN = 1024  # swizzle atoms start at 1024-byte boundaries (slack for the alignment)
 
 
-def sm90_row_bytes(a: TileType) -> int:
-    """The bytes of a row of A's chunks in the Hopper main loop's stages (the swizzle's span)."""
-    return min(a.shape[1] * a.dtype.itemsize, SM90_ROW_BYTES)
-
-
 def sm90_stages(stage: int, threads: int) -> int:
     """The Hopper main loop's stages of ``stage`` bytes each for a block of ``threads``
     (tile/kloop_sm90.h, Plan::S)."""
@@ -138,14 +133,29 @@ def sm90_stages(stage: int, threads: int) -> int:
     return stages
 
 
+def sm90_step(a: TileType, b: TileType, threads: int) -> int:
+    """The depth of the Hopper main loop's steps for a k loop of ``a`` and ``b`` tiles: their
+    K, halved while its stages would be fewer than 4 and halves keep whole 128-byte rows (a
+    128x256x128 loop then runs 64-deep steps in 4 stages, not 2 of 128; the sum over k is the
+    same). tile/kloop_sm90.h's Plan::KS."""
+    (m, k), (_, n) = a.shape, b.shape
+    isz = a.dtype.itemsize
+    step = k
+    while step * isz > SM90_ROW_BYTES and (step // 2 * isz) % SM90_ROW_BYTES == 0 and \
+            sm90_stages((m * step + step * n) * isz, threads) < 4:
+        step //= 2
+    return step
+
+
 def sm90_bytes(a: TileType, b: TileType, threads: int) -> int:
     """Shared memory of the Hopper main loop for these operands, 0 where it does not apply."""
-    (m, k), (_, n) = a.shape, b.shape
+    (m, _), (_, n) = a.shape, b.shape
+    k = sm90_step(a, b, threads)
     isz = a.dtype.itemsize
     stage = (m * k + k * n) * isz
     stages = sm90_stages(stage, threads)
     wg = threads // 128
-    row = sm90_row_bytes(a)
+    row = min(k * isz, SM90_ROW_BYTES)
     ok = (a.dtype in (float16, bfloat16) and b.dtype == a.dtype and threads % 128 == 0 and
           row in (SM90_ROW_BYTES_MIN, SM90_ROW_BYTES) and (k * isz) % row == 0 and
           wg > 0 and m % (64 * wg) == 0 and m <= SM90_MAX_BOX and k <= SM90_MAX_BOX and
@@ -155,11 +165,15 @@ def sm90_bytes(a: TileType, b: TileType, threads: int) -> int:
     return SM90_ALIGN + stages * stage + 2 * 8 * stages if ok else 0
 
 
-def sm90_boxes(a: TileType, b: TileType) -> tuple[tuple[int, int], tuple[int, int]]:
-    """The TMA boxes (innermost extent first, in elements) of A's and B's tensor maps; a box
-    whose rows are 64 bytes is copied with the 64-byte swizzle, else the 128-byte one."""
-    (m, k), (_, n) = a.shape, b.shape
-    return (sm90_row_bytes(a) // a.dtype.itemsize, m), (min(n, SM90_N_STEP), k)
+def sm90_boxes(a: TileType, b: TileType,
+               threads: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The TMA boxes (innermost extent first, in elements) of A's and B's tensor maps (for
+    steps of sm90_step); a box whose rows are 64 bytes is copied with the 64-byte swizzle,
+    else the 128-byte one."""
+    (m, _), (_, n) = a.shape, b.shape
+    k = sm90_step(a, b, threads)
+    return (min(k * a.dtype.itemsize, SM90_ROW_BYTES) // a.dtype.itemsize, m), \
+        (min(n, SM90_N_STEP), k)
 
 
 def config_header() -> str:

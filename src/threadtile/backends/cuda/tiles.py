@@ -90,7 +90,7 @@ def tensormap_params(module: ir.Module) -> tuple:
     out = []
     for op in hopper_loops(module):
         a, b = loaded(op)
-        box_a, box_b = tiling.sm90_boxes(a, b)
+        box_a, box_b = tiling.sm90_boxes(a, b, module.threads)
         out.append((cxx.index(op.args[0].name), box_a))
         out.append((cxx.index(op.args[1].name), box_b))
     return tuple(out)

@@ -240,13 +240,35 @@ template <> struct kind<__half> { static constexpr int value = 1; };
 template <> struct kind<__nv_bfloat16> { static constexpr int value = 2; };
 #endif
 
+// The stages for a block of NT threads (ir/tiling.py, sm90_stages): 4, or 5 where the block
+// has its multiprocessor anyway, within the budget
+__host__ __device__ constexpr int stages_for(int stage, int nt) {
+  const int fit = TT_SM90_STAGE_BUDGET / stage;
+  const int s4 = fit < TT_SM90_MAX_STAGES ? fit : TT_SM90_MAX_STAGES;
+  const bool whole = nt >= 256 || 2 * s4 * stage > TT_SM90_SHARED_PER_SM;
+  return !whole ? s4 : fit < TT_SM90_MAX_STAGES_WHOLE ? fit : TT_SM90_MAX_STAGES_WHOLE;
+}
+// The depth of a step (ir/tiling.py, sm90_step): K, halved while its stages would be fewer
+// than 4 and halves keep whole rows of TT_SM90_ROW_BYTES
+__host__ __device__ constexpr int step_for(int m, int n, int k, int isz, int nt) {
+  int step = k;
+  while (step * isz > TT_SM90_ROW_BYTES && (step / 2 * isz) % TT_SM90_ROW_BYTES == 0 &&
+         stages_for((m * step + step * n) * isz, nt) < 4)
+    step /= 2;
+  return step;
+}
+
 // The shared memory the loop needs (the formula of ir/tiling.py, sm90_bytes):
-// 1024 bytes of alignment slack, S stages of A and B, and 2 S mbarriers. A stage holds A in
-// K / AW chunks of M rows of AW elements (rows of 128 bytes, or one chunk of 64-byte rows),
-// then B in N / 64 chunks of K rows of 64 columns.
-template <class TA, int NT, int M, int N, int K>
+// 1024 bytes of alignment slack, S stages of A and B, and 2 S mbarriers. A step is KS deep
+// (K, or a part of it: step_for); a stage holds A in KS / AW chunks of M rows of AW elements
+// (rows of 128 bytes, or one chunk of 64-byte rows), then B in N / 64 chunks of KS rows of 64
+// columns.
+template <class TA, int NT, int M, int N, int K_>
 struct Plan {
   static constexpr int ISZ = int(sizeof(TA));
+  static constexpr int K = step_for(M, N, K_, ISZ, NT);  // KS: the depth of a step
+  static constexpr int KS = K;
+  static constexpr int SPLIT = K_ / K;                    // steps a k of the loop as written
   static constexpr int WG = NT / 128;                     // warpgroups
   static constexpr int R = WG > 0 ? M / (64 * WG) : 0;    // 64-row slices per warpgroup
   static constexpr int ROW = K * ISZ < TT_SM90_ROW_BYTES ? K * ISZ : TT_SM90_ROW_BYTES;
@@ -254,11 +276,7 @@ struct Plan {
   static constexpr int A_BYTES = M * K * ISZ;
   static constexpr int B_BYTES = K * N * ISZ;
   static constexpr int STAGE = A_BYTES + B_BYTES;
-  static constexpr int FIT = TT_SM90_STAGE_BUDGET / STAGE;  // (ir/tiling.py, sm90_stages)
-  static constexpr int S4 = FIT < TT_SM90_MAX_STAGES ? FIT : TT_SM90_MAX_STAGES;
-  static constexpr bool WHOLE = NT >= 256 || 2 * S4 * STAGE > TT_SM90_SHARED_PER_SM;
-  static constexpr int S = !WHOLE ? S4 : FIT < TT_SM90_MAX_STAGES_WHOLE ? FIT
-                                                                      : TT_SM90_MAX_STAGES_WHOLE;
+  static constexpr int S = stages_for(STAGE, NT);
   static constexpr bool ok = kind<TA>::value != 0 && NT % 128 == 0 &&
                              (ROW == TT_SM90_ROW_BYTES || ROW == TT_SM90_ROW_BYTES_MIN) &&
                              (K * ISZ) % ROW == 0 && WG > 0 && M % (64 * WG) == 0 &&
@@ -270,11 +288,13 @@ struct Plan {
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-template <class TA, int NT, int M, int N, int K>
+template <class TA, int NT, int M, int N, int K_>
 __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& mb, int64_t bi,
-                                         int64_t bj, int64_t lo, int64_t hi, float* acc,
+                                         int64_t bj, int64_t lo_, int64_t hi_, float* acc,
                                          int64_t a_row0 = 0, int64_t b_row0 = 0) {
-  typedef Plan<TA, NT, M, N, K> P;
+  typedef Plan<TA, NT, M, N, K_> P;
+  constexpr int K = P::KS;  // steps of KS: the loop's k range in them
+  const int64_t lo = lo_ * P::SPLIT, hi = hi_ * P::SPLIT;
   constexpr int S = P::S, R = P::R, AW = P::AW, REGS = R * N / 2;
   constexpr int G = TT_SM90_INFLIGHT;  // groups of multiplies left running at a step's end
   static_assert(P::ok, "no Hopper main loop for these shapes");
