@@ -95,9 +95,9 @@ __device__ __forceinline__ void tma_load(void* dst, const TensorMap* m, int c0, 
 }
 
 #ifdef TT_PRODUCER
-// ---- the producer warp -----------------------------------------------------------------------
-// A build with TT_PRODUCER (jit.build: a Hopper build of a tile kernel whose k loops all take
-// this main loop) launches a warpgroup more than the TT_BLOCK_THREADS threads that run the
+// ---- the producer warpgroup ------------------------------------------------------------------
+// A build with TT_PRODUCER (builds.build: a Hopper build of a tile kernel whose k loops take
+// this main loop, where compiler.wants_producer says so) launches a warpgroup more than the TT_BLOCK_THREADS threads that run the
 // kernel's code, and its first thread issues every k loop's TMA copies: none of the
 // multiplying warps stops to refill a stage. A whole warpgroup, because ptxas allots
 // registers for blocks of whole warpgroups, and setmaxnreg moves them by warpgroups: the
@@ -315,7 +315,7 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 #ifdef TT_PRODUCER
-    if (nk > 0) {  // the letter to the producer warp
+    if (nk > 0) {  // the letter to the producer
       tt_mail = Mail{&ma, &mb, saddr(As), saddr(Bs), saddr(full), saddr(empty), S, P::A_BYTES,
                      P::B_BYTES, K / AW, M * AW * P::ISZ, AW, N / 64, 64 * K * P::ISZ, K,
                      int(a_row0 + bi * M), int(bj * N), int(b_row0), int(lo), nk, 0};
