@@ -63,35 +63,46 @@ __device__ __forceinline__ void bar_init(uint64_t* b, uint32_t count) {
 __device__ __forceinline__ void bar_inval(uint64_t* b) {
   asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(saddr(b)) : "memory");
 }
-__device__ __forceinline__ void bar_expect(uint64_t* b, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(saddr(b)),
-               "r"(bytes)
+// (the *_at forms take shared-memory addresses)
+__device__ __forceinline__ void bar_expect_at(uint32_t b, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(bytes)
                : "memory");
+}
+__device__ __forceinline__ void bar_expect(uint64_t* b, uint32_t bytes) {
+  bar_expect_at(saddr(b), bytes);
 }
 __device__ __forceinline__ void bar_arrive(uint64_t* b) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(saddr(b)) : "memory");
 }
-__device__ __forceinline__ void bar_wait(uint64_t* b, uint32_t parity) {
+__device__ __forceinline__ void bar_wait_at(uint32_t b, uint32_t parity) {
   uint32_t done;
   do {
     asm volatile(
         "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
         "selp.u32 %0, 1, 0, p; }"
         : "=r"(done)
-        : "r"(saddr(b)), "r"(parity)
+        : "r"(b), "r"(parity)
         : "memory");
   } while (!done);
 }
 
+__device__ __forceinline__ void bar_wait(uint64_t* b, uint32_t parity) {
+  bar_wait_at(saddr(b), parity);
+}
+
 // ---- TMA -------------------------------------------------------------------------------------
 // the box at element coordinates (c0 innermost, c1) of the map's array into dst, completing on bar
-__device__ __forceinline__ void tma_load(void* dst, const TensorMap* m, int c0, int c1,
-                                         uint64_t* bar) {
+__device__ __forceinline__ void tma_load_at(uint32_t dst, const TensorMap* m, int c0, int c1,
+                                            uint32_t bar) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-      "[%0], [%1, {%2, %3}], [%4];" ::"r"(saddr(dst)),
-      "l"(reinterpret_cast<uint64_t>(m)), "r"(c0), "r"(c1), "r"(saddr(bar))
+      "[%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(m)), "r"(c0), "r"(c1), "r"(bar)
       : "memory");
+}
+__device__ __forceinline__ void tma_load(void* dst, const TensorMap* m, int c0, int c1,
+                                         uint64_t* bar) {
+  tma_load_at(saddr(dst), m, c0, c1, saddr(bar));
 }
 
 #ifdef TT_PRODUCER
@@ -120,18 +131,6 @@ struct Mail {
 __shared__ Mail tt_mail;
 __shared__ uint64_t tt_mail_bar;
 
-__device__ __forceinline__ void bar_wait_at(uint32_t b, uint32_t parity) {
-  uint32_t done;
-  do {
-    asm volatile(
-        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p; }"
-        : "=r"(done)
-        : "r"(b), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-
 // the producer's loop: one letter after another, until the one that says done
 __device__ __noinline__ void producer_loop() {
   uint32_t mph = 0;
@@ -144,22 +143,13 @@ __device__ __noinline__ void producer_loop() {
     for (int k = 0; k < m.nk; ++k) {
       const uint32_t full = m.full + 8 * s;
       if (round > 0) bar_wait_at(m.empty + 8 * s, uint32_t(round - 1) & 1u);
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full),
-                   "r"(m.a_stage + m.b_stage) : "memory");
+      bar_expect_at(full, m.a_stage + m.b_stage);
       const int kc = (m.lo + k) * m.k_step;
       for (int c = 0; c < m.a_chunks; ++c)
-        asm volatile(
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-            "[%0], [%1, {%2, %3}], [%4];" ::"r"(m.as + s * m.a_stage + c * m.a_chunk),
-            "l"(reinterpret_cast<uint64_t>(m.ma)), "r"(kc + c * m.aw), "r"(m.a_row), "r"(full)
-            : "memory");
+        tma_load_at(m.as + s * m.a_stage + c * m.a_chunk, m.ma, kc + c * m.aw, m.a_row, full);
       for (int c = 0; c < m.b_chunks; ++c)
-        asm volatile(
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-            "[%0], [%1, {%2, %3}], [%4];" ::"r"(m.bs + s * m.b_stage + c * m.b_chunk),
-            "l"(reinterpret_cast<uint64_t>(m.mb)), "r"(m.b_col + 64 * c), "r"(m.b_row0 + kc),
-            "r"(full)
-            : "memory");
+        tma_load_at(m.bs + s * m.b_stage + c * m.b_chunk, m.mb, m.b_col + 64 * c,
+                    m.b_row0 + kc, full);
       if (++s == m.stages) s = 0, ++round;
     }
   }
