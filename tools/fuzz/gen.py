@@ -205,7 +205,8 @@ class Gen:
         if x < 0.45:
             return self.var(d)
         if x < 0.6:
-            return f"np.{d}({r.randint(0, 100)})" if d in INTS else f"np.{d}({r.choice((0.5, 1.5, 3.0, 0.25))})"
+            lit = r.randint(0, 100) if d in INTS else r.choice((0.5, 1.5, 3.0, 0.25))
+            return f"np.{d}({lit})"
         if x < 0.7:
             return f"loc_{d}[{self.index()}]"
         if x < 0.8:
