@@ -176,6 +176,7 @@ class Gen:
         self.max_stmts = max_stmts
         self.loop_vars: list[str] = []
         self.nloops = 0
+        self.in_cond = 0  # inside a conditional expression: no device calls (refused there)
         # one operation per counter: add, max, xor... each commute with themselves, not with
         # each other, so a counter mixing two would depend on the atomics' order
         self.atomic_op = {d: r.choice(("add", "add", "max", "min", "xor", "or_", "and_"))
@@ -222,13 +223,13 @@ class Gen:
         r = self.rng
         if depth >= 3 or r.random() < 0.3:
             return self.leaf(d, depth)
+        op = r.choice(["+", "-", "*", "cond"] + (
+            ["//", "%", "&", "|", "^", "<<", ">>", "min", "max", "neg"] if d in INTS
+            else ["/", "%", "neg"]) + ([] if self.in_cond else ["dev"]))
+        self.in_cond += op == "cond"
         a, b = self.expr(d, depth + 1), self.expr(d, depth + 1)
-        ops = ["+", "-", "*"]
-        if d in INTS:
-            ops += ["//", "%", "&", "|", "^", "<<", ">>", "min", "max", "neg", "dev"]
-        else:
-            ops += ["/", "%", "neg", "dev"]
-        op = r.choice(ops + ["cond"])
+        c = self.cond() if op == "cond" else ""
+        self.in_cond -= op == "cond"
         if op in ("//", "%") and d in INTS:
             neg = not d.startswith("u") and r.random() < 0.5
             div = f"({b} % 6 - 7)" if neg else f"({b} % 6 + 2)"
@@ -244,7 +245,7 @@ class Gen:
         if op == "dev":
             return f"np.{d}({r.choice(('dev_mix', 'dev_gap'))}({a}, {b}))"
         if op == "cond":
-            return f"({a} if {self.cond()} else {b})"
+            return f"({a} if {c} else {b})"
         return f"({a} {op} {b})"
 
     def cond(self) -> str:
