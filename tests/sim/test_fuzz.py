@@ -18,7 +18,7 @@ from tools.fuzz.run import compare, differential, load  # noqa: E402
 
 SEEDS = range(40)
 # seeds hitting a known, recorded mismatch (tests/fuzz_regressions/)
-KNOWN = {11: "python mode: math.sin(inf) raises (test_seed51_python_mode_math_domain.py)"}
+KNOWN: dict[int, str] = {}  # seeds whose modes disagree, with the reason (none now)
 
 
 @pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.xfail(
