@@ -459,7 +459,8 @@ class Autotuner:
             print(f"autotune {self.name} {_spell_key(key)}: {len(self.configs)} "
                   f"configurations ({how})")
         try:
-            result = engine.search(self.configs, make_trial, shape[2], timed=timed,
+            stream = _timing_stream(shape[2], values) if not requested() else shape[2]
+            result = engine.search(self.configs, make_trial, stream, timed=timed,
                                    do_bench=self.do_bench, warmup=self.warmup if timed else 0,
                                    time_budget_s=self.time_budget_s, on_failure=failed,
                                    progress=print if verbose else None)
@@ -648,11 +649,27 @@ def _is_array(v) -> bool:
     return hasattr(v, "shape") and hasattr(v, "dtype") and not isinstance(v, np.generic)
 
 
+@functools.lru_cache(maxsize=64)
 def _dtype_name(dt) -> str:
     try:
         return np.dtype(dt).name
     except TypeError:  # torch's dtypes: "torch.float16"
         return str(dt).rsplit(".", 1)[-1]
+
+
+def _timing_stream(stream, values: list):
+    """The stream the launches go to, for the engine's events: ``stream``, or where it is
+    None the current stream of the first torch or CuPy array's framework (as the launcher
+    takes it), else None (the legacy default stream)."""
+    if stream is not None:
+        return stream
+    for v in values:
+        mod = type(v).__module__.split(".", 1)[0]
+        if mod == "torch" and getattr(v, "is_cuda", False):
+            return sys.modules["torch"].cuda.current_stream(v.device).cuda_stream
+        if mod == "cupy":
+            return sys.modules["cupy"].cuda.get_current_stream().ptr
+    return None
 
 
 def _key_value(v, name: str):
