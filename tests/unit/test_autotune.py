@@ -340,6 +340,20 @@ def test_restore_value_and_reset_to_zero(cache_dir):
             _accumulate)[1](1.0, out)
 
 
+def test_torch_tensors_in_the_simulator(cache_dir):
+    """torch's tensors key by shape and dtype as NumPy's do, and restore_value saves and
+    restores them (torch's clone and copy_); skipped where torch is not installed."""
+    torch = pytest.importorskip("torch")
+    x = torch.arange(100, dtype=torch.float32)
+    out = torch.ones(100)
+    k = tt.autotune(configs=[Config(UNROLL=1, block=32), Config(UNROLL=2, block=64)],
+                    key=["x"], restore_value=["out"], do_bench=_bench([2.0, 1.0]))(_accumulate)
+    with tt.simulate():
+        k[lambda m: (ct.cdiv(100, m["block"]),)](x, out)
+    assert torch.equal(out, 1 + x) and k.best_config == Config(UNROLL=2, block=64)
+    assert k.last_choice.key == (((100,), "float32"), ("float32", "float32"))
+
+
 def test_time_budget_skips_the_rest():
     def slow(launch):
         launch()
