@@ -55,6 +55,7 @@ from ..lang.types import (
 )
 from ..runtime.driver import stream_handle
 from ..runtime.mode import requested
+from ..tuning.autotuner import Autotuner
 from . import tune
 from .hostapi import (
     ByTarget,
@@ -133,7 +134,11 @@ def function(func=None, **options):
 
 def launch(stream, grid, kernel, args) -> None:
     """cuTile's launch: ``kernel[grid]`` on ``stream`` (a torch/CuPy stream, a handle, or None
-    for the current stream) with the tuple ``args``."""
+    for the current stream) with the tuple ``args``. An autotuned kernel
+    (``threadtile.autotune``) launches its choice for ``args``; ``grid`` may then be a function
+    of the configuration (``lambda meta: ...``)."""
+    if isinstance(kernel, Autotuner):
+        return kernel.launch(stream, grid, args)
     if not getattr(kernel, "tile", False):
         raise TypeError("ct.launch() launches a @ct.kernel; launch thread-level kernels with "
                         "kernel[grid, block, stream](...)")
