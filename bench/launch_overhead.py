@@ -4,19 +4,37 @@ threadtile vs numba-cuda vs a raw launch through cuda-core and through cuda.bind
 cuLaunchKernel (pointers prepared once: the floor) vs a torch op, all in one process. Each
 figure is the median over 9 rounds of 2,000 back-to-back launches (host time per launch;
 the GPU work is a few nanoseconds, so this is the Python + driver submission cost), the
-methods' rounds interleaved so that the machine's drift falls on all of them alike.
+methods' rounds interleaved so that the machine's drift falls on all of them alike. Tile
+kernels (a vector add with a Constant tile size): threadtile's ``ct.launch`` and
+``kernel[grid]``, and cuTile's ``ct.launch`` of the same source where cuda.tile is installed.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
+import importlib
 import statistics
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 from _common import write
 
 N_LAUNCH, ROUNDS = 2000, 9
+
+
+TILE_SRC = """import {mod} as ct
+
+
+@ct.kernel
+def vadd(a, b, c, T: ct.Constant[int]):
+    i = ct.bid(0)
+    ct.store(c, index=(i,), tile=ct.load(a, index=(i,), shape=(T,)) +
+             ct.load(b, index=(i,), shape=(T,)))
+"""
 
 
 def per_launch_us(fns: dict) -> dict:
@@ -109,6 +127,26 @@ def main() -> None:
         def raw():
             driver.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, sh, addr, 0)
         fns["cuLaunchKernel (floor)"] = raw
+    # tile kernels with a Constant: cuTile's launch (ct.launch) and kernel[grid], and cuTile's
+    # own launch of the same source where cuda.tile is installed (each from a file: a kernel's
+    # source must be readable)
+    ts = torch.cuda.current_stream()
+    tmp = tempfile.mkdtemp(prefix="tt-launch-")
+    sys.path.insert(0, tmp)
+    for name, mod in (("tt_vadd", "threadtile.tile"), ("cut_vadd", "cuda.tile")):
+        Path(tmp, name + ".py").write_text(TILE_SRC.format(mod=mod))
+        try:
+            m = importlib.import_module(name)
+        except ImportError:  # cuTile is optional
+            continue
+        m.ct.launch(ts, (1,), m.vadd, (a, b, c, 32))
+        torch.cuda.synchronize()
+        assert torch.allclose(c, a + b)
+        label = "threadtile" if name == "tt_vadd" else "cuTile"
+        fns[f"{label} ct.launch (tile)"] = functools.partial(m.ct.launch, ts, (1,), m.vadd,
+                                                             (a, b, c, 32))
+        if label == "threadtile":
+            fns["threadtile kernel[grid] (tile)"] = functools.partial(m.vadd[1], a, b, c, 32)
     results = per_launch_us(fns)
     torch.cuda.synchronize()
     c.fill_(float("nan"))

@@ -29,6 +29,8 @@ TESTS = Path(__file__).resolve().parent
 if str(TESTS) not in sys.path:  # the kernels package: tests/kernels
     sys.path.insert(0, str(TESTS))
 sys.path.insert(1, str(TESTS.parent / "examples"))  # tile_kernels, which kernels.tiles imports
+if str(TESTS.parent) not in sys.path:  # tools.fuzz, which tests/fuzz_regressions import
+    sys.path.append(str(TESTS.parent))
 
 
 # ---- what this machine has -------------------------------------------------------------------

@@ -163,6 +163,7 @@ from .runtime import (
     to_device,
 )
 from .runtime.argwrap import In, InOut, Out
+from .tuning import Config, autotune
 from .ufuncs import guvectorize, vectorize
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -37,7 +37,7 @@ from .backends.cuda.emit import HEADERS, CudaSource, emit_module
 from .frontend.deps import still_valid
 from .frontend.source import get_source
 from .frontend.specialize import specialize
-from .ir import kloop, passes
+from .ir import kloop, passes, tiling
 from .ir import nodes as ir
 from .lang.signatures import spell_type
 from .lang.types import ArrayType, TileType, Type
@@ -125,9 +125,7 @@ def auto_threads(module: ir.Module) -> int:
     # warpgroups of 64-row slices (plain 128x128x64 516 TFLOP/s against 495 on 4 warps,
     # batched 475 against 435, persistent 460 against 376; 32-deep steps lose on 8: 320
     # against 494, H200)
-    looped = {id(x) for s in ir.walk_stmts(module.kernel.body) if isinstance(s, (ir.For, ir.While))
-              for t in ir.walk_stmts(s.body) for e in ir.stmt_exprs(t) for x in ir.walk_expr(e)
-              if isinstance(x, ir.TileOp) and x.op == "mma_loop"}
+    looped = _looped_kloops(module)
     for x in ir.walk_module_exprs(module):
         if isinstance(x, ir.TileOp) and x.op == "mma_loop" and x.type.shape == (128, 128):
             a = kloop.loaded(x)[0]
@@ -143,6 +141,36 @@ def auto_threads(module: ir.Module) -> int:
             rows % (16 * threads // 16) == 0:
         threads *= 2
     return threads
+
+
+def _looped_kloops(module: ir.Module) -> set[int]:
+    """The ids of the mma_loop ops that sit inside another loop of the kernel."""
+    return {id(x) for s in ir.walk_stmts(module.kernel.body) if isinstance(s, (ir.For, ir.While))
+            for t in ir.walk_stmts(s.body) for e in ir.stmt_exprs(t) for x in ir.walk_expr(e)
+            if isinstance(x, ir.TileOp) and x.op == "mma_loop"}
+
+
+def wants_producer(module: ir.Module, scratch_sm90a: int) -> bool:
+    """Whether an sm_90a build of a tile kernel whose k loops take Hopper's main loop gets a
+    producer warpgroup (tile/kloop_sm90.h; jit.build adds it to the builds without the
+    portable loop). The producer's registers must cost no blocks: the block holds its
+    multiprocessor anyway (8 warps or more, or over half its shared memory), and no
+    ``occupancy`` was asked for. Its consumers then have 232 registers a thread where 8 warps
+    had 255: a k loop inside another loop whose accumulator takes 128 registers a thread,
+    with steps 64 deep or more, keeps the block as it is (persistent 128x256x64 625 TFLOP/s
+    without against 588 with; plain 128x128x64 540 -> 600, persistent 128x128x64 524 -> 580,
+    64x256x64 457 -> 527; H200, bench/tile_sweep.py)."""
+    threads = module.threads
+    if not threads or module.occupancy:
+        return False
+    if threads < 256 and 2 * scratch_sm90a <= tiling.SM90_SHARED_PER_SM:
+        return False
+    looped = _looped_kloops(module)
+    for x in ir.walk_module_exprs(module):
+        if isinstance(x, ir.TileOp) and x.op == "mma_loop" and id(x) in looped and \
+                x.type.size // threads >= 128 and kloop.loaded(x)[0].shape[1] >= 64:
+            return False
+    return True
 
 
 def _product_types(module: ir.Module) -> list[TileType]:

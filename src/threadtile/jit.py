@@ -26,6 +26,7 @@ from . import resources as kernel_resources
 from .backends.sim import lockstep as sim_lockstep
 from .backends.sim import run as sim_run
 from .backends.sim.switch import requested
+from .builds import PRODUCER, TMA_ONLY, build  # noqa: F401  (jit.build, jit.TMA_ONLY)
 from .compiler import Specialization, Target
 from .frontend.specialize import constant_params, lower_device
 from .ir import nodes as ir
@@ -40,7 +41,6 @@ from .lang.types import NoneType, Scalar, Signature, TupleType, Type, is_type_li
 from .runtime import argwrap, cutileargs, driver
 from .runtime import launcher as rt_launcher
 from .runtime import raised as rt_raised
-from .runtime import tensormaps as rt_tensormaps
 from .runtime.arrays import describe_all, describe_host
 from .runtime.arrays import kernel_type as arg_type
 
@@ -349,6 +349,12 @@ class Kernel:
                         consts[param_ann.item_key(name, path)] = v
         return runtime, consts
 
+    def narrow_arrays(self, infos) -> list[bool]:
+        """Per runtime argument, whether it is an array a tile kernel indexes in 32-bit (not
+        annotated ``ct.IndexedWithInt64``: check_index_width)."""
+        return [self.tile and i.kind == "array" and not param_ann.wide_index(
+            self.param_nodes.get(name)) for name, i in zip(self._runtime_names, infos)]
+
     def check_index_width(self, infos) -> None:
         """A tile kernel's launch: an array not annotated ``ct.IndexedWithInt64`` must have
         extents and strides that fit int32, as cuTile indexes it (an OverflowError)."""
@@ -553,52 +559,6 @@ class Kernel:
 _MISSING = object()
 
 
-TMA_ONLY = "-DTT_TMA_ONLY"  # tile/kloop.h: a build of Hopper k loops without the portable loop
-PRODUCER = "-DTT_PRODUCER"  # tile/kloop_sm90.h: a warpgroup of its own issues the k loops' copies
-PRODUCER_THREADS = 128
-SM90_SHARED_PER_SM = 228 * 1024
-# code that a producer warp would break: thread-level barriers and indices, threads that stop
-_NO_PRODUCER = ("__syncthreads", "threadIdx", 'asm volatile("exit;")', "tt_raised")
-
-
-def build(spec: Specialization, arch: str, options: tuple = (), portable: bool = False):
-    """``spec`` compiled for ``arch`` (compiler.compile, through the disk cache), with its
-    launcher: the ``(CompiledKernel, scratch bytes)`` a launch needs.
-
-    A kernel whose k loops take Hopper's main loop on sm_90a is first built without their
-    portable loop (TT_TMA_ONLY: half the compile time of a tile matmul), which runs only where
-    TMA cannot read an operand; the compiled kernel's ``fallback`` then builds it with that
-    loop (``portable``) for the launches whose arrays need it (CompiledKernel.launch)."""
-    opts = tuple(options)
-    tma_only = (not portable and arch.endswith("90a") and bool(spec.cuda.tensormaps) and
-                "mma_loop_batched<" not in spec.cuda.text)
-    # ... and with a producer warpgroup after the kernel's threads (THREADTILE_PRODUCER=0:
-    # never) where only tile operations synchronise them and the block has a multiprocessor
-    # to itself anyway (8 warps or more, or over half its shared memory), so that the
-    # producer's registers cost no blocks
-    producer = tma_only and not spec.module.occupancy and os.environ.get(
-        "THREADTILE_PRODUCER", "1") != "0" and not any(w in spec.cuda.text for w in _NO_PRODUCER) \
-        and (spec.module.threads >= 256 or 2 * spec.cuda.scratch_sm90a > SM90_SHARED_PER_SM)
-    extra = (TMA_ONLY, PRODUCER) if producer else (TMA_ONLY,) if tma_only else ()
-    b = spec.build(Target(arch, opts + extra))
-    compiled = spec.loaded.get(b.target)
-    if compiled is None:
-        compiled = spec.loaded[b.target] = rt_launcher.CompiledKernel(
-            b.cubin, b.entry, list(b.params),
-            [rt_tensormaps.TensorMapParam(a, box) for a, box in b.tensormaps],
-            cooperative=spec.cooperative)
-        compiled.raises = spec.cuda.raises  # jit(debug=True): reported raises (raised.py)
-        compiled.block_threads = spec.module.threads  # a tile kernel's block (auto_warps)
-        if producer:  # a warpgroup after the kernel's threads (kloop_sm90.h)
-            compiled.extra_threads = PRODUCER_THREADS
-            compiled.block_threads += PRODUCER_THREADS
-        compiled.label = spec.describe  # the compile trace's name for its load
-        if tma_only:
-            compiled.fallback = functools.cache(
-                lambda: build(spec, arch, options, portable=True)[0])
-    return compiled, b.scratch
-
-
 def _c_call_base():
     """The C base of Launch (runtime/_fastlaunch.c: its call runs the steady-state launcher
     without a Python frame), or None where the extension is not built or is disabled."""
@@ -698,15 +658,19 @@ class Launch(_c_call_base() or _PyCall):
             hit = self._prepare(key, infos, consts or {})
         compiled, scratch = hit
         shared = self.shared_bytes + scratch  # the tile operations' scratch comes first
-        block = (compiled.block_threads, 1, 1) if k.auto_warps or compiled.extra_threads \
-            else self.block
+        block = compiled.block if k.auto_warps or compiled.extra_threads else self.block
         compiled.launch(self.grid, block, self.stream, shared, infos)
         if compiled.raises:  # jit(debug=True): an exception the kernel raised, raised here
             rt_raised.check(compiled, self.stream)
             return None
-        if d is None and remember and not kwargs and not consts:
-            self.direct = compiled.direct(self.grid, block, self.stream, shared, args,
-                                          infos) or _never
+        if d is None and remember and not kwargs:
+            if not consts:
+                self.direct = compiled.direct(self.grid, block, self.stream, shared, args,
+                                              infos) or _never
+            elif k.tile and not k._item_consts and not k.static_dims:  # Constants: by value
+                self.direct = compiled.direct(
+                    self.grid, block, self.stream, shared, runtime, infos,
+                    {i: args[i] for i in k._const_pos}, k.narrow_arrays(infos)) or _never
 
     def _prepare(self, key, infos, consts) -> tuple:
         k = self.kernel

@@ -130,6 +130,7 @@ def report(kernel, spec, build, block=None, shared_bytes: int = 0,
     if arch is None:
         arch = _current_arch()
     _compiled, scratch = build(spec, arch, kernel.options)
+    threads += getattr(_compiled, "extra_threads", 0)  # a producer warpgroup's (builds.py)
     target = spec.last.target  # (the options a launch builds with: jit.build may add some)
     attrs = inspection.attributes(spec, target.arch, target.options)
     rep = inspection.ptxas_report(spec, target.arch, target.options)
@@ -155,6 +156,7 @@ def _from_driver(kernel, spec, build, threads: int, given: bool,
     """The driver's answers for the build a launch on the current GPU uses."""
     dev = driver.current_device()
     compiled, scratch = build(spec, dev.arch, kernel.options)
+    threads += getattr(compiled, "extra_threads", 0)  # a producer warpgroup's (builds.py)
     target = spec.last.target
     func = compiled.load()
     attrs = compiled.attributes()

@@ -143,3 +143,47 @@ def test_sm90a_builds_without_the_portable_loop_first():
     assert len(fast.cubin) < len(full.cubin) and full.tensormaps == fast.tensormaps
     plain, _ = jit.build(spec, "sm_90")
     assert plain.fallback is None and jit.TMA_ONLY not in spec.last.target.options
+
+
+def test_a_producer_warpgroup_where_the_block_holds_its_multiprocessor(monkeypatch):
+    """An sm_90a build of a k loop on Hopper's main loop whose block holds its multiprocessor
+    anyway (8 warps) gets a producer warpgroup: a launch adds 128 threads, tile code's
+    barriers count the kernel's own threads (bar.sync 1), setmaxnreg moves the registers, and
+    its fallback (the portable loop) has none. A 4-warp block of small tiles, sm_90 builds and
+    THREADTILE_PRODUCER=0 get none."""
+    jit = importlib.import_module("threadtile.jit")
+    spec = tiles.matmul_8warps.specialization([F16, F16, F16], dict(tm=128, tn=256, tk=64))
+    fast, _ = jit.build(spec, "sm_90a")
+    assert jit.PRODUCER in spec.last.target.options
+    assert fast.extra_threads == 128 and fast.block_threads == 256 + 128
+    ptx = nvrtc.compile_ptx(spec.cuda.text, "sm_90a", options=spec.last.target.options)
+    ptx = ptx if isinstance(ptx, str) else ptx.code.decode()
+    assert "bar.sync 1, 256" in ptx and "setmaxnreg.inc.sync.aligned.u32 232" in ptx
+    assert "setmaxnreg.dec.sync.aligned.u32 40" in ptx
+    full = fast.fallback()
+    assert full.extra_threads == 0 and full.block_threads == 256 and full.fallback is None
+    small = tiles.matmul.specialization([F16, F16, F16], dict(tm=64, tn=64, tk=32))
+    assert jit.build(small, "sm_90a")[0].extra_threads == 0
+    assert jit.build(spec, "sm_90")[0].extra_threads == 0
+    monkeypatch.setenv("THREADTILE_PRODUCER", "0")
+    other = tiles.matmul_8warps.specialization([F16, F16, F16], dict(tm=128, tn=128, tk=64))
+    assert jit.build(other, "sm_90a")[0].extra_threads == 0
+
+
+def test_deep_k_steps_split_for_stages():
+    """A k loop whose K-deep stages would be fewer than 4 runs steps of half the depth (or
+    less) on the main loop: 128x256x128 float16 runs 64-deep steps in 4 stages (its B box 64
+    rows), the sum over k unchanged; 64x64x128 keeps its 128-deep steps."""
+    from threadtile.ir import tiling
+    from threadtile.lang.types import TileType
+
+    def t(m, n):
+        return TileType(float16, (m, n))
+
+    assert tiling.sm90_step(t(128, 128), t(128, 256), 256) == 64
+    assert tiling.sm90_step(t(128, 256), t(256, 256), 256) == 64
+    assert tiling.sm90_step(t(64, 128), t(128, 64), 128) == 128
+    assert tiling.sm90_boxes(t(128, 128), t(128, 256), 256) == ((64, 128), (64, 64))
+    cuda = tiles.matmul_8warps.specialization([F16, F16, F16], dict(tm=128, tn=256, tk=128)).cuda
+    assert cuda.tensormaps == ((0, (64, 128)), (1, (64, 64)))
+    assert cuda.scratch_for("sm_90a") == 1024 + 4 * 48 * 1024 + 4 * 16

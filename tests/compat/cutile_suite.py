@@ -310,9 +310,13 @@ class _FakeStream:
 
 
 def install_torch_cpu():
-    """torch's ``device="cuda"`` goes to the CPU, its streams are stand-ins."""
+    """torch's ``device="cuda"`` goes to the CPU, its streams are stand-ins, and layer norm of
+    16-bit inputs computes in float32 as CUDA's does."""
     import torch
+    import torch.nn.functional as F
     from torch.overrides import TorchFunctionMode
+
+    LOW = (torch.bfloat16, torch.float16)
 
     def cpu(d):
         if isinstance(d, str) and d.startswith("cuda"):
@@ -332,6 +336,14 @@ def install_torch_cpu():
                 return args[0]
             if func is torch.Tensor.to:
                 args = tuple(cpu(a) for a in args)
+            if func is F.layer_norm and args and args[0].dtype in LOW:
+                # as CUDA's layer norm computes: in float32 (and so its backward, whose dW
+                # and dB CPU torch sums in bfloat16, 0.4 off at 1024 rows: LayerNorm's check)
+                x, rest = args[0], [a.float() if isinstance(a, torch.Tensor) else a
+                                    for a in args[1:]]
+                kw = {k: v.float() if isinstance(v, torch.Tensor) else v
+                      for k, v in kwargs.items()}
+                return func(x.float(), *rest, **kw).to(x.dtype)
             return func(*args, **kwargs)
 
     CpuMode().__enter__()

@@ -111,3 +111,35 @@ def test_direct_path_packs_contiguous_strides(torch):
         torch.cuda.synchronize()
         assert torch.equal(out, x[1:, 2:]) and torch.equal(out1, y[3:])
     assert launch.direct is not None
+
+
+def test_tile_kernels_with_constants_take_the_direct_path(torch):
+    """ct.launch of a tile kernel with Constant arguments on a torch stream: the steady state
+    takes the direct path (the Constants checked by value), and another Constant value or
+    another dtype falls back to the general path with the right specialization."""
+    import threadtile.tile as ct
+    from threadtile.jit import _never
+    from threadtile.tile import _LAUNCHES
+
+    s = torch.cuda.current_stream()
+    for tile, dtype in ((64, torch.float32), (64, torch.float32), (32, torch.float32),
+                        (64, torch.float16), (64, torch.float32)):
+        a = torch.randn(1000, device="cuda").to(dtype)
+        b = torch.randn(1000, device="cuda").to(dtype)
+        out = torch.full_like(a, float("nan"))
+        ct.launch(s, (-(-1000 // tile),), _tile_add, (a, b, out, tile))
+        torch.cuda.synchronize()
+        assert torch.equal(out, a + b), (tile, dtype)
+    go = _LAUNCHES[_tile_add, (16,), s.cuda_stream]
+    assert go.direct is not None and go.direct is not _never
+    assert go.direct((a, b, out, 64)) and not go.direct((a, b, out, 32))
+
+
+import threadtile.tile as _ct  # noqa: E402  (the tile kernel below)
+
+
+@_ct.kernel
+def _tile_add(a, b, c, T: _ct.Constant[int]):
+    i = _ct.bid(0)
+    _ct.store(c, index=(i,), tile=_ct.load(a, index=(i,), shape=(T,)) +
+              _ct.load(b, index=(i,), shape=(T,)))

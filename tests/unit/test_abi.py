@@ -208,9 +208,29 @@ def test_launcher_specs():
     args = _args()
     specs, dev = abi.launcher_specs(PARAMS, LAYOUT, args, _torch_infos(args))
     assert dev == 0
-    assert specs == (("array", 0, 3, True, Tensor, F32), ("array", 56, 2, False, Tensor, F32),
-                     ("q", 96), ("d", 104), ("?", 112), ("array", 120, 4, True, Tensor, F32))
+    assert specs == (("array", 0, 3, True, Tensor, F32, False),
+                     ("array", 56, 2, False, Tensor, F32, False), ("q", 96), ("d", 104),
+                     ("?", 112), ("array", 120, 4, True, Tensor, F32, False))
     assert isinstance(specs[0], abi.ArraySpec) and isinstance(specs[2], abi.ScalarSpec)
+
+
+def test_a_tile_kernels_constants_and_32_bit_arrays():
+    """A tile kernel's Constant arguments are ConstSpecs at their places among all arguments
+    (later calls must pass values of the same type equal to them; nothing is packed), and an
+    array it indexes in 32-bit declines extents or strides beyond int32."""
+    args = _args()
+    specs, dev = abi.launcher_specs(PARAMS, LAYOUT, args, _torch_infos(args),
+                                    {1: 64, 7: "x"}, [True, False, False, False, False, True])
+    assert [s[0] for s in specs] == ["array", "const", "array", "q", "d", "?", "array", "const"]
+    assert specs[0].narrow and not specs[2].narrow and specs[1] == ("const", 0, 0, False, int, 64)
+    full = args[:1] + (64,) + args[1:] + ("x",)
+    assert abi.spec_values(specs, full, dev) == abi.spec_values(
+        abi.launcher_specs(PARAMS, LAYOUT, args, _torch_infos(args))[0], args, dev)
+    assert abi.spec_values(specs, full[:1] + (32,) + full[2:], dev) is None  # another value
+    assert abi.spec_values(specs, full[:1] + (64.0,) + full[2:], dev) is None  # another type
+    wide = (Tensor((2, 3, 2**31), ptr=0x1000),) + full[1:]
+    assert abi.spec_values(specs, wide, dev) is None
+    assert abi.launcher_specs(PARAMS, LAYOUT, args, _torch_infos(args), {0: [1]}) is None
 
 
 @pytest.mark.parametrize("params, args", [

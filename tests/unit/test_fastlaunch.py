@@ -581,3 +581,28 @@ def test_call_takes_the_general_path_while_simulating(fl, call_cls, monkeypatch)
         assert (k(*args) is None) == launches and len(rec.calls) == before + launches
     monkeypatch.delenv("THREADTILE_SIMULATE")
     assert k(*args) is None
+
+
+def test_constants_are_checked_and_not_packed(fl, monkeypatch):
+    """A tile kernel's Constant arguments (ConstSpecs among the parameters): a call passes
+    them where they were, of the same type and equal, and they pack nothing (kernelParams
+    holds the parameters alone); an array indexed in 32-bit declines extents or strides
+    beyond int32. The C launcher and its Python twin agree."""
+    rec = Recorder(LAYOUT)
+    args = on_device_1(good_args())
+    base = list(specs(args))
+    base[0] = base[0]._replace(narrow=True)
+    full_specs = tuple(base[:1]) + (abi.ConstSpec("const", 0, 0, False, int, 128),) + \
+        tuple(base[1:]) + (abi.ConstSpec("const", 0, 0, False, str, "row"),)
+    tls = types.SimpleNamespace(device=1)
+    go = fl.Launcher(rec.addr, 0xF00D0000, (3, 2, 1), (128, 1, 1), 0, 0x55, 1, tls, full_specs,
+                     LAYOUT.nbytes, lambda err: None)
+    full = args[:1] + (128,) + args[1:] + ("row",)
+    assert go(full) is True and rec.calls[0]["params"] == expected_bytes(args)
+    assert abi.spec_values(full_specs, full, 1) == abi.spec_values(specs(args), args, 1)
+    for other in (full[:1] + (64,) + full[2:], full[:1] + (128.0,) + full[2:],
+                  full[:-1] + ("col",), full[:-1]):
+        assert go(other) is False and abi.spec_values(full_specs, other, 1) is None
+    wide = (Tensor((5, 2**31), ptr=0x1000, device=1),) + full[1:]
+    assert go(wide) is False and abi.spec_values(full_specs, wide, 1) is None
+    assert len(rec.calls) == 1

@@ -43,7 +43,7 @@
 typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                          unsigned, void *, void **, void **);
 
-enum { P_ARRAY, P_INT64, P_DOUBLE, P_BOOL };
+enum { P_ARRAY, P_INT64, P_DOUBLE, P_BOOL, P_CONST };
 
 /* The attributes read from an array argument. Each is read through the descriptor its type
  * defines, found once when the launcher is made (a data descriptor's getter; a method called
@@ -61,8 +61,9 @@ typedef struct {
     Py_ssize_t ndim;     /* arrays */
     int contiguous;      /* arrays: what a.is_contiguous() must say (layout "C" or not) */
     int shape_strides;   /* arrays: strides follow from the shape (contiguous, rank 1-3) */
-    PyObject *type;      /* arrays: the exact tensor type */
-    PyObject *dtype;     /* arrays: the dtype, compared by identity */
+    int narrow;          /* arrays: extents and strides must fit int32 (else declined) */
+    PyObject *type;      /* arrays: the exact tensor type; constants: the value's type */
+    PyObject *dtype;     /* arrays: the dtype, compared by identity; constants: the value */
     PyObject *acc[A_COUNT];  /* arrays: the type's descriptors (owned), or NULL: by name */
 } Param;
 
@@ -223,6 +224,19 @@ static int check_array(Launcher *self, const Param *p, PyObject *a, PyObject **s
     return ok == p->contiguous;
 }
 
+/* Whether the n int64 values at v all fit an int32 (a tile kernel's array indexed in 32-bit:
+ * one beyond is declined, and the general path raises cuTile's OverflowError). */
+static int fits_int32(const unsigned char *v, Py_ssize_t n)
+{
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int64_t x;
+        memcpy(&x, v + 8 * k, 8);
+        if (x < INT32_MIN || x > INT32_MAX)
+            return 0;
+    }
+    return 1;
+}
+
 /* Pack array argument a (its shape already checked) at buf + p->offset: data pointer, shape,
  * strides. Returns as put_i64. */
 static int pack_array(Launcher *self, const Param *p, PyObject *a, PyObject *shape)
@@ -252,7 +266,7 @@ static int pack_array(Launcher *self, const Param *p, PyObject *a, PyObject *sha
         if (n == 3 && !mul_fits(s[1], s[2], &st[0]))
             return 0;  /* the product does not fit an int64: struct.error in Python */
         memcpy(strides, st, 8 * (size_t)n);
-        return 1;
+        return p->narrow ? fits_int32(at + 8, 2 * n) : 1;
     }
     r = get_attr(p, A_STRIDE, a);
     if (r == NULL)
@@ -265,7 +279,7 @@ static int pack_array(Launcher *self, const Param *p, PyObject *a, PyObject *sha
     for (Py_ssize_t k = 0; ok > 0 && k < n; k++)
         ok = put_i64(strides + 8 * k, PySequence_Fast_GET_ITEM(seq, k));
     Py_DECREF(seq);
-    return ok;
+    return ok > 0 && p->narrow ? fits_int32(at + 8, 2 * n) : ok;
 }
 
 /* Check and pack every argument. 1: packed; 0: some argument is not of its kind or does not fit
@@ -292,6 +306,15 @@ static int check_and_pack(Launcher *self, PyObject *args)
             if (!PyFloat_CheckExact(a))
                 return 0;
             break;
+        case P_CONST:  /* a tile kernel's Constant: of the type and equal to the value */
+            if ((PyObject *)Py_TYPE(a) != p->type)
+                return 0;
+            if (a != p->dtype) {
+                ok = PyObject_RichCompareBool(a, p->dtype, Py_EQ);
+                if (ok <= 0)
+                    return ok;
+            }
+            break;
         default: /* P_BOOL */
             if (!PyBool_Check(a))  /* bool cannot be subclassed: this is type(a) is bool */
                 return 0;
@@ -314,6 +337,9 @@ static int check_and_pack(Launcher *self, PyObject *args)
             ok = 1;
             break;
         }
+        case P_CONST:  /* compiled into the kernel: nothing to pack */
+            ok = 1;
+            break;
         default:
             *at = a == Py_True;
             ok = 1;
@@ -418,16 +444,17 @@ static int get_dims(PyObject *o, const char *what, unsigned out[3])
     return 0;
 }
 
-/* One parameter spec (abi.ArraySpec / abi.ScalarSpec): ("array", offset, ndim, contiguous,
- * type, dtype) or (code, offset) with code "q" (int64), "d" (double) or "?" (bool). */
+/* One parameter spec (abi.ArraySpec / abi.ScalarSpec / abi.ConstSpec): ("array", offset, ndim,
+ * contiguous, type, dtype, narrow), (code, offset) with code "q" (int64), "d" (double) or "?"
+ * (bool), or ("const", 0, 0, False, type, value): an argument that is not a parameter. */
 static int get_param(Launcher *self, PyObject *spec, Param *p)
 {
     const char *code;
     Py_ssize_t offset, ndim = 0, size;
-    int contiguous = 0;
+    int contiguous = 0, narrow = 0;
     PyObject *type = NULL, *dtype = NULL;
-    if (!PyTuple_Check(spec) || !PyArg_ParseTuple(spec, "sn|npOO", &code, &offset, &ndim,
-                                                  &contiguous, &type, &dtype)) {
+    if (!PyTuple_Check(spec) || !PyArg_ParseTuple(spec, "sn|npOOp", &code, &offset, &ndim,
+                                                  &contiguous, &type, &dtype, &narrow)) {
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_TypeError, "Launcher: a parameter spec must be a tuple");
         return -1;
@@ -439,8 +466,15 @@ static int get_param(Launcher *self, PyObject *spec, Param *p)
         p->ndim = ndim;
         p->contiguous = contiguous;
         p->shape_strides = contiguous && ndim >= 1 && ndim <= 3;
+        p->narrow = narrow;
         p->type = Py_NewRef(type);
         p->dtype = Py_NewRef(dtype);
+    } else if (strcmp(code, "const") == 0 && dtype != NULL && PyType_Check(type)) {
+        p->kind = P_CONST;
+        p->type = Py_NewRef(type);
+        p->dtype = Py_NewRef(dtype);
+        p->offset = 0;
+        return 0;
     } else if (strcmp(code, "q") == 0 || strcmp(code, "d") == 0 || strcmp(code, "?") == 0) {
         p->kind = code[0] == 'q' ? P_INT64 : code[0] == 'd' ? P_DOUBLE : P_BOOL;
         size = code[0] == '?' ? 1 : 8;
@@ -527,12 +561,14 @@ static PyObject *Launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwds
         goto fail;
     }
     self->n = n;  /* from here dealloc visits params[0..n), zeroed until filled */
+    Py_ssize_t nargv = 0;  /* kernelParams: the parameters, without the constants */
     for (Py_ssize_t i = 0; i < n; i++) {
         if (get_param(self, PyTuple_GET_ITEM(params, i), &self->params[i]) < 0)
             goto fail;
         if (self->params[i].kind == P_ARRAY)
             find_descriptors(&self->params[i]);
-        self->argv[i] = self->buf + self->params[i].offset;
+        if (self->params[i].kind != P_CONST)
+            self->argv[nargv++] = self->buf + self->params[i].offset;
     }
     PyObject_GC_Track(self);
     return (PyObject *)self;

@@ -84,7 +84,7 @@ from .tensormaps import TensorMapParam
 
 __all__ = ["POINTER", "Pointer", "TensorMapParam", "Param", "ParamLayout", "param_layout",
            "param_format", "struct_code", "driver_layout", "values", "check", "check_count",
-           "convert_scalar", "pack_error", "raw_params", "ArraySpec", "ScalarSpec",
+           "convert_scalar", "pack_error", "raw_params", "ArraySpec", "ScalarSpec", "ConstSpec",
            "launcher_specs", "spec_values"]
 
 
@@ -395,6 +395,22 @@ class ArraySpec(NamedTuple):
     contiguous: bool
     type: type
     dtype: object
+    narrow: bool = False  # extents and strides fit int32 (a tile kernel's array indexed so)
+
+
+class ConstSpec(NamedTuple):
+    """A tile kernel's ``Constant`` argument, compiled into the kernel: arguments of exactly
+    ``type`` equal to ``value``; it packs nothing."""
+
+    kind: str  # "const"
+    offset: int  # 0
+    ndim: int  # 0
+    contiguous: bool  # False
+    type: type
+    value: object
+
+
+_CONST_TYPES = (int, float, bool, str)
 
 
 class ScalarSpec(NamedTuple):
@@ -411,11 +427,15 @@ _SPEC_PYTYPES = {"q": int, "d": float, "?": bool}
 
 
 def launcher_specs(params: Sequence[Param], layout: ParamLayout, args: tuple,
-                   infos: Sequence) -> tuple[tuple, int] | None:
+                   infos: Sequence, consts: dict | None = None,
+                   narrow: Sequence[bool] = ()) -> tuple[tuple, int] | None:
     """(specs, device) of a steady-state launcher for arguments of the kinds of ``args``
     (described as ``infos``, which a launch accepted), or None where it does not apply: it
     takes torch tensors on one device for array parameters and Python int/float/bool for
-    int64/float64/bool parameters, nothing else."""
+    int64/float64/bool parameters, nothing else. ``consts``: a tile kernel's Constant
+    arguments by their position among all of its arguments (int, float, bool or str values:
+    ConstSpecs there); ``narrow``: per parameter, whether an array's extents and strides must
+    fit int32."""
     if len(args) != len(params) or not args:
         return None
     dev = infos[0].device if infos[0].kind == "array" else -1
@@ -424,7 +444,8 @@ def launcher_specs(params: Sequence[Param], layout: ParamLayout, args: tuple,
         if isinstance(p, ArrayType):
             if info.framework != "torch" or type(a).__name__ != "Tensor" or info.device != dev:
                 return None
-            specs.append(ArraySpec("array", off, p.ndim, p.layout == "C", type(a), a.dtype))
+            specs.append(ArraySpec("array", off, p.ndim, p.layout == "C", type(a), a.dtype,
+                                   bool(narrow) and narrow[len(specs)]))
         elif isinstance(p, Scalar) and p.name in _SPEC_SCALARS:
             code, py = _SPEC_SCALARS[p.name]
             if type(a) is not py:
@@ -434,6 +455,11 @@ def launcher_specs(params: Sequence[Param], layout: ParamLayout, args: tuple,
             return None
     if dev < 0:
         return None
+    for pos in sorted(consts or ()):
+        v = consts[pos]
+        if type(v) not in _CONST_TYPES or pos > len(specs):
+            return None
+        specs.insert(pos, ConstSpec("const", 0, 0, False, type(v), v))
     return tuple(specs), dev
 
 
@@ -450,11 +476,15 @@ def spec_values(specs: tuple, args: tuple, dev: int) -> list | None:
     vals: list = []
     for s, a in zip(specs, args):
         if s[0] != "array":
+            if s[0] == "const":
+                if type(a) is not s[4] or a != s[5]:
+                    return None
+                continue
             if type(a) is not _SPEC_PYTYPES[s[0]]:
                 return None
             vals.append(a)
             continue
-        _, _, n, contiguous, tp, dtype = s
+        _, _, n, contiguous, tp, dtype, narrow = s
         if type(a) is not tp or a.dtype is not dtype or a.get_device() != dev:
             return None
         shape = a.shape
@@ -463,9 +493,12 @@ def spec_values(specs: tuple, args: tuple, dev: int) -> list | None:
             return None
         vals.append(a.data_ptr())
         vals += shape
+        at = len(vals)
         if contiguous and 1 <= n <= 3:
             vals += (1,) if n == 1 else (shape[1], 1) if n == 2 else (
                 shape[1] * shape[2], shape[2], 1)
         else:
             vals += a.stride()
+        if narrow and any(not -2**31 <= v < 2**31 for v in vals[at - n:]):
+            return None
     return vals

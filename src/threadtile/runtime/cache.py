@@ -2,7 +2,9 @@
 
 Layout: ``<root>/<salt>/<key[:2]>/<key>.bin`` where root is ``$THREADTILE_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/threadtile``, else ``~/.cache/threadtile``, and salt names the threadtile and
-NVRTC versions, so an upgrade starts a fresh folder instead of reading stale entries.
+NVRTC versions, so an upgrade starts a fresh folder instead of reading stale entries. Entries
+of a *namespace* (``get(key, namespace="autotune")``: the autotuner's choices) live under
+``<root>/<salt>/<namespace>/<key[:2]>/``, where :func:`keys` lists them.
 
 Why each defensive step is there:
 
@@ -40,8 +42,8 @@ from pathlib import Path
 
 from ..version import __version__
 
-__all__ = ["cache_root", "cache_dir", "make_key", "get", "put", "info", "clear",
-           "clear_report", "ClearReport", "salt", "CacheWarning", "MAX_ENTRY_BYTES"]
+__all__ = ["cache_root", "cache_dir", "make_key", "get", "put", "keys", "discard", "info",
+           "clear", "clear_report", "ClearReport", "salt", "CacheWarning", "MAX_ENTRY_BYTES"]
 
 ENV = "THREADTILE_CACHE_DIR"
 #: The largest entry ``get`` reads (a cubin of the largest tile kernels is a few MiB).
@@ -127,10 +129,24 @@ def _feed(h, part) -> None:
     h.update(tag + struct.pack("<Q", len(data)) + data)
 
 
-def _path(key: str) -> Path:
+def _path(key: str, namespace: str = "") -> Path:
     if not key or not all(c in "0123456789abcdef" for c in key):
         raise ValueError(f"not a cache key (make_key() gives hex digests): {key!r}")
-    return cache_dir() / key[:2] / (key + _SUFFIX)
+    if namespace and not (namespace.isidentifier() and namespace.isascii()):
+        raise ValueError(f"a cache namespace is a plain name, got {namespace!r}")
+    return cache_dir() / namespace / key[:2] / (key + _SUFFIX)
+
+
+def keys(namespace: str) -> list[str]:
+    """The keys of the entries stored under ``namespace`` (none where its folder is missing
+    or unreadable); :func:`get` reads each, checked."""
+    _path("0", namespace)  # (checks the name)
+    out = []
+    for p in _entries(cache_dir() / namespace):
+        k = p.name[:-len(_SUFFIX)]
+        if k and all(c in "0123456789abcdef" for c in k) and p.parent.name == k[:2]:
+            out.append(k)
+    return sorted(out)
 
 
 # the entries skipped and the folders found unwritable, each reported once per process
@@ -140,12 +156,12 @@ _READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOL
                getattr(os, "O_BINARY", 0))
 
 
-def get(key: str) -> bytes | None:
-    """The payload stored under ``key``, or None (absent, unreadable, truncated or corrupt;
-    a bad entry is removed). Never blocks and never reads more than :data:`MAX_ENTRY_BYTES`:
-    a symbolic link, a FIFO, a device or an oversized file at the entry's path is skipped,
-    with a :class:`CacheWarning` the first time."""
-    p = _path(key)
+def get(key: str, namespace: str = "") -> bytes | None:
+    """The payload stored under ``key`` (in ``namespace``), or None (absent, unreadable,
+    truncated or corrupt; a bad entry is removed). Never blocks and never reads more than
+    :data:`MAX_ENTRY_BYTES`: a symbolic link, a FIFO, a device or an oversized file at the
+    entry's path is skipped, with a :class:`CacheWarning` the first time."""
+    p = _path(key, namespace)
     data = _read_bounded(p)
     if data is None:
         return None
@@ -239,11 +255,11 @@ def _unwrap(data: bytes) -> bytes | None:
     return payload
 
 
-def put(key: str, data: bytes) -> bool:
-    """Store ``data`` under ``key`` atomically. Returns False (and stores nothing) when the
-    cache folder is not writable, warning the first time (:class:`CacheWarning`); never
-    raises for I/O problems."""
-    p = _path(key)
+def put(key: str, data: bytes, namespace: str = "") -> bool:
+    """Store ``data`` under ``key`` (in ``namespace``) atomically. Returns False (and stores
+    nothing) when the cache folder is not writable, warning the first time
+    (:class:`CacheWarning`); never raises for I/O problems."""
+    p = _path(key, namespace)
     blob = _HEADER.pack(_MAGIC, len(data), hashlib.sha256(data).digest()) + bytes(data)
     tmp = None
     try:
@@ -260,6 +276,15 @@ def put(key: str, data: bytes) -> bool:
             except OSError:
                 pass
         _unwritable(cache_dir(), e)
+        return False
+
+
+def discard(key: str, namespace: str = "") -> bool:
+    """Delete the entry under ``key`` (in ``namespace``); whether one was deleted."""
+    try:
+        _path(key, namespace).unlink()
+        return True
+    except OSError:
         return False
 
 

@@ -168,6 +168,7 @@ class CompiledKernel:
     # threads the block has beyond the kernel's own (jit.build: a producer warp); the fallback
     # build has none
     extra_threads = 0
+    block = None  # a tile kernel's block as one 3-tuple (builds.build)
     # what the compile trace calls it (a string, or a callable making one): jit.build names
     # the specialization; else the entry point
     label = None
@@ -351,7 +352,8 @@ class CompiledKernel:
         dev, first = arrays_device(self.entry, infos)
         return vals, dev, first
 
-    def direct(self, grid, block, stream, shared_bytes: int, args, infos):
+    def direct(self, grid, block, stream, shared_bytes: int, args, infos,
+               consts: dict | None = None, narrow=()):
         """A launcher for the common steady state, or None: after ``launch`` has accepted
         ``args`` (torch CUDA tensors and Python numbers) under this configuration, the
         returned ``go(args) -> bool`` launches later calls whose arguments are of exactly the
@@ -363,11 +365,12 @@ class CompiledKernel:
         ``go`` is a ``_fastlaunch.Launcher`` (C: the same checks, a buffer of its own,
         ``cuLaunchKernel`` called through its address in libcuda) when that extension is built
         (:data:`FAST_LAUNCH`), else a :class:`PyLauncher`; both are built from the same
-        :func:`abi.launcher_specs`."""
+        :func:`abi.launcher_specs` (``consts`` and ``narrow`` as it takes them: a tile
+        kernel's later calls then pass its Constants too, which must equal these)."""
         if stream is not None and type(stream) is not int or self._handle is None or \
                 self.tensormaps or self.cooperative or self._nvtx:
             return None
-        r = abi.launcher_specs(self.params, self.layout, args, infos)
+        r = abi.launcher_specs(self.params, self.layout, args, infos, consts, narrow)
         if r is None:
             return None
         specs, dev = r

@@ -53,6 +53,9 @@ from ..lang.types import (
     uint32,
     uint64,
 )
+from ..runtime.driver import stream_handle
+from ..runtime.mode import requested
+from ..tuning.autotuner import Autotuner
 from . import tune
 from .hostapi import (
     ByTarget,
@@ -131,7 +134,11 @@ def function(func=None, **options):
 
 def launch(stream, grid, kernel, args) -> None:
     """cuTile's launch: ``kernel[grid]`` on ``stream`` (a torch/CuPy stream, a handle, or None
-    for the current stream) with the tuple ``args``."""
+    for the current stream) with the tuple ``args``. An autotuned kernel
+    (``threadtile.autotune``) launches its choice for ``args``; ``grid`` may then be a function
+    of the configuration (``lambda meta: ...``)."""
+    if isinstance(kernel, Autotuner):
+        return kernel.launch(stream, grid, args)
     if not getattr(kernel, "tile", False):
         raise TypeError("ct.launch() launches a @ct.kernel; launch thread-level kernels with "
                         "kernel[grid, block, stream](...)")
@@ -143,10 +150,23 @@ def launch(stream, grid, kernel, args) -> None:
             if isinstance(g, int) and g > _GRID_MAX:  # cuTile's block ids are 24-bit
                 raise ValueError(f"Grid[{k}] exceeds 24-bit limit: max={_GRID_MAX}, got={g}. "
                                  "Use multiple kernel launches for larger workloads.")
-    Launch(kernel, (grid, kernel.block_threads, stream))(*args)
+    if stream is not None and type(stream) is not int and not requested():
+        stream = stream_handle(stream)  # (a handle: the launch may take the C launcher)
+    try:  # the launches of the last grids and streams, each checked once (a Launch)
+        go = _LAUNCHES[kernel, grid, stream]
+    except (KeyError, TypeError):  # TypeError: an unhashable grid or stream
+        go = Launch(kernel, (grid, kernel.block_threads, stream))
+        if len(_LAUNCHES) >= 64:
+            _LAUNCHES.clear()
+        try:
+            _LAUNCHES[kernel, grid, stream] = go
+        except TypeError:
+            pass
+    go(*args)
 
 
 _GRID_MAX = (1 << 24) - 1
+_LAUNCHES: dict = {}
 
 
 def __getattr__(name: str):

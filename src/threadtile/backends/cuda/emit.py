@@ -573,7 +573,9 @@ class FunctionEmitter:
     def x_UnaryOp(self, x: ir.UnaryOp):
         # ~ of a bool is NumPy's (and numba's) logical not; C++'s ~true is -2, true again
         op = "!" if x.op == "not" or (x.op == "~" and x.type.kind == "b") else x.op
-        text = op + self.e(x.operand, _PREC["unary"])
+        inner = self.e(x.operand, _PREC["unary"])
+        # - of a negation is not a pre-decrement: "- -x", never "--x" (nor "+ +x")
+        text = op + (" " if op in "+-" and inner[:1] == op else "") + inner
         if x.type.is_int and x.type.bits < 32:  # as in x_BinOp
             return f"{x.type.cname}({text})", _PREC["atom"]
         return text, _PREC["unary"]

@@ -90,7 +90,7 @@ def tensormap_params(module: ir.Module) -> tuple:
     out = []
     for op in hopper_loops(module):
         a, b = loaded(op)
-        box_a, box_b = tiling.sm90_boxes(a, b)
+        box_a, box_b = tiling.sm90_boxes(a, b, module.threads)
         out.append((cxx.index(op.args[0].name), box_a))
         out.append((cxx.index(op.args[1].name), box_b))
     return tuple(out)
@@ -429,7 +429,8 @@ def _printf(em, x, args):
                     for f, cs in calls)
     if not stage:
         return f"if (tt::tile::tid() == 0) {{ {body} }}"
-    return "{ " + " ".join(stage) + f" if (tt::tile::tid() == 0) {{ {body} }} tt::tile::block_sync(); }}"
+    return ("{ " + " ".join(stage) +
+            f" if (tt::tile::tid() == 0) {{ {body} }} tt::tile::block_sync(); }}")
 
 
 def _nested_text(dims: list[int]) -> list[str]:

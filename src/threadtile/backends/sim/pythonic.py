@@ -14,6 +14,7 @@ operation (a deadlock on the GPU) are reported instead of hanging.
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import types
@@ -63,6 +64,42 @@ def _gpu_print(*items, **_kw) -> None:
         sys.stdout.write(" ".join(out) + "\n")
 
 
+# math functions whose CPython versions raise where the GPU's return an IEEE value (sin(inf)
+# is NaN, log(0) is -inf): on ValueError or OverflowError, NumPy's ufunc of the same name
+_NP_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
+             "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2", "pow": "power"}
+
+
+def _gpu_math_function(f):
+    ufunc = getattr(np, _NP_NAMES.get(f.__name__, f.__name__), None)
+    if not isinstance(ufunc, np.ufunc):
+        return f
+
+    def call(*args):
+        try:
+            return f(*args)
+        except (ValueError, OverflowError):
+            with np.errstate(all="ignore"):
+                return float(ufunc(*[float(a) for a in args]))
+    call.__name__ = f.__name__
+    return call
+
+
+_GPU_MATH = types.SimpleNamespace(**{
+    name: _gpu_math_function(v) if callable(v) else v
+    for name, v in vars(math).items() if not name.startswith("_")})
+
+
+def _gpu_math(v):
+    """``math`` as a kernel sees it on the GPU (its functions return NaN or infinities where
+    CPython's raise), for ``math`` itself or a function imported from it; else None."""
+    if v is math:
+        return _GPU_MATH
+    if callable(v) and getattr(math, getattr(v, "__name__", ""), None) is v:
+        return getattr(_GPU_MATH, v.__name__)
+    return None
+
+
 def runnable(fn, _memo: dict | None = None):
     """A copy of ``fn`` whose global and closure references to ``@jit`` functions are those
     functions' Python code (a ``Kernel`` object refuses to be called from Python), and whose
@@ -79,6 +116,8 @@ def runnable(fn, _memo: dict | None = None):
             g[name] = _wrap(v, False)
         elif (ours := _numba_object(v)) is not None:
             g[name] = ours
+        elif (gm := _gpu_math(v)) is not None:
+            g[name] = gm
     g["print"] = _gpu_print
     cells = None
     if fn.__closure__:

@@ -63,41 +63,52 @@ __device__ __forceinline__ void bar_init(uint64_t* b, uint32_t count) {
 __device__ __forceinline__ void bar_inval(uint64_t* b) {
   asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(saddr(b)) : "memory");
 }
-__device__ __forceinline__ void bar_expect(uint64_t* b, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(saddr(b)),
-               "r"(bytes)
+// (the *_at forms take shared-memory addresses)
+__device__ __forceinline__ void bar_expect_at(uint32_t b, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(bytes)
                : "memory");
+}
+__device__ __forceinline__ void bar_expect(uint64_t* b, uint32_t bytes) {
+  bar_expect_at(saddr(b), bytes);
 }
 __device__ __forceinline__ void bar_arrive(uint64_t* b) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(saddr(b)) : "memory");
 }
-__device__ __forceinline__ void bar_wait(uint64_t* b, uint32_t parity) {
+__device__ __forceinline__ void bar_wait_at(uint32_t b, uint32_t parity) {
   uint32_t done;
   do {
     asm volatile(
         "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
         "selp.u32 %0, 1, 0, p; }"
         : "=r"(done)
-        : "r"(saddr(b)), "r"(parity)
+        : "r"(b), "r"(parity)
         : "memory");
   } while (!done);
 }
 
+__device__ __forceinline__ void bar_wait(uint64_t* b, uint32_t parity) {
+  bar_wait_at(saddr(b), parity);
+}
+
 // ---- TMA -------------------------------------------------------------------------------------
 // the box at element coordinates (c0 innermost, c1) of the map's array into dst, completing on bar
-__device__ __forceinline__ void tma_load(void* dst, const TensorMap* m, int c0, int c1,
-                                         uint64_t* bar) {
+__device__ __forceinline__ void tma_load_at(uint32_t dst, const TensorMap* m, int c0, int c1,
+                                            uint32_t bar) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-      "[%0], [%1, {%2, %3}], [%4];" ::"r"(saddr(dst)),
-      "l"(reinterpret_cast<uint64_t>(m)), "r"(c0), "r"(c1), "r"(saddr(bar))
+      "[%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(m)), "r"(c0), "r"(c1), "r"(bar)
       : "memory");
+}
+__device__ __forceinline__ void tma_load(void* dst, const TensorMap* m, int c0, int c1,
+                                         uint64_t* bar) {
+  tma_load_at(saddr(dst), m, c0, c1, saddr(bar));
 }
 
 #ifdef TT_PRODUCER
-// ---- the producer warp -----------------------------------------------------------------------
-// A build with TT_PRODUCER (jit.build: a Hopper build of a tile kernel whose k loops all take
-// this main loop) launches a warpgroup more than the TT_BLOCK_THREADS threads that run the
+// ---- the producer warpgroup ------------------------------------------------------------------
+// A build with TT_PRODUCER (builds.build: a Hopper build of a tile kernel whose k loops take
+// this main loop, where compiler.wants_producer says so) launches a warpgroup more than the TT_BLOCK_THREADS threads that run the
 // kernel's code, and its first thread issues every k loop's TMA copies: none of the
 // multiplying warps stops to refill a stage. A whole warpgroup, because ptxas allots
 // registers for blocks of whole warpgroups, and setmaxnreg moves them by warpgroups: the
@@ -120,18 +131,6 @@ struct Mail {
 __shared__ Mail tt_mail;
 __shared__ uint64_t tt_mail_bar;
 
-__device__ __forceinline__ void bar_wait_at(uint32_t b, uint32_t parity) {
-  uint32_t done;
-  do {
-    asm volatile(
-        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p; }"
-        : "=r"(done)
-        : "r"(b), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-
 // the producer's loop: one letter after another, until the one that says done
 __device__ __noinline__ void producer_loop() {
   uint32_t mph = 0;
@@ -144,22 +143,13 @@ __device__ __noinline__ void producer_loop() {
     for (int k = 0; k < m.nk; ++k) {
       const uint32_t full = m.full + 8 * s;
       if (round > 0) bar_wait_at(m.empty + 8 * s, uint32_t(round - 1) & 1u);
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full),
-                   "r"(m.a_stage + m.b_stage) : "memory");
+      bar_expect_at(full, m.a_stage + m.b_stage);
       const int kc = (m.lo + k) * m.k_step;
       for (int c = 0; c < m.a_chunks; ++c)
-        asm volatile(
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-            "[%0], [%1, {%2, %3}], [%4];" ::"r"(m.as + s * m.a_stage + c * m.a_chunk),
-            "l"(reinterpret_cast<uint64_t>(m.ma)), "r"(kc + c * m.aw), "r"(m.a_row), "r"(full)
-            : "memory");
+        tma_load_at(m.as + s * m.a_stage + c * m.a_chunk, m.ma, kc + c * m.aw, m.a_row, full);
       for (int c = 0; c < m.b_chunks; ++c)
-        asm volatile(
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-            "[%0], [%1, {%2, %3}], [%4];" ::"r"(m.bs + s * m.b_stage + c * m.b_chunk),
-            "l"(reinterpret_cast<uint64_t>(m.mb)), "r"(m.b_col + 64 * c), "r"(m.b_row0 + kc),
-            "r"(full)
-            : "memory");
+        tma_load_at(m.bs + s * m.b_stage + c * m.b_chunk, m.mb, m.b_col + 64 * c,
+                    m.b_row0 + kc, full);
       if (++s == m.stages) s = 0, ++round;
     }
   }
@@ -240,13 +230,35 @@ template <> struct kind<__half> { static constexpr int value = 1; };
 template <> struct kind<__nv_bfloat16> { static constexpr int value = 2; };
 #endif
 
+// The stages for a block of NT threads (ir/tiling.py, sm90_stages): 4, or 5 where the block
+// has its multiprocessor anyway, within the budget
+__host__ __device__ constexpr int stages_for(int stage, int nt) {
+  const int fit = TT_SM90_STAGE_BUDGET / stage;
+  const int s4 = fit < TT_SM90_MAX_STAGES ? fit : TT_SM90_MAX_STAGES;
+  const bool whole = nt >= 256 || 2 * s4 * stage > TT_SM90_SHARED_PER_SM;
+  return !whole ? s4 : fit < TT_SM90_MAX_STAGES_WHOLE ? fit : TT_SM90_MAX_STAGES_WHOLE;
+}
+// The depth of a step (ir/tiling.py, sm90_step): K, halved while its stages would be fewer
+// than 4 and halves keep whole rows of TT_SM90_ROW_BYTES
+__host__ __device__ constexpr int step_for(int m, int n, int k, int isz, int nt) {
+  int step = k;
+  while (step * isz > TT_SM90_ROW_BYTES && (step / 2 * isz) % TT_SM90_ROW_BYTES == 0 &&
+         stages_for((m * step + step * n) * isz, nt) < 4)
+    step /= 2;
+  return step;
+}
+
 // The shared memory the loop needs (the formula of ir/tiling.py, sm90_bytes):
-// 1024 bytes of alignment slack, S stages of A and B, and 2 S mbarriers. A stage holds A in
-// K / AW chunks of M rows of AW elements (rows of 128 bytes, or one chunk of 64-byte rows),
-// then B in N / 64 chunks of K rows of 64 columns.
-template <class TA, int NT, int M, int N, int K>
+// 1024 bytes of alignment slack, S stages of A and B, and 2 S mbarriers. A step is KS deep
+// (K, or a part of it: step_for); a stage holds A in KS / AW chunks of M rows of AW elements
+// (rows of 128 bytes, or one chunk of 64-byte rows), then B in N / 64 chunks of KS rows of 64
+// columns.
+template <class TA, int NT, int M, int N, int K_>
 struct Plan {
   static constexpr int ISZ = int(sizeof(TA));
+  static constexpr int K = step_for(M, N, K_, ISZ, NT);  // KS: the depth of a step
+  static constexpr int KS = K;
+  static constexpr int SPLIT = K_ / K;                    // steps a k of the loop as written
   static constexpr int WG = NT / 128;                     // warpgroups
   static constexpr int R = WG > 0 ? M / (64 * WG) : 0;    // 64-row slices per warpgroup
   static constexpr int ROW = K * ISZ < TT_SM90_ROW_BYTES ? K * ISZ : TT_SM90_ROW_BYTES;
@@ -254,8 +266,7 @@ struct Plan {
   static constexpr int A_BYTES = M * K * ISZ;
   static constexpr int B_BYTES = K * N * ISZ;
   static constexpr int STAGE = A_BYTES + B_BYTES;
-  static constexpr int S = (TT_SM90_STAGE_BUDGET / STAGE) < TT_SM90_MAX_STAGES
-                              ? (TT_SM90_STAGE_BUDGET / STAGE) : TT_SM90_MAX_STAGES;
+  static constexpr int S = stages_for(STAGE, NT);
   static constexpr bool ok = kind<TA>::value != 0 && NT % 128 == 0 &&
                              (ROW == TT_SM90_ROW_BYTES || ROW == TT_SM90_ROW_BYTES_MIN) &&
                              (K * ISZ) % ROW == 0 && WG > 0 && M % (64 * WG) == 0 &&
@@ -267,11 +278,13 @@ struct Plan {
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-template <class TA, int NT, int M, int N, int K>
+template <class TA, int NT, int M, int N, int K_>
 __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& mb, int64_t bi,
-                                         int64_t bj, int64_t lo, int64_t hi, float* acc,
+                                         int64_t bj, int64_t lo_, int64_t hi_, float* acc,
                                          int64_t a_row0 = 0, int64_t b_row0 = 0) {
-  typedef Plan<TA, NT, M, N, K> P;
+  typedef Plan<TA, NT, M, N, K_> P;
+  constexpr int K = P::KS;  // steps of KS: the loop's k range in them
+  const int64_t lo = lo_ * P::SPLIT, hi = hi_ * P::SPLIT;
   constexpr int S = P::S, R = P::R, AW = P::AW, REGS = R * N / 2;
   constexpr int G = TT_SM90_INFLIGHT;  // groups of multiplies left running at a step's end
   static_assert(P::ok, "no Hopper main loop for these shapes");
@@ -292,7 +305,7 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 #ifdef TT_PRODUCER
-    if (nk > 0) {  // the letter to the producer warp
+    if (nk > 0) {  // the letter to the producer
       tt_mail = Mail{&ma, &mb, saddr(As), saddr(Bs), saddr(full), saddr(empty), S, P::A_BYTES,
                      P::B_BYTES, K / AW, M * AW * P::ISZ, AW, N / 64, 64 * K * P::ISZ, K,
                      int(a_row0 + bi * M), int(bj * N), int(b_row0), int(lo), nk, 0};

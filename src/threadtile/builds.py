@@ -1,0 +1,61 @@
+"""Builds of a specialization for an architecture, with their launchers (:func:`build`): the
+options a launch on the GPU compiles with (a Hopper k loop's TMA-only build and its fallback,
+the producer warpgroup), then the cubin through the disk cache (compiler.py) and the
+CompiledKernel that launches it (runtime/launcher.py)."""
+
+from __future__ import annotations
+
+import functools
+import os
+
+from .compiler import Specialization, Target, wants_producer
+from .runtime import launcher as rt_launcher
+from .runtime import tensormaps as rt_tensormaps
+
+__all__ = ["build", "TMA_ONLY", "PRODUCER", "PRODUCER_THREADS"]
+
+TMA_ONLY = "-DTT_TMA_ONLY"  # tile/kloop.h: a build of Hopper k loops without the portable loop
+PRODUCER = "-DTT_PRODUCER"  # tile/kloop_sm90.h: a warpgroup of its own issues the k loops' copies
+PRODUCER_THREADS = 128
+# code that a producer warp would break: thread-level barriers and indices, threads that stop
+_NO_PRODUCER = ("__syncthreads", "threadIdx", 'asm volatile("exit;")', "tt_raised")
+
+
+def build(spec: Specialization, arch: str, options: tuple = (), portable: bool = False):
+    """``spec`` compiled for ``arch`` (compiler.compile, through the disk cache), with its
+    launcher: the ``(CompiledKernel, scratch bytes)`` a launch needs.
+
+    A kernel whose k loops take Hopper's main loop on sm_90a is first built without their
+    portable loop (TT_TMA_ONLY: half the compile time of a tile matmul), which runs only where
+    TMA cannot read an operand; the compiled kernel's ``fallback`` then builds it with that
+    loop (``portable``) for the launches whose arrays need it (CompiledKernel.launch)."""
+    opts = tuple(options)
+    hopper = not portable and arch.endswith("90a") and bool(spec.cuda.tensormaps)
+    tma_only = hopper and "mma_loop_batched<" not in spec.cuda.text
+    # ... and with a producer warpgroup after the kernel's threads where only tile operations
+    # synchronise them and the compiler wants it (THREADTILE_PRODUCER=0: never; where a
+    # launch takes the portable loop, the producer waits idle)
+    producer = hopper and os.environ.get("THREADTILE_PRODUCER", "1") != "0" and not any(
+        w in spec.cuda.text for w in _NO_PRODUCER) and wants_producer(spec.module,
+                                                                       spec.cuda.scratch_sm90a)
+    extra = (TMA_ONLY,) * tma_only + (PRODUCER,) * producer
+    b = spec.build(Target(arch, opts + extra))
+    compiled = spec.loaded.get(b.target)
+    if compiled is None:
+        compiled = spec.loaded[b.target] = rt_launcher.CompiledKernel(
+            b.cubin, b.entry, list(b.params),
+            [rt_tensormaps.TensorMapParam(a, box) for a, box in b.tensormaps],
+            cooperative=spec.cooperative)
+        compiled.raises = spec.cuda.raises  # jit(debug=True): reported raises (raised.py)
+        compiled.block_threads = spec.module.threads  # a tile kernel's block (auto_warps)
+        if producer:  # a warpgroup after the kernel's threads (kloop_sm90.h)
+            compiled.extra_threads = PRODUCER_THREADS
+            compiled.block_threads += PRODUCER_THREADS
+        # the block of a launch of a tile kernel (one tuple: a launch whose grid and block are
+        # the last one's own objects skips their checks, CompiledKernel.launch)
+        compiled.block = (compiled.block_threads, 1, 1) if compiled.block_threads else None
+        compiled.label = spec.describe  # the compile trace's name for its load
+        if tma_only:
+            compiled.fallback = functools.cache(
+                lambda: build(spec, arch, options, portable=True)[0])
+    return compiled, b.scratch
