@@ -78,9 +78,10 @@ def floordiv_f(a, b):
 
 
 def pymod_f(a, b):
-    """tt::pymod for floats: C's fmod moved to the sign of the divisor, as Python's %."""
+    """tt::pymod for floats: C's fmod moved to the sign of the divisor, as Python's % (and
+    numba's): a zero result is a zero of the divisor's sign."""
     r = np.fmod(a, b)
-    return sel((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+    return sel(r == 0, np.copysign(r, b), sel((r < 0) != (b < 0), r + b, r))
 
 
 def ipow(a, b):

@@ -157,13 +157,14 @@ __device__ __forceinline__ T pymod(T a, T b) {
 }
 __device__ __forceinline__ float floordiv(float a, float b) { return floorf(a / b); }
 __device__ __forceinline__ double floordiv(double a, double b) { return floor(a / b); }
+// Python's (and numba's) float %: fmod moved to the divisor's sign, a zero of the divisor's sign
 __device__ __forceinline__ float pymod(float a, float b) {
   float r = fmodf(a, b);
-  return (r != 0.0f && ((r < 0.0f) != (b < 0.0f))) ? r + b : r;
+  return r == 0.0f ? copysignf(r, b) : ((r < 0.0f) != (b < 0.0f)) ? r + b : r;
 }
 __device__ __forceinline__ double pymod(double a, double b) {
   double r = fmod(a, b);
-  return (r != 0.0 && ((r < 0.0) != (b < 0.0))) ? r + b : r;
+  return r == 0.0 ? copysign(r, b) : ((r < 0.0) != (b < 0.0)) ? r + b : r;
 }
 
 template <typename T>
