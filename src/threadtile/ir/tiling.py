@@ -137,7 +137,7 @@ def sm90_step(a: TileType, b: TileType, threads: int) -> int:
     """The depth of the Hopper main loop's steps for a k loop of ``a`` and ``b`` tiles: their
     K, halved while its stages would be fewer than 4 and halves keep whole 128-byte rows (a
     128x256x128 loop then runs 64-deep steps in 4 stages, not 2 of 128; the sum over k is the
-    same). tile/kloop_sm90.h's Plan::KS."""
+    same). tile/kloop_sm90.h's Plan::K."""
     (m, k), (_, n) = a.shape, b.shape
     isz = a.dtype.itemsize
     step = k

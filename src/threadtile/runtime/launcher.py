@@ -302,9 +302,10 @@ class CompiledKernel:
             maps = tensormaps.values(self.tensormaps, infos)
             if self.fallback is not None and tensormaps.ZERO in maps:
                 # a build without the portable k loop and an array TMA cannot read
-                if self.extra_threads:
-                    block = (block[0] - self.extra_threads,) + tuple(block[1:])
-                return self.fallback().launch(grid, block, stream, shared_bytes, infos)
+                fb = self.fallback()
+                if self.extra_threads:  # (its block, one tuple: its checks made once)
+                    block = fb.block
+                return fb.launch(grid, block, stream, shared_bytes, infos)
             vals += maps
         if dev < 0:
             dev = driver.current_index()

@@ -249,15 +249,14 @@ __host__ __device__ constexpr int step_for(int m, int n, int k, int isz, int nt)
 }
 
 // The shared memory the loop needs (the formula of ir/tiling.py, sm90_bytes):
-// 1024 bytes of alignment slack, S stages of A and B, and 2 S mbarriers. A step is KS deep
-// (K, or a part of it: step_for); a stage holds A in KS / AW chunks of M rows of AW elements
-// (rows of 128 bytes, or one chunk of 64-byte rows), then B in N / 64 chunks of KS rows of 64
-// columns.
+// 1024 bytes of alignment slack, S stages of A and B, and 2 S mbarriers. A step is K deep
+// (the loop's K_, or a part of it: step_for); a stage holds A in K / AW chunks of M rows of AW
+// elements (rows of 128 bytes, or one chunk of 64-byte rows), then B in N / 64 chunks of K rows
+// of 64 columns.
 template <class TA, int NT, int M, int N, int K_>
 struct Plan {
   static constexpr int ISZ = int(sizeof(TA));
-  static constexpr int K = step_for(M, N, K_, ISZ, NT);  // KS: the depth of a step
-  static constexpr int KS = K;
+  static constexpr int K = step_for(M, N, K_, ISZ, NT);  // the depth of a step
   static constexpr int SPLIT = K_ / K;                    // steps a k of the loop as written
   static constexpr int WG = NT / 128;                     // warpgroups
   static constexpr int R = WG > 0 ? M / (64 * WG) : 0;    // 64-row slices per warpgroup
@@ -283,7 +282,7 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
                                          int64_t bj, int64_t lo_, int64_t hi_, float* acc,
                                          int64_t a_row0 = 0, int64_t b_row0 = 0) {
   typedef Plan<TA, NT, M, N, K_> P;
-  constexpr int K = P::KS;  // steps of KS: the loop's k range in them
+  constexpr int K = P::K;  // the depth of a step: the loop's k range in steps
   const int64_t lo = lo_ * P::SPLIT, hi = hi_ * P::SPLIT;
   constexpr int S = P::S, R = P::R, AW = P::AW, REGS = R * N / 2;
   constexpr int G = TT_SM90_INFLIGHT;  // groups of multiplies left running at a step's end
