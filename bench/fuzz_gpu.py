@@ -3,6 +3,7 @@
 
     python bench/fuzz_gpu.py                 # 10,000 programs from seed 0
     python bench/fuzz_gpu.py --count 500 --start 20000 --python-mode
+    python bench/fuzz_gpu.py --jobs 14      # first pass in 14 processes
 
 Each mismatch (or a target's error: an NVRTC failure, a launch error) is minimized by delta
 debugging (tools/fuzz/minimize.py) and written as a regression test under
@@ -16,6 +17,7 @@ bench/results/fuzz_gpu.json. GPU only.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import sys
 import time
 from pathlib import Path
@@ -28,6 +30,16 @@ from tools.fuzz.minimize import REGRESSIONS, minimize, same_failure, write_regre
 from tools.fuzz.run import differential  # noqa: E402
 
 
+def _scan(seeds: list[int], targets: tuple[str, ...]) -> list[tuple[int, str]]:
+    """The seeds among ``seeds`` whose programs fail, with their signatures (a worker)."""
+    out = []
+    for seed in seeds:
+        res = differential(generate(seed), targets=targets)
+        if not res.ok:
+            out.append((seed, res.signature()))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--count", type=int, default=10_000)
@@ -35,6 +47,8 @@ def main() -> None:
     ap.add_argument("--python-mode", action="store_true", help="also compare python mode")
     ap.add_argument("--max-minimize", type=int, default=20, help="mismatches to minimize")
     ap.add_argument("--out-dir", type=Path, default=REGRESSIONS)
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="worker processes (each with its own CUDA context) for the first pass")
     args = ap.parse_args()
 
     from threadtile.runtime.driver import gpu_available  # noqa: PLC0415
@@ -44,8 +58,20 @@ def main() -> None:
     targets = ("gpu", "lockstep") + (("python",) if args.python_mode else ())
     failures, signatures, written = [], {}, []
     t0 = time.perf_counter()
-    for seed in range(args.start, args.start + args.count):
-        if (seed - args.start) % 500 == 499:
+    seeds = range(args.start, args.start + args.count)
+    if args.jobs > 1:
+        # first pass in parallel: which seeds fail; minimizing stays in this process
+        ctx = multiprocessing.get_context("spawn")
+        chunks = [seeds[i::args.jobs] for i in range(args.jobs)]
+        with ctx.Pool(args.jobs) as pool:
+            found = pool.starmap(_scan, [(list(c), targets) for c in chunks])
+        failing = sorted(seed for part in found for seed, _ in part)
+        print(f"{args.count} programs scanned by {args.jobs} workers, {len(failing)} failing "
+              f"({time.perf_counter() - t0:.0f} s)", flush=True)
+    else:
+        failing = None
+    for seed in (failing if failing is not None else seeds):
+        if failing is None and (seed - args.start) % 500 == 499:
             print(f"{seed - args.start + 1} programs, {len(failures)} failing", flush=True)
         prog = generate(seed)
         out = differential(prog, targets=targets)
@@ -69,7 +95,8 @@ def main() -> None:
         print(f"  minimized {prog.size()} -> {small.size()} nodes: {path}", flush=True)
     elapsed = time.perf_counter() - t0
     results = {"programs": args.count, "first_seed": args.start, "targets": list(targets),
-               "failing": len(failures), "by_signature": signatures, "minimized": written,
+               "jobs": args.jobs, "failing": len(failures), "by_signature": signatures,
+               "minimized": written,
                "failures": failures[:200], "seconds": round(elapsed, 1)}
     path = _common.write("fuzz_gpu", results, notes=(
         "tools/fuzz thread-level generator; GPU vs simulator (lockstep, and python mode with "
