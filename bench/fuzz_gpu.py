@@ -30,14 +30,18 @@ from tools.fuzz.minimize import REGRESSIONS, minimize, same_failure, write_regre
 from tools.fuzz.run import differential  # noqa: E402
 
 
-def _scan(seeds: list[int], targets: tuple[str, ...]) -> list[tuple[int, str]]:
-    """The seeds among ``seeds`` whose programs fail, with their signatures (a worker)."""
-    out = []
+def _scan(seeds: list[int], targets: tuple[str, ...]) -> tuple[list[dict], list[int]]:
+    """The failures among ``seeds`` (seed, signature, detail), and the seeds whose only
+    differences were FMA contraction's (explained)."""
+    failed, contracted = [], []
     for seed in seeds:
         res = differential(generate(seed), targets=targets)
+        if res.contracted and res.ok:
+            contracted.append(seed)
         if not res.ok:
-            out.append((seed, res.signature()))
-    return out
+            failed.append({"seed": seed, "signature": res.signature(),
+                           "detail": (res.mismatches or list(res.errors.values()))[:3]})
+    return failed, contracted
 
 
 def main() -> None:
@@ -56,46 +60,43 @@ def main() -> None:
     if not gpu_available():
         sys.exit("fuzz_gpu.py needs a GPU")
     targets = ("gpu", "lockstep") + (("python",) if args.python_mode else ())
-    failures, signatures, written = [], {}, []
     t0 = time.perf_counter()
     seeds = range(args.start, args.start + args.count)
-    if args.jobs > 1:
-        # first pass in parallel: which seeds fail; minimizing stays in this process
-        ctx = multiprocessing.get_context("spawn")
-        chunks = [seeds[i::args.jobs] for i in range(args.jobs)]
-        with ctx.Pool(args.jobs) as pool:
-            found = pool.starmap(_scan, [(list(c), targets) for c in chunks])
-        failing = sorted(seed for part in found for seed, _ in part)
-        print(f"{args.count} programs scanned by {args.jobs} workers, {len(failing)} failing "
-              f"({time.perf_counter() - t0:.0f} s)", flush=True)
+    jobs = max(1, args.jobs)
+    chunks = [list(seeds[i::jobs]) for i in range(jobs)]
+    if jobs > 1:
+        ctx = multiprocessing.get_context("spawn")  # a CUDA context per worker
+        with ctx.Pool(jobs) as pool:
+            found = pool.starmap(_scan, [(c, targets) for c in chunks])
     else:
-        failing = None
-    for seed in (failing if failing is not None else seeds):
-        if failing is None and (seed - args.start) % 500 == 499:
-            print(f"{seed - args.start + 1} programs, {len(failures)} failing", flush=True)
-        prog = generate(seed)
-        out = differential(prog, targets=targets)
-        if out.ok:
-            continue
-        sig = out.signature()
-        failures.append({"seed": seed, "signature": sig,
-                         "detail": (out.mismatches or list(out.errors.values()))[:3]})
-        print(f"seed {seed}: {sig}: {failures[-1]['detail'][0]}", flush=True)
+        found = [_scan(chunks[0], targets)]
+    failures = sorted((f for part, _ in found for f in part), key=lambda f: f["seed"])
+    contracted = sorted(s for _, part in found for s in part)
+    print(f"{args.count} programs, {len(failures)} failing, {len(contracted)} differing only "
+          f"by FMA contraction ({time.perf_counter() - t0:.0f} s)", flush=True)
+    signatures: dict[str, int] = {}
+    written = []
+    for f in failures:
+        sig = f["signature"]
+        signatures[sig] = signatures.get(sig, 0) + 1
+        if signatures[sig] <= 3:
+            print(f"seed {f['seed']}: {sig}: {f['detail'][0]}", flush=True)
         # one minimized regression per kind of failure, up to --max-minimize
-        if sig in signatures or len(written) >= args.max_minimize:
-            signatures[sig] = signatures.get(sig, 0) + 1
+        if signatures[sig] > 1 or len(written) >= args.max_minimize:
             continue
-        signatures[sig] = 1
+        prog = generate(f["seed"])
         small = minimize(prog, same_failure(prog, targets))
-        reason = f"{sig}: {failures[-1]['detail'][0]}"[:200]
+        reason = f"{sig}: {f['detail'][0]}"[:200]
         path = write_regression(small, reason, directory=args.out_dir)
-        written.append({"seed": seed, "size": small.size(), "from_size": prog.size(),
+        written.append({"seed": f["seed"], "size": small.size(), "from_size": prog.size(),
                         "file": str(path.relative_to(_common.ROOT))
                         if path.is_relative_to(_common.ROOT) else str(path)})
         print(f"  minimized {prog.size()} -> {small.size()} nodes: {path}", flush=True)
     elapsed = time.perf_counter() - t0
     results = {"programs": args.count, "first_seed": args.start, "targets": list(targets),
-               "jobs": args.jobs, "failing": len(failures), "by_signature": signatures,
+               "jobs": args.jobs, "failing": len(failures),
+               "fma_contraction_only": len(contracted),
+               "fma_contraction_seeds": contracted[:200], "by_signature": signatures,
                "minimized": written,
                "failures": failures[:200], "seconds": round(elapsed, 1)}
     path = _common.write("fuzz_gpu", results, notes=(

@@ -333,10 +333,18 @@ class Gen:
                                  "cuda.syncthreads()"])
         if x < 0.8:
             d = r.choice([t for t in self.dtypes if t in WARP_DTYPES])
-            kind, arg = r.choice((("shfl_xor_sync", r.choice((1, 2, 4, 16))),
-                                  ("shfl_down_sync", r.randint(1, 8)),
-                                  ("shfl_up_sync", r.randint(1, 8)),
-                                  ("shfl_sync", r.randint(0, 31))))
+            # a source lane past a partial last warp does not exist: its value is undefined
+            # on the GPU (H100: 0), so such programs keep their sources inside the warp
+            part = self.block % 32
+            kinds = [("shfl_up_sync", r.randint(1, 8))]
+            if part:
+                kinds += [("shfl_xor_sync", r.choice([x for x in (1, 2, 4, 8) if x < part])),
+                          ("shfl_sync", r.randint(0, part - 1))]
+            else:
+                kinds += [("shfl_xor_sync", r.choice((1, 2, 4, 16))),
+                          ("shfl_down_sync", r.randint(1, 8)),
+                          ("shfl_sync", r.randint(0, 31))]
+            kind, arg = r.choice(kinds)
             dst = self.var(d)
             return Node("sync", [f"{dst} = cuda.{kind}({FULL}, {self.var(d)}, {arg})"])
         vote = r.choice(("ballot_sync", "any_sync", "all_sync"))

@@ -37,10 +37,14 @@ _LOADED: dict[str, object] = {}
 _TMP = Path(tempfile.mkdtemp(prefix="threadtile_fuzz_"))
 
 
+def _name(source: str) -> str:
+    return f"fuzz_{abs(hash(source)) & 0xFFFFFFFFFFFF:012x}"
+
+
 def load(source: str, name: str | None = None):
     """The module of ``source``, written to a temp file and imported (threadtile reads a
     kernel's source from its file). The same text gives the same module."""
-    name = name or f"fuzz_{abs(hash(source)) & 0xFFFFFFFFFFFF:012x}"
+    name = name or _name(source)
     if name in _LOADED:
         return _LOADED[name]
     path = _TMP / f"{name}.py"
@@ -100,10 +104,13 @@ def compare(name: str, a: np.ndarray, b: np.ndarray, ulps: float, abs_tol: float
 @dataclass
 class Outcome:
     """What a differential run found: ``mismatches`` (empty when the targets agree),
-    ``errors`` (target -> the exception's type and message)."""
+    ``errors`` (target -> the exception's type and message), ``contracted`` (float
+    differences against the GPU that vanish when NVRTC does not contract ``a * b + c`` into
+    FMAs: explained, not failures)."""
 
     mismatches: list[str] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
+    contracted: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -136,12 +143,31 @@ def differential(prog: Program | str, arrays: dict | None = None, params: list[s
             out.errors[t] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     if out.errors:
         return out
+    out.mismatches = _compare_all(results, targets)
+    if out.mismatches and "gpu" in targets and all(
+            "float" in m.split(": ")[1] for m in out.mismatches):
+        # floats only: the same program built without FMA contraction (--fmad=false) tells a
+        # contracted a*b+c (one rounding where Python rounds twice) from a real difference
+        plain = load(source, name=f"{_name(source)}_nofma").kernel
+        plain.options = (*plain.options, "--fmad=false")
+        try:
+            results["gpu"] = launch(plain, arrays, params, grid, block, "gpu")
+        except Exception as e:  # noqa: BLE001
+            out.errors["gpu --fmad=false"] = f"{type(e).__name__}: {e}"
+            return out
+        if not _compare_all(results, targets):
+            out.contracted, out.mismatches = out.mismatches, []
+    return out
+
+
+def _compare_all(results: dict, targets) -> list[str]:
     ref = results[targets[0]]
+    found = []
     for t in targets[1:]:
         gpu = "gpu" in (t, targets[0])
         for k in ref:
             msg = compare(k, ref[k], results[t][k], GPU_ULPS if gpu else SIM_ULPS,
                           GPU_ABS if gpu else 0.0)
             if msg:
-                out.mismatches.append(f"{targets[0]} vs {t}: {msg}")
-    return out
+                found.append(f"{targets[0]} vs {t}: {msg}")
+    return found
