@@ -23,7 +23,9 @@ def negneg(a, out):
 @pytest.mark.parametrize("dtype", [np.int32, np.float32])
 def test_negation_of_negation_is_not_a_decrement(dtype):
     src = negneg.cuda_source(np.zeros(2, dtype), np.zeros(2, dtype))
-    assert "--x" not in src and "- -x" in src
+    assert "--x" not in src
+    # int32 negates through tt::wneg (a wrapping negation: -INT_MIN is INT_MIN, as in NumPy)
+    assert ("- -x" in src) if dtype != np.int32 else ("tt::wneg(tt::wneg(x))" in src)
 
 
 def test_simulator_keeps_x():

@@ -212,7 +212,8 @@ def test_a_loop_variable_read_after_the_loop_keeps_its_last_value():
                                                    np.zeros(4, np.int64)))
     assert "for (int32_t tt_k = 0, k_stop = n(0LL); tt_k < k_stop; ++tt_k) {\n    k = tt_k;" \
         in src
-    assert "j = tt_j;\n    j = j + 10LL;" in src  # the body's j += 10 cannot skip iterations
+    # the body's j += 10 cannot skip iterations
+    assert "j = tt_j;\n    j = tt::wadd(j, 10LL);" in src
 
 
 def test_loop_sources_compile():

@@ -98,6 +98,8 @@ def binop(lw: Lowerer, op: str, a, b, node) -> ir.Expr:
         try:
             v = _FOLD[op](a.value, b.value)
         except (ZeroDivisionError, OverflowError, ValueError):
+            if res.type.is_float or res.type.is_complex:  # IEEE's inf or nan, at run time
+                return ty.mark_weak(res, aw and bw)
             raise lw.error(node, f"constant expression divides by zero or overflows: "
                                  f"{a.value} {op} {b.value}") from None
         return ir.Const(res.type, loc, ty.py_value(v, res.type), weak=aw and bw)

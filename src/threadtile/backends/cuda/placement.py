@@ -18,9 +18,10 @@ def is_nonneg(e: ir.Expr, nonneg: set[str]) -> bool:
         return True
     if isinstance(e, ir.Var):
         return e.name in nonneg
-    if isinstance(e, ir.Cast):
-        return isinstance(e.value.type, Scalar) and e.value.type.bits <= e.type.bits and \
-            is_nonneg(e.value, nonneg)
+    if isinstance(e, ir.Cast):  # uint32 -> int32 keeps the width and may turn negative
+        src = e.value.type
+        return isinstance(src, Scalar) and is_nonneg(e.value, nonneg) and (
+            src.bits < e.type.bits or (src.bits == e.type.bits and src.kind == e.type.kind))
     if isinstance(e, ir.BinOp) and e.op in ("+", "*", "//", "%", ">>", "&"):
         return is_nonneg(e.left, nonneg) and is_nonneg(e.right, nonneg)
     if isinstance(e, ir.Call) and e.name in ("min", "max"):

@@ -162,7 +162,7 @@ class _Translator:
             "_atom": memory.atomic, "_view": memory.view, "_field": memory.field,
             "_reshape": memory.reshape, "_viewas": memory.view_as,
             "_rawmem": memory.raw_memory,
-            "_sel": ops.sel, "_cast": ops.cast,
+            "_sel": ops.sel, "_cast": ops.cast, "_f2i": ops.float_to_int,
             "_bf16": ops.bf16, "_ipow": ops.ipow, "_shl": ops.shl, "_shr": ops.shr,
             "_floordiv_f": ops.floordiv_f, "_pymod_f": ops.pymod_f, "_pymin": ops.pymin,
             "_pymax": ops.pymax, "_popc": ops.popc, "_clz": ops.clz, "_ffs": ops.ffs,
@@ -539,6 +539,10 @@ class _FunctionGen:
         v = self.x(e.value, m)
         if t == bfloat16 or e.value.type == bfloat16 or t.name in NARROW_FLOATS:
             return f"_cast({v}, {self.tr.typeobj(t)})"
+        src = e.value.type
+        if isinstance(src, Scalar) and src.is_float and not src.is_complex and \
+                t.kind in "iu" and t.bits >= 32:  # clamped, as the GPU converts
+            return f"_f2i({v}, {self.tr.dtype(t)})"
         return f"({v}).astype({self.tr.dtype(t)})"
 
     def x_BinOp(self, e: ir.BinOp, m: str) -> str:

@@ -65,6 +65,24 @@ def cast(v, t: Scalar):
     return bf16(out) if t == bfloat16 else out
 
 
+def float_to_int(v, dt):
+    """A float converted to a 32- or 64-bit integer as the GPU converts it (PTX's ``cvt.rzi``):
+    truncated, clamped to the integer's range, NaN to 0. NumPy (and C, where it is undefined)
+    gives the x86 answer, the most negative integer, for NaN and every value out of range."""
+    dt = np.dtype(dt)
+    info = np.iinfo(dt)
+    with np.errstate(invalid="ignore"):
+        out = np.asarray(v).astype(dt)
+        v = np.asarray(v)
+        high = v >= float(info.max) + 1.0  # 2**31, 2**32, 2**63, 2**64: exact in floats
+        low = (v < float(info.min)) | np.isnan(v)
+        if high.any() or low.any():
+            out = np.where(high, dt.type(info.max),
+                           np.where(low, dt.type(info.min if info.min else 0), out))
+            out = np.where(np.isnan(v), dt.type(0), out)
+    return out[()] if out.ndim == 0 else out
+
+
 def sel(c, a, b):
     """``a if c else b`` per lane; a uniform condition keeps uniform values scalars."""
     if c.__class__ is not ndarray:

@@ -145,13 +145,20 @@ template <typename T>
 __device__ __forceinline__ T selp(bool p, T a, T b) {
   return p ? a : b;
 }
+// the unsigned type of a signed one (wadd below); `same<T>::type` as a parameter's type takes
+// T from the other arguments (int64_t is long, a literal 1LL long long: one T for both)
+template <typename T> struct unsigned_of { using type = T; };
+template <> struct unsigned_of<int> { using type = unsigned int; };
+template <> struct unsigned_of<long> { using type = unsigned long; };
+template <> struct unsigned_of<long long> { using type = unsigned long long; };
+template <typename T> struct same { using type = T; };
 template <typename T>
-__device__ __forceinline__ T floordiv(T a, T b) {
+__device__ __forceinline__ T floordiv(T a, typename same<T>::type b) {
   T q = a / b;
   return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 template <typename T>
-__device__ __forceinline__ T pymod(T a, T b) {
+__device__ __forceinline__ T pymod(T a, typename same<T>::type b) {
   T r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
@@ -167,15 +174,46 @@ __device__ __forceinline__ double pymod(double a, double b) {
   return r == 0.0 ? copysign(r, b) : ((r < 0.0) != (b < 0.0)) ? r + b : r;
 }
 
+// Signed integers wrap, as in NumPy and numba: C++ leaves a signed overflow undefined and the
+// compiler optimises on it (it takes x * x to be >= 0), so the generated code computes the sums,
+// differences, products, negations and left shifts of int32/int64 values whose range it cannot
+// bound in the unsigned type of the same width, where overflow wraps.
+template <typename T>
+__device__ __forceinline__ T wadd(T a, typename same<T>::type b) {
+  using U = typename unsigned_of<T>::type;
+  return T(U(a) + U(b));
+}
+template <typename T>
+__device__ __forceinline__ T wsub(T a, typename same<T>::type b) {
+  using U = typename unsigned_of<T>::type;
+  return T(U(a) - U(b));
+}
+template <typename T>
+__device__ __forceinline__ T wmul(T a, typename same<T>::type b) {
+  using U = typename unsigned_of<T>::type;
+  return T(U(a) * U(b));
+}
+template <typename T>
+__device__ __forceinline__ T wneg(T a) {
+  using U = typename unsigned_of<T>::type;
+  return T(U(0) - U(a));
+}
+template <typename T, typename S>
+__device__ __forceinline__ T wshl(T a, S n) {
+  using U = typename unsigned_of<T>::type;
+  return T(U(a) << n);
+}
+
 template <typename T>
 __device__ __forceinline__ T ipow(T base, T exp) {
-  T r = 1;
+  using U = typename unsigned_of<T>::type;  // wrapping, as NumPy's integer power
+  U r = 1, b = U(base);
   while (exp > 0) {
-    if (exp & 1) r *= base;
-    base *= base;
+    if (exp & 1) r *= b;
+    b *= b;
     exp >>= 1;
   }
-  return r;
+  return T(r);
 }
 
 // Python's min/max: the first argument unless the second compares strictly smaller/larger.
