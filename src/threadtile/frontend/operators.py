@@ -8,7 +8,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from ..ir import nodes as ir
-from ..lang.types import ArrayType, bool_, int64
+from ..lang.types import ArrayType, Scalar, bool_, int64
 from . import dicts, enumvals, raising, tile_mma, tile_print, tiles, tupleops, tuples
 from . import typing as ty
 from .values import Py, Tup, describe_value
@@ -208,8 +208,14 @@ def compare(lw: Lowerer, op, a, b, node) -> ir.Expr:
 
 def ifexp(lw: Lowerer, node: ast.IfExp):
     cond = lw.truth(lw.expr(node.test), node.test)
-    with lw.lazy():
-        a, b = lw.expr(node.body), lw.expr(node.orelse)
+    both = _branches(lw, node) if not lw._lazy and not isinstance(cond, ir.Const) else None
+    if both is not None and any(both[2]):
+        return _branched_ifexp(lw, cond, node, *both)
+    if both is not None:
+        a, b, _ = both
+    else:
+        with lw.lazy():
+            a, b = lw.expr(node.body), lw.expr(node.orelse)
     if isinstance(cond, ir.Const) and any(isinstance(v, Py) and tiles.static_value(v.obj)
                                           for v in (a, b)):
         return a if cond.value else b  # `ct.tfloat32 if x.dtype == ct.float32 else ...`
@@ -228,6 +234,38 @@ def ifexp(lw: Lowerer, node: ast.IfExp):
     t, w = ty.unify(a.type, ty.is_weak(a), b.type, ty.is_weak(b))
     return ty.mark_weak(ir.Select(t, lw.loc(node), cond, ty.convert(a, t),
                                   ty.convert(b, t)), w)
+
+
+def _branches(lw: Lowerer, node: ast.IfExp) -> tuple | None:
+    """Both branches of ``x if c else y`` lowered, each with the statements it needs first
+    (a helper function inlined, a division checked): ``(a, b, [pre_a, pre_b])``; None where a
+    branch that needs statements is not a number (it is lowered again as before)."""
+    saved, pres, vals = lw.pre, [], []
+    try:
+        for branch in (node.body, node.orelse):
+            lw.pre = []
+            vals.append(lw.expr(branch))
+            pres.append(lw.pre)
+    finally:
+        lw.pre = saved
+    if any(pres) and not all(isinstance(v, ir.Expr) and isinstance(v.type, Scalar)
+                             for v in vals):
+        return None
+    return vals[0], vals[1], pres
+
+
+def _branched_ifexp(lw: Lowerer, cond: ir.Expr, node: ast.IfExp, a: ir.Expr, b: ir.Expr,
+                    pres: list) -> ir.Expr:
+    """``x if c else f(y)`` where a branch needs statements of its own: ``t = x`` or
+    ``t = f(y)`` in an ``if`` statement, so that each branch runs only where ``c`` says."""
+    t, w = ty.unify(a.type, ty.is_weak(a), b.type, ty.is_weak(b))
+    loc = lw.loc(node)
+    name = lw.spec.fresh("sel")
+    lw.observe(name, t, False, None)
+    lw.defined.add(name)
+    lw.pre.append(ir.If(loc, cond, pres[0] + [ir.Assign(loc, name, ty.convert(a, t))],
+                        pres[1] + [ir.Assign(loc, name, ty.convert(b, t))]))
+    return ty.mark_weak(ir.Var(t, loc, name), w)
 
 
 def _tile_ifexp(lw: Lowerer, cond: ir.Expr, a, b, node: ast.IfExp) -> ir.Expr:
