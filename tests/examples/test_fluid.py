@@ -151,7 +151,8 @@ def test_kernels_compile_to_cubin(name, args, consts, arch):
 
 # ---- the command line ----------------------------------------------------------------------------
 
-@pytest.mark.skipif(not HAVE_PIL, reason="Pillow is not installed (pip install 'threadtile[images]')")
+@pytest.mark.skipif(not HAVE_PIL,
+                    reason="Pillow is not installed (pip install 'threadtile[images]')")
 def test_run_writes_pictures_from_a_simulated_run(tmp_path, capsys):
     from PIL import Image  # noqa: PLC0415
 
