@@ -17,11 +17,12 @@ The pressure ``p`` is ``dt`` times the physical pressure: ``sum over neighbours 
 with ``b = div u``, and the projection subtracts ``grad p`` without a ``dt``.
 
 ``relax`` does the pressure iterations: Jacobi or red-black SOR (both ``p + omega * (gs - p)``
-with ``gs`` the Gauss-Seidel value), several per launch (temporal blocking): a block loads its
-32x32 tile with a halo as wide as the passes it makes (a Jacobi iteration is one pass, a
-red-black one two), relaxes the whole tile in shared memory, the valid part shrinking by one
-cell per pass, and writes the 32x32 interior. The result is exactly that of the same passes
-over the whole grid, one launch each.
+with ``gs`` the Gauss-Seidel value), several per launch (temporal blocking): a block loads a
+64x64 tile (``SPAN``) whose halo is as wide as the passes it makes (a Jacobi iteration is one
+pass, a red-black one two), relaxes the whole tile in shared memory, the valid part shrinking
+by one cell per pass, and writes the interior, ``64 - 2 * passes`` cells a side. The result is
+exactly that of the same passes over the whole grid, one launch each; global memory sees one
+read of ``p`` and ``b`` and one write of ``p`` per launch, however many passes it makes.
 """
 
 from __future__ import annotations
@@ -33,10 +34,11 @@ import numpy as np
 import threadtile as cuda
 from threadtile import Constant
 
+from .params import MAX_PASSES
+
 BLOCK = (32, 8)  # threads of every kernel: 32 consecutive x of 8 rows
 THREADS = BLOCK[0] * BLOCK[1]
 SPAN = 2 * BLOCK[0]  # the side of relax's tile, halo included: two columns per thread
-MAX_PASSES = 12  # relax's passes per launch: the tile keeps 64 - 2 * 12 = 40 columns
 
 
 def _clamp_f(x, lo, hi):

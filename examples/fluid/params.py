@@ -6,6 +6,7 @@ import dataclasses
 import math
 
 SOLVERS = ("jacobi", "sor")
+MAX_PASSES = 12  # kernels.relax's passes per launch: its 64-cell tile keeps 64 - 2 * 12 = 40
 
 
 @dataclasses.dataclass(frozen=True)
@@ -18,7 +19,8 @@ class Params:
     - ``iters``: pressure iterations per step (a red-black iteration is a red and a black
       half-sweep).
     - ``per_launch``: iterations done in one ``relax`` launch (temporal blocking); the last
-      launch of a step takes what is left.
+      launch of a step takes what is left. At most 12 Jacobi or 6 red-black iterations (a
+      red-black iteration is two passes; a launch makes at most ``MAX_PASSES``).
     - ``omega``: the relaxation weight; ``None``: 1 for Jacobi, ``2 / (1 + sin(pi / n))``
       (the optimum for the Laplacian on an n x n grid) for SOR.
     - ``vorticity``: the confinement strength; ``buoyancy``: upward force per unit of dye.
@@ -45,6 +47,9 @@ class Params:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int, not {value!r}")
+        if self.per_launch * (2 if self.solver == "sor" else 1) > MAX_PASSES:
+            raise ValueError(f"per_launch: at most {MAX_PASSES} passes per launch, and a "
+                             f"{self.solver} iteration makes {2 if self.solver == 'sor' else 1}")
         if not self.dt > 0:
             raise ValueError(f"dt must be positive, not {self.dt!r}")
         if self.omega is not None and not 0 < self.omega < 2:

@@ -56,6 +56,7 @@ class Fluid:
         self._divergence = K.divergence[grid, K.BLOCK]
         self._project = K.project[grid, K.BLOCK]
         self._residual = K.residual[grid, K.BLOCK]
+        self._relaxers: dict = {}
         self.steps = 0
 
     # -- fields ----------------------------------------------------------------------------------
@@ -110,13 +111,21 @@ class Fluid:
         while done < iters:
             k = min(per_launch, iters - done)
             passes = 2 * k if redblack else k
-            grid = K.relax_grid(self.shape, passes)
-            K.relax[grid, K.BLOCK, 0, K.relax_smem(redblack)](
-                a["p"], a["b"], a["p2"], omega, passes, int(redblack))
+            self._relaxer(passes, redblack)(a["p"], a["b"], a["p2"], omega, passes,
+                                            int(redblack))
             a["p"], a["p2"] = a["p2"], a["p"]
             done += k
             if each is not None:
                 each(done)
+
+    def _relaxer(self, passes: int, redblack: bool):
+        """``relax``'s launch configuration for ``passes`` (made once: a launch made again at
+        every call would add its host time to each of a step's many launches)."""
+        key = (passes, redblack)
+        if key not in self._relaxers:
+            grid = K.relax_grid(self.shape, passes)
+            self._relaxers[key] = K.relax[grid, K.BLOCK, 0, K.relax_smem(redblack)]
+        return self._relaxers[key]
 
     # -- diagnostics -----------------------------------------------------------------------------
 
