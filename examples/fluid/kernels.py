@@ -39,6 +39,7 @@ from .params import MAX_PASSES
 BLOCK = (32, 8)  # threads of every kernel: 32 consecutive x of 8 rows
 THREADS = BLOCK[0] * BLOCK[1]
 SPAN = 2 * BLOCK[0]  # the side of relax's tile, halo included: two columns per thread
+ROWS = SPAN // BLOCK[1]  # the rows of relax's tile each thread takes
 
 
 def _clamp_f(x, lo, hi):
@@ -198,14 +199,23 @@ def relax(p, b, out, omega, passes: Constant[int], redblack: Constant[int]):
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     ox = cuda.blockIdx.x * (SPAN - 2 * passes) - passes  # the tile's first cell in the grid
     oy = cuda.blockIdx.y * (SPAN - 2 * passes) - passes
-    for ly in range(ty, SPAN, BLOCK[1]):
+    # loops of constant trip counts: the compiler unrolls them and issues the loads together
+    for r in range(ROWS):
+        ly = ty + r * BLOCK[1]
         gy = oy + ly
-        for lx in range(tx, SPAN, BLOCK[0]):
+        for half in range(2):
+            lx = tx + half * BLOCK[0]
             gx = ox + lx
             c = ly * SPAN + lx
-            inside = 0 <= gx < wd and 0 <= gy < h
-            pv = p[gy, gx] if inside else np.float32(0.0)  # outside: 0, so it adds nothing
-            sh[c] = b[gy, gx] if inside else np.float32(0.0)
+            # read the nearest cell inside, unconditionally (no branch between the loads),
+            # and keep 0 for a cell outside: it adds nothing to its neighbours' sums
+            cx = min(max(gx, 0), wd - 1)
+            cy = min(max(gy, 0), h - 1)
+            inside = cx == gx and cy == gy
+            pv = p[cy, cx]
+            bv = b[cy, cx]
+            pv = pv if inside else np.float32(0.0)
+            sh[c] = bv if inside else np.float32(0.0)
             sh[n + c] = pv
             if redblack == 0:
                 sh[2 * n + c] = pv  # the edges of buffer 1 are read, never written
@@ -215,8 +225,9 @@ def relax(p, b, out, omega, passes: Constant[int], redblack: Constant[int]):
     for k in range(passes):
         src = n + (k % 2) * n if redblack == 0 else n
         dst = n + ((k + 1) % 2) * n if redblack == 0 else n
-        # cells within k + 1 of the tile's edge are not needed any more
-        for ly in range(k + 1 + ty, SPAN - 1 - k, BLOCK[1]):
+        # cells within k of the tile's edge are not needed any more
+        for r in range(ROWS):
+            ly = ty + r * BLOCK[1]
             gy = oy + ly
             for half in range(2 if redblack == 0 else 1):
                 if redblack == 0:
@@ -224,7 +235,7 @@ def relax(p, b, out, omega, passes: Constant[int], redblack: Constant[int]):
                 else:
                     lx = 2 * tx + ((k + ox + oy + ly) & 1)  # the cell of this pass's colour
                 gx = ox + lx
-                if k < lx < SPAN - 1 - k:
+                if k < lx < SPAN - 1 - k and k < ly < SPAN - 1 - k:
                     q = ly * SPAN + lx
                     s4 = sh[src + q - 1] + sh[src + q + 1] + sh[src + q - SPAN] \
                         + sh[src + q + SPAN] - sh[q]
@@ -237,11 +248,14 @@ def relax(p, b, out, omega, passes: Constant[int], redblack: Constant[int]):
                         sh[dst + q] = old + omega * (s4 / np.float32(nb) - old)
         cuda.syncthreads()
     fin = n + (passes % 2) * n if redblack == 0 else n
-    for ly in range(passes + ty, SPAN - passes, BLOCK[1]):
+    for r in range(ROWS):
+        ly = ty + r * BLOCK[1]
         gy = oy + ly
-        for lx in range(passes + tx, SPAN - passes, BLOCK[0]):
+        for half in range(2):
+            lx = tx + half * BLOCK[0]
             gx = ox + lx
-            if gx < wd and gy < h:
+            if passes <= lx < SPAN - passes and passes <= ly < SPAN - passes \
+                    and gx < wd and gy < h:
                 out[gy, gx] = sh[fin + ly * SPAN + lx]
 
 
