@@ -55,11 +55,13 @@ class Params:
         if self.omega is not None and not 0 < self.omega < 2:
             raise ValueError(f"omega must lie in (0, 2), not {self.omega!r}")
 
-    def relaxation(self, shape: tuple[int, int]) -> float:
-        """``omega``, or its default for the solver and the grid's ``shape``."""
-        if self.omega is not None:
+    def relaxation(self, shape: tuple[int, int], solver: str | None = None) -> float:
+        """``omega``, or its default for the grid's ``shape`` and ``solver`` (by default
+        ``self.solver``; another solver than this one's takes its own default)."""
+        solver = solver or self.solver
+        if self.omega is not None and solver == self.solver:
             return self.omega
-        if self.solver == "jacobi":
+        if solver == "jacobi":
             return 1.0
         return 2.0 / (1.0 + math.sin(math.pi / max(shape)))
 

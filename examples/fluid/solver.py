@@ -106,7 +106,7 @@ class Fluid:
                each: Callable[[int], None] | None = None) -> None:
         a = self.a
         redblack = solver == "sor"
-        omega = np.float32(self.params.relaxation(self.shape))
+        omega = np.float32(self.params.relaxation(self.shape, solver))
         done = 0
         while done < iters:
             k = min(per_launch, iters - done)
