@@ -108,8 +108,9 @@ def plot_residuals(curves: dict[str, Sequence[float]], path: str | Path,
         if len(pts) > 1:
             dr.line(pts, fill=c, width=2)
         ly = top + 10 + 16 * k
-        dr.line([w - right - 150, ly + 6, w - right - 125, ly + 6], fill=c, width=3)
-        dr.text((w - right - 118, ly), name, fill="black")
+        lx = w - right - 45 - max(dr.textlength(str(n)) for n in curves)
+        dr.line([lx, ly + 6, lx + 25, ly + 6], fill=c, width=3)
+        dr.text((lx + 32, ly), name, fill="black")
     path = Path(path)
     im.save(path, format="PNG")
     return path

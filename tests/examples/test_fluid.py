@@ -214,6 +214,12 @@ def test_torch_scheme_matches_numpy():
         _assert_close({k: tf.field(k) for k in "uvdp"}, want, 1e-4, f"torch {solver}")
 
 
+@pytest.mark.skipif(HAVE_GPU, reason="checks the message a machine without a GPU gives")
+def test_run_without_gpu_points_to_simulate(capsys):
+    assert run.main(["--size", "8", "--steps", "1", "--no-images"]) == 2
+    assert "--simulate" in capsys.readouterr().err
+
+
 # ---- on the GPU ----------------------------------------------------------------------------------
 
 @pytest.mark.gpu
@@ -227,3 +233,4 @@ def test_gpu_256_matches_numpy(solver, per_launch, backend):
     prm = Params(solver=solver, iters=20, per_launch=per_launch)
     got, want = _run_both(Fluid(256, prm, backend=backend), _random_state(rng, (256, 256)), 5)
     _assert_close(got, want, 1e-4, f"GPU {solver} {backend}")
+
