@@ -9,8 +9,8 @@ For each grid size (default 2048² and 4096², float32):
   (``fluid.solver.Fluid`` on torch tensors) with 1, 2, 4, 8 Jacobi iterations per ``relax``
   launch (temporal blocking), and red-black SOR (2 iterations a launch), beside
   ``fluid.torch_scheme.TorchFluid``: the same scheme in torch operations (``grid_sample`` for
-  advection, ``conv2d`` for each Jacobi iteration), eager and, where triton is installed,
-  under ``torch.compile``. Target: threadtile Jacobi ≥ 3× torch eager.
+  advection, ``conv2d`` for each Jacobi iteration), eager and (``--compile``, where triton
+  is installed) under ``torch.compile``. Target: threadtile Jacobi ≥ 3× torch eager.
 - ``relax bandwidth``: one ``relax`` launch of ``passes`` Jacobi passes timed alone with CUDA
   events (``_common.cuda_time_ms``); its global traffic is one read of ``p`` and ``b`` and one
   write of ``p``, 12 bytes a cell, whatever the passes; GB/s against ``torch.clone`` of a
@@ -21,6 +21,7 @@ For each grid size (default 2048² and 4096², float32):
 
     python bench/fluid.py                    # 2048 and 4096
     python bench/fluid.py --sizes 1024 --steps 20
+    python bench/fluid.py --compile          # torch.compile's peer too
 
 GPU only; writes results/fluid.json.
 """
@@ -119,13 +120,15 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[2048, 4096])
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--iters", type=int, default=40, help="pressure iterations a step")
-    ap.add_argument("--no-compile", action="store_true", help="skip torch.compile's peer")
+    ap.add_argument("--compile", action="store_true",
+                    help="also time the torch scheme under torch.compile (needs triton; "
+                         "compiling the unrolled pressure loop takes a while)")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("bench/fluid.py needs a CUDA GPU and torch")
 
     results, skipped = {}, {}
-    compile_ok = importlib.util.find_spec("triton") is not None and not args.no_compile
+    compile_ok = args.compile and importlib.util.find_spec("triton") is not None
     for n in args.sizes:
         r = {"steps_per_s": {}, "iters": args.iters}
         rates = r["steps_per_s"]
