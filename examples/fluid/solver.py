@@ -10,6 +10,7 @@ the kernels of kernels.py, one time step at a time.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 from collections.abc import Callable
 
@@ -42,13 +43,13 @@ class Fluid:
             raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
         if backend == "auto":
             backend = "torch" if importlib.util.find_spec("torch") else "device"
-        self.shape, self.params, self.backend, self.checks = (h, w), params or Params(), \
-            backend, checks
+        self.shape = (h, w)
+        self.params = params or Params()
+        self.backend, self.checks = backend, checks
         self._alloc = _allocator(backend)
         self.a = {name: self._alloc(np.zeros((h, w), np.float32))
                   for name in ("u", "v", "d", "p", "u2", "v2", "d2", "p2", "w", "b")}
         grid = (cuda.cdiv(w, K.BLOCK[0]), cuda.cdiv(h, K.BLOCK[1]))
-        self._grid = grid
         self._partial = self._alloc(np.zeros(grid[0] * grid[1], np.float32))
         self._curl = K.curl[grid, K.BLOCK]
         self._forces = K.forces[grid, K.BLOCK]
@@ -62,10 +63,10 @@ class Fluid:
     # -- fields ----------------------------------------------------------------------------------
 
     def field(self, name: str) -> np.ndarray:
-        """A float32 NumPy copy of field ``name`` (``u``, ``v``, ``d``, ``p``, or ``b``: the last
-        step's divergence)."""
+        """A float32 NumPy copy of field ``name``: ``u``, ``v``, ``d``, ``p``, or the last
+        step's divergence ``b`` or vorticity ``w``."""
         if name not in (*FIELDS, "b", "w"):
-            raise KeyError(f"no field {name!r}: the fields are {FIELDS + ('b',)}")
+            raise KeyError(f"no field {name!r}: the fields are {FIELDS + ('b', 'w')}")
         return _to_host(self.a[name])
 
     def set_fields(self, **fields: np.ndarray) -> None:
@@ -151,9 +152,7 @@ class Fluid:
             self.a["p"] = saved
         return history
 
-    def _where(self):
-        import contextlib  # noqa: PLC0415
-
+    def _where(self) -> contextlib.AbstractContextManager:
         if self.backend == "simulator":
             return cuda.simulate(checks=self.checks)
         return contextlib.nullcontext()
