@@ -8,7 +8,8 @@ the GPU and the simulator, each reduced to a kernel of a few lines. Each runs on
   type of its promoted left operand (an ``int``);
 - ``np.int32(uint32) % 6``: a same-width cast of an unsigned value may be negative, so the
   C % (truncating) is not Python's;
-- a float out of an integer's range converts as the GPU's ``cvt.rzi`` does: clamped, NaN to 0.
+- a float out of an integer's range converts as the GPU's ``cvt.rzi`` does: clamped; NaN
+  to the top bit (0 from float32 to 32 bits).
 """
 
 import math
@@ -82,17 +83,21 @@ def test_same_width_signed_cast_of_unsigned_takes_pythons_modulo(target):
     assert target.to_host(out).tolist() == [int(v) % 6 for v in a.view(np.int32).tolist()]
 
 
-def test_float_to_int_is_clamped_and_nan_is_zero(target):
-    x = np.array([np.inf, -np.inf, np.nan, 3.7, -3.7, 1e30, -1e30, 2.0 ** 63], np.float64)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_float_to_int_is_clamped_as_the_gpu_converts(target, dtype):
+    """Out of range: clamped (an unsigned type takes negatives to 0). NaN: the top bit, except
+    float32 to a 32-bit type, which gives 0 (measured on the H100 and H200)."""
+    x = np.array([np.nan, np.inf, -np.inf, -3.7, 1e30, -1e30, 2.0 ** 63, 5e9], dtype)
     o64, o32, ou32 = (target.to_device(np.zeros(8, t)) for t in (np.int64, np.int32, np.uint32))
     target.launch(float_to_int, 1, 8, target.to_device(x), o64, o32, ou32)
     i64, i32 = np.iinfo(np.int64), np.iinfo(np.int32)
-    assert target.to_host(o64).tolist() == [i64.max, i64.min, 0, 3, -4, i64.max, i64.min,
-                                            i64.max]
-    assert target.to_host(o32).tolist() == [i32.max, i32.min, 0, 3, -3, i32.max, i32.min,
-                                            i32.max]
-    assert target.to_host(ou32).tolist() == [2 ** 32 - 1, 0, 0, 3, 0, 2 ** 32 - 1, 0,
-                                             2 ** 32 - 1]
+    single = dtype == np.float32
+    assert target.to_host(o64).tolist() == [i64.min, i64.max, i64.min, -4, i64.max, i64.min,
+                                            i64.max, 5_000_000_000]
+    assert target.to_host(o32).tolist() == [0 if single else i32.min, i32.max, i32.min, -3,
+                                            i32.max, i32.min, i32.max, i32.max]
+    assert target.to_host(ou32).tolist() == [0 if single else 2 ** 31, 2 ** 32 - 1, 0, 0,
+                                             2 ** 32 - 1, 0, 2 ** 32 - 1, 2 ** 32 - 1]
 
 
 def test_mixed_width_floordiv(target):

@@ -66,20 +66,23 @@ def cast(v, t: Scalar):
 
 
 def float_to_int(v, dt):
-    """A float converted to a 32- or 64-bit integer as the GPU converts it (PTX's ``cvt.rzi``):
-    truncated, clamped to the integer's range, NaN to 0. NumPy (and C, where it is undefined)
-    gives the x86 answer, the most negative integer, for NaN and every value out of range."""
+    """A float converted to a 32- or 64-bit integer as the GPU converts it (PTX's ``cvt.rzi``,
+    measured on an H100/H200): truncated and clamped to the integer's range (a negative value
+    to an unsigned type: 0); NaN gives 0 from a float16/float32 to a 32-bit type, else the top
+    bit alone (INT_MIN, or 2**31 / 2**63 unsigned). NumPy, like C where it is undefined, gives
+    the x86 answer: the top bit for NaN and for every value out of range."""
     dt = np.dtype(dt)
     info = np.iinfo(dt)
+    v = np.asarray(v)
     with np.errstate(invalid="ignore"):
-        out = np.asarray(v).astype(dt)
-        v = np.asarray(v)
+        out = v.astype(dt)
         high = v >= float(info.max) + 1.0  # 2**31, 2**32, 2**63, 2**64: exact in floats
-        low = (v < float(info.min)) | np.isnan(v)
-        if high.any() or low.any():
-            out = np.where(high, dt.type(info.max),
-                           np.where(low, dt.type(info.min if info.min else 0), out))
-            out = np.where(np.isnan(v), dt.type(0), out)
+        low = v < float(info.min) if info.min else v <= -1.0
+        nan = np.isnan(v)
+        if high.any() or low.any() or nan.any():
+            top = 0 if dt.itemsize == 4 and v.dtype.itemsize <= 4 else 1 << (dt.itemsize * 8 - 1)
+            out = np.where(high, dt.type(info.max), np.where(low, dt.type(info.min), out))
+            out = np.where(nan, np.array(top).astype(np.uint64).astype(dt), out)
     return out[()] if out.ndim == 0 else out
 
 
