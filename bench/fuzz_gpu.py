@@ -87,7 +87,7 @@ def main() -> None:
         prog = generate(f["seed"])
         small = minimize(prog, same_failure(prog, targets))
         reason = f"{sig}: {f['detail'][0]}"[:200]
-        path = write_regression(small, reason, directory=args.out_dir)
+        path = write_regression(small, reason, directory=args.out_dir, targets=targets)
         written.append({"seed": f["seed"], "size": small.size(), "from_size": prog.size(),
                         "file": str(path.relative_to(_common.ROOT))
                         if path.is_relative_to(_common.ROOT) else str(path)})

@@ -140,3 +140,27 @@ def test_a_float_constant_divided_by_zero_is_inf_not_a_compile_error(target):
     out = target.to_device(np.zeros(2, np.float32))
     target.launch(constant_float_division, 1, 1, out)
     assert target.to_host(out).tolist() == [np.inf, -np.inf]
+
+
+@cuda.jit
+def int_minimum_constants(a, out, out64):
+    i = cuda.grid(1)
+    out[i] = max(a[i], np.int32(np.uint8(np.int32(100))) << 29)  # fuzzer seed 13135
+    out64[i] = max(np.int64(a[i]), np.int64(-9223372036854775807 - 1))
+
+
+def test_the_most_negative_constants_keep_their_type(target):
+    a = np.array([-(2 ** 31), 5, -7, 2 ** 31 - 1], np.int32)
+    out = target.to_device(np.zeros(4, np.int32))
+    out64 = target.to_device(np.zeros(4, np.int64))
+    target.launch(int_minimum_constants, 1, 4, target.to_device(a), out, out64)
+    assert target.to_host(out).tolist() == a.tolist()
+    assert target.to_host(out64).tolist() == a.tolist()
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_the_most_negative_constants_compile(arch):
+    args = (np.zeros(4, np.int32), np.zeros(4, np.int32), np.zeros(4, np.int64))
+    src = int_minimum_constants.cuda_source(*args)
+    assert "(-2147483647 - 1)" in src and "(-9223372036854775807LL - 1)" in src
+    assert compile_cubin(int_minimum_constants, *args, arch=arch)[:4] == b"\x7fELF"

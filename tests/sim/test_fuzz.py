@@ -86,5 +86,5 @@ def test_minimizer_shrinks_a_planted_failure(tmp_path):
     path = write_regression(small, "planted mismatch", xfail=False, directory=tmp_path)
     assert path.name.startswith("test_seed3_planted_mismatch")
     mod = load(path.read_text(), "fuzz_regression_planted")
-    mod.test_lockstep_and_python_modes_agree()  # the planted line is harmless: it passes
+    mod.test_lockstep_mode_and_python_mode_agree()  # the planted line is harmless: it passes
     assert "xfail" in regression_source(small, "why", xfail=True)

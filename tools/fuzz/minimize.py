@@ -100,9 +100,15 @@ def minimize(prog: Program, failing: Callable[[Program], bool], max_tests: int =
     return best
 
 
-def regression_source(prog: Program, reason: str, xfail: bool = True) -> str:
-    """A test module holding ``prog``'s kernel and a test that runs it in both modes."""
+def regression_source(prog: Program, reason: str, xfail: bool = True,
+                      targets: tuple[str, ...] = ("lockstep", "python")) -> str:
+    """A test module holding ``prog``'s kernel and a test that runs it on ``targets`` (one
+    with ``gpu`` is marked ``gpu``: skipped without one)."""
     mark = f"@pytest.mark.xfail(reason={reason!r}, strict=True)\n" if xfail else ""
+    if "gpu" in targets:
+        mark = ("@pytest.mark.gpu\n@pytest.mark.skipif(not __import__('conftest').HAVE_GPU, "
+                "reason='no GPU')\n" + mark)
+    name = "_and_".join("the_gpu" if t == "gpu" else f"{t}_mode" for t in targets)
     test = f'''
 
 # ---- the regression: found by tools/fuzz (seed {prog.seed}), minimized -----------------------
@@ -119,9 +125,10 @@ from tools.fuzz.run import differential  # noqa: E402
 SEED, DTYPES, BLOCK, GRID = {prog.seed}, {prog.dtypes!r}, {prog.block}, {prog.grid}
 
 
-{mark}def test_lockstep_and_python_modes_agree():
+{mark}def test_{name}_agree():
     shape = Program(SEED, DTYPES, BLOCK, GRID, [])  # the inputs come from the seed
-    out = differential(Path(__file__).read_text(), shape.inputs(), shape.params(), GRID, BLOCK)
+    out = differential(Path(__file__).read_text(), shape.inputs(), shape.params(), GRID, BLOCK,
+                       targets={tuple(targets)!r})
     assert out.ok, out.mismatches or out.errors
 '''
     header = '# ruff: noqa\n'  # generated text: long lines, imports below the kernel
@@ -130,10 +137,11 @@ SEED, DTYPES, BLOCK, GRID = {prog.seed}, {prog.dtypes!r}, {prog.block}, {prog.gr
 
 
 def write_regression(prog: Program, reason: str, xfail: bool = True,
-                     directory: Path = REGRESSIONS) -> Path:
+                     directory: Path = REGRESSIONS,
+                     targets: tuple[str, ...] = ("lockstep", "python")) -> Path:
     """Write ``prog`` as ``test_seed<seed>.py`` under ``directory``; its path."""
     directory.mkdir(parents=True, exist_ok=True)
     slug = re.sub(r"\W+", "_", reason.lower()).strip("_")[:40]
     path = directory / f"test_seed{prog.seed}_{slug}.py"
-    path.write_text(regression_source(prog, reason, xfail))
+    path.write_text(regression_source(prog, reason, xfail, targets))
     return path

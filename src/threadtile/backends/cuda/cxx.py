@@ -94,6 +94,10 @@ def literal(v, t: Scalar) -> str:
     if t.kind == "b":
         return "true" if v else "false"
     if t.is_int:
+        if t.kind == "i" and t.bits >= 32 and v == -(1 << (t.bits - 1)):
+            # -2147483648 is the negation of a long (2147483648 is no int): spell the minimum
+            # as a value of its own type
+            return f"(-{(1 << (t.bits - 1)) - 1}{'LL' if t.bits == 64 else ''} - 1)"
         if t.bits == 64:
             return f"{v}LL" if t.kind == "i" else (f"{v:#x}ULL" if v >= 1 << 16 else f"{v}ULL")
         if t.bits < 32:  # a plain literal would be an int: spell the type (int8_t(3))

@@ -1,0 +1,107 @@
+# ruff: noqa
+"""Fuzzer regression, seed 13771: mismatch gpu vs lockstep: cnt_uint32,gpu vs lockstep: out_int32: gpu vs lockstep: out_int32[0, 2]: np.int32(276) != np.int32(1599622380) (82 elements differ)"""
+
+import math
+
+import numpy as np
+
+import threadtile as cuda
+
+def dev_mix(a, b):
+    return a * b + a
+
+
+def dev_gap(a, b):
+    if a < b:
+        return b - a
+    return a - b
+
+
+@cuda.jit
+def kernel(in_int32, in_int8, in_float32, out_int32, out_int8, out_float32, cnt_int32, cnt_uint32, cnt_int64):
+    gid = cuda.grid(1)
+    tid = cuda.threadIdx.x
+    t32 = np.int32(in_int32[gid, 0] & 0) + np.int32(cuda.threadIdx.x)
+    v_int32_0 = in_int32[gid, 0]
+    v_int32_1 = in_int32[gid, 1]
+    v_int32_2 = in_int32[gid, 2]
+    w_int32 = in_int32[gid, 0]
+    loc_int32 = cuda.local.array(4, np.int32)
+    loc_int32[0] = in_int32[gid, 0]
+    loc_int32[1] = in_int32[gid, 1]
+    loc_int32[2] = in_int32[gid, 2]
+    loc_int32[3] = in_int32[gid, 0]
+    sh_int32 = cuda.shared.array(64, np.int32)
+    v_int8_0 = in_int8[gid, 0]
+    v_int8_1 = in_int8[gid, 1]
+    v_int8_2 = in_int8[gid, 2]
+    w_int8 = in_int8[gid, 0]
+    loc_int8 = cuda.local.array(4, np.int8)
+    loc_int8[0] = in_int8[gid, 0]
+    loc_int8[1] = in_int8[gid, 1]
+    loc_int8[2] = in_int8[gid, 2]
+    loc_int8[3] = in_int8[gid, 0]
+    sh_int8 = cuda.shared.array(64, np.int8)
+    v_float32_0 = in_float32[gid, 0]
+    v_float32_1 = in_float32[gid, 1]
+    v_float32_2 = in_float32[gid, 2]
+    w_float32 = in_float32[gid, 0]
+    loc_float32 = cuda.local.array(4, np.float32)
+    loc_float32[0] = in_float32[gid, 0]
+    loc_float32[1] = in_float32[gid, 1]
+    loc_float32[2] = in_float32[gid, 2]
+    loc_float32[3] = in_float32[gid, 0]
+    sh_float32 = cuda.shared.array(64, np.float32)
+    v_int32_2 = np.int32(max(((v_int32_0 * np.int32(14)) & min(np.int32(96), in_int32[gid, 1])), max((np.int32(in_int32[gid, 2]) * v_int32_0), (-v_int32_2))))
+    if np.int32(loc_int32[v_int8_1 % 4]) <= min((np.int32(np.float32(in_float32[gid, 0])) if abs(np.float32(in_float32[gid, 0])) < 60000 else np.int32(7)), v_int32_2):
+        if t32 % 4 == 1:
+            cuda.atomic.add(cnt_uint32, cuda.blockIdx.x, np.uint32(v_int32_2))
+    loc_int8[v_int32_1 % 4] = np.int8((((-v_int8_2) & min(np.int8(92), v_int8_2)) if (v_int32_0 & 1) == 0 else ((v_int8_2 // (np.int8(88) % 6 - 7)) | np.int8(60))))
+    out_int32[gid, 0] = v_int32_0
+    out_int32[gid, 1] = v_int32_1
+    out_int32[gid, 2] = v_int32_2
+    out_int32[gid, 3] = loc_int32[0]
+    out_int32[gid, 4] = loc_int32[1]
+    out_int32[gid, 5] = loc_int32[2]
+    out_int32[gid, 6] = loc_int32[3]
+    out_int32[gid, 7] = w_int32
+    out_int8[gid, 0] = v_int8_0
+    out_int8[gid, 1] = v_int8_1
+    out_int8[gid, 2] = v_int8_2
+    out_int8[gid, 3] = loc_int8[0]
+    out_int8[gid, 4] = loc_int8[1]
+    out_int8[gid, 5] = loc_int8[2]
+    out_int8[gid, 6] = loc_int8[3]
+    out_int8[gid, 7] = w_int8
+    out_float32[gid, 0] = v_float32_0
+    out_float32[gid, 1] = v_float32_1
+    out_float32[gid, 2] = v_float32_2
+    out_float32[gid, 3] = loc_float32[0]
+    out_float32[gid, 4] = loc_float32[1]
+    out_float32[gid, 5] = loc_float32[2]
+    out_float32[gid, 6] = loc_float32[3]
+    out_float32[gid, 7] = w_float32
+
+
+# ---- the regression: found by tools/fuzz (seed 13771), minimized -----------------------
+
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tools.fuzz.gen import Program  # noqa: E402
+from tools.fuzz.run import differential  # noqa: E402
+
+SEED, DTYPES, BLOCK, GRID = 13771, ('int32', 'int8', 'float32'), 64, 2
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__('conftest').HAVE_GPU, reason='no GPU')
+@pytest.mark.xfail(reason='unexplained, under investigation (the PTX is right): ' + 'mismatch gpu vs lockstep: cnt_uint32,gpu vs lockstep: out_int32: gpu vs lockstep: out_int32[0, 2]: np.int32(276) != np.int32(1599622380) (82 elements differ)', strict=False)
+def test_the_gpu_and_lockstep_mode_agree():
+    shape = Program(SEED, DTYPES, BLOCK, GRID, [])  # the inputs come from the seed
+    out = differential(Path(__file__).read_text(), shape.inputs(), shape.params(), GRID, BLOCK,
+                       targets=('gpu', 'lockstep'))
+    assert out.ok, out.mismatches or out.errors
