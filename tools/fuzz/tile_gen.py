@@ -31,8 +31,10 @@ import random
 
 from .tile_prog import ArraySpec, E, TileProgram, TNode, TVar
 
-FLOATS = ("float16", "bfloat16", "float32")
-DTYPES = FLOATS + ("int32",)
+FLOATS = ("float16", "bfloat16", "float32", "float64")
+INTS = ("int8", "int32", "int64")
+DTYPES = FLOATS + INTS
+CLAMP = {"int8": 100.0, "int32": 1000.0, "int64": 1000.0}  # float-to-int casts clamp first
 PADS = ("ZERO", "NEG_ZERO", "NAN", "POS_INF", "NEG_INF", "UNDETERMINED")
 MATH = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "sin", "cos", "sinh", "cosh",
         "floor", "ceil")
@@ -72,6 +74,8 @@ class TileGen:
         self.M, self.N, self.K = r.choice((8, 16, 32)), r.choice((4, 8, 16)), r.choice((8, 16))
         self.grid = (r.choice((1, 2, 3)), r.choice((1, 2)))
         self.dtypes = ["float32"] + r.sample(["float16", "bfloat16", "int32"], r.randint(1, 3))
+        if r.random() < 0.3:
+            self.dtypes.append(r.choice(("int8", "int64", "float64")))
         self.arrays: dict[str, ArraySpec] = {}
         self.tvars: list[TVar] = []
         self.loop_vars: list[str] = []
@@ -144,12 +148,12 @@ class TileGen:
                                           "bare": r.random() < 0.5})
 
     def full(self, d: str, shape) -> E:
-        v = self.rng.randint(-3, 9) if d == "int32" else self.rng.choice((0.5, 1.5, -2.0, 0.25))
+        v = self.rng.randint(-3, 9) if d in INTS else self.rng.choice((0.5, 1.5, -2.0, 0.25))
         return E("full", d, shape, attrs={"value": v})
 
     def literal(self, d: str) -> E:
         r = self.rng
-        return lit(d, r.randint(0, 20) if d == "int32" else r.choice((0.5, 1.5, 2.0, 0.25, 3.0)))
+        return lit(d, r.randint(0, 20) if d in INTS else r.choice((0.5, 1.5, 2.0, 0.25, 3.0)))
 
     def iota(self, shape) -> E:
         """An int32 tile from ``arange`` (reshaped to 2-d shapes)."""
@@ -188,15 +192,15 @@ class TileGen:
             return self.expr(d, shape, depth + 1)
         if x < 0.75 and bcast_shapes(shape):
             return self.expr(d, r.choice(bcast_shapes(shape)), depth + 1)
-        if d == "int32" and x < 0.85:
+        if d == "int32" and x < 0.85:  # (a strict int32: with int8 it would promote)
             return self.scalar_int()
         return self.literal(d)
 
     def divisor(self, d: str, shape, depth: int) -> E:
         y = self.operand(d, shape, depth)
         if y.op == "lit":
-            return lit(d, 3 if d == "int32" else 1.5)
-        if d == "int32":
+            return lit(d, 3 if d in INTS else 1.5)
+        if d in INTS:
             y = E("bin", d, y.shape, [y, lit(d, 5)], {"sym": "%"})
             return E("bin", d, y.shape, [y, lit(d, self.rng.choice((1, -6)))], {"sym": "+"})
         return E("bin", d, y.shape, [E("un", d, y.shape, [y], {"fn": "abs"}), lit(d, 1.0)],
@@ -204,7 +208,7 @@ class TileGen:
 
     def binary(self, d: str, shape, depth: int) -> E:
         r = self.rng
-        sym = r.choice(INT_OPS if d == "int32" else FLOAT_OPS)
+        sym = r.choice(INT_OPS if d in INTS else FLOAT_OPS)
         a = self.expr(d, shape, depth + 1)
         if sym in ("/", "//", "%"):
             b = self.divisor(d, shape, depth)
@@ -245,9 +249,10 @@ class TileGen:
         if src == d:
             return self.expr(d, shape, depth + 1)
         x = self.expr(src, shape, depth + 1)
-        if d == "int32" and r.random() < 0.7:
-            x = E("bin", src, shape, [E("bin", src, shape, [x, lit(src, -1000.0)],
-                                        {"sym": "max"}), lit(src, 1000.0)], {"sym": "min"})
+        if d in INTS and src in FLOATS and r.random() < 0.7:
+            c = CLAMP[d]
+            x = E("bin", src, shape, [E("bin", src, shape, [x, lit(src, -c)],
+                                        {"sym": "max"}), lit(src, c)], {"sym": "min"})
         return E("cast", d, shape, [x], {"func": r.random() < 0.3})
 
     def cond(self, shape, depth: int) -> E:
@@ -256,7 +261,7 @@ class TileGen:
         if shape and r.random() < 0.3:
             shape = r.choice(bcast_shapes(shape) or [shape])
         d = r.choice(self.dtypes)
-        if d != "int32" and r.random() < 0.15:
+        if d in FLOATS and r.random() < 0.15:
             return E("isnan", "bool", shape, [self.expr(d, shape, depth + 1)])
         a = self.expr(d, shape, depth + 1)
         b = self.operand(d, shape, depth)
@@ -312,6 +317,9 @@ class TileGen:
         r = self.rng
         x = r.choice((self.K, 8, 16))
         p, q = shape
+        if d == "float64":
+            return E("matmul", d, shape, [self.expr(d, (p, x), depth + 1),
+                                          self.expr(d, (x, q), depth + 1)], {"func": True})
         if d == "float32" and r.random() < 0.7:
             e = r.choice(("float16", "bfloat16", "float16", "bfloat16", "float32"))
             return E("mma", d, shape, [self.expr(e, (p, x), depth + 1),
@@ -320,6 +328,27 @@ class TileGen:
         return E("matmul", d, shape, [self.expr(d, (p, x), depth + 1),
                                       self.expr(d, (x, q), depth + 1)],
                  {"func": r.random() < 0.5})
+
+    def part(self, d: str, shape, depth: int) -> E:
+        """``cat`` of two halves, ``extract`` of a cell of a twice larger tile, ``insert``
+        of a half into a tile (the cell index constant or from the block id)."""
+        r = self.rng
+        axes = [a for a in (0, 1) if shape[a] >= 2]
+        if not axes:
+            return self.binary(d, shape, depth)
+        ax = r.choice(axes)
+        half = tuple(s // 2 if a == ax else s for a, s in enumerate(shape))
+        cell = r.choice(("0", "1", "ct.bid(0) % 2", "ct.bid(1) % 2"))
+        index = tuple(cell if a == ax else "0" for a in (0, 1))
+        x = r.random()
+        if x < 0.35:
+            return E("cat", d, shape, [self.expr(d, half, depth + 1),
+                                       self.expr(d, half, depth + 1)], {"axis": ax})
+        if x < 0.7:
+            big = tuple(s * 2 if a == ax else s for a, s in enumerate(shape))
+            return E("extract", d, shape, [self.expr(d, big, depth + 1)], {"index": index})
+        return E("insert", d, shape, [self.expr(d, shape, depth + 1),
+                                      self.expr(d, half, depth + 1)], {"index": index})
 
     def gather(self, d: str, shape, depth: int) -> E:
         r = self.rng
@@ -356,7 +385,7 @@ class TileGen:
             idx.append(i)
         mask = r.random() < 0.4
         args = idx + ([self.cond(shape, depth + 1)] if mask else [])
-        pad = r.randint(-3, 3) if d == "int32" else r.choice((0, 0.5, -1.5, 2))
+        pad = r.randint(-3, 3) if d in INTS else r.choice((0, 0.5, -1.5, 2))
         return E("gather", d, shape, args, {"array": arr.name, "nidx": len(idx), "mask": mask,
                                             "pad": pad})
 
@@ -365,15 +394,15 @@ class TileGen:
         if depth >= MAXD or r.random() < 0.2:
             return self.leaf(d, shape, depth)
         kinds = ["bin"] * 5 + ["un", "cast", "cast", "where", "red", "red"]
-        if d != "int32":
+        if d in FLOATS:
             kinds += ["math"] * 3
         elif len(shape) <= 1:
             kinds += ["idx"]
         if shape:
             kinds += ["cumsum", "reshape", "gather"]
         if len(shape) == 2:
-            kinds += ["transpose", "expand"]
-            if d != "int32":
+            kinds += ["transpose", "expand", "part"]
+            if d in FLOATS:
                 kinds += ["product"] * 2
         if d == "float32":
             kinds += ["idiv"]
@@ -381,7 +410,7 @@ class TileGen:
         if k == "bin":
             return self.binary(d, shape, depth)
         if k == "un":
-            fn = r.choice(("neg", "abs", "invert") if d == "int32" else ("neg", "abs"))
+            fn = r.choice(("neg", "abs", "invert") if d in INTS else ("neg", "abs"))
             return E("un", d, shape, [self.expr(d, shape, depth + 1)], {"fn": fn})
         if k == "math":
             return self.math(d, shape, depth)
@@ -415,6 +444,8 @@ class TileGen:
             return self.binary(d, shape, depth)
         if k == "product":
             return self.product(d, shape, depth)
+        if k == "part":
+            return self.part(d, shape, depth)
         if k == "idiv":
             return E("bin", d, shape, [self.expr("int32", shape, depth + 1),
                                        self.divisor("int32", shape, depth)], {"sym": "/"})
@@ -533,15 +564,17 @@ class TileGen:
         for i, (d, shape) in enumerate(kinds):
             name = f"t{i}"
             main = shape == (M, N)
+            order = (1, 0) if main and r.random() < 0.25 else None
             if main:
                 out = (self.edge(M, gx), self.edge(N, gy))
+                out = out[::-1] if order else out
             else:
                 out = (gx, gy) + shape[:-1] + (
                     (max(1, shape[-1] - r.choice((0, r.randrange(shape[-1])))),)
                     if shape else ())
             init = self.load(d, shape)
             self.array(f"out_{name}", d, out, "out")
-            self.tvars.append(TVar(name, d, shape, init, f"out_{name}", main))
+            self.tvars.append(TVar(name, d, shape, init, f"out_{name}", main, order))
 
     def program(self) -> TileProgram:
         self.variables()

@@ -105,6 +105,13 @@ class E:
             return f"ct.matmul({a[0]}, {a[1]})" if t.get("func") else f"({a[0]} @ {a[1]})"
         if op == "mma":
             return f"ct.mma({a[0]}, {a[1]}, {a[2]})"
+        if op == "cat":
+            return f"ct.cat(({a[0]}, {a[1]}), {t['axis']})"
+        if op == "extract":
+            index = ', '.join(t['index'])
+            return f"ct.extract({a[0]}, index=({index}), shape={shape_str(self.shape)})"
+        if op == "insert":
+            return f"ct.insert({a[0]}, index=({', '.join(t['index'])}), value={a[1]})"
         raise ValueError(op)
 
     # ---- the reference ----------------------------------------------------------------------
@@ -159,6 +166,12 @@ class E:
             return ref.matmul(a[0], a[1], None, self.dtype)
         if op == "mma":
             return ref.matmul(a[0], a[1], a[2], self.dtype)
+        if op == "cat":
+            return ref.cat(a[0], a[1], t["axis"])
+        if op == "extract":
+            return ref.extract(a[0], tuple(cx.scalar(i) for i in t["index"]), self.shape)
+        if op == "insert":
+            return ref.insert(a[0], tuple(cx.scalar(i) for i in t["index"]), a[1])
         raise ValueError(op)
 
     def size(self) -> int:
@@ -283,6 +296,7 @@ class TVar:
     init: E
     out: str
     main: bool  # stored as a (bid(0), bid(1)) tile of a 2-d array (else as a (1, 1, ...) tile)
+    order: tuple[int, int] | None = None  # a main tile stored with order="F"
 
 
 @dataclass
@@ -313,8 +327,9 @@ class TileProgram:
         out = []
         for v in self.tvars:
             tile = v.name if v.main else f"ct.reshape({v.name}, {shape_str((1, 1) + v.shape)})"
+            order = ', order="F"' if v.order else ""
             out.append(f"ct.store({v.out}, index=({', '.join(self._store_index(v))}), "
-                       f"tile={tile})")
+                       f"tile={tile}{order})")
         return out
 
     def source(self) -> str:
@@ -341,9 +356,11 @@ class TileProgram:
                     v = np.where(special < 0.1, np.round(v), v)
                     v = np.where(special > 0.97, 0.0, v)
                 else:
+                    info = np.iinfo(dt)
                     v = rng.integers(-40, 41, a.shape)
                     wild = rng.random(a.shape) < 0.05
-                    v = np.where(wild, rng.integers(-2 ** 31, 2 ** 31, a.shape), v)
+                    v = np.where(wild, rng.integers(info.min, info.max, a.shape, endpoint=True),
+                                 v)
                 out[a.name] = v.astype(dt)
             else:
                 out[a.name] = np.zeros(a.shape, dt)
@@ -369,7 +386,7 @@ class TileProgram:
                     tile = cx.env[v.name]
                     if not v.main:
                         tile = tile.apply(lambda x, s=(1, 1) + v.shape: x.reshape(s))
-                    ref.store(state[v.out], index, tile)
+                    ref.store(state[v.out], index, tile, v.order)
         state.pop("@mags")
         for a in self.arrays:
             if a.kind == "cnt" and ref.is_float(a.dtype):

@@ -31,13 +31,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-FLOATS = ("float16", "bfloat16", "float32")
-U = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24}
-TINY = {"float16": 2.0 ** -24, "bfloat16": 2.0 ** -133, "float32": 2.0 ** -149}
-BIG = {"float16": 32000.0, "bfloat16": 1e37, "float32": 1e37}  # about half the largest
+FLOATS = ("float16", "bfloat16", "float32", "float64")
+U = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24, "float64": 2.0 ** -53}
+TINY = {"float16": 2.0 ** -24, "bfloat16": 2.0 ** -133, "float32": 2.0 ** -149,
+        "float64": 2.0 ** -1074}
+BIG = {"float16": 32000.0, "bfloat16": 1e37, "float32": 1e37, "float64": 1e300}  # ~half the max
 U32 = 2.0 ** -24
 MATH_ULPS = 4
-INT_LIMIT = 2.0 ** 31 - 256
+INT_LIMIT = {"int8": 127.0, "int32": 2.0 ** 31 - 256, "int64": 2.0 ** 62}
+
+
+def acc_u(dtype: str) -> float:
+    """The unit roundoff of the arithmetic a dtype's sums and math run in (float32 for the
+    16-bit floats)."""
+    return U["float64"] if dtype == "float64" else U32
 
 
 @dataclass
@@ -215,7 +222,7 @@ def math(fn: str, a: R) -> R:
             f = getattr(np, fn)
             ok = ok & (f(x - e) == f(x + e))
             return finish(a.dtype, val, np.zeros_like(x), ok, rounding=False)
-        return finish(a.dtype, val, carried + 2 * MATH_ULPS * U32 * np.abs(val), ok)
+        return finish(a.dtype, val, carried + 2 * MATH_ULPS * acc_u(a.dtype) * np.abs(val), ok)
 
 
 def compare(op: str, a: R, b: R) -> R:
@@ -256,7 +263,7 @@ def cast(a: R, dtype: str) -> R:
             return finish(dtype, v, np.zeros_like(v), a.ok.copy())
         if is_float(a.dtype):  # to an integer
             x, e = a.val, a.err
-            ok = (a.ok & np.isfinite(x) & (np.abs(x) + e < INT_LIMIT)
+            ok = (a.ok & np.isfinite(x) & (np.abs(x) + e < INT_LIMIT[dtype])
                   & (np.trunc(x - e) == np.trunc(x + e)))
             v = np.where(ok, np.trunc(np.where(np.isfinite(x), x, 0)), 0)
             return R(dtype, v.astype(dtype), np.zeros(x.shape), ok)
@@ -288,7 +295,7 @@ def reduce(op: str, a: R, axis, keepdims: bool) -> R:
         n = a.val.shape[axis]
         ok = okall & np.all(np.isfinite(a.val), **red)
         val = np.sum(a.val, **red)
-        err = np.sum(a.err, **red) + (n + 2) * U32 * np.sum(np.abs(a.val), **red)
+        err = np.sum(a.err, **red) + (n + 2) * acc_u(a.dtype) * np.sum(np.abs(a.val), **red)
         return finish(a.dtype, val, err, ok)
 
 
@@ -345,7 +352,7 @@ def matmul(a: R, b: R, acc: R | None, dtype: str) -> R:
             val = val + acc.val
             err = err + acc.err
             mag = mag + np.abs(acc.val)
-        err = err + (k + 2) * U32 * mag
+        err = err + (k + 2) * acc_u(dtype) * mag
         return finish(dtype, val, err, ok)
 
 
@@ -379,9 +386,12 @@ def load(arr: R, index: tuple[int, ...], shape: tuple[int, ...], order: tuple[in
     return out
 
 
-def store(arr: R, index: tuple[int, ...], tile: R) -> None:
-    """``ct.store`` of ``tile`` (of the array's dtype) at ``index``; elements outside are
-    skipped."""
+def store(arr: R, index: tuple[int, ...], tile: R, order: tuple[int, ...] | None = None
+          ) -> None:
+    """``ct.store`` of ``tile`` (of the array's dtype) at ``index`` (``load``'s inverse, with
+    its ``order``); elements outside are skipped."""
+    if order is not None:
+        arr = arr.apply(lambda v: v.transpose(order))  # views: the writes land in ``arr``
     shape = tile.shape
     sl = []
     for d in range(len(shape)):
@@ -467,3 +477,22 @@ def atomic(arr: R, op: str, idx: R, update: R, mags: np.ndarray) -> None:
 def finish_atomics(arr: R, mags: np.ndarray) -> None:
     """Each float atomic addition rounds a partial sum no larger than all the magnitudes."""
     arr.err += mags[1] * U[arr.dtype] * (mags[0] + np.abs(arr.val))
+
+
+def extract(a: R, index: tuple[int, ...], shape: tuple[int, ...]) -> R:
+    """``ct.extract``: the subtile at cell ``index`` of the grid ``shape`` cuts ``a`` into."""
+    sl = tuple(slice(i * s, (i + 1) * s) for i, s in zip(index, shape))
+    return a.apply(lambda v: v[sl].copy())
+
+
+def insert(a: R, index: tuple[int, ...], value: R) -> R:
+    """``ct.insert``: ``a`` with the subtile at cell ``index`` replaced by ``value``."""
+    out = a.copy()
+    sl = tuple(slice(i * s, (i + 1) * s) for i, s in zip(index, value.shape))
+    out.val[sl], out.err[sl], out.ok[sl] = value.val, value.err, value.ok
+    return out
+
+
+def cat(a: R, b: R, axis: int) -> R:
+    return R(a.dtype, np.concatenate([a.val, b.val], axis), np.concatenate([a.err, b.err], axis),
+             np.concatenate([a.ok, b.ok], axis))

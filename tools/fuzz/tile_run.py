@@ -15,6 +15,7 @@ the reference's error bounds (tile_ref.py), so ``ref`` is always computed:
 
 from __future__ import annotations
 
+import pprint
 import warnings
 
 import numpy as np
@@ -120,3 +121,45 @@ def compile_cubin(prog: TileProgram, arch: str) -> bytes:
     kernel = load(prog.source()).kernel
     arrays = prog.inputs()
     return bytes(kernel.compile(*[arrays[p] for p in prog.params()], arch=arch).cubin)
+
+
+def regression_source(prog: TileProgram, reason: str, xfail: bool = True,
+                      targets=("lockstep", "ref")) -> str:
+    """A test module: ``prog``'s kernel (to read), the program itself (``PROGRAM``, from which
+    the test rebuilds the kernel, its inputs and its reference) and a test running it on
+    ``targets`` (marked ``gpu`` when the GPU is among them)."""
+    marks = ""
+    if xfail:
+        marks += f"@pytest.mark.xfail(reason={reason!r}, strict=True)\n"
+    if "gpu" in targets:
+        marks += ("@pytest.mark.gpu\n@pytest.mark.skipif(not gpu_available(), "
+                  "reason='no GPU')\n")
+    header = (f'# ruff: noqa\n"""Fuzzer regression (tile kernels), seed {prog.seed}: '
+              f'{reason}"""\n\n')
+    test = f'''
+
+# ---- the regression: found by tools/fuzz/tile_gen.py (seed {prog.seed}), minimized ------------
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from threadtile.runtime.driver import gpu_available
+from tools.fuzz.tile_prog import ArraySpec, E, TileProgram, TNode, TVar
+from tools.fuzz.tile_run import differential
+
+TARGETS = {tuple(targets)!r}
+PROGRAM = {pprint.pformat(prog, width=100, compact=True)}
+
+
+def test_program_is_the_kernel_above():
+    assert PROGRAM.source() in Path(__file__).read_text()
+
+
+{marks}def test_targets_agree():
+    out = differential(PROGRAM, targets=TARGETS)
+    assert out.ok, out.mismatches or out.errors
+'''
+    return header + prog.source() + test
