@@ -1,17 +1,23 @@
 """The differential fuzzer against a real GPU (issue 17): generated thread-level kernels
-(tools/fuzz/gen.py) run on the GPU and in the simulator's lockstep mode, compared.
+(tools/fuzz/gen.py) and tile kernels (tools/fuzz/tile_gen.py) run on the GPU and in the
+simulator's lockstep mode, compared (tile kernels also with their float64 reference).
 
-    python bench/fuzz_gpu.py                 # 10,000 programs from seed 0
+    python bench/fuzz_gpu.py                 # 10,000 thread programs from seed 0
     python bench/fuzz_gpu.py --count 500 --start 20000 --python-mode
     python bench/fuzz_gpu.py --jobs 14      # first pass in 14 processes
+    python bench/fuzz_gpu.py --kinds thread,tile --jobs 14   # 10,000 of each
+    python bench/fuzz_gpu.py --tile --count 2000 --jobs 14   # tile programs only
 
 Each mismatch (or a target's error: an NVRTC failure, a launch error) is minimized by delta
 debugging (tools/fuzz/minimize.py) and written as a regression test under
 ``--out-dir`` (default tests/fuzz_regressions/, ``xfail`` with the mismatch as its reason).
-Integers compare bit for bit, floats within ``run.GPU_ULPS`` ulps (NVRTC contracts ``a*b+c``
-into FMAs; CUDA's math functions differ from NumPy's in the last bits: tools/fuzz/run.py).
-``--python-mode`` also runs the simulator's python mode on each program. Results:
-bench/results/fuzz_gpu.json. GPU only.
+Thread programs: integers compare bit for bit, floats within ``run.GPU_ULPS`` ulps (NVRTC
+contracts ``a*b+c`` into FMAs; CUDA's math functions differ from NumPy's in the last bits:
+tools/fuzz/run.py); ``--python-mode`` also runs the simulator's python mode on each. Tile
+programs: the GPU and the simulator each against the reference and against each other, within
+the reference's running error bounds (tools/fuzz/tile_run.py; regression tests
+``test_tile_seed*``). Results: bench/results/fuzz_gpu.json (thread), fuzz_gpu_tile.json
+(tile). GPU only.
 """
 
 from __future__ import annotations
@@ -25,16 +31,22 @@ from pathlib import Path
 import _common
 
 sys.path.insert(0, str(_common.ROOT))
+from tools.fuzz import minimize as mz  # noqa: E402
 from tools.fuzz.gen import generate  # noqa: E402
-from tools.fuzz.minimize import REGRESSIONS, minimize, same_failure, write_regression  # noqa: E402
-from tools.fuzz.run import differential  # noqa: E402
+from tools.fuzz.tile_gen import generate as generate_tile  # noqa: E402
+
+GENERATORS = {"thread": generate, "tile": generate_tile}
 
 
-def _scan(seeds: list[int], targets: tuple[str, ...]) -> list[tuple[int, str]]:
+def _scan(kind: str, seeds: list[int], targets: tuple[str, ...]) -> list[tuple[int, str]]:
     """The seeds among ``seeds`` whose programs fail, with their signatures (a worker)."""
     out = []
     for seed in seeds:
-        res = differential(generate(seed), targets=targets)
+        try:
+            res = mz.run_targets(GENERATORS[kind](seed), targets)
+        except Exception as e:  # noqa: BLE001  (a crash of the harness is a finding too)
+            out.append((seed, f"crash {type(e).__name__}"))
+            continue
         if not res.ok:
             out.append((seed, res.signature()))
     return out
@@ -46,16 +58,33 @@ def main() -> None:
     ap.add_argument("--start", type=int, default=0, help="first seed")
     ap.add_argument("--python-mode", action="store_true", help="also compare python mode")
     ap.add_argument("--max-minimize", type=int, default=20, help="mismatches to minimize")
-    ap.add_argument("--out-dir", type=Path, default=REGRESSIONS)
+    ap.add_argument("--out-dir", type=Path, default=mz.REGRESSIONS)
     ap.add_argument("--jobs", type=int, default=1,
                     help="worker processes (each with its own CUDA context) for the first pass")
+    ap.add_argument("--kinds", default="thread",
+                    help="comma-separated program kinds: thread, tile (--count of each)")
+    ap.add_argument("--tile", action="store_true", help="the same as --kinds tile")
     args = ap.parse_args()
+    kinds = ["tile"] if args.tile else [k.strip() for k in args.kinds.split(",") if k.strip()]
+    for k in kinds:
+        if k not in GENERATORS:
+            sys.exit(f"--kinds: unknown kind {k!r} (thread, tile)")
 
     from threadtile.runtime.driver import gpu_available  # noqa: PLC0415
 
     if not gpu_available():
         sys.exit("fuzz_gpu.py needs a GPU")
-    targets = ("gpu", "lockstep") + (("python",) if args.python_mode else ())
+    for kind in kinds:
+        run_kind(kind, args)
+
+
+def run_kind(kind: str, args) -> None:
+    """Scan ``args.count`` programs of ``kind``, minimize the failures, write the results."""
+    gen = GENERATORS[kind]
+    if kind == "tile":
+        targets = ("gpu", "lockstep", "ref")
+    else:
+        targets = ("gpu", "lockstep") + (("python",) if args.python_mode else ())
     failures, signatures, written = [], {}, []
     t0 = time.perf_counter()
     seeds = range(args.start, args.start + args.count)
@@ -64,46 +93,57 @@ def main() -> None:
         ctx = multiprocessing.get_context("spawn")
         chunks = [seeds[i::args.jobs] for i in range(args.jobs)]
         with ctx.Pool(args.jobs) as pool:
-            found = pool.starmap(_scan, [(list(c), targets) for c in chunks])
+            found = pool.starmap(_scan, [(kind, list(c), targets) for c in chunks])
         failing = sorted(seed for part in found for seed, _ in part)
-        print(f"{args.count} programs scanned by {args.jobs} workers, {len(failing)} failing "
-              f"({time.perf_counter() - t0:.0f} s)", flush=True)
+        print(f"{args.count} {kind} programs scanned by {args.jobs} workers, {len(failing)} "
+              f"failing ({time.perf_counter() - t0:.0f} s)", flush=True)
     else:
         failing = None
     for seed in (failing if failing is not None else seeds):
         if failing is None and (seed - args.start) % 500 == 499:
-            print(f"{seed - args.start + 1} programs, {len(failures)} failing", flush=True)
-        prog = generate(seed)
-        out = differential(prog, targets=targets)
+            print(f"{seed - args.start + 1} {kind} programs, {len(failures)} failing", flush=True)
+        prog = gen(seed)
+        try:
+            out = mz.run_targets(prog, targets)
+        except Exception as e:  # noqa: BLE001
+            failures.append({"seed": seed, "signature": f"crash {type(e).__name__}",
+                             "detail": [str(e)[:300]]})
+            print(f"seed {seed}: harness crash {e!r}", flush=True)
+            continue
         if out.ok:
             continue
         sig = out.signature()
         failures.append({"seed": seed, "signature": sig,
                          "detail": (out.mismatches or list(out.errors.values()))[:3]})
-        print(f"seed {seed}: {sig}: {failures[-1]['detail'][0]}", flush=True)
+        print(f"{kind} seed {seed}: {sig}: {failures[-1]['detail'][0]}", flush=True)
         # one minimized regression per kind of failure, up to --max-minimize
         if sig in signatures or len(written) >= args.max_minimize:
             signatures[sig] = signatures.get(sig, 0) + 1
             continue
         signatures[sig] = 1
-        small = minimize(prog, same_failure(prog, targets))
+        small = mz.minimize(prog, mz.same_failure(prog, targets))
         reason = f"{sig}: {failures[-1]['detail'][0]}"[:200]
-        path = write_regression(small, reason, directory=args.out_dir)
+        path = mz.write_regression(small, reason, directory=args.out_dir, targets=targets)
         written.append({"seed": seed, "size": small.size(), "from_size": prog.size(),
                         "file": str(path.relative_to(_common.ROOT))
                         if path.is_relative_to(_common.ROOT) else str(path)})
         print(f"  minimized {prog.size()} -> {small.size()} nodes: {path}", flush=True)
     elapsed = time.perf_counter() - t0
-    results = {"programs": args.count, "first_seed": args.start, "targets": list(targets),
-               "jobs": args.jobs, "failing": len(failures), "by_signature": signatures,
-               "minimized": written,
+    results = {"kind": kind, "programs": args.count, "first_seed": args.start,
+               "targets": list(targets), "jobs": args.jobs, "failing": len(failures),
+               "by_signature": signatures, "minimized": written,
                "failures": failures[:200], "seconds": round(elapsed, 1)}
-    path = _common.write("fuzz_gpu", results, notes=(
-        "tools/fuzz thread-level generator; GPU vs simulator (lockstep, and python mode with "
-        "--python-mode). Integers bit for bit, floats within tools/fuzz/run.py's GPU_ULPS. "
-        "One minimized regression test per failure signature."))
-    print(f"{args.count} programs, {len(failures)} failing, {elapsed:.0f} s; wrote {path}")
-
+    notes = ("tools/fuzz thread-level generator; GPU vs simulator (lockstep, and python mode "
+             "with --python-mode). Integers bit for bit, floats within tools/fuzz/run.py's "
+             "GPU_ULPS. One minimized regression test per failure signature.")
+    if kind == "tile":
+        notes = ("tools/fuzz/tile_gen.py tile kernels; GPU vs simulator vs float64 reference, "
+                 "within the reference's running error bounds (tools/fuzz/tile_run.py). One "
+                 "minimized regression test per failure signature.")
+    path = _common.write("fuzz_gpu" if kind == "thread" else "fuzz_gpu_tile", results,
+                         notes=notes)
+    print(f"{args.count} {kind} programs, {len(failures)} failing, {elapsed:.0f} s; "
+          f"wrote {path}")
 
 if __name__ == "__main__":
     main()

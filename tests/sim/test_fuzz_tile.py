@@ -136,6 +136,8 @@ def test_minimizer_shrinks_a_planted_tile_failure(tmp_path):
 
     small = minimize(prog, failing)
     assert small.size() == 2 < before  # the if and its one statement
+    assert [v.name for v in small.tvars] == [planted.target]  # the others went
+    assert len(small.arrays) < len(prog.arrays)
     path = write_regression(small, "planted mismatch", xfail=False, directory=tmp_path)
     assert path.name.startswith("test_tile_seed3_planted_mismatch")
     mod = load(path.read_text(), "fuzz_tile_regression_planted")

@@ -121,6 +121,18 @@ def minimize(prog: Program, failing: Callable[[Program], bool], max_tests: int =
                 i += 1
             if changed:
                 break
+    if _is_tile(best):
+        # then the tile variables no statement uses (their load and store), and the arrays
+        # nothing touches
+        for v in list(best.tvars):
+            cand = best.without_var(v.name)
+            if cand is not None and tests < max_tests:
+                tests += 1
+                if failing(cand):
+                    best = cand
+        cand = best.pruned()
+        if len(cand.arrays) < len(best.arrays) and failing(cand):
+            best = cand
     return best
 
 

@@ -11,6 +11,9 @@ the read-only inputs and the atomic counters.
 
 from __future__ import annotations
 
+import dataclasses
+import re
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -332,6 +335,23 @@ class TileProgram:
                        f"tile={tile}{order})")
         return out
 
+    def _body_text(self) -> str:
+        return "\n".join(render_block(self.body, 1))
+
+    def without_var(self, name: str) -> TileProgram | None:
+        """This program without variable ``name`` (its load and its store), or None where a
+        statement reads or assigns it."""
+        if re.search(rf"\b{name}\b", self._body_text()):
+            return None
+        tvars = [v for v in self.tvars if v.name != name]
+        return dataclasses.replace(self, tvars=tvars).pruned()
+
+    def pruned(self) -> TileProgram:
+        """This program without the arrays nothing reads or writes."""
+        text = "\n".join(self.prelude() + self.epilogue()) + self._body_text()
+        arrays = [a for a in self.arrays if re.search(rf"\b{a.name}\b", text)]
+        return dataclasses.replace(self, arrays=arrays)
+
     def source(self) -> str:
         """The kernel module's text."""
         lines = ["import threadtile.tile as ct", "", "", "@ct.kernel",
@@ -344,9 +364,10 @@ class TileProgram:
     def inputs(self) -> dict[str, np.ndarray]:
         """Fresh arguments for one launch, from the seed: inputs in [-4, 4] (some integral, some
         zeros), integers mostly small with a few anywhere in int32; outputs zero."""
-        rng = np.random.default_rng(self.seed)
         out = {}
         for a in self.arrays:
+            # one stream per array: dropping an array (the minimizer) keeps the others' values
+            rng = np.random.default_rng([self.seed, zlib.crc32(a.name.encode())])
             dt = ref.np_dtype(a.dtype)
             if a.kind == "in" or a.kind == "mat":
                 if ref.is_float(a.dtype):
