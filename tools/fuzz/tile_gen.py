@@ -128,6 +128,47 @@ class TileGen:
         texts += self.loop_vars
         return E("scalar", "int32", (), attrs={"text": r.choice(texts)})
 
+    # ---- the block's own region of the scatter and main output arrays ---------------------
+    def own_shapes(self) -> list[tuple[int, int]]:
+        """The block's (M, N) tile and its halves."""
+        M, N = self.M, self.N
+        return [(M, N), (M // 2, N), (M, N // 2)]
+
+    def own_arrays(self, d: str) -> list[str]:
+        """Arrays of ``d`` tiled like the grid: a block reads back what it stored there."""
+        out = [f"sc_{d}"] if f"sc_{d}" in self.arrays else []
+        return out + [v.out for v in self.tvars if v.dtype == d and v.main and not v.order]
+
+    def own_index(self, shape, array: str) -> tuple[str, str]:
+        """The index of ``shape`` (one of ``own_shapes``) inside the block's own region: the
+        second half only where the last block's second half is not wholly outside."""
+        r = self.rng
+        dims, grid = self.arrays[array].shape, self.grid
+        ax = 0 if shape[0] < self.M else 1
+        full = (self.M, self.N)[ax]
+        halves = ["0"]
+        if dims[ax] > (grid[ax] - 1) * full + full // 2:
+            halves += ["1"] + [f"{i} % 2" for i in self.loop_vars]
+        half = r.choice(halves)
+        if shape[0] < self.M:
+            return (f"ct.bid(0) * 2 + {half}", "ct.bid(1)")
+        if shape[1] < self.N:
+            return ("ct.bid(0)", f"ct.bid(1) * 2 + {half}")
+        return ("ct.bid(0)", "ct.bid(1)")
+
+    def store(self) -> TNode | None:
+        """A store into the block's own region (read back by later loads, overwritten by the
+        epilogue's store of a main variable)."""
+        r = self.rng
+        d = r.choice(self.dtypes)
+        own = self.own_arrays(d)
+        if not own:
+            return None
+        shape = r.choice(self.own_shapes())
+        arr = r.choice(own)
+        return TNode("store", exprs=[self.expr(d, shape, 1)],
+                     attrs={"array": arr, "index": self.own_index(shape, arr)})
+
     # ---- leaves -----------------------------------------------------------------------------
     def load(self, d: str, shape: tuple[int, ...]) -> E:
         r = self.rng
@@ -174,6 +215,11 @@ class TileGen:
         if wider and x < 0.6:
             v = r.choice(wider)
             return E("bcast", d, shape, [E("var", d, v.shape, attrs={"name": v.name})])
+        own = self.own_arrays(d) if shape in self.own_shapes() else []
+        if own and x < 0.72:
+            arr = r.choice(own)
+            return E("load", d, shape, attrs={"array": arr, "index": self.own_index(shape, arr),
+                                              "order": (0, 1), "padding": r.choice(PADS)})
         if x < 0.8 or shape == ():
             return self.load(d, shape)
         if d == "int32" and x < 0.9:
@@ -549,6 +595,8 @@ class TileGen:
                 out.append(self.scatter())
             elif x < 0.42:
                 out.append(self.atomic())
+            elif x < 0.48:
+                out.append(self.store() or self.assign())
             else:
                 out.append(self.assign())
         return out

@@ -208,7 +208,8 @@ class Ctx:
 
 @dataclass
 class TNode:
-    """One statement or block. ``kind``: ``assign`` (``target = exprs[0]``), ``scatter``
+    """One statement or block. ``kind``: ``assign`` (``target = exprs[0]``), ``store``
+    (``exprs[0]`` at ``attrs["index"]`` of ``attrs["array"]``), ``scatter``
     (``exprs``: indices, value, mask), ``atomic`` (``exprs``: index, update), ``if`` (``text``
     the block-uniform condition), ``for`` (``text`` the count, ``target`` the counter)."""
 
@@ -232,6 +233,8 @@ class TNode:
             idx = "(" + ", ".join(ex[:n]) + ("," if n == 1 else "") + ")"
             mask = f", mask={ex[n + 1]}" if t["mask"] else ""
             return [f"{pad}ct.scatter({t['array']}, {idx}, {ex[n]}{mask})"]
+        if self.kind == "store":
+            return [f"{pad}ct.store({t['array']}, index=({', '.join(t['index'])}), tile={ex[0]})"]
         if self.kind == "atomic":
             return [f"{pad}ct.atomic_{t['op']}({t['array']}, ({ex[0]},), {ex[1]})"]
         if self.kind == "if":
@@ -254,6 +257,9 @@ class TNode:
             arr = cx.arrays[t["array"]]
             value = v[n] if v[n].dtype == arr.dtype else ref.cast(v[n], arr.dtype)
             ref.scatter(arr, v[:n], value, v[n + 1] if t["mask"] else None)
+        elif self.kind == "store":
+            index = tuple(cx.scalar(i) for i in t["index"])
+            ref.store(cx.arrays[t["array"]], index, self.exprs[0].eval(cx))
         elif self.kind == "atomic":
             idx, upd = (e.eval(cx) for e in self.exprs)
             ref.atomic(cx.arrays[t["array"]], t["op"], idx, upd, cx.arrays["@mags"][t["array"]])

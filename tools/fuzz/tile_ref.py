@@ -398,6 +398,8 @@ def store(arr: R, index: tuple[int, ...], tile: R, order: tuple[int, ...] | None
         lo = index[d] * shape[d]
         sl.append(slice(lo, min(lo + shape[d], arr.val.shape[d])))
     sl = tuple(sl)
+    if any(s.stop <= s.start for s in sl):
+        return  # wholly outside (the generator never stores so; cuTile leaves it undefined)
     part = tuple(slice(0, s.stop - s.start) for s in sl)
     for name in ("val", "err", "ok"):
         getattr(arr, name)[sl] = getattr(tile, name)[part]
