@@ -104,7 +104,7 @@ def test_comparison_catches_a_wrong_element():
     assert checked >= 4
 
 
-@pytest.mark.parametrize("seed", [0, 3, 11])
+@pytest.mark.parametrize("seed", [2, 10, 14, 30])  # together: nearly every feature
 def test_generated_kernels_compile_for_sm80_and_sm90(seed):
     try:
         import cuda.core  # noqa: F401, PLC0415
