@@ -53,7 +53,7 @@ def test_generated_kernels_use_every_feature():
                     "ct.reshape(", "ct.gather(", "mask=", "ct.scatter(", "ct.atomic_add(",
                     "ct.cat(", "ct.extract(", "ct.insert(", " << ", " // ", " % ", "(~",
                     "ct.maximum(", "max(", "for k", "for i", "if ct.bid", "else:",
-                    "ct.bid(1)"):
+                    "ct.bid(1)", "num_warps=1", "num_warps=8", "ct.load(out_"):
         assert feature in text, feature
 
 
@@ -104,7 +104,7 @@ def test_comparison_catches_a_wrong_element():
     assert checked >= 4
 
 
-@pytest.mark.parametrize("seed", [2, 10, 14, 30])  # together: nearly every feature
+@pytest.mark.parametrize("seed", [5, 18, 30, 33])  # together: nearly every feature
 def test_generated_kernels_compile_for_sm80_and_sm90(seed):
     try:
         import cuda.core  # noqa: F401, PLC0415

@@ -71,7 +71,10 @@ class TileGen:
         r = self.rng = random.Random(seed)
         self.seed = seed
         self.max_stmts = max_stmts
-        self.M, self.N, self.K = r.choice((8, 16, 32)), r.choice((4, 8, 16)), r.choice((8, 16))
+        self.M = r.choice((8, 16, 16, 32, 64, 2))
+        self.N = r.choice((4, 8, 8, 16, 32, 1, 2))
+        self.K = r.choice((8, 16, 16, 32))
+        self.num_warps = r.choice((None, None, 1, 2, 8))  # the elements' spread over threads
         self.grid = (r.choice((1, 2, 3)), r.choice((1, 2)))
         self.dtypes = ["float32"] + r.sample(["float16", "bfloat16", "int32"], r.randint(1, 3))
         if r.random() < 0.3:
@@ -132,7 +135,7 @@ class TileGen:
     def own_shapes(self) -> list[tuple[int, int]]:
         """The block's (M, N) tile and its halves."""
         M, N = self.M, self.N
-        return [(M, N), (M // 2, N), (M, N // 2)]
+        return [(M, N)] + [s for s in ((M // 2, N), (M, N // 2)) if 0 not in s]
 
     def own_arrays(self, d: str) -> list[str]:
         """Arrays of ``d`` tiled like the grid: a block reads back what it stored there."""
@@ -629,7 +632,7 @@ class TileGen:
         body = self.stmts(self.rng.randint(3, self.max_stmts), 0)
         order = {"in": 0, "mat": 1, "sc": 2, "cnt": 3, "out": 4}
         arrays = sorted(self.arrays.values(), key=lambda a: order[a.kind])
-        return TileProgram(self.seed, self.grid, arrays, self.tvars, body)
+        return TileProgram(self.seed, self.grid, arrays, self.tvars, body, self.num_warps)
 
 
 def generate(seed: int, max_stmts: int = 10) -> TileProgram:

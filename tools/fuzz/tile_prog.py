@@ -317,6 +317,7 @@ class TileProgram:
     arrays: list[ArraySpec]
     tvars: list[TVar]
     body: list[TNode]
+    num_warps: int | None = None
 
     kind = "tile"
 
@@ -360,7 +361,8 @@ class TileProgram:
 
     def source(self) -> str:
         """The kernel module's text."""
-        lines = ["import threadtile.tile as ct", "", "", "@ct.kernel",
+        deco = "@ct.kernel" + (f"(num_warps={self.num_warps})" if self.num_warps else "")
+        lines = ["import threadtile.tile as ct", "", "", deco,
                  f"def kernel({', '.join(self.params())}):"]
         lines += ["    " + s for s in self.prelude()]
         lines += render_block(self.body, 1) if self.body else []
