@@ -7,6 +7,8 @@ simulator's lockstep mode, compared (tile kernels also with their float64 refere
     python bench/fuzz_gpu.py --jobs 14      # first pass in 14 processes
     python bench/fuzz_gpu.py --kinds thread,tile --jobs 14   # 10,000 of each
     python bench/fuzz_gpu.py --tile --count 2000 --jobs 14   # tile programs only
+    python bench/fuzz_gpu.py --tile --jobs 15 --max-seconds 540 --max-minimize 3
+                                             # as many as 5.4 minutes scan, then minimize
 
 Each mismatch (or a target's error: an NVRTC failure, a launch error) is minimized by delta
 debugging (tools/fuzz/minimize.py) and written as a regression test under
@@ -23,6 +25,7 @@ the reference's running error bounds (tools/fuzz/tile_run.py; regression tests
 from __future__ import annotations
 
 import argparse
+import math
 import multiprocessing
 import sys
 import time
@@ -38,10 +41,14 @@ from tools.fuzz.tile_gen import generate as generate_tile  # noqa: E402
 GENERATORS = {"thread": generate, "tile": generate_tile}
 
 
-def _scan(kind: str, seeds: list[int], targets: tuple[str, ...]) -> list[tuple[int, str]]:
-    """The seeds among ``seeds`` whose programs fail, with their signatures (a worker)."""
+def _scan(kind: str, seeds: list[int], targets: tuple[str, ...], deadline: float = math.inf
+          ) -> tuple[list[tuple[int, str]], int]:
+    """The seeds among ``seeds`` whose programs fail, with their signatures, and how many
+    seeds were run before ``deadline`` (``time.time()``) passed (a worker)."""
     out = []
-    for seed in seeds:
+    for n, seed in enumerate(seeds):
+        if time.time() > deadline:
+            return out, n
         try:
             res = mz.run_targets(GENERATORS[kind](seed), targets)
         except Exception as e:  # noqa: BLE001  (a crash of the harness is a finding too)
@@ -49,7 +56,7 @@ def _scan(kind: str, seeds: list[int], targets: tuple[str, ...]) -> list[tuple[i
             continue
         if not res.ok:
             out.append((seed, res.signature()))
-    return out
+    return out, len(seeds)
 
 
 def main() -> None:
@@ -64,6 +71,9 @@ def main() -> None:
     ap.add_argument("--kinds", default="thread",
                     help="comma-separated program kinds: thread, tile (--count of each)")
     ap.add_argument("--tile", action="store_true", help="the same as --kinds tile")
+    ap.add_argument("--max-seconds", type=float, default=math.inf,
+                    help="time budget per kind: the scan stops at 60%% of it (the seeds run "
+                         "are recorded), failures are minimized only within it")
     args = ap.parse_args()
     kinds = ["tile"] if args.tile else [k.strip() for k in args.kinds.split(",") if k.strip()]
     for k in kinds:
@@ -87,19 +97,27 @@ def run_kind(kind: str, args) -> None:
         targets = ("gpu", "lockstep") + (("python",) if args.python_mode else ())
     failures, signatures, written = [], {}, []
     t0 = time.perf_counter()
+    start = time.time()
+    scan_deadline, end = start + 0.6 * args.max_seconds, start + args.max_seconds
     seeds = range(args.start, args.start + args.count)
+    scanned = args.count
     if args.jobs > 1:
         # first pass in parallel: which seeds fail; minimizing stays in this process
         ctx = multiprocessing.get_context("spawn")
         chunks = [seeds[i::args.jobs] for i in range(args.jobs)]
         with ctx.Pool(args.jobs) as pool:
-            found = pool.starmap(_scan, [(kind, list(c), targets) for c in chunks])
-        failing = sorted(seed for part in found for seed, _ in part)
-        print(f"{args.count} {kind} programs scanned by {args.jobs} workers, {len(failing)} "
+            found = pool.starmap(_scan, [(kind, list(c), targets, scan_deadline)
+                                         for c in chunks])
+        failing = sorted(seed for part, _ in found for seed, _ in part)
+        scanned = sum(n for _, n in found)
+        print(f"{scanned} {kind} programs scanned by {args.jobs} workers, {len(failing)} "
               f"failing ({time.perf_counter() - t0:.0f} s)", flush=True)
     else:
         failing = None
     for seed in (failing if failing is not None else seeds):
+        if failing is None and time.time() > scan_deadline:
+            scanned = seed - args.start
+            break
         if failing is None and (seed - args.start) % 500 == 499:
             print(f"{seed - args.start + 1} {kind} programs, {len(failures)} failing", flush=True)
         prog = gen(seed)
@@ -117,7 +135,7 @@ def run_kind(kind: str, args) -> None:
                          "detail": (out.mismatches or list(out.errors.values()))[:3]})
         print(f"{kind} seed {seed}: {sig}: {failures[-1]['detail'][0]}", flush=True)
         # one minimized regression per kind of failure, up to --max-minimize
-        if sig in signatures or len(written) >= args.max_minimize:
+        if sig in signatures or len(written) >= args.max_minimize or time.time() > end:
             signatures[sig] = signatures.get(sig, 0) + 1
             continue
         signatures[sig] = 1
@@ -129,7 +147,8 @@ def run_kind(kind: str, args) -> None:
                         if path.is_relative_to(_common.ROOT) else str(path)})
         print(f"  minimized {prog.size()} -> {small.size()} nodes: {path}", flush=True)
     elapsed = time.perf_counter() - t0
-    results = {"kind": kind, "programs": args.count, "first_seed": args.start,
+    results = {"kind": kind, "programs": scanned, "requested": args.count,
+               "first_seed": args.start,
                "targets": list(targets), "jobs": args.jobs, "failing": len(failures),
                "by_signature": signatures, "minimized": written,
                "failures": failures[:200], "seconds": round(elapsed, 1)}
@@ -142,7 +161,7 @@ def run_kind(kind: str, args) -> None:
                  "minimized regression test per failure signature.")
     path = _common.write("fuzz_gpu" if kind == "thread" else "fuzz_gpu_tile", results,
                          notes=notes)
-    print(f"{args.count} {kind} programs, {len(failures)} failing, {elapsed:.0f} s; "
+    print(f"{scanned} {kind} programs, {len(failures)} failing, {elapsed:.0f} s; "
           f"wrote {path}")
 
 if __name__ == "__main__":
