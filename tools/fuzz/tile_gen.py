@@ -15,8 +15,11 @@ method), ``permute``, ``reshape`` (also through 3-d tiles), ``expand_dims``/``x[
 accumulators, k loops of ``mma`` over ``bid``-indexed tiles; ``gather`` (index tiles from
 ``arange`` or from data, masks, out-of-bounds indices, padding values) from the inputs and from
 the block's own region of a scatter array after ``scatter``s to it (unique indices, masks);
-integer atomics (one operation per counter array) and float32 ``atomic_add``; ``if`` on block
-ids, ``for`` loops; grids of up to 3 x 2 blocks.
+integer atomics (one operation per counter array) and float32 ``atomic_add``; stores of whole
+and half tiles into the block's own region of an array, read back by later loads; ``cat``,
+``extract``, ``insert``; ``if`` on block ids, ``for`` loops; int8, int64 and float64 now and
+then; tiles of 2 to 64 rows and 1 to 32 columns, ``num_warps`` 1 to 8, grids of up to 3 x 2
+blocks.
 
 Rules that keep results well defined: divisors are ``abs(y) + 1`` (floats) or ``y % 5 + 1``,
 ``y % 5 - 6`` (integers); shift counts are masked to 0..31; ``exp``/``exp2``/``sinh``/
