@@ -1,2 +1,3 @@
-"""A differential fuzzer: random thread-level kernels (gen), run on several targets and
-compared (run), and failing ones shrunk into regression tests (minimize)."""
+"""A differential fuzzer: random thread-level kernels (gen) and tile kernels (tile_gen, with a
+float64 reference: tile_prog, tile_ref), run on several targets and compared (run, tile_run),
+and failing ones shrunk into regression tests (minimize)."""

@@ -3,14 +3,17 @@
 ``minimize(prog, failing)`` removes nodes while ``failing(candidate)`` stays true: first
 halves, quarters... of the top-level statements (ddmin's chunks), then every node of the tree
 one at a time, innermost last, then ``else`` branches, until a whole pass removes nothing.
-Every candidate is well formed: the generator declares all variables in the prelude, so any
-node can go (gen.py). ``failing`` is usually ``same_failure(prog)``: the candidate fails the
-way the original did (the same ``Outcome.signature()``).
+Every candidate is well formed: the generators declare all variables in the prelude, so any
+node can go (gen.py, tile_prog.py). ``failing`` is usually ``same_failure(prog)``: the
+candidate fails the way the original did (the same ``Outcome.signature()``). Thread programs
+(gen.Program) and tile programs (tile_prog.TileProgram) both shrink so; each kind runs on its
+own targets (``default_targets``).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -22,13 +25,34 @@ ROOT = Path(__file__).resolve().parents[2]
 REGRESSIONS = ROOT / "tests" / "fuzz_regressions"
 
 
-def same_failure(prog: Program, targets=("lockstep", "python")) -> Callable[[Program], bool]:
-    """A predicate: a candidate fails on ``targets`` as ``prog`` does."""
-    want = differential(prog, targets=targets).signature()
+def _is_tile(prog) -> bool:
+    return getattr(prog, "kind", "thread") == "tile"
+
+
+def default_targets(prog) -> tuple[str, ...]:
+    """The simulator's two modes for a thread program; the simulator and the float64
+    reference for a tile program."""
+    return ("lockstep", "ref") if _is_tile(prog) else ("lockstep", "python")
+
+
+def run_targets(prog, targets=None):
+    """``prog`` run on ``targets`` by the runner of its kind: an ``Outcome``."""
+    targets = targets or default_targets(prog)
+    if _is_tile(prog):
+        from .tile_run import differential as tile_differential  # noqa: PLC0415
+
+        return tile_differential(prog, targets=targets)
+    return differential(prog, targets=targets)
+
+
+def same_failure(prog: Program, targets=None) -> Callable[[Program], bool]:
+    """A predicate: a candidate fails on ``targets`` (``default_targets`` when None) as
+    ``prog`` does."""
+    want = run_targets(prog, targets).signature()
 
     def failing(cand: Program) -> bool:
         try:
-            got = differential(cand, targets=targets)
+            got = run_targets(cand, targets)
         except Exception:  # noqa: BLE001  (a candidate that does not even load is no witness)
             return False
         return not got.ok and got.signature() == want
@@ -37,7 +61,7 @@ def same_failure(prog: Program, targets=("lockstep", "python")) -> Callable[[Pro
 
 
 def _with_body(prog: Program, body: list[Node]) -> Program:
-    return Program(prog.seed, prog.dtypes, prog.block, prog.grid, body)
+    return dataclasses.replace(prog, body=body)
 
 
 def _lists(nodes: list[Node]):
@@ -97,13 +121,31 @@ def minimize(prog: Program, failing: Callable[[Program], bool], max_tests: int =
                 i += 1
             if changed:
                 break
+    if _is_tile(best):
+        # then the tile variables no statement uses (their load and store), and the arrays
+        # nothing touches
+        for v in list(best.tvars):
+            cand = best.without_var(v.name)
+            if cand is not None and tests < max_tests:
+                tests += 1
+                if failing(cand):
+                    best = cand
+        cand = best.pruned()
+        if len(cand.arrays) < len(best.arrays) and failing(cand):
+            best = cand
     return best
 
 
 def regression_source(prog: Program, reason: str, xfail: bool = True,
-                      targets: tuple[str, ...] = ("lockstep", "python")) -> str:
-    """A test module holding ``prog``'s kernel and a test that runs it on ``targets`` (one
-    with ``gpu`` is marked ``gpu``: skipped without one)."""
+                      targets: tuple[str, ...] | None = None) -> str:
+    """A test module holding ``prog``'s kernel and a test that runs it on ``targets`` (default:
+    both simulator modes; one with ``gpu`` is marked ``gpu``: skipped without one). A tile
+    program: tile_run.regression_source."""
+    if _is_tile(prog):
+        from .tile_run import regression_source as tile_source  # noqa: PLC0415
+
+        return tile_source(prog, reason, xfail, targets or default_targets(prog))
+    targets = tuple(targets or ("lockstep", "python"))
     mark = f"@pytest.mark.xfail(reason={reason!r}, strict=True)\n" if xfail else ""
     if "gpu" in targets:
         mark = ("@pytest.mark.gpu\n@pytest.mark.skipif(not __import__('conftest').HAVE_GPU, "
@@ -137,11 +179,12 @@ SEED, DTYPES, BLOCK, GRID = {prog.seed}, {prog.dtypes!r}, {prog.block}, {prog.gr
 
 
 def write_regression(prog: Program, reason: str, xfail: bool = True,
-                     directory: Path = REGRESSIONS,
-                     targets: tuple[str, ...] = ("lockstep", "python")) -> Path:
-    """Write ``prog`` as ``test_seed<seed>.py`` under ``directory``; its path."""
+                     directory: Path = REGRESSIONS, targets=None) -> Path:
+    """Write ``prog`` as ``test_seed<seed>_<reason>.py`` (``test_tile_seed...`` for a tile
+    program) under ``directory``; its path."""
     directory.mkdir(parents=True, exist_ok=True)
     slug = re.sub(r"\W+", "_", reason.lower()).strip("_")[:40]
-    path = directory / f"test_seed{prog.seed}_{slug}.py"
+    kind = "tile_" if _is_tile(prog) else ""
+    path = directory / f"test_{kind}seed{prog.seed}_{slug}.py"
     path.write_text(regression_source(prog, reason, xfail, targets))
     return path
