@@ -37,6 +37,7 @@ from . import (
     arrays,
     bf16calls,
     complexes,
+    coopcalls,
     dataclassdunders,
     dataclassvals,
     dicts,
@@ -106,6 +107,8 @@ def lower_call(lw: Lowerer, node: ast.Call):
         name = alt._threadtile_intrinsic  # numba's own bfloat16 functions
     if name is not None and name.startswith("tile."):
         return tile_calls.lower_call(lw, name, node, obj)
+    if name is not None and name.startswith("coop."):  # threadtile.coop's primitives
+        return coopcalls.lower(lw, name, node)
     if name is not None:
         return _intrinsic(lw, name, node)
     if isinstance(obj, inline.Closure):
