@@ -34,7 +34,7 @@ from .lockstep import launch_dims
 from .memory import apply_rmw
 
 _print_lock = threading.Lock()
-_OURS = {__file__, lt.__file__}
+_OURS = {__file__, lt.__file__, coop.__file__}
 _atomic_lock = threading.Lock()
 
 
@@ -108,6 +108,12 @@ def runnable(fn, _memo: dict | None = None):
     if id(fn) in memo:
         return memo[id(fn)]
     g = dict(fn.__globals__)
+    # the copy is made (and remembered) first: a kernel whose code names itself, as an
+    # attribute does (``coop.block.exchange`` in a kernel called ``exchange``), finds it
+    cells = tuple(types.CellType() for _ in fn.__closure__) if fn.__closure__ else None
+    new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, cells)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    memo[id(fn)] = new
     for name in _names(fn.__code__):
         v = substitute(g.get(name))
         if getattr(v, "_threadtile_kernel", False):
@@ -119,27 +125,19 @@ def runnable(fn, _memo: dict | None = None):
         elif (gm := _gpu_math(v)) is not None:
             g[name] = gm
     g["print"] = _gpu_print
-    cells = None
-    if fn.__closure__:
-        cells = []
-        for cell in fn.__closure__:
-            try:
-                v = cell.cell_contents
-            except ValueError:  # an empty cell stays as it is
-                cells.append(cell)
-                continue
-            v = substitute(v)
-            if getattr(v, "_threadtile_kernel", False):
-                v = runnable(v.py_func, memo)
-            elif _is_records(v):
-                v = _wrap(v, False)
-            elif (ours := _numba_object(v)) is not None:
-                v = ours
-            cells.append(types.CellType(v))
-        cells = tuple(cells)
-    new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, cells)
-    new.__kwdefaults__ = fn.__kwdefaults__
-    memo[id(fn)] = new
+    for cell, mine in zip(fn.__closure__ or (), cells or ()):
+        try:
+            v = cell.cell_contents
+        except ValueError:  # an empty cell stays empty
+            continue
+        v = substitute(v)
+        if getattr(v, "_threadtile_kernel", False):
+            v = runnable(v.py_func, memo)
+        elif _is_records(v):
+            v = _wrap(v, False)
+        elif (ours := _numba_object(v)) is not None:
+            v = ours
+        mine.cell_contents = v
     return new
 
 
