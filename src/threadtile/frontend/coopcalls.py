@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..ir import coop as ircoop
 from ..ir import nodes as ir
-from ..lang.collectives import KEYWORDS, SIGNATURES
+from ..lang.collectives import KEYWORDS, SIGNATURES, Primitive
 from ..lang.types import ArrayType, Scalar, bool_, int32, void
 from . import funcs
 from . import typing as ty
@@ -33,6 +33,25 @@ def lower(lw: Lowerer, name: str, node: ast.Call):
         raise lw.error(node, f"{name}() is not supported")
     c = _Call(lw, name, node, *spec)
     return c.lower()
+
+
+def lower_primitive(lw: Lowerer, prim: Primitive, node: ast.Call):
+    """``block_reduce(x)`` of a primitive made on the host (cuda.coop's two-phase form): the
+    call with the factory's parameters, its dtype and items per thread checked."""
+    spec = _SIGS[prim.name]
+    c = _Call(lw, prim.name, node, *spec)
+    for k, v in prim.kwargs.items():
+        c.args.setdefault(k, Py(v))
+    call = c.lower()
+    got = ircoop.dtype_of(call)
+    if got != prim.dtype:
+        raise c.error(f"was made for {prim.dtype} (coop.{c.short}({prim.dtype}, ...)); called "
+                      f"with {got}")
+    n = call.attrs.get("items", 0)
+    if max(n, 1) != prim.items_per_thread:
+        raise c.error(f"was made for items_per_thread={prim.items_per_thread}; called with "
+                      + (f"arrays of {n}" if n else "one value"))
+    return call
 
 
 class _Call:
@@ -276,6 +295,11 @@ class _Call:
 
     def merge_sort(self, kind: str, verb: str) -> ir.Expr:
         attrs = {"block": self.block()}
+        x, y, z = attrs["block"]
+        if kind == "block" and (x * y * z) & (x * y * z - 1):
+            raise self.error(f"CUB's block merge sort takes a power-of-two number of threads, "
+                             f"not {x * y * z}", "use radix_sort_keys for numbers, or a block "
+                             "of 32, 64, 128... threads")
         if kind == "warp":
             attrs["warp"] = self.warp()
         keys, n = self.items("keys")

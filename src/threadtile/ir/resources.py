@@ -167,7 +167,9 @@ def check_static_shared(module: ir.Module) -> None:
                 f"{total} bytes of static shared memory ({parts}) are more than the "
                 f"{STATIC_SHARED_LIMIT} (48 KiB) a block may declare with a constant "
                 "shape", loc=s.loc, source_line=line,
-                hint="declare it dynamic, sized by the launch: "
+                hint="give the primitive fewer items per thread or a smaller block (CUB's "
+                "storage grows with both)" if isinstance(s, ir.Call) else
+                "declare it dynamic, sized by the launch: "
                 "sh = cuda.shared.array(0, dtype), then kernel[grid, block, stream, "
                 "nbytes] with nbytes up to "
                 f"{DYNAMIC_SHARED_OPTIN['sm_80'] // 1024} KiB on sm_80, "

@@ -17,7 +17,8 @@ associative operators, not necessarily commutative ones.
 
 from __future__ import annotations
 
-from .thread import _intrinsic
+from .thread import _intrinsic, context
+from .types import scalar_of
 
 _TPB = """``threads_per_block`` is the block shape (an int or a tuple), a compile-time
 constant."""
@@ -34,11 +35,98 @@ class _Namespace:
 
 
 def _b(name: str, doc: str):
-    return _intrinsic(f"coop.block.{name}", doc + "\n\n" + _TPB)
+    return _two_phase(_intrinsic(f"coop.block.{name}", doc + "\n\n" + _TPB + _FACTORY_DOC))
 
 
 def _w(name: str, doc: str):
-    return _intrinsic(f"coop.warp.{name}", doc)
+    return _two_phase(_intrinsic(f"coop.warp.{name}", doc + "\n\n" + _FACTORY_DOC.strip()))
+
+
+_FACTORY_DOC = """
+Called on the host with a dtype first, as cuda.coop's factories are
+(``coop.block.reduce(np.int32, 128, max_op)``), it makes a :class:`Primitive` that the kernel
+calls with the values alone (``block_reduce(x)``)."""
+
+# cuda.coop's factory parameters after the dtype, by the names this module's calls take them
+# (binary_op/scan_op: op, compare_op: compare, initial_value: initial)
+_FACTORIES = {
+    "coop.block.sum": ("threads_per_block", "items_per_thread"),
+    "coop.block.reduce": ("threads_per_block", "op", "items_per_thread"),
+    "coop.block.inclusive_sum": ("threads_per_block", "items_per_thread"),
+    "coop.block.exclusive_sum": ("threads_per_block", "items_per_thread"),
+    "coop.block.inclusive_scan": ("threads_per_block", "op", "items_per_thread"),
+    "coop.block.exclusive_scan": ("threads_per_block", "op", "initial", "items_per_thread"),
+    "coop.block.radix_sort_keys": ("threads_per_block", "items_per_thread"),
+    "coop.block.radix_sort_keys_descending": ("threads_per_block", "items_per_thread"),
+    "coop.block.merge_sort_keys": ("threads_per_block", "items_per_thread", "compare"),
+    "coop.block.load": ("threads_per_block", "items_per_thread", "algorithm"),
+    "coop.block.store": ("threads_per_block", "items_per_thread", "algorithm"),
+    "coop.block.exchange": ("threads_per_block", "items_per_thread", "kind"),
+    "coop.warp.sum": ("threads_in_warp",),
+    "coop.warp.reduce": ("op", "threads_in_warp"),
+    "coop.warp.inclusive_sum": ("threads_in_warp",),
+    "coop.warp.exclusive_sum": ("threads_in_warp",),
+    "coop.warp.inclusive_scan": ("op", "threads_in_warp"),
+    "coop.warp.exclusive_scan": ("op", "initial", "threads_in_warp"),
+    "coop.warp.merge_sort_keys": ("items_per_thread", "compare", "threads_in_warp"),
+}
+_ALIASES = {"binary_op": "op", "scan_op": "op", "compare_op": "compare",
+            "initial_value": "initial", "block_exchange_type": "kind"}
+
+
+class Primitive:
+    """A primitive made on the host the way cuda.coop makes them, with its dtype, block and
+    operator fixed (``block_sum = coop.block.sum(np.float32, 128)``); inside a kernel
+    ``block_sum(x)`` is ``coop.block.sum(x, threads_per_block=128)``. ``files`` is what
+    cuda.coop's kernels link (``@cuda.jit(link=block_sum.files)``): nothing here."""
+
+    files: tuple = ()
+
+    def __init__(self, stub, dtype, args: tuple, kwargs: dict):
+        self.name = stub._threadtile_intrinsic
+        self.stub = stub
+        self.dtype = dtype
+        params = _FACTORIES.get(self.name)
+        if params is None:
+            raise TypeError(f"{self.name}() has no cuda.coop factory form here; call it in "
+                            "the kernel with the values")
+        if len(args) > len(params):
+            raise TypeError(f"{self.name}(dtype, {', '.join(params)}) takes at most "
+                            f"{len(params) + 1} arguments")
+        bound = dict(zip(params, args))
+        for k, v in kwargs.items():
+            k = _ALIASES.get(k, k)
+            if k in ("methods", "prefix_op", "temp_storage") and v is None:
+                continue
+            if k not in params and k not in ("threads_per_block", "begin_bit", "end_bit",
+                                             "num_valid_items"):
+                raise TypeError(f"{self.name}(): {k}= is not supported")
+            bound[k] = v
+        self.items_per_thread = int(bound.pop("items_per_thread", 1))
+        if bound.get("initial") is None:
+            bound.pop("initial", None)
+        self.kwargs = bound
+
+    def __call__(self, *args, **kwargs):
+        return self.stub(*args, **{**self.kwargs, **kwargs})
+
+    def __repr__(self) -> str:
+        # what the kernel cache compares: an operator's function by identity (its source is
+        # not a global the kernel reads), so a kernel calling one is lowered again each run
+        parts = [f"{k}={v!r}" for k, v in sorted(self.kwargs.items())]
+        return (f"threadtile.coop.Primitive({self.name}, {self.dtype}, items_per_thread="
+                f"{self.items_per_thread}, {', '.join(parts)})")
+
+
+def _two_phase(stub):
+    def f(*args, **kwargs):
+        if context.current is None and args and scalar_of(args[0]) is not None:
+            return Primitive(stub, scalar_of(args[0]), args[1:], kwargs)
+        return stub(*args, **kwargs)
+    f.__name__ = f.__qualname__ = stub.__name__
+    f.__doc__ = stub.__doc__
+    f._threadtile_intrinsic = stub._threadtile_intrinsic
+    return f
 
 
 block = _Namespace("block", {

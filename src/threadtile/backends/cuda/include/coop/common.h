@@ -31,7 +31,8 @@ __device__ __forceinline__ int linear_tid() {
 template <int W>
 __device__ __forceinline__ unsigned warp_mask() {
   if (W == 32) return 0xffffffffu;
-  unsigned lane = threadIdx.x & 31u;  // (blocks of several axes: the linear id's lane)
+  unsigned lane;  // the hardware lane (of the linear thread id, in blocks of several axes)
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
   return ((1u << W) - 1u) << (lane & ~unsigned(W - 1));
 }
 
