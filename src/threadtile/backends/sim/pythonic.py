@@ -25,8 +25,8 @@ import numpy as np
 from ... import errors
 from ...ir.nodes import Loc
 from ...lang import bf16 as lang_bf16
+from ...lang import collectives, vectors
 from ...lang import thread as lt
-from ...lang import vectors
 from ...lang.substitutes import substitute
 from ...lang.types import scalar_of
 from . import bf16, checks, coop, ops
@@ -34,7 +34,7 @@ from .lockstep import launch_dims
 from .memory import apply_rmw
 
 _print_lock = threading.Lock()
-_OURS = {__file__, lt.__file__, coop.__file__}
+_OURS = {__file__, lt.__file__, coop.__file__, collectives.__file__}
 _atomic_lock = threading.Lock()
 
 
