@@ -111,7 +111,8 @@ def test_storage_counts_toward_shared_memory():
     a block declares statically: refused at the sort's line; 2 keys fit (37 KiB)."""
     k = cuda.jit(too_big)
     x = np.zeros(8, np.float64)
-    with pytest.raises(cuda.KernelCompileError, match="coop.block.radix_sort storage") as e:
+    with pytest.raises(cuda.KernelCompileError,
+                       match=r"coop.block.radix_sort_keys\(\)'s storage") as e:
         k.cuda_source(x, x.copy(), n=8)
     assert e.value.loc.line == _line(k, "radix_sort_keys")
     src = k.cuda_source(x, x.copy(), n=2)
@@ -119,3 +120,19 @@ def test_storage_counts_toward_shared_memory():
     r = k.resources(x, x.copy(), n=2, block=1024, arch="sm_90")
     # the bound of CUB's storage (37056 bytes measured: ir/coop.py), and what ptxas counts
     assert 37056 <= r.static_shared <= 37056 * 1.05
+
+
+def test_one_storage_per_class():
+    """Four scans and a reduction of one dtype share CUB's scan storage and count it once:
+    at 1000 threads each is 12 KiB, and four would pass 48 KiB; NVRTC compiles the kernel,
+    the bound asserted once per class."""
+    from threadtile.ir import coop as ircoop  # noqa: PLC0415
+    from threadtile.runtime import nvrtc  # noqa: PLC0415
+
+    x = np.zeros(3000, np.uint64)
+    spec = kc.affine_scans.specialization(
+        [kc.U64, kc._2d(kc.U64)], {"tpb": 1000, "n": 3})
+    storages = ircoop.module_scratch(spec.module)
+    assert sorted(c.name for c, _ in storages) == ["coop.block.reduce", "coop.block.scan"]
+    assert kc.affine_scans.cuda_source(x, np.zeros((5, 3000), np.uint64), tpb=1000, n=3)
+    nvrtc.compile_cubin(spec.cuda.text, "sm_90")

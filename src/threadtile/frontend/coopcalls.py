@@ -199,6 +199,11 @@ class _Call:
     # -- the operations ----------------------------------------------------------------------
 
     def lower(self):
+        call = self._lower()
+        call.attrs["called"] = self.short  # what errors name: block.sum, not block.reduce
+        return call
+
+    def _lower(self):
         kind, verb = self.short.split(".")
         if verb in ("sum", "reduce"):
             return self.reduce(kind, verb)

@@ -16,9 +16,10 @@ hold its compile-time parameters:
 CUB keeps each primitive's ``TempStorage`` in shared memory. Its size is CUB's business, so
 ``scratch_bytes`` is an upper bound measured against CUB's (the generated C++
 ``static_assert``s that CUB's size fits it: a CUB whose storage grew fails to compile, never
-overruns silently). One instantiation (same class, same parameters) has one storage however
-many calls use it (``backends/cuda/include/coop.h`` declares it inside the helper template,
-which starts with a barrier), so the kernel's total counts each instantiation once.
+overruns silently). One CUB class (same dtype, block and items) has one storage however many
+calls use it (``backends/cuda/include/coop/`` declares it in an accessor templated on the
+class, which starts with a barrier), so the kernel's total counts each class once
+(``instantiation``).
 """
 
 from __future__ import annotations
@@ -115,23 +116,46 @@ def scratch_bytes(call: ir.Call) -> int:
 
 
 def instantiation(call: ir.Call) -> tuple:
-    """What makes two calls share one C++ instantiation (and so one storage)."""
-    attrs = tuple(sorted((k, v.name if isinstance(v, ir.Function) else v)
-                         for k, v in call.attrs.items()))
-    return (call.name, dtype_of(call).name,
-            tuple(getattr(a.type, "name", repr(a.type)) for a in call.args), attrs)
+    """The storage ``call`` uses: one per CUB class (dtype, block, items, values' dtype),
+    whatever the operator or the form of the call (include/coop/ declares it in an accessor
+    templated on the class)."""
+    name = call.name.rsplit(".", 1)[1]
+    a = call.attrs
+    t = dtype_of(call).name
+    if call.name.startswith("coop.warp."):
+        return ("warp", name, t, a["warp"], a.get("items", 0), a.get("block"))
+    if name in ("reduce", "scan"):
+        return (name, t, a["block"])
+    if name in ("radix_sort", "merge_sort"):
+        vals = call.args[1].type.dtype.name if (a.get("values") if name == "radix_sort"
+                                                else len(call.args) > 1) else None
+        return (name, t, vals, a["block"], a["items"])
+    return ("exchange", t, a["block"], a["items"])  # load/store (transposed) and exchange
+
+
+def called(call: ir.Call) -> str:
+    """The primitive as the kernel named it: ``coop.block.sum()``."""
+    return f"coop.{call.attrs.get('called', call.name[5:])}()"
 
 
 def calls(module: ir.Module) -> list[ir.Call]:
     return [e for e in ir.walk_module_exprs(module) if is_coop(e)]
 
 
-def module_scratch(module: ir.Module) -> list[tuple[ir.Call, int]]:
-    """(first call, bytes) for each instantiation of a primitive in ``module``."""
+def scratch_of(cs) -> list[tuple[ir.Call, int]]:
+    """(a call, bytes) for each storage the calls ``cs`` use: the first call needing the
+    most (a direct load needs none of the exchange storage a transposed one shares)."""
     seen: dict[tuple, tuple[ir.Call, int]] = {}
-    for c in calls(module):
-        seen.setdefault(instantiation(c), (c, scratch_bytes(c)))
-    return list(seen.values())
+    for c in cs:
+        key, n = instantiation(c), scratch_bytes(c)
+        if key not in seen or n > seen[key][1]:
+            seen[key] = (c, n)
+    return [v for v in seen.values() if v[1]]
+
+
+def module_scratch(module: ir.Module) -> list[tuple[ir.Call, int]]:
+    """(a call, bytes) for each storage of the primitives of ``module``."""
+    return scratch_of(calls(module))
 
 
 def required_block(module: ir.Module) -> tuple[int, int, int] | None:
@@ -145,8 +169,8 @@ def required_block(module: ir.Module) -> tuple[int, int, int] | None:
             want = c
         elif c.attrs["block"] != want.attrs["block"]:
             raise KernelCompileError(
-                f"{c.name[5:]}() is specialized for blocks of {c.attrs['block']} threads, and "
-                f"the {want.name[5:]}() at line {want.loc.line} for {want.attrs['block']}: a "
+                f"{called(c)} is specialized for blocks of {c.attrs['block']} threads, and "
+                f"the {called(want)} at line {want.loc.line} for {want.attrs['block']}: a "
                 "kernel runs with one block shape", loc=c.loc,
                 source_line=linecache.getline(c.loc.filename, c.loc.line) or None,
                 hint="pass the same threads_per_block to every primitive (a global constant)")

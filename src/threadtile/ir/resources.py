@@ -156,7 +156,7 @@ def check_static_shared(module: ir.Module) -> None:
             decls.append((s, s.name, n))
     # threadtile.coop's primitives keep CUB's storage in static shared memory too
     ircoop.required_block(module)
-    decls += [(c, f"coop.{c.name[5:]} storage", n) for c, n in ircoop.module_scratch(module)]
+    decls += [(c, f"{ircoop.called(c)}'s storage", n) for c, n in ircoop.module_scratch(module)]
     for s, name, n in decls:
         total += n
         seen.append((name, n))

@@ -140,7 +140,7 @@ _SYNCS = ("coop.block.reduce", "coop.block.scan", "coop.block.radix_sort",
 
 
 def _what(call) -> str:
-    return f"coop.{call.name[5:]}()"
+    return ircoop.called(call)
 
 
 def run(B, m, k: int, fn, *args):

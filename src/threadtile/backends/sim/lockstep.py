@@ -426,9 +426,9 @@ def cooperative_blocks(threads: int, shared_bytes: int) -> int:
 
 
 def _static_shared(prog: Program) -> int:
-    coop = {ircoop.instantiation(c): ircoop.scratch_bytes(c) for c, _ in prog.coop_ops}
+    coop = ircoop.scratch_of(c for c, _ in prog.coop_ops)
     return sum(int(np.prod(d.shape)) * d.type.dtype.itemsize for d in prog.decls
-               if d.type.space == "shared" and not d.dynamic) + sum(coop.values())
+               if d.type.space == "shared" and not d.dynamic) + sum(n for _, n in coop)
 
 
 def static_shared(spec) -> int:

@@ -1,9 +1,9 @@
-// coop/common.h: what the sections of threadtile.coop share (docs/coop.md). Each primitive is
-// a helper template that declares CUB's TempStorage as a __shared__ variable of its own, so
-// one instantiation has one storage however many calls use it; a helper that uses storage
+// coop/common.h: what the sections of threadtile.coop share (docs/coop.md). CUB's TempStorage
+// of each class is a __shared__ variable of an accessor templated on that class (the dtype,
+// block and items), so one class has one storage however many calls use it; the accessor
 // starts with __syncthreads(), which ends any earlier use of it (the same call in a loop, or
-// another call of the same instantiation). The storage's size is bounded by what
-// ir/coop.py's scratch_bytes counts (BOUND), checked here at compile time.
+// another call of the class). The storage's size is bounded by what ir/coop.py's
+// scratch_bytes counts (BOUND), checked here at compile time.
 #pragma once
 
 namespace tt {

@@ -15,21 +15,32 @@ using BlockReduceT = cub::BlockReduce<T, BX, cub::BLOCK_REDUCE_WARP_REDUCTIONS, 
 template <class T, int BX, int BY, int BZ>
 using BlockScanT = cub::BlockScan<T, BX, cub::BLOCK_SCAN_WARP_SCANS, BY, BZ>;
 
+template <class T, int BX, int BY, int BZ>
+struct ReduceStorage {
+  typename BlockReduceT<T, BX, BY, BZ>::TempStorage cub;
+  T out;  // thread 0's result, read by every thread
+};
+
+template <class T, int BX, int BY, int BZ, int BOUND>
+__device__ __forceinline__ ReduceStorage<T, BX, BY, BZ>& reduce_storage() {
+  static_assert(sizeof(ReduceStorage<T, BX, BY, BZ>) <= BOUND,
+                "cub::BlockReduce's storage outgrew threadtile's bound (ir/coop.py)");
+  __shared__ ReduceStorage<T, BX, BY, BZ> tmp;
+  __syncthreads();
+  return tmp;
+}
+
 // v: a T or a T[I]; SUM: cub's Sum (the user's op is ignored)
 template <class T, int BX, int BY, int BZ, int BOUND, bool SUM, class V, class Op>
 __device__ __forceinline__ T block_reduce(V&& v, Op op) {
   using R = BlockReduceT<T, BX, BY, BZ>;
-  static_assert(sizeof(typename R::TempStorage) + sizeof(T) <= BOUND,
-                "cub::BlockReduce's storage outgrew threadtile's bound (ir/coop.py)");
-  __shared__ typename R::TempStorage tmp;
-  __shared__ T out;
-  __syncthreads();
+  ReduceStorage<T, BX, BY, BZ>& tmp = reduce_storage<T, BX, BY, BZ, BOUND>();
   T r;
-  if constexpr (SUM) r = R(tmp).Sum(v);
-  else r = R(tmp).Reduce(v, op);
-  if (linear_tid<BX, BY>() == 0) out = r;
+  if constexpr (SUM) r = R(tmp.cub).Sum(v);
+  else r = R(tmp.cub).Reduce(v, op);
+  if (linear_tid<BX, BY>() == 0) tmp.out = r;
   __syncthreads();
-  return out;
+  return tmp.out;
 }
 
 template <class T, int BX, int BY, int BZ, int BOUND>

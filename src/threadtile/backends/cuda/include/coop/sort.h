@@ -13,58 +13,59 @@ template <class K, int BX, int BY, int BZ, int I, class V>
 using RadixSortT = cub::BlockRadixSort<K, BX, I, V, 4, true, cub::BLOCK_SCAN_WARP_SCANS,
                                        cudaSharedMemBankSizeFourByte, BY, BZ>;
 
+// each class's storage, shared by every call of it (the accessor's barrier ends the last use)
+template <class S, int BOUND>
+__device__ __forceinline__ typename S::TempStorage& storage_of() {
+  static_assert(sizeof(typename S::TempStorage) <= BOUND,
+                "CUB's storage outgrew threadtile's bound (ir/coop.py)");
+  __shared__ typename S::TempStorage tmp;
+  __syncthreads();
+  return tmp;
+}
+
 template <class K, int BX, int BY, int BZ, int BOUND, bool DESC, int I>
 __device__ __forceinline__ void block_radix_sort(K (&keys)[I], int begin, int end) {
   using S = RadixSortT<K, BX, BY, BZ, I, cub::NullType>;
-  static_assert(sizeof(typename S::TempStorage) <= BOUND,
-                "cub::BlockRadixSort's storage outgrew threadtile's bound (ir/coop.py)");
-  __shared__ typename S::TempStorage tmp;
-  __syncthreads();
-  if constexpr (DESC) S(tmp).SortDescending(keys, begin, end);
-  else S(tmp).Sort(keys, begin, end);
+  S s(storage_of<S, BOUND>());
+  if constexpr (DESC) s.SortDescending(keys, begin, end);
+  else s.Sort(keys, begin, end);
 }
 
 template <class K, int BX, int BY, int BZ, int BOUND, bool DESC, int I, class V>
 __device__ __forceinline__ void block_radix_sort(K (&keys)[I], V (&values)[I], int begin,
                                                  int end) {
   using S = RadixSortT<K, BX, BY, BZ, I, V>;
-  static_assert(sizeof(typename S::TempStorage) <= BOUND,
-                "cub::BlockRadixSort's storage outgrew threadtile's bound (ir/coop.py)");
-  __shared__ typename S::TempStorage tmp;
-  __syncthreads();
-  if constexpr (DESC) S(tmp).SortDescending(keys, values, begin, end);
-  else S(tmp).Sort(keys, values, begin, end);
+  S s(storage_of<S, BOUND>());
+  if constexpr (DESC) s.SortDescending(keys, values, begin, end);
+  else s.Sort(keys, values, begin, end);
 }
 
 template <class K, int BX, int BY, int BZ, int BOUND, int I, class Cmp>
 __device__ __forceinline__ void block_merge_sort(K (&keys)[I], Cmp cmp) {
   using S = cub::BlockMergeSort<K, BX, I, cub::NullType, BY, BZ>;
-  static_assert(sizeof(typename S::TempStorage) <= BOUND,
-                "cub::BlockMergeSort's storage outgrew threadtile's bound (ir/coop.py)");
-  __shared__ typename S::TempStorage tmp;
-  __syncthreads();
-  S(tmp).StableSort(keys, cmp);
+  S(storage_of<S, BOUND>()).StableSort(keys, cmp);
 }
 
 template <class K, int BX, int BY, int BZ, int BOUND, int I, class V, class Cmp>
 __device__ __forceinline__ void block_merge_sort(K (&keys)[I], V (&values)[I], Cmp cmp) {
   using S = cub::BlockMergeSort<K, BX, I, V, BY, BZ>;
-  static_assert(sizeof(typename S::TempStorage) <= BOUND,
-                "cub::BlockMergeSort's storage outgrew threadtile's bound (ir/coop.py)");
-  __shared__ typename S::TempStorage tmp;
-  __syncthreads();
-  S(tmp).StableSort(keys, values, cmp);
+  S(storage_of<S, BOUND>()).StableSort(keys, values, cmp);
 }
 
-// one storage per logical warp of the block
-template <class K, int BX, int BY, int BZ, int W, int BOUND, int I, class Cmp>
-__device__ __forceinline__ void warp_merge_sort(K (&keys)[I], Cmp cmp) {
-  using S = cub::WarpMergeSort<K, I, W>;
-  constexpr int WARPS = BX * BY * BZ / W;
+// one storage per logical warp of the block (no barrier: a warp's sort syncs its own lanes)
+template <class S, int WARPS, int BOUND>
+__device__ __forceinline__ typename S::TempStorage* warp_storage() {
   static_assert(sizeof(typename S::TempStorage) * WARPS <= BOUND,
                 "cub::WarpMergeSort's storage outgrew threadtile's bound (ir/coop.py)");
   __shared__ typename S::TempStorage tmp[WARPS];
-  S(tmp[linear_tid<BX, BY>() / W]).StableSort(keys, cmp);
+  return tmp;
+}
+
+template <class K, int BX, int BY, int BZ, int W, int BOUND, int I, class Cmp>
+__device__ __forceinline__ void warp_merge_sort(K (&keys)[I], Cmp cmp) {
+  using S = cub::WarpMergeSort<K, I, W>;
+  __syncwarp(warp_mask<W>());  // the warp's last use of its storage is over
+  S(warp_storage<S, BX * BY * BZ / W, BOUND>()[linear_tid<BX, BY>() / W]).StableSort(keys, cmp);
 }
 
 }  // namespace coop
