@@ -95,7 +95,7 @@ def scratch_bytes(call: ir.Call) -> int:
         return warps * s + 48 + 16
     # (a block of whole warps scans with warp scans; one with a partial warp rakes, in more
     # storage: the bounds below were measured against CUB for 32 to 1024 threads,
-    # tests/coop/test_codegen.py)
+    # tests/coop/test_coop_codegen.py)
     whole = n % 32 == 0
     if name == "coop.block.scan":
         units = warps * 33 + 48 if whole else max(warps * 33 + 48, 3 * n // 2 + 48)

@@ -4,7 +4,7 @@ of 32 down to 2 lanes, a non-commutative user operator for the scans."""
 import numpy as np
 import pytest
 from kernels import coop as kc
-from test_block_scan import _affine, _affine_inputs
+from test_coop_block_scan import _affine, _affine_inputs
 
 import threadtile as cuda
 

@@ -6,7 +6,7 @@ tests/codegen/test_compile_all.py)."""
 import numpy as np
 import pytest
 from conftest import compile_cubin
-from test_two_phase import kernel as two_phase
+from test_coop_two_phase import kernel as two_phase
 
 from threadtile.ir import coop as ircoop
 from threadtile.ir import nodes as ir
