@@ -8,6 +8,7 @@ CPU under ``simulate()``, where the host API works on the host too (docs/simulat
 See docs/language.md for what a kernel may contain.
 """
 
+from . import coop
 from .backends.sim import simulate
 from .comparison import compare
 from .compile_api import (

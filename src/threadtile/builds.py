@@ -47,6 +47,7 @@ def build(spec: Specialization, arch: str, options: tuple = (), portable: bool =
             [rt_tensormaps.TensorMapParam(a, box) for a, box in b.tensormaps],
             cooperative=spec.cooperative)
         compiled.raises = spec.cuda.raises  # jit(debug=True): reported raises (raised.py)
+        compiled.coop_block = spec.cuda.coop_block  # threadtile.coop's block (ir/coop.py)
         compiled.block_threads = spec.module.threads  # a tile kernel's block (auto_warps)
         if producer:  # a warpgroup after the kernel's threads (kloop_sm90.h)
             compiled.extra_threads = PRODUCER_THREADS

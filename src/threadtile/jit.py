@@ -30,6 +30,7 @@ from .builds import PRODUCER, TMA_ONLY, build  # noqa: F401  (jit.build, jit.TMA
 from .compiler import Specialization, Target
 from .frontend.specialize import constant_params, lower_device
 from .ir import nodes as ir
+from .ir.coop import block_mismatch
 from .ir.printer import format_module
 from .jitoptions import NUMBA_OPTIONS
 from .jitoptions import numba_options as _numba_options
@@ -659,6 +660,9 @@ class Launch(_c_call_base() or _PyCall):
         compiled, scratch = hit
         shared = self.shared_bytes + scratch  # the tile operations' scratch comes first
         block = compiled.block if k.auto_warps or compiled.extra_threads else self.block
+        want = getattr(compiled, "coop_block", ())  # threadtile.coop's (ir/coop.py)
+        if want and (msg := block_mismatch(k.__name__, want, block)):
+            raise errors.LaunchError(msg)
         compiled.launch(self.grid, block, self.stream, shared, infos)
         if compiled.raises:  # jit(debug=True): an exception the kernel raised, raised here
             rt_raised.check(compiled, self.stream)

@@ -6,7 +6,7 @@ codegen test compiles each of them for every supported arch and fails for a kern
 """
 
 MODULES = ("lecture", "numba_docs", "language", "atomics", "warp", "mathfuncs", "dtypes",
-           "tiles", "numba_style", "complexes", "records")
+           "tiles", "numba_style", "complexes", "records", "coop")
 
 
 def example(*args, **constants):

@@ -18,6 +18,7 @@ import numpy as np
 from ..ir import nodes as ir
 from ..lang import bf16, coop, vectors
 from ..lang import thread as lt
+from ..lang.collectives import Primitive
 from ..lang.records import record_of
 from ..lang.types import (
     ArrayType,
@@ -37,6 +38,7 @@ from . import (
     arrays,
     bf16calls,
     complexes,
+    coopcalls,
     dataclassdunders,
     dataclassvals,
     dicts,
@@ -106,6 +108,10 @@ def lower_call(lw: Lowerer, node: ast.Call):
         name = alt._threadtile_intrinsic  # numba's own bfloat16 functions
     if name is not None and name.startswith("tile."):
         return tile_calls.lower_call(lw, name, node, obj)
+    if name is not None and name.startswith("coop."):  # threadtile.coop's primitives
+        return coopcalls.lower(lw, name, node)
+    if isinstance(obj, Primitive):  # one made on the host, as cuda.coop's factories do
+        return coopcalls.lower_primitive(lw, obj, node)
     if name is not None:
         return _intrinsic(lw, name, node)
     if isinstance(obj, inline.Closure):

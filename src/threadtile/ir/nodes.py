@@ -183,10 +183,13 @@ class RawMemory(Expr):
 
 @dataclass(eq=False)
 class Call(Expr):
-    """An intrinsic (math, atomics, warp ops, barriers); ``name`` keys the intrinsic tables."""
+    """An intrinsic (math, atomics, warp ops, barriers); ``name`` keys the intrinsic tables.
+    ``attrs`` holds the compile-time parameters of the few that have some (the block-wide
+    primitives of ``threadtile.coop``: the block shape, items per thread, the operator)."""
 
     name: str
     args: list[Expr]
+    attrs: dict = field(default_factory=dict)
 
 
 @dataclass(eq=False)

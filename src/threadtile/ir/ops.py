@@ -255,7 +255,87 @@ def _intrinsics() -> dict[str, OpSpec]:
     out += [OpSpec(f"atomic.{n}", (3, 3) if n == "cas" else (2, 2), _atomic,
                    doc="read-modify-write of one array element; the old value") for n in ATOMICS]
     out += _complex_ops()
+    out += _coop_ops()
     return {s.name: s for s in out}
+
+
+# -- threadtile.coop's block- and warp-wide primitives (ir/coop.py) -------------------------
+
+def _coop_dtype(t) -> Scalar | None:
+    return t.dtype if isinstance(t, ArrayType) else t
+
+
+def _coop_local(t) -> bool:
+    return isinstance(t, ArrayType) and t.space == "local" and t.ndim == 1
+
+
+def _coop_value(e):
+    """reduce/scan: a scalar (the result's type) or local arrays of items of one dtype, the
+    initial value (scans) of that dtype too; a reduction gives the dtype, a scalar scan the
+    dtype, a scan of arrays nothing."""
+    from .coop import DTYPES  # (coop imports this module's neighbours)
+    ts = _types(e)
+    items = e.attrs["items"]
+    dt = _coop_dtype(ts[0])
+    if dt not in DTYPES:
+        return f"a number of one of {', '.join(t.name for t in DTYPES)}, not {dt}"
+    n_arrays = 0 if not items else (1 if e.name.endswith("reduce") else 2)
+    if any(not _coop_local(t) or t.dtype != dt for t in ts[:n_arrays]):
+        return f"{n_arrays} local 1-d arrays of {dt}"
+    if any(t != dt for t in ts[n_arrays or 1:]):
+        return f"the values must be {dt}"
+    want = void if items and e.name.endswith("scan") else dt
+    if e.type != want:
+        return f"the result must be {want}"
+    return None
+
+
+def _coop_arrays(k_global: int):
+    """sort/exchange/load/store: local 1-d arrays of items (past ``k_global`` global arrays),
+    then integer operands (valid items, bits) or the out-of-bounds value; no result."""
+    def rule(e):
+        from .coop import DTYPES
+        ts = _types(e)
+        if e.type != void:
+            return "no result"
+        for t in ts[:k_global]:
+            if not (isinstance(t, ArrayType) and t.ndim == 1 and t.space != "local"):
+                return "a 1-d global or shared array first"
+        arrays = [t for t in ts[k_global:] if isinstance(t, ArrayType)]
+        if not arrays or any(not _coop_local(t) for t in arrays):
+            return "local 1-d arrays of items"
+        if any(t.dtype not in DTYPES for t in arrays):
+            return f"arrays of one of {', '.join(t.name for t in DTYPES)}"
+        return None
+    return rule
+
+
+def _coop_ops() -> list[OpSpec]:
+    value = ("block", "items", "op")
+    return [
+        OpSpec("coop.block.reduce", (1, 1), _coop_value, value,
+               "the block's reduction, in every thread (cub::BlockReduce)"),
+        OpSpec("coop.block.scan", (1, 3), _coop_value, (*value, "inclusive"),
+               "the block's prefix scan (cub::BlockScan)"),
+        OpSpec("coop.warp.reduce", (1, 1), _coop_value, ("warp", "items", "op"),
+               "the logical warp's reduction, in every lane (cub::WarpReduce)"),
+        OpSpec("coop.warp.scan", (1, 2), _coop_value, ("warp", "items", "op", "inclusive"),
+               "the logical warp's prefix scan (cub::WarpScan)"),
+        OpSpec("coop.block.radix_sort", (1, 4), _coop_arrays(0),
+               ("block", "items", "descending", "values"),
+               "the block's keys (and values) sorted in place (cub::BlockRadixSort)"),
+        OpSpec("coop.block.merge_sort", (1, 2), _coop_arrays(0), ("block", "items", "op"),
+               "the block's keys (and values) sorted by a comparator (cub::BlockMergeSort)"),
+        OpSpec("coop.warp.merge_sort", (1, 2), _coop_arrays(0),
+               ("block", "warp", "items", "op"),
+               "each logical warp's keys sorted by a comparator (cub::WarpMergeSort)"),
+        OpSpec("coop.block.load", (2, 4), _coop_arrays(1), ("block", "items", "algorithm"),
+               "a tile of the array into each thread's items (cub::BlockLoad)"),
+        OpSpec("coop.block.store", (2, 3), _coop_arrays(1), ("block", "items", "algorithm"),
+               "each thread's items into a tile of the array (cub::BlockStore)"),
+        OpSpec("coop.block.exchange", (2, 2), _coop_arrays(0), ("block", "items", "kind"),
+               "items rearranged between blocked and striped (cub::BlockExchange)"),
+    ]
 
 
 # -- tile operations ---------------------------------------------------------------------------

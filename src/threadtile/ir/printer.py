@@ -40,7 +40,8 @@ def format_expr(e: ir.Expr) -> str:
     if isinstance(e, ir.Field):
         return f"{format_expr(e.array)}.{e.name}"
     if isinstance(e, ir.Call):
-        return f"{e.name}({', '.join(map(format_expr, e.args))}):{e.type}"
+        attrs = "".join(f", {k}={_attr(v)}" for k, v in e.attrs.items())
+        return f"{e.name}({', '.join(map(format_expr, e.args))}{attrs}):{e.type}"
     if isinstance(e, ir.TileOp):
         attrs = "".join(f", {k}={_attr(v)}" for k, v in e.attrs.items())
         return f"tile.{e.op}({', '.join(map(format_expr, e.args))}{attrs}):{e.type}"
@@ -58,6 +59,8 @@ def _attr(v) -> str:
         return format_expr(v)
     if isinstance(v, tuple):
         return repr(v)
+    if isinstance(v, ir.Function):  # a coop primitive's user operator
+        return v.name
     return str(v) if hasattr(v, "kind") else repr(v)  # a dtype by its name
 
 

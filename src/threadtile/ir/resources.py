@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import KernelCompileError
+from . import coop as ircoop
 from . import nodes as ir
 
 
@@ -139,10 +140,12 @@ def occupancy(lim: ArchLimits, threads: int, regs: int, shared_bytes: int,
 
 def check_static_shared(module: ir.Module) -> None:
     """Raise at the declaration that takes a kernel's static shared memory (its own and its
-    device functions' ``shared.array`` of constant shape) past ``STATIC_SHARED_LIMIT``."""
+    device functions' ``shared.array`` of constant shape, and the storage of its
+    ``threadtile.coop`` primitives) past ``STATIC_SHARED_LIMIT``."""
     total = 0
-    seen: list[tuple[ir.ArrayDecl, int]] = []
+    seen: list[tuple[str, int]] = []
     k = module.kernel
+    decls: list = []
     for f in [k] + [f for f in k.all_functions() if f is not k]:  # the kernel's first
         for s in ir.walk_stmts(f.body):
             if not (isinstance(s, ir.ArrayDecl) and s.type.space == "shared") or s.dynamic:
@@ -150,17 +153,24 @@ def check_static_shared(module: ir.Module) -> None:
             n = s.type.dtype.itemsize
             for d in s.shape:
                 n *= int(d)
-            total += n
-            seen.append((s, n))
-            if total > STATIC_SHARED_LIMIT:
-                parts = ", ".join(f"{d.name}: {b} bytes" for d, b in seen)
-                line = linecache.getline(s.loc.filename, s.loc.line) or None
-                raise KernelCompileError(
-                    f"{total} bytes of static shared memory ({parts}) are more than the "
-                    f"{STATIC_SHARED_LIMIT} (48 KiB) a block may declare with a constant "
-                    "shape", loc=s.loc, source_line=line,
-                    hint="declare it dynamic, sized by the launch: "
-                    "sh = cuda.shared.array(0, dtype), then kernel[grid, block, stream, "
-                    "nbytes] with nbytes up to "
-                    f"{DYNAMIC_SHARED_OPTIN['sm_80'] // 1024} KiB on sm_80, "
-                    f"{DYNAMIC_SHARED_OPTIN['sm_90'] // 1024} KiB on sm_90")
+            decls.append((s, s.name, n))
+    # threadtile.coop's primitives keep CUB's storage in static shared memory too
+    ircoop.required_block(module)
+    decls += [(c, f"{ircoop.called(c)}'s storage", n) for c, n in ircoop.module_scratch(module)]
+    for s, name, n in decls:
+        total += n
+        seen.append((name, n))
+        if total > STATIC_SHARED_LIMIT:
+            parts = ", ".join(f"{d}: {b} bytes" for d, b in seen)
+            line = linecache.getline(s.loc.filename, s.loc.line) or None
+            raise KernelCompileError(
+                f"{total} bytes of static shared memory ({parts}) are more than the "
+                f"{STATIC_SHARED_LIMIT} (48 KiB) a block may declare with a constant "
+                "shape", loc=s.loc, source_line=line,
+                hint="give the primitive fewer items per thread or a smaller block (CUB's "
+                "storage grows with both)" if isinstance(s, ir.Call) else
+                "declare it dynamic, sized by the launch: "
+                "sh = cuda.shared.array(0, dtype), then kernel[grid, block, stream, "
+                "nbytes] with nbytes up to "
+                f"{DYNAMIC_SHARED_OPTIN['sm_80'] // 1024} KiB on sm_80, "
+                f"{DYNAMIC_SHARED_OPTIN['sm_90'] // 1024} KiB on sm_90")

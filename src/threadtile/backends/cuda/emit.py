@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...ir import coop as ircoop
 from ...ir import nodes as ir
 from ...ir import raises
 from ...lang.records import RecordType
@@ -26,7 +27,7 @@ from ...lang.types import (
     float64,
     int64,
 )
-from . import intrinsics, placement, records, tiles
+from . import coop, intrinsics, placement, records, tiles
 from .cxx import PREC as _PREC
 from .cxx import ctype, literal, tuple_definition, tuple_struct
 
@@ -187,6 +188,9 @@ class CudaSource:
     # jit(debug=True): the exceptions the kernel may raise, by the code tt_raised holds (the
     # records of ir/raises.py as ``[module, qualname, args, function, file, line]``)
     raises: tuple = ()
+    # the block shape threadtile.coop's block primitives are compiled for (ir/coop.py): a
+    # launch with another is refused
+    coop_block: tuple = ()
 
     def scratch_for(self, arch: str) -> int:
         """The dynamic shared memory the tile operations take on ``arch``."""
@@ -196,14 +200,16 @@ class CudaSource:
         return {"text": self.text, "entry": self.entry, "scratch": self.scratch,
                 "scratch_sm90a": self.scratch_sm90a,
                 "tensormaps": [[a, list(box)] for a, box in self.tensormaps],
-                "cooperative": self.cooperative, "raises": [list(r) for r in self.raises]}
+                "cooperative": self.cooperative, "raises": [list(r) for r in self.raises],
+                "coop_block": list(self.coop_block)}
 
     @classmethod
     def from_json(cls, d: dict) -> CudaSource:
         return cls(d["text"], d["entry"], int(d["scratch"]), int(d["scratch_sm90a"]),
                    tuple((int(a), (int(w), int(h))) for a, (w, h) in d["tensormaps"]),
                    bool(d.get("cooperative", False)),
-                   tuple(tuple(r) for r in d.get("raises", ())))
+                   tuple(tuple(r) for r in d.get("raises", ())),
+                   tuple(int(n) for n in d.get("coop_block", ())))
 
 
 def cooperative(module: ir.Module) -> bool:
@@ -226,6 +232,7 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         out.append("#include <cooperative_groups.h>")
     out.append(f'#include "{HEADER}"')
     out += _complex_includes(module)
+    out += coop.includes(module)
     has_tiles = tiles.uses_tiles(module)
     scratch = scratch_sm90a = 0
     if has_tiles:
@@ -271,7 +278,8 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         if raised else [])
     return CudaSource("\n".join(out) + "\n", cxx_function_name(module.kernel.name), scratch,
                       scratch_sm90a, tiles.tensormap_params(module), cooperative(module),
-                      tuple(raises.describe(k) for k in raised))
+                      tuple(raises.describe(k) for k in raised),
+                      ircoop.required_block(module) or ())
 
 
 class FunctionEmitter:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...ir import nodes as ir
 from ...ir.ops import ATOMICS, CMATH1
 from ...lang.types import Type, float32, float64
+from . import coop
 from .cxx import PREC, tuple_struct
 
 # math intrinsics: name -> (float spelling, double spelling)
@@ -144,4 +145,5 @@ CALLS = {
     "frexp": _pair, "modf": _pair, "match_all_sync": _pair,
     **{n: _complex for n in ("complex", "rect", "real", "imag", "cabs", "phase", "conj",
                              "cisnan", "cisinf", "cisfinite", *(f"cmath.{m}" for m in CMATH1))},
+    **coop.CALLS,  # threadtile.coop's primitives (coop.py)
 }

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ir import coop as ircoop
 from ...ir import nodes as ir
 from ...ir.ops import ATOMICS
 from ...ir.printer import format_expr
@@ -38,7 +39,7 @@ from ...lang.types import (
     bool_,
     void,
 )
-from . import bf16, checks, complexops, memory, ops, tiles
+from . import bf16, checks, complexops, coop, memory, ops, tiles
 from .checks import Site
 from .raising import raise_first
 
@@ -168,11 +169,12 @@ class _Translator:
             "_pymax": ops.pymax, "_popc": ops.popc, "_clz": ops.clz, "_ffs": ops.ffs,
             "_brev": ops.brev, "_tile": tiles.run_op, "_tasg": tiles.assign,
             "_raise": raise_first, "_bitcast": bf16.bitcast, "_bf16round": bf16.round_to,
-            "_spin": checks.raise_spin, "_SPIN": checks.SPIN_LIMIT,
+            "_spin": checks.raise_spin, "_SPIN": checks.SPIN_LIMIT, "_coop": coop.run,
         }
         # (TileOp, site, sites of the ops it stands for) by index: what `_tile(B, m, k, ...)`
         # runs
         self.tile_ops: list = []
+        self.coop_ops: list = []  # (threadtile.coop call, site) by index: `_coop(B, m, k, ...)`
         for name, f in ops.MATH.items():
             self.ns["_M_" + name] = f
         for name, f in complexops.CALLS.items():
@@ -211,6 +213,8 @@ class _Translator:
         prog = Program(kernel, text, self.sites, self.decls, self.warp_sync,
                        self.module.kernel.params, self.fences)
         prog.tile_ops = self.tile_ops
+        prog.coop_ops = self.coop_ops
+        prog.coop_block = ircoop.required_block(self.module)
         prog.grid_sync = self.grid_sync
         prog.array_rebinds = self.array_rebinds
         prog.waits = self.waits
@@ -723,6 +727,16 @@ def _grid_sync(g: _FunctionGen, e: ir.Call, m: str, args: list[str]) -> str:
     return f"B.grid_sync({m}, {site})"
 
 
+def _coop(g: _FunctionGen, e: ir.Call, m: str, args: list[str]) -> str:
+    """threadtile.coop's primitives (coop.py), with the user's operator as its function."""
+    site = g.tr.site(e.loc, "", "barrier")
+    k = len(g.tr.coop_ops)
+    g.tr.coop_ops.append((e, site))
+    op = e.attrs.get("op")
+    fn = fname(op) if isinstance(op, ir.Function) else "None"
+    return f"_coop(B, {m}, {k}, {fn}{''.join(', ' + a for a in args)})"
+
+
 def _fence(g: _FunctionGen, e: ir.Call, m: str, args: list[str]) -> str:
     g.tr.fences = True
     return f"B.fence({m})"
@@ -752,4 +766,5 @@ CALLS = {
     "lanemask_lt": lambda g, e, m, args: "B.lanemask_lt",
     **{n: (lambda g, e, m, args: f"_C_{e.name.replace('.', '_')}({', '.join(args)})")
        for n in complexops.CALLS},
+    **{n: _coop for n in ircoop.NAMES},
 }

@@ -19,6 +19,7 @@ import sys
 import numpy as np
 
 from ... import errors
+from ...ir import coop as ircoop
 from ...ir import nodes as ir
 from ...ir.resources import DYNAMIC_SHARED_OPTIN
 from ...lang.types import ArrayType, Scalar, TupleType
@@ -174,19 +175,25 @@ class Batch:
         else:
             self.stamp = self.bep[self.blk]
 
-    def barrier(self, m, site: int, pred=None, kind: str | None = None):
+    def barrier(self, m, site: int, pred=None, kind: str | None = None,
+                what: str = "syncthreads()", sync: bool = True):
         """``syncthreads()`` (and its _count/_and/_or forms) by the lanes of mask ``m``: every
-        thread of a block that reaches it must reach it together."""
+        thread of a block that reaches it must reach it together. A block-wide primitive of
+        threadtile.coop (``what``) is checked so too; ``sync``: it orders memory as a
+        barrier does (its C++ holds one)."""
         if m is None:
-            self.bep += 1
+            if sync:
+                self.bep += 1
             cnt = np.full(self.nb, self.T)
         else:
             cnt = m.reshape(self.nb, self.T).sum(axis=1)
             partial = (cnt > 0) & (cnt < self.T)
             if partial.any() and self.launch.barrier:
-                self._diverged(m, site, int(np.argmax(partial)))
-            self.bep[cnt > 0] += 1
-        self._restamp()
+                self._diverged(m, site, int(np.argmax(partial)), what)
+            if sync:
+                self.bep[cnt > 0] += 1
+        if sync:
+            self._restamp()
         if kind is None:
             return None
         p = np.broadcast_to(pred, (self.L,)).astype(bool)
@@ -237,20 +244,20 @@ class Batch:
                                 [int(self.gtid[x]) for x in missing], int(m.sum()),
                                 "grid sync()", reason, scope="grid")
 
-    def _diverged(self, m, site: int, b: int) -> None:
+    def _diverged(self, m, site: int, b: int, what: str = "syncthreads()") -> None:
         lanes = np.arange(b * self.T, (b + 1) * self.T)
         missing = lanes[~m[lanes]]
         exited = self.live is not None and not self.live[missing].any()
-        reason = ("returned before it. Every thread of a block must reach each "
-                  "syncthreads(): an early return before a barrier is a bug on the GPU "
-                  "(the block may hang or read stale shared memory)" if exited else
+        reason = (f"returned before it. Every thread of a block must reach each {what}: an "
+                  "early return before a barrier is a bug on the GPU (the block may hang or "
+                  "read stale shared memory)" if exited else
                   "are on another path (a branch or a loop trip count that differs between "
-                  "threads of the block). A syncthreads() in code that not every thread of "
+                  f"threads of the block). A {what} in code that not every thread of "
                   "the block runs is undefined on the GPU; make the condition uniform over "
-                  "the block, or move the barrier out of it")
+                  "the block, or move the call out of it")
         checks.raise_divergence(self.launch, site, int(self.gtid[lanes[0]] // self.T),
                                 [int(self.gtid[x]) for x in missing],
-                                int(m[lanes].sum()), "syncthreads()", reason)
+                                int(m[lanes].sum()), what, reason)
 
     def _participants(self, m, site: int, mask, what: str):
         """Lanes taking part in a warp-synchronous call: active and named in ``mask``. Every
@@ -419,8 +426,9 @@ def cooperative_blocks(threads: int, shared_bytes: int) -> int:
 
 
 def _static_shared(prog: Program) -> int:
+    coop = ircoop.scratch_of(c for c, _ in prog.coop_ops)
     return sum(int(np.prod(d.shape)) * d.type.dtype.itemsize for d in prog.decls
-               if d.type.space == "shared" and not d.dynamic)
+               if d.type.space == "shared" and not d.dynamic) + sum(n for _, n in coop)
 
 
 def static_shared(spec) -> int:
@@ -505,6 +513,9 @@ def run(kernel, launch, host_args: list, consts: dict, check_set: frozenset,
     prog = program_for(spec)
     params = [p for p in prog.params if not p.is_constant]
     abi.check(kernel.__name__, [p.type for p in params], infos)
+    want = getattr(prog, "coop_block", None)  # threadtile.coop's block primitives (coop.py)
+    if want is not None and (msg := ircoop.block_mismatch(kernel.__name__, want, block)):
+        raise errors.LaunchError(msg)
     shared_bytes = int(getattr(launch, "shared_bytes", 0) or 0)
     static = _static_shared(prog)
     if static + shared_bytes > SHARED_LIMIT:

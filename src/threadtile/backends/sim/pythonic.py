@@ -25,16 +25,16 @@ import numpy as np
 from ... import errors
 from ...ir.nodes import Loc
 from ...lang import bf16 as lang_bf16
+from ...lang import collectives, vectors
 from ...lang import thread as lt
-from ...lang import vectors
 from ...lang.substitutes import substitute
 from ...lang.types import scalar_of
-from . import bf16, checks, ops
+from . import bf16, checks, coop, ops
 from .lockstep import launch_dims
 from .memory import apply_rmw
 
 _print_lock = threading.Lock()
-_OURS = {__file__, lt.__file__}
+_OURS = {__file__, lt.__file__, coop.__file__, collectives.__file__}
 _atomic_lock = threading.Lock()
 
 
@@ -108,6 +108,12 @@ def runnable(fn, _memo: dict | None = None):
     if id(fn) in memo:
         return memo[id(fn)]
     g = dict(fn.__globals__)
+    # the copy is made (and remembered) first: a kernel whose code names itself, as an
+    # attribute does (``coop.block.exchange`` in a kernel called ``exchange``), finds it
+    cells = tuple(types.CellType() for _ in fn.__closure__) if fn.__closure__ else None
+    new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, cells)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    memo[id(fn)] = new
     for name in _names(fn.__code__):
         v = substitute(g.get(name))
         if getattr(v, "_threadtile_kernel", False):
@@ -119,27 +125,19 @@ def runnable(fn, _memo: dict | None = None):
         elif (gm := _gpu_math(v)) is not None:
             g[name] = gm
     g["print"] = _gpu_print
-    cells = None
-    if fn.__closure__:
-        cells = []
-        for cell in fn.__closure__:
-            try:
-                v = cell.cell_contents
-            except ValueError:  # an empty cell stays as it is
-                cells.append(cell)
-                continue
-            v = substitute(v)
-            if getattr(v, "_threadtile_kernel", False):
-                v = runnable(v.py_func, memo)
-            elif _is_records(v):
-                v = _wrap(v, False)
-            elif (ours := _numba_object(v)) is not None:
-                v = ours
-            cells.append(types.CellType(v))
-        cells = tuple(cells)
-    new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, cells)
-    new.__kwdefaults__ = fn.__kwdefaults__
-    memo[id(fn)] = new
+    for cell, mine in zip(fn.__closure__ or (), cells or ()):
+        try:
+            v = cell.cell_contents
+        except ValueError:  # an empty cell stays empty
+            continue
+        v = substitute(v)
+        if getattr(v, "_threadtile_kernel", False):
+            v = runnable(v.py_func, memo)
+        elif _is_records(v):
+            v = _wrap(v, False)
+        elif (ours := _numba_object(v)) is not None:
+            v = ours
+        mine.cell_contents = v
     return new
 
 
@@ -268,7 +266,8 @@ class _Block:
         """Release whatever can be released; report a barrier nobody can pass."""
         released = True
         while released and self.error is None:
-            released = self._release_warps() or self._release_barrier()
+            released = self._release_warps() or self._release_barrier() or \
+                self._release_coop()
         if self.error is None and self.waiting and len(self.waiting) + len(
                 self.exited) == self.T and any(w[0] != "grid" for w in self.waiting.values()):
             self._fail(self._stuck())
@@ -290,6 +289,35 @@ class _Block:
             del self.waiting[t]
             self.results[t] = res
         return True
+
+    def coop_wait(self, t: int, site: tuple, w: int, part, compute):
+        """A threadtile.coop primitive (sim/coop.py): thread ``t``'s ``part`` waits for every
+        thread of the block (``w`` 0) or of its logical warp of ``w`` lanes to reach the same
+        call; then ``compute`` gives each its result."""
+        return self.wait(t, "coop", site, (w, part, compute))
+
+    def _release_coop(self) -> bool:
+        groups: dict[int, dict] = {}
+        for t, w in self.waiting.items():
+            if w[0] == "coop":
+                size = w[2][0]
+                groups.setdefault(t // size if size else -1, {})[t] = w
+        done = False
+        for grp in groups.values():
+            size = next(iter(grp.values()))[2][0] or self.T
+            if len(grp) < size or len({w[1] for w in grp.values()}) > 1:
+                continue  # someone is missing: still on its way, or _stuck reports it
+            compute = next(iter(grp.values()))[2][2]
+            try:
+                res = compute({t: w[2][1] for t, w in grp.items()})
+            except BaseException as e:  # noqa: BLE001  (the user's operator raised: the error)
+                self._fail(e)
+                return True
+            for t in grp:
+                del self.waiting[t]
+                self.results[t] = res[t]
+            done = True
+        return done
 
     def _release_warps(self) -> bool:
         done = False
@@ -574,6 +602,8 @@ _CALLS = {
     "shared.array": lambda th, shape, dtype: th._shared(shape, dtype),
     "local.array": _local,
     "const.array_like": lambda th, a: _wrap(np.array(a, copy=True), False),
+    **{n: (lambda th, *a, _n=n, **kw: coop.python_call(th, _n, a, kw))
+       for n in coop.SIGNATURES},
 }
 
 
