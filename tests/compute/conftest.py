@@ -8,9 +8,9 @@ import contextlib
 
 import numpy as np
 import pytest
+from conftest import GPU_PARAM
 
 import threadtile
-from conftest import GPU_PARAM
 
 
 class Where:

@@ -26,8 +26,8 @@ class FakeArray:
         self._next[0] += max(n * self.dtype.itemsize, 1) + 256
 
 
-_PARAMS = re.compile(r'extern "C" __global__ void(?: __launch_bounds__\([^)]*\))?\s*(\w+)\(([^)]*)\)',
-                     re.S)
+_PARAMS = re.compile(
+    r'extern "C" __global__ void(?: __launch_bounds__\([^)]*\))?\s*(\w+)\(([^)]*)\)', re.S)
 
 
 def kernel_params(source: str) -> dict[str, int]:

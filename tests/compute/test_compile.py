@@ -115,7 +115,7 @@ def programs():
     mp = pytest.MonkeyPatch()
     try:
         with fake_gpu(mp) as rec:
-            for label, call in _cases(FakeArray):
+            for _label, call in _cases(FakeArray):
                 call()
     finally:
         mp.undo()

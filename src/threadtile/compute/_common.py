@@ -93,7 +93,7 @@ class Call:
         array must hold at least that many."""
         n = num_items
         if n is None:
-            for what, x in sized:
+            for _what, x in sized:
                 size = getattr(x, "size", None) if isinstance(x, ArrayInput) else None
                 if size is not None:
                     n = size

@@ -154,7 +154,8 @@ def reduce_kernels(u: Unit, t: str, t_size: int, op: str, inp) -> None:
 using tt_reduce_policy = cub::detail::agent_reduce_policy<{threads}, {items}, {t}, {vec},
     cub::BLOCK_REDUCE_WARP_REDUCTIONS, cub::LOAD_LDG>;
 template <class It>
-using tt_reduce_agent = cub::detail::reduce::AgentReduce<tt_reduce_policy, It, long long, {op}, {t}>;
+using tt_reduce_agent = cub::detail::reduce::AgentReduce<tt_reduce_policy, It, long long, {op},
+    {t}>;
 constexpr int tt_reduce_tile = tt_reduce_policy::BLOCK_THREADS * tt_reduce_policy::ITEMS_PER_THREAD;
 
 extern "C" __global__ void __launch_bounds__(tt_reduce_policy::BLOCK_THREADS)

@@ -14,7 +14,7 @@ import functools
 
 import numpy as np
 
-from .operators import OpKind, Operator
+from .operators import Operator, OpKind
 
 __all__ = ["HostArray", "host_array", "reduce", "scan", "radix_order", "histogram_even",
            "is_host_array"]

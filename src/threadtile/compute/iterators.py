@@ -105,7 +105,8 @@ class ConstantIterator(IteratorBase):
         t = ctype(type_of(self.dtype))
         n = len(value_words(self.value))
         params = [f"long long {name}_w{k}" for k in range(n)]
-        gather = f"const long long {name}_w[{n}] = {{{', '.join(f'{name}_w{k}' for k in range(n))}}};"
+        words = ", ".join(f"{name}_w{k}" for k in range(n))
+        gather = f"const long long {name}_w[{n}] = {{{words}}};"
         make = f"::cuda::constant_iterator<{t}>(tt_unpack<{t}>({name}_w))"
         return params, gather, f"::cuda::constant_iterator<{t}>", make
 
@@ -144,7 +145,8 @@ class TransformIterator(IteratorBase):
         params, gather, base_t, base_make = self.base.cxx(name + "_b")
         fn = self._fn
         make = f"::cuda::make_transform_iterator({base_make}, {fn}{{}})"
-        it = f"decltype(::cuda::make_transform_iterator(::cuda::std::declval<{base_t}>(), {fn}{{}}))"
+        it = (f"decltype(::cuda::make_transform_iterator(::cuda::std::declval<{base_t}>(), "
+              f"{fn}{{}}))")
         return params, gather, it, make
 
     def args(self):

@@ -150,7 +150,7 @@ class FunctionSource:
         if self.ret is None:
             self.ret = root.return_type
         self.includes, self.structs, body = _split(text)
-        head = f'extern "C" __device__ '
+        head = 'extern "C" __device__ '
         if head not in body:
             raise RuntimeError("threadtile.compute: the device function's C++ has changed shape "
                                f"(no {head!r}); update compute/operators.py")

@@ -10,10 +10,10 @@ import functools
 
 import numpy as np
 
+from ..lang.types import bool_ as BOOL
 from . import cxx, device, host
 from ._common import QUERY, Builder, Call
 from .iterators import ArrayInput, IteratorBase
-from ..lang.types import bool_ as BOOL
 from .operators import Operator, as_operator, ctype, type_of
 
 __all__ = ["SortOrder", "radix_sort", "make_radix_sort", "merge_sort", "unique_by_key",
@@ -101,7 +101,7 @@ def radix_sort(d_in_keys, d_out_keys, d_in_values, d_out_values, order, num_item
 def _radix_device(call, kin, kout, kdt, vin, vout, vdt, n, descending, b, e):
     ks = kdt.itemsize
     vs = vdt.itemsize if vdt is not None else 0
-    offset64 = n >= (1 << 32)
+    offset64 = n >= (1 << 31)  # the kernels take counts as (unsigned) ints below that
     floats = kdt.kind == "f"
     passes = -(-(e - b) // cxx.RADIX_BITS)
     threads, tile = cxx.onesweep_tile(ks, vs, offset64, floats)
