@@ -30,8 +30,9 @@ from .algorithms import (
     unary_transform,
 )
 from .iterators import ConstantIterator, CountingIterator, IteratorBase, TransformIterator
+from .mergesort import merge_sort
 from .operators import OpKind
-from .sorting import SortOrder, make_radix_sort, merge_sort, radix_sort, select, unique_by_key
+from .sorting import SortOrder, make_radix_sort, radix_sort, select, unique_by_key
 
 __all__ = ["reduce_into", "inclusive_scan", "exclusive_scan", "radix_sort", "histogram_even",
            "segmented_reduce", "unary_transform", "binary_transform", "merge_sort",

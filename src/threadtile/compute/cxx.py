@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..backends.cuda.records import definition
 from .operators import PRELUDE
 
 #: CUB versions (``CUB_VERSION``: major * 100000 + minor * 100 + patch) known to work
@@ -81,6 +82,11 @@ __device__ __forceinline__ T tt_unpack(const long long* w) {
   ::cuda::std::memcpy(&v, w, sizeof(T));
   return v;
 }"""
+
+
+def struct_definition(t) -> str:
+    """The C++ struct of a record type (as threadtile's kernels define it)."""
+    return definition(t)
 
 
 def words(nbytes: int) -> int:

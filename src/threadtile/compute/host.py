@@ -222,3 +222,17 @@ def histogram_even(x: np.ndarray, bins: int, lower, upper, counter: np.dtype) ->
         with np.errstate(invalid="ignore", over="ignore"):
             b = np.minimum(((x[keep] - lo) * scale).astype(np.int64), bins - 1)
     return np.bincount(b, minlength=bins)[:bins].astype(counter)
+
+
+def merge_order(keys: np.ndarray, op: Operator) -> np.ndarray:
+    """The stable order of ``keys`` by the comparator ``op`` (``op(a, b)``: ``a`` goes first),
+    by Python's sort, which is stable."""
+    items = list(keys.view(np.recarray)) if keys.dtype.names else list(keys)
+
+    def cmp(i, j):
+        if op.host(items[i], items[j]):
+            return -1
+        if op.host(items[j], items[i]):
+            return 1
+        return 0
+    return np.array(sorted(range(len(items)), key=functools.cmp_to_key(cmp)), dtype=np.int64)

@@ -6,12 +6,13 @@ the output arrays and a temporary copy as CUB's dispatch does."""
 from __future__ import annotations
 
 from ..lang.types import bool_
-from . import device
+from . import device, host
 from ._common import Call
-from .cxx import Unit
+from .cxx import Unit, struct_definition
 from .iterators import ArrayInput
 from .operators import as_operator, ctype, type_of
-from .sorting import cxx_struct, host_merge_sort
+
+__all__ = ["merge_sort"]
 
 MERGE_THREADS = 256
 MERGE_ITEMS = 17  # nominal items per thread of 4-byte keys (CUB's tuning)
@@ -73,8 +74,11 @@ tt_merge(int ping, tt_mkey* keys_ping, void* values_ping, long long n, tt_mkey* 
 """)
 
 
-def merge_sort_impl(d_in_keys, d_in_values, d_out_keys, d_out_values, op, num_items,
-                    stream) -> None:
+def merge_sort(d_in_keys, d_in_values, d_out_keys, d_out_values, op, num_items=None,
+               stream=None) -> None:
+    """Sort keys (and values along, or None) stably by ``op(a, b)``, a strict weak order: true
+    when ``a`` goes before ``b`` (``OpKind.LESS``, or a Python function of two keys returning
+    a bool). Keys of any dtype the operator takes, records included."""
     call = Call("merge_sort", [d_in_keys, d_in_values, d_out_keys, d_out_values], stream)
     if (d_in_values is None) != (d_out_values is None):
         raise TypeError("merge_sort: give both d_in_values and d_out_values, or neither")
@@ -94,7 +98,7 @@ def merge_sort_impl(d_in_keys, d_in_values, d_out_keys, d_out_values, op, num_it
     op = as_operator(op)
     if call.host:
         keys = kin.host(n)
-        perm = host_merge_sort(keys, op)
+        perm = host.merge_order(keys, op)
         kout.view[:n] = keys[perm]
         if vin is not None:
             vout.view[:n] = vin.host(n)[perm]
@@ -114,7 +118,7 @@ def merge_sort_impl(d_in_keys, d_in_values, d_out_keys, d_out_values, op, num_it
         u.add_function(src)
         for dt in (kdt, vdt):
             if dt is not None and dt.names is not None:
-                u.structs[type_of(dt).cname] = cxx_struct(type_of(dt))
+                u.structs[type_of(dt).cname] = struct_definition(type_of(dt))
         merge_sort_kernels(u, ctype(kt), None if vdt is None else ctype(type_of(vdt)), fn,
                            items)
         return u.text()

@@ -1,12 +1,11 @@
 """Sorting and compaction over whole arrays (cuda.compute's names): ``radix_sort`` (CUB's
-onesweep radix sort), ``merge_sort`` (a Python comparator), ``unique_by_key`` and ``select``
-(flags, their inclusive sum by CUB's scan, a scatter).
+onesweep radix sort), ``unique_by_key`` and ``select`` (flags, their inclusive sum by CUB's
+scan, a scatter). ``merge_sort`` is in mergesort.py.
 """
 
 from __future__ import annotations
 
 import enum
-import functools
 
 import numpy as np
 
@@ -16,8 +15,7 @@ from ._common import QUERY, Builder, Call
 from .iterators import ArrayInput, IteratorBase
 from .operators import Operator, as_operator, ctype, type_of
 
-__all__ = ["SortOrder", "radix_sort", "make_radix_sort", "merge_sort", "unique_by_key",
-           "select"]
+__all__ = ["SortOrder", "radix_sort", "make_radix_sort", "unique_by_key", "select"]
 
 
 class SortOrder(enum.Enum):
@@ -131,7 +129,7 @@ def _radix_device(call, kin, kout, kdt, vin, vout, vdt, n, descending, b, e):
             t = type_of(vdt)
             vt = ctype(t)
             if vdt.names is not None:
-                u.structs[t.cname] = cxx_struct(t)
+                u.structs[t.cname] = cxx.struct_definition(t)
         cxx.radix_kernels(u, ctype(type_of(kdt)), ks, vt, vs, descending, offset64, floats)
         return u.text()
 
@@ -166,12 +164,6 @@ def _radix_device(call, kin, kout, kdt, vin, vout, vdt, n, descending, b, e):
     return None
 
 
-def cxx_struct(t) -> str:
-    from ..backends.cuda.records import definition  # noqa: PLC0415
-
-    return definition(t)
-
-
 def make_radix_sort(d_in_keys, d_out_keys, d_in_values, d_out_values, order) -> Builder:
     """``s(temp_storage, d_in_keys, d_out_keys, d_in_values, d_out_values, num_items,
     begin_bit=None, end_bit=None, stream=None)``: ``None`` for ``temp_storage`` gives the
@@ -181,32 +173,6 @@ def make_radix_sort(d_in_keys, d_out_keys, d_in_values, d_out_values, order) -> 
         return radix_sort(d_in_keys, d_out_keys, d_in_values, d_out_values, order, num_items,
                           begin_bit, end_bit, stream, temp_storage=temp_storage)
     return Builder(run, "radix_sort")
-
-
-# -- merge sort --------------------------------------------------------------------------------
-
-def merge_sort(d_in_keys, d_in_values, d_out_keys, d_out_values, op, num_items=None,
-               stream=None) -> None:
-    """Sort keys (and values along, or None) stably by ``op(a, b)``, a strict weak order: true
-    when ``a`` goes before ``b`` (``OpKind.LESS``, or a Python function of two keys returning
-    a bool). Keys of any dtype the operator takes, records included."""
-    from .mergesort import merge_sort_impl  # noqa: PLC0415
-
-    return merge_sort_impl(d_in_keys, d_in_values, d_out_keys, d_out_values, op, num_items,
-                           stream)
-
-
-def host_merge_sort(keys: np.ndarray, op: Operator) -> np.ndarray:
-    """The stable order of ``keys`` by the comparator ``op`` (Python's sort, which is stable)."""
-    items = list(keys.view(np.recarray)) if keys.dtype.names else list(keys)
-
-    def cmp(i, j):
-        if op.host(items[i], items[j]):
-            return -1
-        if op.host(items[j], items[i]):
-            return 1
-        return 0
-    return np.array(sorted(range(len(items)), key=functools.cmp_to_key(cmp)), dtype=np.int64)
 
 
 # -- select / unique_by_key --------------------------------------------------------------------
@@ -260,7 +226,7 @@ def compact(name: str, call: Call, inp: IteratorBase, out, dtype, values, count_
         if values is not None:
             u.add_input(values[0])
             if values[2].names is not None:
-                u.structs[type_of(values[2]).cname] = cxx_struct(type_of(values[2]))
+                u.structs[type_of(values[2]).cname] = cxx.struct_definition(type_of(values[2]))
         u.cub_headers.append("<cuda/iterator>")
         cxx.flag_functor(u, "tt_keep", ctype(type_of(dtype)), fn, kind)
         cxx.scan_kernels(u, "long long", 8, "::cuda::std::plus<>", flags, "inclusive")
