@@ -358,6 +358,34 @@ def test_unique_by_key(where, rng, n):
     np.testing.assert_array_equal(where.host(vo)[:m], v[first])
 
 
+# -- docs/algorithms.md's worked example -------------------------------------------------------
+
+BEST = np.dtype([("v", np.float32), ("i", np.int32)], align=True)
+
+
+def keep_max(a, b, out):
+    if b.v > a.v:
+        out.v = b.v
+        out.i = b.i
+    else:
+        out.v = a.v
+        out.i = a.i
+
+
+@pytest.mark.parametrize("n", [1, 3000])
+def test_running_argmax_records(where, rng, n):
+    x = rng.standard_normal(n).astype(np.float32)
+    x[rng.integers(0, n, n // 4)] = 0.5  # ties: the earlier index stays
+    items = np.zeros(n, BEST)
+    items["v"], items["i"] = x, np.arange(n)
+    out = where.empty(n, BEST)
+    tc.inclusive_scan(where.dev(items), out, keep_max)
+    got = where.host(out)
+    np.testing.assert_array_equal(got["v"], np.maximum.accumulate(x))
+    first = [int(np.argmax(x[:k + 1])) for k in range(n)]  # argmax: the first maximum
+    np.testing.assert_array_equal(got["i"], first)
+
+
 # -- errors ------------------------------------------------------------------------------------
 
 def test_errors(where):
