@@ -98,17 +98,18 @@ def _scan(name: str, d_in, d_out, op, init_value, num_items, stream, temp_storag
     call.start()
     t = type_of(dtype)
     fn, src = op.cxx((t, t), t)
+    tuned = op.is_builtin and dtype.names is None
     key = ("scan", mode, dtype.str, op.key(), inp.key())
 
     def build():
         u = cxx.Unit()
         u.add_function(src)
         u.add_input(inp)
-        cxx.scan_kernels(u, ctype(t), dtype.itemsize, fn, inp, mode)
+        cxx.scan_kernels(u, ctype(t), dtype.itemsize, fn, inp, mode, tuned)
         return u.text()
 
     prog = device.program(key, build, "scan")
-    threads, tile = cxx.tile_items("scan", dtype.itemsize)
+    threads, tile = cxx.tile_items("scan", dtype.itemsize, tuned)
     tiles = -(-n // tile)
     nbytes = cxx.scan_temp_bytes(tiles, dtype.itemsize)
     if call.temp_storage is QUERY:

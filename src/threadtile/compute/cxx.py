@@ -115,9 +115,13 @@ def mem_bound(threads: int, items: int, size: int) -> tuple[int, int]:
     return min(threads, -(-per // 32) * 32), ipt
 
 
-def tile_items(kind: str, size: int) -> tuple[int, int]:
-    """(threads, items of a tile) of the reduce or scan kernels for items of ``size`` bytes."""
-    nominal = REDUCE_POLICY[:2] if kind == "reduce" else SCAN_POLICY
+def tile_items(kind: str, size: int, tuned: bool = False) -> tuple[int, int]:
+    """(threads, items of a tile) of the reduce or scan kernels for items of ``size`` bytes
+    (``tuned``: a built-in operator on numbers, which has CUB's sm90 scan tuning)."""
+    if kind == "reduce":
+        nominal = REDUCE_POLICY[:2]
+    else:
+        nominal = SCAN_TUNED[size][:2] if tuned and size in SCAN_TUNED else SCAN_POLICY
     bt, ipt = mem_bound(*nominal, size)
     return bt, bt * ipt
 
@@ -206,14 +210,24 @@ static_assert(tt_reduce_policy::BLOCK_THREADS == {bt} && tt_reduce_tile == {tile
 
 #: threads and nominal items per thread of a scan tile (4-byte items; scaled for others)
 SCAN_POLICY = (128, 15)
+#: CUB's sm90 tunings of a scan by a built-in operator on numbers of each size: nominal
+#: threads, items, and the look-back's fixed delay and L2 write latency
+SCAN_TUNED = {1: (192, 22, 168, 1140), 2: (512, 12, 376, 1125), 4: (128, 24, 688, 1140),
+              8: (224, 24, 576, 1215)}
 
 
-def scan_kernels(u: Unit, t: str, t_size: int, op: str, inp, mode: str) -> None:
+def scan_kernels(u: Unit, t: str, t_size: int, op: str, inp, mode: str,
+                 tuned: bool = False) -> None:
     """``tt_scan_init`` (the tiles' look-back states) and ``tt_scan`` (one tile per block, in
     launch order, each waiting on its predecessors' aggregates: CUB's single-pass scan).
     ``mode``: ``inclusive`` (no initial value), ``inclusive_init``, ``exclusive``."""
     u.cub_headers += ["<cub/agent/agent_scan.cuh>", "<cub/agent/single_pass_scan_operators.cuh>"]
     threads, items = SCAN_POLICY
+    scaling = delay = ""
+    if tuned and t_size in SCAN_TUNED:
+        threads, items, d, lat = SCAN_TUNED[t_size]
+        scaling = f",\n    cub::detail::MemBoundScaling<{threads}, {items}, {t}>"
+        delay = f", cub::detail::fixed_delay_constructor_t<{d}, {lat}>"
     bt, tile = mem_bound(threads, items, t_size)
     tile *= bt
     ip, ig, it, mk = inp.cxx("in")
@@ -224,7 +238,7 @@ def scan_kernels(u: Unit, t: str, t_size: int, op: str, inp, mode: str) -> None:
     u.kernels.append(f"""
 using tt_scan_policy = cub::detail::agent_scan_policy<{threads}, {items}, {t},
     cub::BLOCK_LOAD_WARP_TRANSPOSE, cub::LOAD_DEFAULT, cub::BLOCK_STORE_WARP_TRANSPOSE,
-    cub::BLOCK_SCAN_WARP_SCANS>;
+    cub::BLOCK_SCAN_WARP_SCANS{scaling}{delay}>;
 using tt_tile_state = cub::ScanTileState<{t}>;
 using tt_scan_agent = cub::detail::scan::AgentScan<tt_scan_policy, {it}, {t}*, {op}, {init_t},
     long long, {t}, {force}, false>;

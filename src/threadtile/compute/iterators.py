@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .operators import FunctionSource, as_operator, ctype, type_of
+from .operators import as_operator, ctype, type_of
 
 __all__ = ["CountingIterator", "ConstantIterator", "TransformIterator", "IteratorBase"]
 
@@ -132,14 +132,12 @@ class TransformIterator(IteratorBase):
         self.base = as_input(it)
         self.op = as_operator(op)
         in_t = type_of(self.base.dtype)
-        if dtype is None:
-            if self.op.is_builtin:
-                dtype = self.base.dtype
-            else:
-                src = FunctionSource(self.op.op, (in_t,), None)
-                dtype = np.dtype(src.ret.name)
+        if dtype is None and self.op.is_builtin:
+            dtype = self.base.dtype
+        self._fn, self._src = self.op.cxx((in_t,), None if dtype is None else type_of(dtype))
+        if dtype is None:  # the type the function returns for this input
+            dtype = np.dtype(self._src.ret.name)
         self.dtype = np.dtype(dtype)
-        self._fn, self._src = self.op.cxx((in_t,), type_of(self.dtype))
 
     def cxx(self, name):
         params, gather, base_t, base_make = self.base.cxx(name + "_b")

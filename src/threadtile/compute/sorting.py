@@ -229,14 +229,14 @@ def compact(name: str, call: Call, inp: IteratorBase, out, dtype, values, count_
                 u.structs[type_of(values[2]).cname] = cxx.struct_definition(type_of(values[2]))
         u.cub_headers.append("<cuda/iterator>")
         cxx.flag_functor(u, "tt_keep", ctype(type_of(dtype)), fn, kind)
-        cxx.scan_kernels(u, "long long", 8, "::cuda::std::plus<>", flags, "inclusive")
+        cxx.scan_kernels(u, "long long", 8, "::cuda::std::plus<>", flags, "inclusive", True)
         cxx.scatter_kernels(u, ctype(type_of(dtype)), inp, "tt_keep",
                             None if values is None else (vt, values[0]),
                             ctype(type_of(count_dt)))
         return u.text()
 
     prog = device.program(key, build, name)
-    threads, tile = cxx.tile_items("scan", 8)
+    threads, tile = cxx.tile_items("scan", 8, True)
     tiles = max(1, -(-n // tile))
     scan_bytes = cxx.scan_temp_bytes(tiles, 8)
     offs, nbytes = _layout([n * 8, scan_bytes])
