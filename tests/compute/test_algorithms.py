@@ -403,3 +403,39 @@ def test_errors(where):
         tc.reduce_into(x, where.empty(1, np.float32), "plus", 10, np.float32(0))
     with pytest.raises(TypeError, match="NumPy scalar"):
         tc.CountingIterator(3)
+
+
+# -- records through the transforms; streams -------------------------------------------------
+
+def _swap(a, out):
+    out.v = a.i
+    out.i = a.v
+
+
+def test_unary_transform_records(where, rng):
+    x = np.zeros(2000, BEST)
+    x["v"], x["i"] = rng.integers(0, 100, 2000), rng.integers(0, 100, 2000)
+    out = where.empty(2000, BEST)
+    tc.unary_transform(where.dev(x), out, _swap)
+    got = where.host(out)
+    np.testing.assert_array_equal(got["v"], x["i"])
+    np.testing.assert_array_equal(got["i"], x["v"])
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__("conftest").HAVE_GPU, reason="no GPU")
+def test_runs_on_the_current_torch_stream():
+    torch = pytest.importorskip("torch")
+    x = torch.rand(1 << 22, device="cuda")
+    out = torch.empty_like(x)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(50_000_000)  # the stream is busy: work on it waits
+        tc.inclusive_scan(x, out, tc.OpKind.PLUS)
+    s.synchronize()
+    np.testing.assert_allclose(out.cpu().numpy(), np.cumsum(x.cpu().numpy().astype(np.float64)),
+                               rtol=1e-4, atol=1e-2)
+    out2 = torch.empty_like(x)
+    tc.inclusive_scan(x, out2, tc.OpKind.PLUS, stream=s)
+    s.synchronize()
+    assert torch.equal(out, out2)

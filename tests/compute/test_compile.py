@@ -69,8 +69,9 @@ def _cases(F):
                                                   np.float32(-1))
     yield "escan_rec", lambda: tc.exclusive_scan(F(n, REC), F(n, REC), _affine,
                                                  np.zeros(1, REC)[0])
-    from .test_algorithms import BEST, keep_max
+    from .test_algorithms import BEST, _swap, keep_max
     yield "iscan_docs_example", lambda: tc.inclusive_scan(F(n, BEST), F(n, BEST), keep_max)
+    yield "unary_records", lambda: tc.unary_transform(F(n, BEST), F(n, BEST), _swap)
     yield "escan_transform", lambda: tc.exclusive_scan(
         tc.TransformIterator(tc.CountingIterator(np.int32(0)), _square, np.int64),
         F(n, np.int64), tc.OpKind.PLUS, np.int64(0), n)

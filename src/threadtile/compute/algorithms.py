@@ -277,9 +277,12 @@ def _transform(name: str, ins: list, d_out, op, num_items, stream):
         cols = [i.host(n) for i in inputs]
         if op.is_builtin:
             out.view[:n] = np.asarray(op.host(*cols)).astype(dtype)
+        elif dtype.names is not None:  # a record operator writes into its last argument
+            rows = zip(*[host.items(c) for c in cols])
+            out.view[:n] = host.store([op.host_records(dtype, *vals) for vals in rows], dtype)
         else:
-            out.view[:n] = np.array([op.host(*vals) for vals in zip(*cols)],
-                                    dtype=dtype).reshape(n)
+            rows = zip(*[host.items(c) for c in cols])
+            out.view[:n] = np.array([op.host(*vals) for vals in rows], dtype=dtype).reshape(n)
         return _finish_host(call, None)
     call.start()
     t = type_of(dtype)

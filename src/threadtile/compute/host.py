@@ -81,7 +81,7 @@ def apply2(op: Operator, a, b, dtype: np.dtype):
     return dtype.type(op.host(a, b))
 
 
-def _items(x: np.ndarray) -> list:
+def items(x: np.ndarray) -> list:
     """Items to pass a Python operator: NumPy scalars (their arithmetic is the dtype's), or
     ``np.record`` views for records (``a.v``)."""
     if _records(x.dtype):
@@ -89,9 +89,10 @@ def _items(x: np.ndarray) -> list:
     return list(x)
 
 
-def _store(items: list, dtype: np.dtype) -> np.ndarray:
-    out = np.empty(len(items), dtype)
-    for i, v in enumerate(items):
+def store(values: list, dtype: np.dtype) -> np.ndarray:
+    """Items (NumPy scalars or records) as an array of ``dtype``."""
+    out = np.empty(len(values), dtype)
+    for i, v in enumerate(values):
         out[i] = v
     return out
 
@@ -109,8 +110,8 @@ def reduce(x: np.ndarray, op: Operator, init, dtype: np.dtype):
             v = np.concatenate([np.asarray(op.host(v[0:len(v) - 1:2], v[1::2])).astype(dtype),
                                 odd])
         return dtype.type(op.host(dtype.type(init), v[0]))
-    items = _items(x)
-    acc = functools.reduce(lambda a, b: apply2(op, a, b, dtype), items)
+    seq = items(x)
+    acc = functools.reduce(lambda a, b: apply2(op, a, b, dtype), seq)
     return apply2(op, np.asarray([init], dtype).view(np.recarray)[0]
                   if _records(dtype) else dtype.type(init), acc, dtype)
 
@@ -153,23 +154,23 @@ def scan(x: np.ndarray, op: Operator, init, dtype: np.dtype, mode: str) -> np.nd
         if init is not None:
             return _builtin_scan(np.concatenate([np.asarray([init], dtype), x]), op, dtype)[1:]
         return _builtin_scan(x, op, dtype)
-    items = _items(x)
+    seq = items(x)
     out = []
     if init is None:
-        acc = items[0]
+        acc = seq[0]
         out.append(acc)
-        rest = items[1:]
+        rest = seq[1:]
     else:
         acc = np.asarray([init], dtype).view(np.recarray)[0] if _records(dtype) else \
             dtype.type(init)
-        rest = items
+        rest = seq
         if mode == "exclusive":
             out.append(acc)
-            rest = items[:-1]
+            rest = seq[:-1]
     for v in rest:
         acc = apply2(op, acc, v, dtype)
         out.append(acc)
-    return _store(out, dtype)
+    return store(out, dtype)
 
 
 # -- sorting -----------------------------------------------------------------------------------
