@@ -245,7 +245,7 @@ def test_histogram_float(where, rng, n):
 def test_histogram_integers(where, rng, dtype):
     x = rng.integers(-10, 300, 50000).astype(dtype)
     h = where.empty(7, np.int64)
-    tc.histogram_even(where.dev(x), h, 8, 0, 250)
+    tc.histogram_even(where.dev(x), h, np.array([8]), np.array([0]), np.array([250]))
     want, _ = np.histogram(x[(x >= 0) & (x < 250)].astype(np.int64) * 7 // 250,
                            bins=np.arange(8))
     np.testing.assert_array_equal(where.host(h), want)

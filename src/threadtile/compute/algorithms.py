@@ -212,6 +212,9 @@ def histogram_even(d_samples, d_histogram, num_output_levels, lower_level, upper
     hist, counter, hsize = call.output(d_histogram, "d_histogram")
     inp = call.input(d_samples, "d_samples")
     n = call.count(num_samples, ("d_samples", inp))
+    num_output_levels, lower_level, upper_level = (
+        np.asarray(v).reshape(-1)[0] if isinstance(v, np.ndarray) else v
+        for v in (num_output_levels, lower_level, upper_level))  # h_ arrays of one value
     bins = int(num_output_levels) - 1
     if bins < 1:
         raise ValueError(f"histogram_even: num_output_levels must be >= 2, got "
