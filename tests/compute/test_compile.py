@@ -1,5 +1,5 @@
-"""Every program threadtile.compute generates compiles to a cubin for sm_80 and sm_90 with
-NVRTC and no GPU: each algorithm's GPU path runs against a stand-in device (fakegpu.py) that
+"""Every program threadtile.compute generates compiles to a cubin for sm_80, sm_90 and sm_90a
+(what an H100 runs) with NVRTC and no GPU: each algorithm's GPU path runs against a stand-in device (fakegpu.py) that
 records its programs and checks every launch's argument count against the kernel's
 parameters; the recorded programs are then compiled."""
 
@@ -13,7 +13,7 @@ from threadtile.compute import device
 
 from .fakegpu import FakeArray, fake_gpu
 
-ARCHS = ("sm_80", "sm_90")
+ARCHS = ("sm_80", "sm_90", "sm_90a")
 
 REC = np.dtype([("v", np.float32), ("i", np.int32)], align=True)
 

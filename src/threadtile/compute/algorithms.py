@@ -37,7 +37,9 @@ def reduce_into(d_in, d_out, op, num_items=None, h_init=None, stream=None, *,
     current stream of the arrays' framework).
     """
     call = Call("reduce_into", [d_in, d_out], stream, temp_storage)
-    out, dtype, _size = call.output(d_out, "d_out")
+    out, dtype, osize = call.output(d_out, "d_out")
+    if osize < 1:
+        raise ValueError("reduce_into: d_out must hold at least one item")
     inp = call.input(d_in, "d_in")
     n = call.count(num_items, ("d_in", inp))
     if h_init is None:
