@@ -1,7 +1,7 @@
 """Every program threadtile.compute generates compiles to a cubin for sm_80, sm_90 and sm_90a
-(what an H100 runs) with NVRTC and no GPU: each algorithm's GPU path runs against a stand-in device (fakegpu.py) that
-records its programs and checks every launch's argument count against the kernel's
-parameters; the recorded programs are then compiled."""
+(what an H100 runs) with NVRTC and no GPU: each algorithm's GPU path runs against a stand-in
+device (fakegpu.py) that records its programs and checks every launch's argument count
+against the kernel's parameters; the recorded programs are then compiled."""
 
 from __future__ import annotations
 
