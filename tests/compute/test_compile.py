@@ -140,3 +140,28 @@ def test_programs_compile(programs, arch):
     for key, src in programs.sources.items():
         cubin = device.Program(src, "test").cubin(arch)
         assert cubin[:4] == b"\x7fELF", key
+
+
+def test_temp_storage_convention_on_the_gpu_path(monkeypatch):
+    """``make_*(...)(None, ...)`` is the scratch a call needs; a caller's buffer of that size
+    runs it, a smaller one is refused before anything is launched."""
+    F = FakeArray
+    n = 100_000
+    with fake_gpu(monkeypatch) as rec:
+        k, ko = F(n, np.uint32), F(n, np.uint32)
+        s = tc.make_radix_sort(k, ko, None, None, tc.SortOrder.ASCENDING)
+        need = s(None, k, ko, None, None, n)
+        assert need >= n * 4  # the ping-pong copy of the keys, at least
+        s(F(need, np.uint8), k, ko, None, None, n)
+        assert any(name == "tt_radix_onesweep" for name, *_ in rec.launches)
+        before = len(rec.launches)
+        with pytest.raises(ValueError, match="temp_storage"):
+            s(F(need - 1, np.uint8), k, ko, None, None, n)
+        assert len(rec.launches) == before
+        x, y = F(n, np.float32), F(n, np.float32)
+        scan = tc.make_exclusive_scan(x, y, tc.OpKind.PLUS, np.float32(0))
+        need = scan(None, x, y, n, np.float32(0))
+        assert need > 0
+        scan(F(need, np.uint8), x, y, n, np.float32(0))
+        r = tc.make_reduce_into(x, F(1, np.float32), tc.OpKind.PLUS, np.float32(0))
+        assert r(None, x, F(1, np.float32), n, np.float32(0)) >= 4
