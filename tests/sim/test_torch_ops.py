@@ -56,6 +56,60 @@ def test_eager_mutating_op():
     torch.testing.assert_close(out, x + y)
 
 
+class _Spy:
+    """Stands in for an operator's OpOverload: counts the calls that take torch's dispatcher."""
+
+    def __init__(self, op):
+        self.op, self.calls = op, 0
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        return self.op(*args, **kwargs)
+
+    def __getattr__(self, name):  # torch's kernels read the OpOverload's _schema
+        return getattr(self.op, name)
+
+
+@pytest.fixture
+def spied(monkeypatch):
+    spy = _Spy(ops.add._opoverload)
+    monkeypatch.setattr(ops.add, "_opoverload", spy)
+    return spy
+
+
+def test_plain_eager_calls_skip_the_dispatcher(spied):
+    x, y = _xy(64)
+    torch.testing.assert_close(ops.add(x, y), x + y)
+    assert spied.calls == 0
+    with torch.no_grad():  # grad mode off: requires_grad does not matter
+        ops.add(x.clone().requires_grad_(True), y)
+    assert spied.calls == 0
+
+
+def test_autograd_modes_and_profiler_take_the_dispatcher(spied):
+    x, y = _xy(64)
+    out = ops.add(x.clone().requires_grad_(True), y)
+    assert spied.calls == 1 and out.grad_fn is not None
+    with torch._subclasses.fake_tensor.FakeTensorMode() as mode:
+        ops.add(mode.from_tensor(x), mode.from_tensor(y))
+    assert spied.calls == 2
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        ops.add(x, y)
+    assert spied.calls == 3
+    assert any("threadtile_test::add" in e.name for e in prof.events())
+    ops.add(torch.nn.Parameter(x, requires_grad=False), y)  # a subclass
+    assert spied.calls == 4
+
+
+def test_the_fast_path_bumps_mutated_arguments_versions():
+    x, y = _xy(50)
+    out = y.clone()
+    v = out._version
+    ops.add_into(x, out)
+    assert out._version == v + 1
+    torch.testing.assert_close(out, x + y)
+
+
 def test_eager_fake_from_shape_and_dtype():
     x = torch.arange(24, dtype=torch.float64).reshape(6, 4)
     torch.testing.assert_close(ops.row_sums(x), x.sum(1))
