@@ -164,3 +164,22 @@ def test_the_most_negative_constants_compile(arch):
     src = int_minimum_constants.cuda_source(*args)
     assert "(-2147483647 - 1)" in src and "(-9223372036854775807LL - 1)" in src
     assert compile_cubin(int_minimum_constants, *args, arch=arch)[:4] == b"\x7fELF"
+
+
+def test_a_known_bad_nvrtc_is_reported(monkeypatch):
+    """NVRTC 13.0-13.3's ptxas drops the negation in max(a, max(b, -c)) (fuzzer seeds 10360
+    and 13771, read in their SASS): compiling with one warns once, naming the fix."""
+    from threadtile.runtime import nvrtc
+
+    monkeypatch.setattr(nvrtc, "nvrtc_version", lambda: (13, 2))
+    nvrtc._warn_known_bugs.cache_clear()
+    with pytest.warns(RuntimeWarning, match=r"NVRTC 13.2: .*VIMNMX3.*nvidia-cuda-nvrtc>=13.4"):
+        nvrtc._warn_known_bugs()
+    monkeypatch.setattr(nvrtc, "nvrtc_version", lambda: (13, 4))
+    nvrtc._warn_known_bugs.cache_clear()
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        nvrtc._warn_known_bugs()
+    nvrtc._warn_known_bugs.cache_clear()

@@ -163,9 +163,28 @@ def _options(arch: str, std: str, options: tuple[str, ...], minimal: bool) -> li
     return [o.encode() for o in opts]
 
 
+# NVRTC releases whose ptxas is known to miscompile code threadtile generates, with what to do
+KNOWN_BAD = [((13, 0), (13, 4), "its ptxas drops the negation of an operand that it fuses into "
+              "a three-way integer max or min (VIMNMX3): max(a, max(b, -c)) computes "
+              "max(a, b, c); found by threadtile's GPU fuzzer, fixed in NVRTC 13.4")]
+
+
+@functools.cache
+def _warn_known_bugs() -> None:
+    """A warning, once a process, when the NVRTC in use is one of ``KNOWN_BAD``."""
+    import warnings  # noqa: PLC0415
+
+    v = nvrtc_version()
+    for lo, hi, what in KNOWN_BAD:
+        if lo <= v < hi:
+            warnings.warn(f"NVRTC {v[0]}.{v[1]}: {what}. Upgrade it: pip install -U "
+                          f"'nvidia-cuda-nvrtc>={hi[0]}.{hi[1]}'", RuntimeWarning, stacklevel=4)
+
+
 def _compile(source: str, arch: str, name: str, options: tuple[str, ...], std: str,
              minimal: bool | None, target: str) -> CompileResult:
     nv = _bindings()
+    _warn_known_bugs()
     arch = _normalize_arch(arch)
     if target == "cubin" and arch.startswith("compute_"):
         raise ValueError(f"a cubin needs a real architecture (sm_XY), not {arch!r}")
