@@ -225,3 +225,92 @@ def _compile_cases():
 def test_kernels_compile_to_cubin_at_8b_shapes(name, args, consts, arch):
     cubin = compile_cubin(getattr(K, name), *args, arch=arch, **consts)
     assert cubin[:4] == b"\x7fELF"
+
+
+# ---- the layer and the model against the float32 torch reference -----------------------------------
+
+def _model_and_ref(cfg, layers, seed, device="cpu"):
+    torch = pytest.importorskip("torch")
+    from llama.layer import Model  # noqa: PLC0415
+    from llama.reference import RefModel  # noqa: PLC0415
+
+    m = Model(cfg, layers=layers, seed=seed, device=device)
+    return torch, m, RefModel(m)
+
+
+def _check_model(torch, m, ref, batch, prompt, device):
+    """Prefill logits, then two decode steps, against the reference run on the same tokens."""
+    g = torch.Generator().manual_seed(7)
+    ids = torch.randint(0, m.cfg.vocab, (batch, prompt), generator=g)
+    cache = m.new_cache(batch, prompt + 4)
+    got = [m.prefill(ids.to(device), cache).cpu()]
+    toks = [ids]
+    for _ in range(2):
+        nxt = got[-1][:, -1].argmax(-1)
+        toks.append(nxt[:, None])
+        got.append(m.decode(nxt.to(device), cache).cpu()[:, None])
+    want = ref.forward(torch.cat(toks, 1))
+    got = torch.cat(got, 1)
+    scale = want.abs().max().item()
+    # bfloat16 activations through a few layers: errors of a few bfloat16 roundings of the
+    # logits' scale (float32 accumulation throughout)
+    err = (got - want).abs().max().item() / scale
+    assert err < 3e-2, f"logits off by {err:.2e} of their scale"
+    assert int(cache.lens[0]) == prompt + 2 and cache.length == prompt + 2
+
+
+def test_small_model_prefill_and_decode_in_the_simulator():
+    """Two small layers (hidden 64, 4 heads, 2 KV heads, head dim 16), a 24-token prompt (an
+    edge query tile) and two decode steps, every kernel in the simulator."""
+    torch, m, ref = _model_and_ref(SMALL, 2, seed=int(np.random.default_rng().integers(1 << 30)))
+    with sim():
+        _check_model(torch, m, ref, batch=2, prompt=24, device="cpu")
+
+
+def test_small_layer_against_the_reference_in_the_simulator():
+    torch, m, ref = _model_and_ref(SMALL, 1, seed=int(np.random.default_rng().integers(1 << 30)))
+    x = (torch.randn(2, 32, SMALL.hidden)).to(torch.bfloat16)
+    kc, vc = (torch.zeros(2, 32, SMALL.kv_heads, SMALL.head_dim, dtype=torch.bfloat16)
+              for _ in range(2))
+    with sim():
+        got = m.layers[0].prefill(x, kc, vc).float()
+    cache = [None, None]
+    want = ref.layers[0](x.float(), cache, 0)
+    err = ((got - want).abs().max() / want.abs().max()).item()
+    assert err < 2e-2, f"layer output off by {err:.2e} of its scale"
+    # the cache holds the rotated keys and the values, as the reference's
+    k_err = (kc.float() - cache[0]).abs().max().item() / cache[0].abs().max().item()
+    assert k_err < 2e-2 and torch.allclose(vc.float(), cache[1], atol=0.05, rtol=0.02)
+
+
+def test_generate_picks_the_reference_argmax():
+    """Greedy tokens: each the reference's argmax, or within bfloat16 error of it (a near tie
+    may go either way), with the reference fed the same tokens."""
+    torch, m, ref = _model_and_ref(SMALL, 2, seed=3)
+    prompt = torch.randint(0, SMALL.vocab, (2, 8), generator=torch.Generator().manual_seed(1))
+    with sim():
+        new = m.generate(prompt, 4)
+    assert new.shape == (2, 4)
+    logits = ref.forward(torch.cat([prompt, new[:, :-1]], 1))[:, 7:]
+    chosen = logits.gather(-1, new[..., None])[..., 0]
+    gap = (logits.max(-1).values - chosen).max().item()
+    assert gap < 3e-2 * logits.abs().max().item()
+
+
+def test_decode_refuses_a_full_cache():
+    torch, m, _ = _model_and_ref(SMALL, 1, seed=0)
+    cache = m.new_cache(1, 4)
+    cache.length = 4
+    with pytest.raises(ValueError, match="cache is full"):
+        m.decode(torch.zeros(1, dtype=torch.long), cache)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAVE_GPU, reason="no GPU")
+def test_medium_model_on_the_gpu():
+    """Two layers at hidden 1024 (8 heads of 128, 2 KV heads, MLP 2816): the large tiles of
+    every kernel, a 200-token prompt (edge tiles), batch 3, against the reference."""
+    from llama.config import MEDIUM  # noqa: PLC0415
+
+    torch, m, ref = _model_and_ref(MEDIUM, 2, seed=5, device="cuda")
+    _check_model(torch, m, ref, batch=3, prompt=200, device="cuda")
