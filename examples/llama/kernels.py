@@ -131,11 +131,11 @@ def kv_store(Kc, Vc, K, V, start, KV: ConstInt, D: ConstInt):
 
 
 @ct.kernel
-def attention_prefill(Q, K, V, O, scale: float, G: ConstInt, D: ConstInt, TM: ConstInt,
+def attention_prefill(Q, K, V, Out, scale: float, G: ConstInt, D: ConstInt, TM: ConstInt,
                       TN: ConstInt):
     """Causal attention of one (TM, D) tile of queries of one head against the keys up to them.
 
-    Q and O are (batch, seq, heads, D), K and V (batch, seq, kv heads, D): query head h reads
+    Q and Out are (batch, seq, heads, D), K and V (batch, seq, kv heads, D): query head h reads
     KV head h // G. Block (i, h, b) takes queries i TM ... i TM + TM - 1. The softmax is
     online, in base 2: a running row maximum m and sum l, the output rescaled as m grows.
     """
@@ -166,8 +166,8 @@ def attention_prefill(Q, K, V, O, scale: float, G: ConstInt, D: ConstInt, TM: Co
                     padding_mode=ZERO).reshape((TN, D))
         acc = ct.mma(p.astype(V.dtype), v, acc * alpha)
         m = m_new
-    out = (acc / l_sum).reshape((1, TM, 1, D)).astype(O.dtype)
-    ct.store(O, index=(b, i, h, 0), tile=out)
+    out = (acc / l_sum).reshape((1, TM, 1, D)).astype(Out.dtype)
+    ct.store(Out, index=(b, i, h, 0), tile=out)
 
 
 @ct.kernel
@@ -213,10 +213,10 @@ def attention_decode(Q, Kc, Vc, lens, Opart, Lse, scale: float, G: ConstInt, D: 
 
 
 @ct.kernel
-def attention_combine(Opart, Lse, O, G: ConstInt, D: ConstInt, SP: ConstInt):
-    """O[b, heads of KV head kvh] from the splits of ``attention_decode``: each split's output
+def attention_combine(Opart, Lse, Out, G: ConstInt, D: ConstInt, SP: ConstInt):
+    """Out[b, heads of KV head kvh] from the splits of ``attention_decode``: each split's output
     weighted by 2^(lse - max lse), over the weights' sum. Block (kvh, b); SP is the number of
-    splits rounded up to a power of two (the padding's lse is -inf). O is (batch, heads, D)."""
+    splits rounded up to a power of two (the padding's lse is -inf). Out is (batch, heads, D)."""
     kvh, b = ct.bid(0), ct.bid(1)
     lse = ct.load(Lse, index=(b, kvh, 0, 0), shape=(1, 1, SP, G),
                   padding_mode=NEG_INF).reshape((SP, G, 1))
@@ -224,4 +224,4 @@ def attention_combine(Opart, Lse, O, G: ConstInt, D: ConstInt, SP: ConstInt):
                    padding_mode=ZERO).reshape((SP, G, D))
     w = ct.exp2(lse - ct.max(lse, axis=0, keepdims=True))
     out = ct.sum(w * part, axis=0) / ct.sum(w, axis=0)
-    ct.store(O, index=(b, kvh, 0), tile=out.reshape((1, G, D)).astype(O.dtype))
+    ct.store(Out, index=(b, kvh, 0), tile=out.reshape((1, G, D)).astype(Out.dtype))
