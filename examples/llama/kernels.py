@@ -8,7 +8,8 @@ Each is the plain kernel a user writes first; the tile sizes are chosen by the h
   accumulator; ``matmul_add`` adds a residual in its epilogue, ``matmul_swiglu`` multiplies A by
   gate and up columns packed side by side in one weight (``pack_gate_up``) and stores
   ``silu(gate) * up``. Their k loops have the one form the compiler pipelines (docs/tiles.md,
-  "The k loop");
+  "The k loop"); ``matmul_swiglu_two`` is the SwiGLU as first written (two accumulators,
+  the weights unpacked), kept for the benchmark;
 - ``rope``: rotate-half rotary embedding of one token's heads per block, in place;
 - ``kv_store``: one token's K and V rows into the caches at a position per sequence;
 - ``attention_prefill``: causal flash attention with grouped-query heads (online softmax in
@@ -82,6 +83,21 @@ def matmul_swiglu(A, GU, C, tm: ConstInt, tn: ConstInt, tk: ConstInt):
         acc = ct.mma(a, b, acc)
     g = ct.extract(acc, index=(0, 0), shape=(tm, tn))
     u = ct.extract(acc, index=(0, 1), shape=(tm, tn))
+    ct.store(C, index=(bx, by), tile=(g / (1.0 + ct.exp(-g)) * u).astype(C.dtype))
+
+
+@ct.kernel
+def matmul_swiglu_two(A, Wg, Wu, C, tm: ConstInt, tn: ConstInt, tk: ConstInt):
+    """C = silu(A @ Wg) * (A @ Wu) as first written: two accumulators in one k loop, the
+    weights as they are. Same result as ``matmul_swiglu``; its loop has two ``mma``s, a form
+    the compiler does not pipeline (each runs as written), so bench/llama.py times both."""
+    bx, by = ct.bid(0), ct.bid(1)
+    g = ct.zeros((tm, tn), dtype=ct.float32)
+    u = ct.zeros((tm, tn), dtype=ct.float32)
+    for k in range(ct.num_tiles(A, axis=1, shape=(tm, tk))):
+        a = ct.load(A, index=(bx, k), shape=(tm, tk), padding_mode=ZERO)
+        g = ct.mma(a, ct.load(Wg, index=(k, by), shape=(tk, tn), padding_mode=ZERO), g)
+        u = ct.mma(a, ct.load(Wu, index=(k, by), shape=(tk, tn), padding_mode=ZERO), u)
     ct.store(C, index=(bx, by), tile=(g / (1.0 + ct.exp(-g)) * u).astype(C.dtype))
 
 

@@ -81,11 +81,13 @@ def test_matmul_swiglu(m, k, f, tn):
     wu = bf16(rng.standard_normal((k, f)) / math.sqrt(k))
     u = f64(a) @ f64(wu)
     gu = K.pack_gate_up(wg, wu, tn)
-    c = np.full((m, f), np.nan, BF16)
+    c, c2 = np.full((m, f), np.nan, BF16), np.full((m, f), np.nan, BF16)
     with sim():
         K.matmul_swiglu[(math.ceil(m / 16), f // tn)](a, gu, c, 16, tn, 16)
+        K.matmul_swiglu_two[(math.ceil(m / 16), f // tn)](a, wg, wu, c2, 16, tn, 16)
     want = g / (1 + np.exp(-g)) * u
     np.testing.assert_allclose(f64(c), want, rtol=U_BF16 * 1.01, atol=1e-5)
+    np.testing.assert_allclose(f64(c2), want, rtol=U_BF16 * 1.01, atol=1e-5)
 
 
 def test_pack_gate_up_refuses_mismatched_weights():
@@ -208,6 +210,8 @@ def _compile_cases():
          {"tm": tm, "tn": tn, "tk": tk}),
         ("matmul_add", (z(t, f), z(f, hd), z(t, hd), z(t, hd)), {"tm": tm, "tn": tn, "tk": tk}),
         ("matmul_swiglu", (z(t, hd), z(hd, 2 * f), z(t, f)), {"tm": stm, "tn": stn, "tk": stk}),
+        ("matmul_swiglu_two", (z(t, hd), z(hd, f), z(hd, f), z(t, f)),
+         {"tm": stm, "tn": stn, "tk": stk}),
         ("rope", (z(t, h, d), z(t, dt=np.int32), math.log2(c.rope_theta)), {"NH": h, "D": d}),
         ("kv_store", (z(1, 64, kv, d), z(1, 64, kv, d), z(1, 4, kv, d), z(1, 4, kv, d),
                       z(1, dt=np.int32)), {"KV": kv, "D": d}),
@@ -316,3 +320,15 @@ def test_medium_model_on_the_gpu():
 
     torch, m, ref = _model_and_ref(MEDIUM, 2, seed=5, device="cuda")
     _check_model(torch, m, ref, batch=3, prompt=200, device="cuda")
+
+
+def test_command_line_generates_in_the_simulator(capsys):
+    pytest.importorskip("torch")
+    from llama import run  # noqa: PLC0415
+
+    run.main(["--small", "--simulate", "--layers", "1", "--batch", "1", "--prompt", "4",
+              "--new", "3", "--check"])
+    out = capsys.readouterr().out
+    assert "1 x 3 tokens" in out and "gap to the reference" in out
+    gap = float(out.split("argmax logit: ")[1].split()[0])
+    assert gap < 3e-2
