@@ -17,10 +17,10 @@ import math
 
 import torch
 
+from threadtile.tile import cdiv
+
 from . import kernels as K
 from .config import Config, tiles_for
-
-cdiv = K.ct.cdiv
 
 
 def _next_pow2(n: int) -> int:
