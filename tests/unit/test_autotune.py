@@ -102,11 +102,11 @@ def test_thread_level_kernel_block_and_constants(rng):
         k[lambda m: (ct.cdiv(m["x"].shape[0], m["block"][0]),), None](np.float32(0.5), x, y,
                                                                      out)
     assert k.best_config == Config(REPEAT=2, block=(64,))
-    np.testing.assert_allclose(out, y + 2 * np.float32(0.5) * x, rtol=1e-6)
+    np.testing.assert_allclose(out, y + 2 * np.float32(0.5) * x, rtol=1e-6, atol=1e-6)
     with tt.simulate():  # a block given at the launch, where the configs give none
         plain = tt.autotune(configs=[Config(REPEAT=1)], key=[])(_saxpy)
         plain[8, 128](np.float32(1), x, y, out)
-        np.testing.assert_allclose(out, y + x, rtol=1e-6)
+        np.testing.assert_allclose(out, y + x, rtol=1e-6, atol=1e-6)
         with pytest.raises(tt.LaunchError, match="gives no block"):
             plain[8](np.float32(1), x, y, out)
 

@@ -1,0 +1,74 @@
+"""The decoder's shapes (``Config``) and the one rule that picks the kernels' tile sizes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """A Llama-style decoder's shapes. The defaults are Llama-3-8B's layer."""
+
+    hidden: int = 4096
+    heads: int = 32
+    kv_heads: int = 8
+    head_dim: int = 128
+    mlp: int = 14336
+    rope_theta: float = 500000.0
+    eps: float = 1e-5
+    vocab: int = 128256
+    layers: int = 32
+    # tile sizes of the attention kernels (one choice for every shape of the config)
+    attn_tm: int = 128
+    attn_tn: int = 64
+    decode_tn: int = 64
+    decode_chunk: int = 512  # cache positions per block of flash decoding
+
+    def __post_init__(self) -> None:
+        if self.heads % self.kv_heads:
+            raise ValueError(f"Config: {self.heads} query heads are not a multiple of "
+                             f"{self.kv_heads} KV heads")
+        if self.hidden != self.heads * self.head_dim:
+            raise ValueError(f"Config: hidden {self.hidden} != heads {self.heads} x head_dim "
+                             f"{self.head_dim}")
+        for name in ("heads", "kv_heads", "head_dim"):
+            v = getattr(self, name)
+            if v & (v - 1):
+                raise ValueError(f"Config: {name} must be a power of two, not {v}")
+        if self.decode_chunk % self.decode_tn:
+            raise ValueError("Config: decode_chunk must be a multiple of decode_tn")
+
+    @property
+    def group(self) -> int:
+        """Query heads per KV head."""
+        return self.heads // self.kv_heads
+
+    @property
+    def qkv_width(self) -> int:
+        return (self.heads + 2 * self.kv_heads) * self.head_dim
+
+
+LLAMA3_8B = Config()
+# the tests' and ``--small``'s shapes: small enough for the simulator
+SMALL = Config(hidden=64, heads=4, kv_heads=2, head_dim=16, mlp=128, vocab=256, layers=2,
+               attn_tm=16, attn_tn=16, decode_tn=16, decode_chunk=32)
+# a medium shape for the GPU test: every kernel at sizes where the large tiles apply
+MEDIUM = Config(hidden=1024, heads=8, kv_heads=2, head_dim=128, mlp=2816, vocab=1024, layers=2)
+
+
+def _pow2_at_most(n: int, cap: int) -> int:
+    p = 16
+    while p < n and p < cap:
+        p *= 2
+    return p
+
+
+def tiles_for(m: int, k: int, n: int, swiglu: bool = False) -> tuple[int, int, int]:
+    """(tm, tn, tk) for C (m, n) = A (m, k) @ B (k, n): 128 x 256 x 64 tiles (the shape the
+    Hopper loop runs best, docs/tiles.md), smaller where the matrix is smaller (powers of two,
+    at least 16). ``swiglu``: tn is half the accumulator's width (gate and up side by side)."""
+    tn = _pow2_at_most(n, 128 if swiglu else 256)
+    if swiglu:
+        while n % tn:  # the packed weight's blocks must divide the MLP width
+            tn //= 2
+    return _pow2_at_most(m, 128), tn, _pow2_at_most(k, 64)
