@@ -582,7 +582,7 @@ class FunctionEmitter:
         # ~ of a bool is NumPy's (and numba's) logical not; C++'s ~true is -2, true again
         op = "!" if x.op == "not" or (x.op == "~" and x.type.kind == "b") else x.op
         if op == "-" and x.type.kind == "i" and x.type.bits >= 32 and \
-                not _fits(x.operand, x.type.bits - 1):
+                not placement.fits(x.operand, x.type.bits - 1):
             return f"tt::wneg({self.e(x.operand)})", _PREC["atom"]
         inner = self.e(x.operand, _PREC["unary"])
         # - of a negation is not a pre-decrement: "- -x", never "--x" (nor "+ +x")
@@ -623,9 +623,9 @@ class FunctionEmitter:
                 if t.bits == 16 and t.is_float:
                     return f"{t.cname}({fn}(float({self.e(a)}), float({self.e(b)})))", 16
                 return f"{fn}({self.e(a)}, {self.e(b)})", _PREC["atom"]
-        if t.kind == "i" and t.bits >= 32 and op in _WRAPPING and \
-                not _fits(x, t.bits - 1):  # signed overflow wraps (threadtile.h, "wadd")
-            return f"{_WRAPPING[op]}({self.e(a)}, {self.e(b)})", _PREC["atom"]
+        if t.kind == "i" and t.bits >= 32 and op in placement.WRAPPING and \
+                not placement.fits(x, t.bits - 1):  # signed overflow wraps (threadtile.h, "wadd")
+            return f"{placement.WRAPPING[op]}({self.e(a)}, {self.e(b)})", _PREC["atom"]
         if op not in ("<<", ">>"):  # a shift's type is its left operand's: its cast stays
             a = _implicit(a, b)
             b = _implicit(b, a)  # against the left operand as emitted: one cast must stay
@@ -779,53 +779,6 @@ class FunctionEmitter:
 
     def is_nonneg(self, e: ir.Expr) -> bool:
         return placement.is_nonneg(e, self.nonneg)
-
-
-_WRAPPING = {"+": "tt::wadd", "-": "tt::wsub", "*": "tt::wmul", "<<": "tt::wshl"}
-# bits of magnitude of the special registers: a block has at most 1024 threads, a grid 2^31 - 1
-# blocks along x
-_SPECIAL_BITS = {"threadIdx": 11, "blockDim": 11, "blockIdx": 31, "gridDim": 31, "laneid": 6,
-                 "warpsize": 6}
-
-
-def _bits(e: ir.Expr) -> int | None:
-    """A bound on the bits of ``e``'s magnitude, where the IR shows one (None: unknown)."""
-    if isinstance(e, ir.Const):
-        return abs(int(e.value)).bit_length() if isinstance(e.value, (int, bool)) else None
-    if isinstance(e, ir.Special):
-        return _SPECIAL_BITS.get(e.reg.split(".")[0])
-    if isinstance(e, ir.ArrayDim):
-        return 48  # extents and strides of arrays that fit in memory
-    if isinstance(e, (ir.Cast, ir.Load, ir.Var)) and isinstance(e.type, Scalar) and \
-            e.type.kind in "ub":
-        return e.type.bits if e.type.kind == "u" else 1
-    if isinstance(e, ir.Cast) and isinstance(e.value.type, Scalar) and e.value.type.is_int:
-        inner = _bits(e.value)
-        return min(inner, e.value.type.bits) if inner is not None else (
-            e.value.type.bits if e.value.type.bits < e.type.bits else None)
-    if isinstance(e, (ir.Load, ir.Var)) and isinstance(e.type, Scalar) and e.type.is_int and \
-            e.type.bits < 32:
-        return e.type.bits
-    if isinstance(e, ir.BinOp) and e.op in ("+", "-", "*"):
-        a, b = _bits(e.left), _bits(e.right)
-        if a is None or b is None:
-            return None
-        return a + b if e.op == "*" else max(a, b) + 1
-    if isinstance(e, ir.BinOp) and e.op == "%" and e.type.is_int:  # |a % b| < |b|
-        return _bits(e.right)
-    if isinstance(e, ir.BinOp) and e.op == "&" and e.type.is_int:
-        small = [_bits(x) for x in (e.left, e.right) if isinstance(x, ir.Const) and x.value >= 0]
-        return min(small) if small else None
-    return None
-
-
-def _fits(e: ir.Expr, bits: int) -> bool:
-    """Whether ``e`` (a sum, difference or product) provably fits in ``bits`` bits."""
-    if isinstance(e, ir.BinOp) and e.op == "<<":
-        a, n = _bits(e.left), e.right
-        return a is not None and isinstance(n, ir.Const) and a + int(n.value) <= bits
-    b = _bits(e)
-    return b is not None and b <= bits
 
 
 def _unwiden(e: ir.Expr) -> ir.Expr:

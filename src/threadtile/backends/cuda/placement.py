@@ -1,6 +1,8 @@
 """Facts about a function that the CUDA emitter needs: which integers are provably
-non-negative (``//`` and ``%`` then use C's truncating forms) and where each local is declared
-(inline at its first assignment, by its ``for`` loop, or at the top of the function)."""
+non-negative (``//`` and ``%`` then use C's truncating forms), which sums and products provably
+fit their type (the others wrap through ``tt::wadd``...: ``fits``), and where each local is
+declared (inline at its first assignment, by its ``for`` loop, or at the top of the
+function)."""
 
 from __future__ import annotations
 
@@ -119,3 +121,51 @@ def placement(f: ir.Function) -> tuple[list[str], set[int], set[int]]:
             top.append(name)
     return top, inline, by_for
 
+
+# Signed integers wrap (NumPy, numba); C++ leaves their overflow undefined, so the emitter spells
+# an operation it cannot bound with these helpers of threadtile.h
+WRAPPING = {"+": "tt::wadd", "-": "tt::wsub", "*": "tt::wmul", "<<": "tt::wshl"}
+# bits of magnitude of the special registers: a block has at most 1024 threads, a grid 2^31 - 1
+# blocks along x
+SPECIAL_BITS = {"threadIdx": 11, "blockDim": 11, "blockIdx": 31, "gridDim": 31, "laneid": 6,
+                 "warpsize": 6}
+
+
+def bits_of(e: ir.Expr) -> int | None:
+    """A bound on the bits of ``e``'s magnitude, where the IR shows one (None: unknown)."""
+    if isinstance(e, ir.Const):
+        return abs(int(e.value)).bit_length() if isinstance(e.value, (int, bool)) else None
+    if isinstance(e, ir.Special):
+        return SPECIAL_BITS.get(e.reg.split(".")[0])
+    if isinstance(e, ir.ArrayDim):
+        return 48  # extents and strides of arrays that fit in memory
+    if isinstance(e, (ir.Cast, ir.Load, ir.Var)) and isinstance(e.type, Scalar) and \
+            e.type.kind in "ub":
+        return e.type.bits if e.type.kind == "u" else 1
+    if isinstance(e, ir.Cast) and isinstance(e.value.type, Scalar) and e.value.type.is_int:
+        inner = bits_of(e.value)
+        return min(inner, e.value.type.bits) if inner is not None else (
+            e.value.type.bits if e.value.type.bits < e.type.bits else None)
+    if isinstance(e, (ir.Load, ir.Var)) and isinstance(e.type, Scalar) and e.type.is_int and \
+            e.type.bits < 32:
+        return e.type.bits
+    if isinstance(e, ir.BinOp) and e.op in ("+", "-", "*"):
+        a, b = bits_of(e.left), bits_of(e.right)
+        if a is None or b is None:
+            return None
+        return a + b if e.op == "*" else max(a, b) + 1
+    if isinstance(e, ir.BinOp) and e.op == "%" and e.type.is_int:  # |a % b| < |b|
+        return bits_of(e.right)
+    if isinstance(e, ir.BinOp) and e.op == "&" and e.type.is_int:
+        small = [bits_of(x) for x in (e.left, e.right) if isinstance(x, ir.Const) and x.value >= 0]
+        return min(small) if small else None
+    return None
+
+
+def fits(e: ir.Expr, bits: int) -> bool:
+    """Whether ``e`` (a sum, difference or product) provably fits in ``bits`` bits."""
+    if isinstance(e, ir.BinOp) and e.op == "<<":
+        a, n = bits_of(e.left), e.right
+        return a is not None and isinstance(n, ir.Const) and a + int(n.value) <= bits
+    b = bits_of(e)
+    return b is not None and b <= bits
