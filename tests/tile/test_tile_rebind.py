@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from conftest import compile_cubin, poison
 
+import threadtile
 import threadtile.tile as ct
-from threadtile.errors import KernelCompileError
+from threadtile.errors import KernelCompileError, TileTypeError
 
 ConstInt = ct.Constant[int]
 
@@ -513,3 +514,42 @@ def test_runtime_cell_outside_the_grid_is_reported_by_the_simulator():
     y = np.zeros((8, 32), np.float32)
     with tt.simulate(), pytest.raises(OutOfBoundsError, match="outside the grid"):
         extract_runtime[1](x, y, 4, 0, 32)
+
+
+# ---- cuTile: a Python int that becomes a runtime value takes a concrete type --------------------
+
+@ct.kernel
+def _loop_carried_int(n: ct.Constant[int], x):
+    t = n
+    for _ in range(2):  # carried by the loop: t is a runtime int32 (n fits in one)
+        t += 1
+    ct.scatter(x, (), t)
+
+
+@ct.kernel
+def _straight_line_int(n: ct.Constant[int], out):
+    t = (n + 2) * 3  # reassigned outside any loop or branch: still a Python int
+    t = -t
+    a = ct.arange(4, dtype=ct.int8)
+    ct.static_assert((a - t).dtype == ct.int8)
+    ct.scatter(out, ct.arange(4, dtype=ct.int32), a - t)
+
+
+@pytest.mark.parametrize("dtype, refused", [(np.int16, True), (np.int32, False),
+                                            (np.int64, False), (np.uint64, True)])
+def test_a_loop_carried_python_int_is_int32(dtype, refused):
+    x = np.zeros((), dtype)
+    with threadtile.simulate():
+        if refused:
+            with pytest.raises(TileTypeError, match="cannot implicitly cast int32"):
+                ct.launch(None, (1,), _loop_carried_int, (5, x))
+        else:
+            ct.launch(None, (1,), _loop_carried_int, (5, x))
+            assert int(x) == 7
+
+
+def test_a_python_int_reassigned_in_straight_line_code_stays_loose():
+    out = np.zeros(4, np.int32)
+    with threadtile.simulate():
+        ct.launch(None, (1,), _straight_line_int, (5, out))
+    assert out.tolist() == [21, 22, 23, 24]

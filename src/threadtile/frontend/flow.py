@@ -100,6 +100,16 @@ def single_stores(tree: ast.FunctionDef) -> set[str]:
     return {n for n, c in stores.items() if c == 1 and n not in params}
 
 
+def branch_stores(tree: ast.FunctionDef) -> set[str]:
+    """Names the function assigns inside a loop or a branch of an ``if``."""
+    out: set[str] = set()
+    for n in walk_scope(tree.body):
+        if isinstance(n, (ast.For, ast.While, ast.If)):
+            inner = ast.Module(body=n.body + n.orelse, type_ignores=[])
+            out |= {x.id for x in own_stores(inner)}
+    return out
+
+
 def walk_scope(nodes):
     """The nodes of one function scope: nested defs and lambdas contribute their name and
     defaults, not their bodies."""

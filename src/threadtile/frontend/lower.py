@@ -98,6 +98,8 @@ class Lowerer(ast.NodeVisitor):
         # static_assert read
         self.single_stores = flow.single_stores(src.tree)
         self.const_locals: dict[str, object] = {}
+        self.int_constants: set[str] = set()  # tile kernels' names bound to a Python int
+        self.branch_stores = flow.branch_stores(src.tree)  # ... in a loop or a branch
         self.local_names = flow.assigned_names(src.tree)
         self.literal_locals = flow.literal_locals(src.tree)
         # statements that must run before the one being lowered (a call returning a tuple,
@@ -350,6 +352,15 @@ class Lowerer(ast.NodeVisitor):
                     name in self.single_stores and (d := arrays.static_of(self, value)):
                 self.array_static[name] = d  # `a = arrays[0]` of an annotated list
             weak = ty.is_weak(value)
+            if weak and isinstance(value, ir.Const) and value.type.kind == "i" and \
+                    getattr(self.spec, "tile_kernel", False):
+                # cuTile: a Python int held by a name has the first of int32, int64, uint64
+                # that holds it, once the name is a runtime value: assigned in a loop or a
+                # branch, and not the same constant on every path here (read_var)
+                value = ir.Const(ty.materialized_int(value.value), value.loc, value.value,
+                                 weak=True)
+                if name in self.branch_stores:
+                    self.int_constants.add(name)
             self.observe(name, value.type, weak, node)
             versions.bind_value(self, name, value.type, node)
             vt = self.var_types.get(name, (value.type, weak))[0]
@@ -604,6 +615,11 @@ class Lowerer(ast.NodeVisitor):
         if isinstance(t[0], TupleType):  # a tuple parameter: a Tup of its items
             return tuples.with_constants(self, tuples.explode(self, v, t[1]),
                                          self.static_dims.get(name, {}), node)
+        if t[1] and isinstance(t[0], Scalar) and t[0].kind == "i" and \
+                name in self.int_constants and name not in self.const_locals:
+            # cuTile: a name that holds a Python int on some paths only (another value on
+            # another, or changed in a loop) is a runtime value of its concrete type
+            return v
         return ty.mark_weak(v, t[1])
 
     def py_to_value(self, obj, node, wrap: bool = False):

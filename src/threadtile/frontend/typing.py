@@ -21,8 +21,10 @@ from ..lang.types import (
     float16,
     float32,
     float64,
+    int32,
     int64,
     promote,
+    uint64,
 )
 
 
@@ -43,6 +45,14 @@ def literal_type(value) -> Scalar:
     if isinstance(value, complex):
         return complex128
     return float64
+
+
+def materialized_int(value: int) -> Scalar:
+    """cuTile's type of a Python int that becomes a runtime value: the first of int32, int64
+    and uint64 that holds it."""
+    if -(1 << 31) <= value < (1 << 31):
+        return int32
+    return int64 if -(1 << 63) <= value < (1 << 63) else uint64
 
 
 def literal(value, loc) -> Const:
