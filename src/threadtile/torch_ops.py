@@ -112,13 +112,18 @@ def _plain_eager(args: tuple, kwargs: dict) -> bool:
     if torch._C._len_torch_dispatch_stack() or torch._C._is_torch_function_mode_enabled() \
             or torch.autograd.profiler._is_profiler_enabled:
         return False
-    grad = torch.is_grad_enabled()
-    for a in (*args, *kwargs.values()):
+    return _plain_tensors((*args, *kwargs.values()), torch.is_grad_enabled())
+
+
+def _plain_tensors(values, grad: bool) -> bool:
+    """Whether every tensor among ``values`` (lists and tuples looked into) is a plain
+    ``torch.Tensor`` that autograd does not follow."""
+    for a in values:
         if isinstance(a, torch.Tensor):
             if type(a) is not torch.Tensor or (grad and a.requires_grad) or \
                     _functorch_wrapped(a):
                 return False
-        elif isinstance(a, (list, tuple)) and not _plain_eager(a, {}):
+        elif isinstance(a, (list, tuple)) and not _plain_tensors(a, grad):
             return False
     return True
 

@@ -353,14 +353,13 @@ class Lowerer(ast.NodeVisitor):
                 self.array_static[name] = d  # `a = arrays[0]` of an annotated list
             weak = ty.is_weak(value)
             if weak and isinstance(value, ir.Const) and value.type.kind == "i" and \
-                    getattr(self.spec, "tile_kernel", False):
+                    name in self.branch_stores and getattr(self.spec, "tile_kernel", False):
                 # cuTile: a Python int held by a name has the first of int32, int64, uint64
                 # that holds it, once the name is a runtime value: assigned in a loop or a
                 # branch, and not the same constant on every path here (read_var)
                 value = ir.Const(ty.materialized_int(value.value), value.loc, value.value,
                                  weak=True)
-                if name in self.branch_stores:
-                    self.int_constants.add(name)
+                self.int_constants.add(name)
             self.observe(name, value.type, weak, node)
             versions.bind_value(self, name, value.type, node)
             vt = self.var_types.get(name, (value.type, weak))[0]
