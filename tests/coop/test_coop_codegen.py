@@ -81,3 +81,16 @@ def test_two_phase_compiles(arch):
     cubin = compile_cubin(two_phase, a, np.zeros((3, 128), np.int32), a.view(np.uint32),
                           a.view(np.uint32), np.zeros(512), np.zeros(1), arch=arch)
     assert cubin[:4] == b"\x7fELF"
+
+
+def test_block_primitives_bound_the_launch():
+    """A kernel calling block-wide primitives runs with their block only: it is compiled with
+    ``__launch_bounds__`` of that many threads, so its registers fit a block of 1024 (82 per
+    thread without the bound left room for 640 threads on the H200)."""
+    from kernels import coop as kc
+
+    x = np.zeros(1024 * 3, np.uint64)
+    out = np.zeros((5, 1024 * 3), np.uint64)
+    for tpb in (96, 1024):
+        src = kc.affine_scans.cuda_source(x, out, tpb=tpb, n=3)
+        assert f"__launch_bounds__({tpb}) affine_scans(" in src

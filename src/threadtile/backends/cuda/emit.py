@@ -259,6 +259,10 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
     formats: list[str] = []  # print()'s format strings, in constant memory as numba has them
     formats_at = len(out)
     raised: list[int] = []  # the ir/raises.py records the kernel reports, by their code
+    coop_block = ircoop.required_block(module)
+    # CUB's block primitives run with exactly their block: registers are allotted for it
+    bounds = module.launch_bounds or (
+        (coop_block[0] * coop_block[1] * coop_block[2],) if coop_block else None)
     for f in module.kernel.all_functions():
         out.append("")
         fe = FunctionEmitter(f, statics, line_directives)
@@ -266,7 +270,7 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         fe.raises, fe.report_raises = raised, module.report_raises
         fe.threads, fe.has_tiles = module.threads, has_tiles
         fe.occupancy = module.occupancy
-        fe.launch_bounds = module.launch_bounds
+        fe.launch_bounds = bounds
         fe.captured = {d.name: d for d in module.captured}
         if f is module.kernel:
             fe.tensormaps = tiles.tensormap_names(module)
@@ -279,7 +283,7 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
     return CudaSource("\n".join(out) + "\n", cxx_function_name(module.kernel.name), scratch,
                       scratch_sm90a, tiles.tensormap_params(module), cooperative(module),
                       tuple(raises.describe(k) for k in raised),
-                      ircoop.required_block(module) or ())
+                      coop_block or ())
 
 
 class FunctionEmitter:
