@@ -349,21 +349,24 @@ def inline(lw: Lowerer, f: ast.FunctionDef | ast.Lambda, src: SourceInfo, fn, fn
     """The value of calling ``f`` (a function's tree) with ``args``: its body lowered into the
     statements before the caller's current one."""
     name = "lambda" if isinstance(f, ast.Lambda) else f.name
+    if lw._lazy and not isinstance(f, ast.Lambda):  # (the caller's line: outside the scope)
+        raise lw.error(node, f"a call of {name}() inside `and`/`or`, a conditional "
+                             "expression or a loop condition",
+                       "assign its result to a variable first")
+    computed = False
     with _scope(lw, f, name, src, fn, fname, args, kwargs, node, defaults, foreign,
                 cells) as (
             tree, prefix, pre):
         if isinstance(tree, ast.Lambda):
-            if lw._lazy and pre:
-                raise lw.error(node, "a lambda given a computed value inside `and`/`or`, a "
-                                     "conditional expression or a loop condition",
-                               "assign the value to a variable first")
-            lw.pre.extend(pre)
-            return lw.expr_value(tree.body)
-        if lw._lazy:
-            raise lw.error(node, f"a call of {name}() inside `and`/`or`, a conditional "
-                                 "expression or a loop condition",
-                           "assign its result to a variable first")
-        return _lower_body(lw, tree.body, pre, prefix, node)
+            computed = lw._lazy and bool(pre)
+            if not computed:
+                lw.pre.extend(pre)
+                return lw.expr_value(tree.body)
+        else:
+            return _lower_body(lw, tree.body, pre, prefix, node)
+    raise lw.error(node, "a lambda given a computed value inside `and`/`or`, a "
+                         "conditional expression or a loop condition",
+                   "assign the value to a variable first")
 
 
 def inline_generator(lw: Lowerer, f: ast.FunctionDef, src: SourceInfo, fn, args: list,

@@ -208,9 +208,11 @@ def compare(lw: Lowerer, op, a, b, node) -> ir.Expr:
 
 def ifexp(lw: Lowerer, node: ast.IfExp):
     cond = lw.truth(lw.expr(node.test), node.test)
-    both = _branches(lw, node) if not lw._lazy and not isinstance(cond, ir.Const) else None
+    both = _branches(lw, node) if not lw._lazy else None
     if both is not None and any(both[2]):
-        return _branched_ifexp(lw, cond, node, *both)
+        if not isinstance(cond, ir.Const):
+            return _branched_ifexp(lw, cond, node, *both)
+        lw.pre.extend(both[2][0 if cond.value else 1])  # the branch taken runs, alone
     if both is not None:
         a, b, _ = both
     else:
