@@ -136,12 +136,29 @@ def _produces(v: ir.Expr, want: str, lay: dict, threads: int) -> bool:
             return True
         return want == MMA and x.shape == (v.type.shape[0], 1) and \
             _whole_rows(v.type.shape[0], nw)
+    if v.op == "extract":
+        return want == MMA and frag_extract(v, lay, nw)
     if v.op == "reduce":
         x = v.args[0]
         return want == ROWS and isinstance(x, ir.Var) and lay.get(x.name) == MMA and \
             v.attrs["kind"] in _ROW_KINDS and tuple(v.attrs["axes"]) == (1,) and \
             _whole_rows(x.type.shape[0], nw)
     return False
+
+
+def frag_extract(v: ir.TileOp, lay: dict, nw: int) -> bool:
+    """Whether ``extract(x, 0, j)`` of a fragment tile ``x`` is a choice of its registers: a
+    block of whole columns whose 16x8 blocks before it are whole rounds of the warps (the
+    gate and up halves of a SwiGLU accumulator)."""
+    x = v.args[0]
+    if not (isinstance(x, ir.Var) and lay.get(x.name) == MMA and x.type.ndim == 2 and
+            v.type.ndim == 2 and all(isinstance(i, ir.Const) for i in v.args[1:])):
+        return False
+    (m, n), (rm, rn) = x.type.shape, v.type.shape
+    if rm != m or v.args[1].value != 0 or n % rn or not 0 <= v.args[2].value < n // rn:
+        return False
+    before = (v.args[2].value * rn // tiling.MMA_N) * (m // tiling.MMA_M)
+    return rn % tiling.MMA_N == 0 and before % nw == 0
 
 
 def _grounded(lay: dict, assigns: dict, threads: int) -> set[str]:
@@ -335,7 +352,7 @@ def _rewrite(f: ir.Function, lay: dict, threads: int) -> None:
             x = v.args[0]
             v.args[0] = _convert(x, BLOCKED if x.type.size == 1 else ROWS) \
                 if isinstance(x, ir.Var) else blocked(x)
-        elif v.op in ("reduce", "full", "reshape"):
+        elif v.op in ("reduce", "full", "reshape", "extract"):
             pass
 
     for s in ir.walk_stmts(f.body):

@@ -9,10 +9,15 @@ its columns, as K^T in attention).
 
 The form matched, in one block of statements::
 
-    t = load(arr, i..., shape=(1, ..., 1, X, Y), order=identity or last two swapped)
-    b = reshape(t)          # optional: drops the leading ones
+    t = load(arr, i..., shape=(1, X, 1, Y) ones anywhere, order=any)
+    b = reshape(t)          # optional: drops the ones
     ...
     c = mma(a, b, c)        # in fragments, 16-bit operands, whole row strips per warp
+
+where one of the array axes of the tile's X and Y axes (``order`` maps tile axes to array
+axes) is the array's last: memory rows run along it (``attrs["row_axis"]`` is the other,
+the array axis the buffer's rows step along). Attention's K in a (batch, seq, heads, dim)
+cache, ``load(K, (b, h, 0, j), shape=(1, 1, D, TN), order=(0, 2, 3, 1))``, is one.
 
 ``t`` and ``b`` read nowhere else. The load then moves up its block as far as nothing it reads
 is assigned and no statement writes memory, so that the copy overlaps the work before the
@@ -95,22 +100,23 @@ def _a_operand(f, m: ir.TileOp, s: ir.Stmt, block: list, outer: tuple, reads: di
         found = _load_chain(up[:up.index(stmt)], a.name, reads, assigned)
         if found is None:
             continue
-        load_stmt, reshape_stmt, swap = found
+        load_stmt, reshape_stmt, swap, row_axis = found
         if swap:
             return
-        _replace(f, up, load_stmt, reshape_stmt, a, SMEM, offset, up.index(stmt))
+        _replace(f, up, load_stmt, reshape_stmt, a, SMEM, offset, up.index(stmt), row_axis)
         return
 
 
 def _replace(f, block: list, load_stmt, reshape_stmt, var: ir.Var, layout: str, offset: list,
-             before: int) -> ir.Assign | None:
+             before: int, row_axis: int) -> ir.Assign | None:
     """The load (and reshape) of ``var`` as one ``load_operand``, placed at ``before`` (None
     where its buffer would pass the budget)."""
     ld = load_stmt.value
     t = TileType(var.type.dtype, var.type.shape, layout)
     if offset[0] + buffer_bytes(t) > BUDGET:
         return None
-    op = ir.TileOp(t, ld.loc, "load_operand", list(ld.args), dict(ld.attrs, offset=offset[0]))
+    op = ir.TileOp(t, ld.loc, "load_operand", list(ld.args),
+                   dict(ld.attrs, offset=offset[0], row_axis=row_axis))
     offset[0] += buffer_bytes(t)
     f.locals[var.name] = t
     var.type = t
@@ -140,9 +146,9 @@ def _rewrite_block(f, block: list, outer: tuple, reads: dict, assigned: dict, th
         found = _load_chain(block[:block.index(s)], b.name, reads, assigned)
         if found is None:
             continue
-        load_stmt, reshape_stmt, swap = found
+        load_stmt, reshape_stmt, swap, row_axis = found
         new = _replace(f, block, load_stmt, reshape_stmt, b, SMEMT if swap else SMEM, offset,
-                       block.index(s))
+                       block.index(s), row_axis)
         if new is None:
             continue
         # up the block as far as its reads allow
@@ -197,8 +203,9 @@ def _relayout(f, vs: list, layout: str) -> None:
 
 
 def _load_chain(before: list, name: str, reads: dict, assigned: dict):
-    """(the load statement, the reshape statement or None, whether the order swaps) for the
-    operand ``name`` assigned in ``before``, else None."""
+    """(the load statement, the reshape statement or None, whether memory rows are the
+    operand's columns, the array axis memory rows step along) for the operand ``name``
+    assigned in ``before``, else None."""
     defs = {s.name: s for s in before if isinstance(s, ir.Assign)}
     s = defs.get(name)
     if s is None or not isinstance(s.value, ir.TileOp):
@@ -209,8 +216,7 @@ def _load_chain(before: list, name: str, reads: dict, assigned: dict):
         if not isinstance(src, ir.Var) or reads.get(src.name) != 1 or \
                 assigned.get(src.name) != 1 or src.name not in defs:
             return None
-        st = src.type
-        if st.shape[-2:] != s.value.type.shape or any(d != 1 for d in st.shape[:-2]):
+        if tuple(d for d in src.type.shape if d != 1) != tuple(s.value.type.shape):
             return None
         reshape, s = s, defs[src.name]
     ld = s.value
@@ -220,17 +226,22 @@ def _load_chain(before: list, name: str, reads: dict, assigned: dict):
     shape = tuple(ld.attrs["shape"])
     r = len(shape)
     order = tuple(ld.attrs.get("order") or range(r))
-    if r < 2 or arr.space != "global" or any(d != 1 for d in shape[:-2]):
+    if r < 2 or arr.space != "global":
         return None
-    ident = tuple(range(r))
-    swapped = ident[:-2] + (r - 1, r - 2)
-    if order not in (ident, swapped):
+    axes = [i for i, d in enumerate(shape) if d != 1]
+    if len(axes) < 2 and all(d == 1 for d in shape[:-2]):
+        axes = [r - 2, r - 1]  # (1, ..., 1, X, 1) or smaller: the last two
+    if len(axes) != 2:
         return None
+    rows, cols = order[axes[0]], order[axes[1]]  # the array axes of the operand's two
+    if r - 1 not in (rows, cols):
+        return None
+    swap = rows == r - 1
     t = ld.type
-    cols = shape[-1] if order == ident else shape[-2]
-    if cols * t.dtype.itemsize % 16:
+    mem_cols = shape[axes[0]] if swap else shape[axes[1]]
+    if mem_cols * t.dtype.itemsize % 16:
         return None
-    return s, reshape, order == swapped
+    return s, reshape, swap, cols if swap else rows
 
 
 def _crossable(s: ir.Stmt, names: set) -> bool:

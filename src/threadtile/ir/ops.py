@@ -522,9 +522,12 @@ def _load_operand(e):
         return bad
     arr, t = e.args[0].type, e.type
     shape = tuple(e.attrs["shape"])
-    if not _tile(t) or t.ndim != 2 or t.dtype != arr.dtype or shape[-2:] not in (
-            t.shape, t.shape[::-1]) or any(d != 1 for d in shape[:-2]):
-        return "an mma operand: a 2-d tile of the array's dtype, the load's last two axes"
+    kept = tuple(d for d in shape if d != 1)
+    if not _tile(t) or t.ndim != 2 or t.dtype != arr.dtype or not (
+            kept == t.shape or shape[-2:] == t.shape and all(d == 1 for d in shape[:-2])):
+        return "an mma operand: a 2-d tile of the array's dtype, the load's axes other than 1"
+    if not 0 <= e.attrs.get("row_axis", -1) < arr.ndim - 1:
+        return "an mma operand's memory rows step along an array axis before the last"
     if not t.layout.startswith("smem"):
         return "an mma operand lives in shared memory (layout smem, smemt, smemw or smemtw)"
     return None

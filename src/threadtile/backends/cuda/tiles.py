@@ -156,6 +156,8 @@ def op_scratch(op: ir.TileOp, nt: int) -> int:
     if k == "bytes":  # float4_e2m1fn staged one element to a byte
         x = op.args[0].type
         return max(x.size * _isz(x.dtype), op.type.size * _isz(op.type.dtype))
+    if k == "extract" and op.type.layout == "mma":  # registers chosen (ir/fraglayout.py)
+        return 0
     if k in ("scan", "extract"):
         x = op.args[0].type
         return x.size * _isz(x.dtype)
@@ -322,9 +324,14 @@ def operand_pad(x: ir.TileOp) -> str:
 
 
 def _load_operand(em, x, args):
-    idx = "".join(", " + a for a in args[1:])
-    return (f"tt::tile::load_operand<{alias(x.type)}, {x.attrs['offset']}>({args[0]}, "
-            f"{operand_pad(x)}{idx})")
+    # the tile indices in the array's axis order (tile axis k is array axis order[k])
+    order = x.attrs.get("order") or range(len(args) - 1)
+    arr_idx = [""] * (len(args) - 1)
+    for k, a in zip(order, args[1:]):
+        arr_idx[k] = a
+    idx = "".join(", " + a for a in arr_idx)
+    return (f"tt::tile::load_operand<{alias(x.type)}, {x.attrs['offset']}, "
+            f"{x.attrs['row_axis']}>({args[0]}, {operand_pad(x)}{idx})")
 
 
 def _mma(em, x, args):
@@ -493,7 +500,9 @@ TILE_OPS = {
     "broadcast": _broadcast,
     "reshape": lambda em, x, args: f"tt::tile::reshape{_targs(_dims(x.type.shape))}({args[0]})",
     "permute": lambda em, x, args: f"tt::tile::permute<{_dims(x.attrs['perm'])}>({args[0]})",
-    "extract": lambda em, x, args: f"tt::tile::extract<{alias(x.type)}>({', '.join(args)})",
+    "extract": lambda em, x, args:
+        f"tt::tile::extract_frag<{alias(x.type)}, {x.args[2].value}>({args[0]})"
+        if x.type.layout == "mma" else f"tt::tile::extract<{alias(x.type)}>({', '.join(args)})",
     "insert": lambda em, x, args: f"tt::tile::insert({', '.join(args)})",
     "cat": lambda em, x, args:
         f"tt::tile::cat<{alias(x.type)}, {x.attrs['axis']}>({args[0]}, {args[1]})",

@@ -219,6 +219,20 @@ struct traits<MmaTile<T, NT_, M, N_>> {
   typedef T elem;
   template <class U> using with = MmaTile<U, NT_, M, N_>;
 };
+// extract<R>(x, 0, J) of fragments: columns J*RN ... of an (M, N) fragment tile, where the
+// 16x8 blocks before them are whole rounds of the warps (ir/fraglayout.py frag_extract): the
+// same lanes hold them, blocks OFF/NW further along
+template <class R, int J, class T, int NT, int M, int N>
+__device__ __forceinline__ R extract_frag(const MmaTile<T, NT, M, N>& x) {
+  constexpr int RN = R::E / M, NW = NT / 32, OFF = (J * RN / 8) * (M / 16);
+  static_assert(R::E % M == 0 && RN % 8 == 0 && OFF % NW == 0 && (J + 1) * RN <= N,
+                "extract_frag: whole columns, whole rounds of the warps before them");
+  R r;
+#pragma unroll
+  for (int k = 0; k < R::N; ++k) r.v[k] = x.v[k + OFF / NW * 4];
+  return r;
+}
+
 // the (row, column) of value j of this lane's i-th block
 template <int NT, int M, int N>
 __device__ __forceinline__ int frag_index(int t, int i, int j) {

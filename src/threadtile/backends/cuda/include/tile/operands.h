@@ -88,22 +88,21 @@ __device__ __forceinline__ void cp_async_wait() {
 #endif
 }
 
-// the operand at tile index idx... of a rank-R array, the load's tile (1, ..., 1, X, Y)
-// (X, Y = K, N, or N, K where Swap) at Off bytes into the operand buffers
-template <class ST, class Arr, class... I>
+// the operand at tile index idx... (in the array's axis order) of a rank-R array: memory
+// rows (K as the mma sees them, or N where Swap) step along array axis RA, each row runs along
+// the last axis; the other axes are the tile's ones. At Off bytes into the operand buffers
+template <class ST, int RA, class Arr, class... I>
 __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST::elem pad,
                                               I... idx) {
   typedef typename ST::elem T;
   constexpr int R = sizeof...(I), CH = 16 / int(sizeof(T));
   constexpr int MR = ST::ROWS, MC = ST::COLS, PER = MC / CH;
   static_assert(MC % CH == 0, "load_operand: rows of 16-byte runs");
+  static_assert(RA >= 0 && RA < R - 1, "load_operand: rows along an axis before the last");
   const int64_t ix[R] = {int64_t(idx)...};
   int64_t g0[R];
 #pragma unroll
-  for (int d = 0; d < R - 2; ++d) g0[d] = ix[d];  // (axes of 1)
-  // tile axis R-2 has the tile's rows (K as the mma sees them, or N where Swap)
-  g0[R - 2] = ix[ST::Swap ? R - 1 : R - 2] * MR;
-  g0[R - 1] = ix[ST::Swap ? R - 2 : R - 1] * MC;
+  for (int d = 0; d < R; ++d) g0[d] = ix[d] * (d == RA ? MR : d == R - 1 ? MC : 1);
   ST out{operand_smem<T>(off)};
   const bool contiguous = stride_of(a, R - 1) == 1;
   // a tile wholly inside the array, its rows contiguous, 16-byte aligned and a multiple of 16
@@ -112,7 +111,7 @@ __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST
   bool inside = contiguous;
 #pragma unroll
   for (int d = 0; d < R; ++d) {
-    const int64_t ext = d == R - 2 ? MR : d == R - 1 ? MC : 1;
+    const int64_t ext = d == RA ? MR : d == R - 1 ? MC : 1;
     inside = inside && g0[d] >= 0 && g0[d] + ext <= a.shape[d];
   }
   const T* base = a.data;
@@ -120,7 +119,7 @@ __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST
   if (inside) {
     int64_t g1[R];
 #pragma unroll
-    for (int d = 0; d < R; ++d) g1[d] = g0[d] + (d == R - 2 ? 1 : 0);
+    for (int d = 0; d < R; ++d) g1[d] = g0[d] + (d == RA ? 1 : 0);
     base = a.data + offset(a, g0);
     ld = MR > 1 ? offset(a, g1) - offset(a, g0) : 0;
     inside = reinterpret_cast<unsigned long long>(base) % 16 == 0 && ld % CH == 0;
@@ -145,7 +144,7 @@ __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST
     bool in = true;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
-      g[d] = g0[d] + (d == R - 2 ? row : d == R - 1 ? col : 0);
+      g[d] = g0[d] + (d == RA ? row : d == R - 1 ? col : 0);
       if (d < R - 1) in = in && g[d] >= 0 && g[d] < a.shape[d];
     }
     T* dst = out.p + piece_at<ST>(row, col);
@@ -173,9 +172,9 @@ __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST
   return out;
 }
 
-template <class ST, int Off, class Arr, class... I>
+template <class ST, int Off, int RA, class Arr, class... I>
 __device__ __forceinline__ ST load_operand(const Arr& a, typename ST::elem pad, I... idx) {
-  return load_operand_at<ST>(Off, a, pad, idx...);
+  return load_operand_at<ST, RA>(Off, a, pad, idx...);
 }
 
 template <class X> struct is_mma_tile { static constexpr bool value = false; };

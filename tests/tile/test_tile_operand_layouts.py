@@ -1,0 +1,162 @@
+"""Operands and accumulators of ``mma`` laid out where the code a user writes first puts them:
+
+- loads of attention's Q, K and V from (batch, seq, heads, dim) arrays, tile shapes with ones
+  between the two kept axes and K transposed by ``order=(0, 2, 3, 1)``, go straight to
+  shared memory (``load_operand``, ir/operands.py) as the (batch, heads, seq, dim) layout's do;
+- ``ct.extract`` of whole column blocks of an accumulator in fragments (SwiGLU's gate and up
+  halves of one product) picks registers (``extract_frag``, ir/fraglayout.py) instead of a
+  round trip through shared memory, so the whole kernel keeps the Hopper main loop's block.
+
+Each numeric test runs in the simulator and on the GPU (``target``) against NumPy in float64
+with fresh inputs and poisoned outputs; every kernel compiles for sm_80, sm_90 and sm_90a."""
+
+import numpy as np
+import pytest
+from conftest import compile_cubin, poison
+
+import threadtile.tile as ct
+
+ConstInt = ct.Constant[int]
+ZERO = ct.PaddingMode.ZERO
+
+
+@ct.kernel
+def attention_bshd(Q, K, V, Out, scale: float, G: ConstInt, D: ConstInt, TM: ConstInt,
+                   TN: ConstInt):
+    """Causal attention, Q/Out (batch, seq, heads, D), K/V (batch, seq, kv heads, D)."""
+    i, h, b = ct.bid(0), ct.bid(1), ct.bid(2)
+    kvh = h // G
+    seq = Q.shape[1]
+    q = ct.load(Q, index=(b, i, h, 0), shape=(1, TM, 1, D), padding_mode=ZERO).reshape((TM, D))
+    rows = (i * TM + ct.arange(TM, dtype=ct.int32)).reshape((TM, 1))
+    cols = ct.arange(TN, dtype=ct.int32).reshape((1, TN))
+    m = ct.full((TM, 1), -np.inf, dtype=ct.float32)
+    den = ct.zeros((TM, 1), dtype=ct.float32)
+    acc = ct.zeros((TM, D), dtype=ct.float32)
+    for j in range(ct.cdiv(min((i + 1) * TM, seq), TN)):
+        k = ct.load(K, index=(b, kvh, 0, j), shape=(1, 1, D, TN), order=(0, 2, 3, 1),
+                    padding_mode=ZERO).reshape((D, TN))
+        s = ct.mma(q, k, ct.zeros((TM, TN), dtype=ct.float32)) * scale
+        s = ct.where((j * TN + cols <= rows) & (j * TN + cols < seq), s, -np.inf)
+        m_new = ct.maximum(m, ct.max(s, axis=1, keepdims=True))
+        p = ct.exp(s - m_new)
+        alpha = ct.exp(m - m_new)
+        den = den * alpha + ct.sum(p, axis=1, keepdims=True)
+        v = ct.load(V, index=(b, j, kvh, 0), shape=(1, TN, 1, D),
+                    padding_mode=ZERO).reshape((TN, D))
+        acc = ct.mma(p.astype(V.dtype), v, acc * alpha)
+        m = m_new
+    ct.store(Out, index=(b, i, h, 0), tile=(acc / den).reshape((1, TM, 1, D)).astype(Out.dtype))
+
+
+@ct.kernel
+def gated(A, W, C, tm: ConstInt, tn: ConstInt, tk: ConstInt, parts: ConstInt):
+    """C = silu(A @ W[:, gate block]) * (A @ W[:, up block]) from one (tm, parts tn)
+    accumulator: column block ``by`` of W holds ``parts`` blocks of tn columns; the first is
+    the gate, the last the up projection."""
+    bx, by = ct.bid(0), ct.bid(1)
+    acc = ct.zeros((tm, parts * tn), dtype=ct.float32)
+    for k in range(ct.num_tiles(A, axis=1, shape=(tm, tk))):
+        a = ct.load(A, index=(bx, k), shape=(tm, tk), padding_mode=ZERO)
+        w = ct.load(W, index=(k, by), shape=(tk, parts * tn), padding_mode=ZERO)
+        acc = ct.mma(a, w, acc)
+    g = ct.extract(acc, index=(0, 0), shape=(tm, tn))
+    u = ct.extract(acc, index=(0, parts - 1), shape=(tm, tn))
+    ct.store(C, index=(bx, by), tile=(g / (1.0 + ct.exp(-g)) * u).astype(C.dtype))
+
+
+def _attention_ref(q, k, v, scale, group):
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    k, v = np.repeat(k, group, axis=2), np.repeat(v, group, axis=2)
+    s = np.einsum("bqhd,bkhd->bhqk", q, k) * scale
+    n = s.shape[-1]
+    s = np.where(np.arange(n)[None, :] <= np.arange(n)[:, None], s, -np.inf)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    return np.einsum("bhqk,bkhd->bqhd", p / p.sum(axis=-1, keepdims=True), v)
+
+
+def _packed_qkv(rng, b, seq, heads, kv, d, dtype):
+    """Q, K, V as views of one (b, seq, heads + 2 kv, d) projection, as a decoder has them."""
+    qkv = rng.standard_normal((b, seq, heads + 2 * kv, d)).astype(dtype)
+    return qkv, (slice(0, heads), slice(heads, heads + kv), slice(heads + kv, heads + 2 * kv))
+
+
+_ATTN = [(1, 128, 4, 2, 64, 64, 32), (2, 96, 4, 1, 64, 32, 32), (1, 256, 2, 2, 128, 128, 64)]
+
+
+@pytest.mark.parametrize(("b", "seq", "heads", "kv", "d", "tm", "tn"), _ATTN)
+def test_attention_over_bshd_views(target, rng, b, seq, heads, kv, d, tm, tn):
+    if target.name == "sim" and tm * tn * d > 64 * 64 * 64:
+        pytest.skip("the simulator runs the smaller shapes (the GPU runs all)")
+    qkv, (sq, sk, sv) = _packed_qkv(rng, b, seq, heads, kv, d, np.float16)
+    dev = target.to_device(qkv)
+    out = target.to_device(poison((b, seq, heads, d), np.float16))
+    scale = 1 / np.sqrt(d)
+    target.launch_tile(attention_bshd, (-(-seq // tm), heads, b), dev[:, :, sq], dev[:, :, sk],
+                       dev[:, :, sv], out, scale, heads // kv, d, tm, tn)
+    ref = _attention_ref(qkv[:, :, sq], qkv[:, :, sk], qkv[:, :, sv], scale, heads // kv)
+    np.testing.assert_allclose(target.to_host(out).astype(np.float64), ref, atol=6e-3,
+                               rtol=6e-3)
+
+
+@pytest.mark.parametrize(("m", "k", "n", "tm", "tn", "parts"),
+                         [(128, 128, 256, 64, 64, 2), (256, 192, 256, 128, 128, 2),
+                          (128, 64, 128, 64, 32, 4), (100, 80, 128, 64, 64, 2)])
+def test_extract_of_an_accumulator(target, rng, m, k, n, tm, tn, parts):
+    if target.name == "sim" and tm * tn * parts > 64 * 128:
+        pytest.skip("the simulator runs the smaller shapes (the GPU runs all)")
+    a = (rng.standard_normal((m, k)) / 4).astype(np.float16)
+    w = (rng.standard_normal((k, n * parts)) / 4).astype(np.float16)
+    out = target.to_device(poison((m, n), np.float32))
+    target.launch_tile(gated, (-(-m // tm), n // tn), target.to_device(a), target.to_device(w),
+                       out, tm, tn, 32, parts)
+    prod = a.astype(np.float64) @ w.astype(np.float64)
+    blocks = prod.reshape(m, n // tn, parts, tn)
+    g, u = blocks[:, :, 0].reshape(m, n), blocks[:, :, -1].reshape(m, n)
+    np.testing.assert_allclose(target.to_host(out), g / (1 + np.exp(-g)) * u, rtol=2e-4,
+                               atol=2e-4)
+
+
+def _attention_args(b=1, seq=256, heads=8, kv=2, d=128):
+    z = np.zeros((b, seq, heads + 2 * kv, d), np.float16)
+    o = np.zeros((b, seq, heads, d), np.float16)
+    return (z[:, :, :heads], z[:, :, heads:heads + kv], z[:, :, heads + kv:], o, 0.1,
+            heads // kv, d)
+
+
+def test_bshd_operands_go_to_shared_memory():
+    src = attention_bshd.cuda_source(*_attention_args(), 128, 64)
+    body = src[src.index("for (int64_t j"):]
+    # K (its rows the dim axis, stepping along seq: array axis 1) and V, laid out for wgmma
+    assert "smemtw k = tt::tile::load_operand<tile_f16_128x64_smemtw, 0, 1>(K, " in body
+    assert "smemw v = tt::tile::load_operand<tile_f16_64x128_smemw, " in body
+    # Q once, before the loop; indices in the array's axis order (K: b, j, kvh, 0)
+    head = src[:src.index("for (int64_t j")]
+    assert "smemw q = tt::tile::load_operand<" in head
+    assert "(K, __half(0.0f), (int64_t)b, j, (int64_t)kvh, 0LL)" in body
+    assert "tt::tile::load<" not in body
+
+
+def test_gated_extract_stays_in_registers():
+    z = np.zeros
+    src = gated.cuda_source(z((256, 256), np.float16), z((256, 512), np.float16),
+                            z((256, 256), np.float32), 128, 128, 64, 2)
+    assert "extract_frag<tile_f32_128x128_mma, 0>(acc)" in src
+    assert "extract_frag<tile_f32_128x128_mma, 1>(acc)" in src
+    assert "to_blocked" not in src and "store_fragments(C" in src
+    # the block the Hopper main loop needs (8 warps for a 128x256 accumulator), not 16
+    assert "MmaTile<float, 256, 128, 256>" in src and "mma_loop<" in src
+    # four blocks of 64 columns: the up block is the fourth, 3 x 64 columns along
+    src = gated.cuda_source(z((256, 256), np.float16), z((256, 512), np.float16),
+                            z((256, 256), np.float32), 128, 64, 64, 4)
+    assert "extract_frag<tile_f32_128x64_mma, 3>(acc)" in src
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_90a"])
+def test_compiles(arch):
+    assert compile_cubin(attention_bshd, *_attention_args(), 128, 64, arch=arch)
+    assert compile_cubin(attention_bshd, *_attention_args(seq=96, d=64), 64, 32, arch=arch)
+    z = np.zeros
+    for tm, tn, parts in ((128, 128, 2), (64, 32, 4), (128, 64, 4)):
+        assert compile_cubin(gated, z((256, 256), np.float16), z((256, 1024), np.float16),
+                             z((256, 256), np.float32), tm, tn, 64, parts, arch=arch)
