@@ -160,3 +160,36 @@ def test_compiles(arch):
     for tm, tn, parts in ((128, 128, 2), (64, 32, 4), (128, 64, 4)):
         assert compile_cubin(gated, z((256, 256), np.float16), z((256, 1024), np.float16),
                              z((256, 256), np.float32), tm, tn, 64, parts, arch=arch)
+
+
+@ct.kernel
+def transposed_rows(K, Out, D: ConstInt, TN: ConstInt):
+    """Out[b, h, :, j TN ...] = K[b, j TN ..., h, :]^T: the load's order puts K's contiguous
+    last axis on the tile's third axis (tile/memory.h reads it by memory rows)."""
+    j, h, b = ct.bid(0), ct.bid(1), ct.bid(2)
+    k = ct.load(K, index=(b, h, 0, j), shape=(1, 1, D, TN), order=(0, 2, 3, 1),
+                padding_mode=ct.PaddingMode.NEG_INF)
+    ct.store(Out, index=(b, h, 0, j), tile=k * 2)
+
+
+@pytest.mark.parametrize(("seq", "d", "tn"), [(256, 128, 64), (100, 64, 32), (40, 16, 16)])
+def test_load_by_memory_rows(target, rng, seq, d, tn):
+    """Edge tiles (seq not a multiple of TN) pad with -inf, stores past the edge are dropped."""
+    b, kv = 2, 3
+    k = rng.standard_normal((b, seq, kv, d)).astype(np.float32)
+    out = target.to_device(poison((b, kv, d, seq), np.float32))
+    target.launch_tile(transposed_rows, (-(-seq // tn), kv, b), target.to_device(k), out, d, tn)
+    np.testing.assert_array_equal(target.to_host(out), 2 * k.transpose(0, 2, 3, 1))
+
+
+def test_load_by_memory_rows_reserves_its_scratch():
+    src = transposed_rows.cuda_source(np.zeros((2, 256, 3, 128), np.float32),
+                                      np.zeros((2, 3, 128, 256), np.float32), 128, 64)
+    # 128 x 64 float32 and one element of padding in 32
+    assert f"#define TT_SCRATCH_BYTES {(8192 + 256) * 4}" in src
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_load_by_memory_rows_compiles(arch):
+    assert compile_cubin(transposed_rows, np.zeros((2, 256, 3, 128), np.float32),
+                         np.zeros((2, 3, 128, 256), np.float32), 128, 64, arch=arch)

@@ -141,8 +141,23 @@ def permute_scratch(x: TileType, perm) -> int:
     return x.size // last * (last + pad) * isz
 
 
+def by_memory_rows(op: ir.TileOp) -> bool:
+    """Whether tile/memory.h reads a load through the scratch in memory's order (its
+    ``by_memory_rows``): the order puts the array's last axis on a tile axis of 8 or more
+    other than the tile's last."""
+    order = op.attrs.get("order")
+    shape = tuple(op.attrs.get("shape") or ())
+    if op.op != "load" or not order or len(order) != len(shape) or \
+            op.args[0].type.ndim != len(shape):
+        return False
+    ia = list(order).index(len(shape) - 1)
+    return ia != len(shape) - 1 and shape[ia] >= 8
+
+
 def op_scratch(op: ir.TileOp, nt: int) -> int:
     k = op.op
+    if by_memory_rows(op):
+        return (op.type.size + op.type.size // 32) * _isz(op.type.dtype)
     if k in ("broadcast", "reduce") and op.type.layout != "blocked":
         return 0  # in registers (tile/fragments.h)
     if k == "broadcast" and not register_broadcast(op.args[0].type.shape, op.type.shape, nt):

@@ -244,6 +244,67 @@ __device__ __noinline__ void store_runs(const Arr a, const tile_words<TL> w, con
     }
   }
 }
+// the tile axis that an axis order puts on the array's last axis (R - 1 for none)
+template <int R, int... Ord>
+__host__ __device__ constexpr int tile_axis_of_last() {
+  constexpr int ord[] = {Ord..., 0};
+  for (int d = 0; d < R; ++d)
+    if (sizeof...(Ord) && ord[d] == R - 1) return d;
+  return R - 1;
+}
+// scratch index of tile element e where a load goes by memory rows: one element of padding
+// every 32, so that threads writing down a column of the tile hit different banks
+__device__ __forceinline__ int by_rows_slot(int e) { return e + (e >> 5); }
+// whether a load of TL in axis order Ord goes through the scratch by memory rows (below);
+// backends/cuda/tiles.py reserves the scratch for it by the same rule
+template <class TL, int R, int... Ord>
+struct by_memory_rows {
+  static constexpr int IA = tile_axis_of_last<R, Ord...>();
+  static constexpr bool value = IA != R - 1 && traits<TL>::rank == R &&
+      traits<TL>::dim(IA) >= 8 &&
+      (traits<TL>::E + traits<TL>::E / 32) * sizeof(typename traits<TL>::elem) <=
+          TT_SCRATCH_BYTES;
+};
+// A load whose order puts the array's contiguous last axis on another tile axis than the
+// last (K^T read from a (batch, seq, heads, dim) cache): per element, neighbouring threads
+// would read elements a whole array row apart. The block reads the tile in memory's order
+// instead (neighbouring threads, neighbouring addresses) into the scratch, then each thread
+// takes its own elements from there.
+template <class TL, int R, int... Ord, class Arr>
+__device__ __noinline__ TL load_by_memory_rows(const Arr a, typename traits<TL>::elem pad,
+                                               index_of<R> at) {
+  typedef typename traits<TL>::elem T;
+  constexpr int IA = by_memory_rows<TL, R, Ord...>::IA, NT = traits<TL>::NT;
+  constexpr int ord[] = {Ord..., 0};
+  T* buf = scratch<T>();
+  block_sync();  // the scratch's last reader is done
+  for (int c = tid(); c < traits<TL>::E; c += NT) {
+    int co[R], rest = c;
+    co[IA] = rest % traits<TL>::dim(IA);
+    rest /= traits<TL>::dim(IA);
+#pragma unroll
+    for (int d = R - 1; d >= 0; --d) {
+      if (d == IA) continue;
+      co[d] = rest % traits<TL>::dim(d);
+      rest /= traits<TL>::dim(d);
+    }
+    int64_t g[R];
+    bool in = true;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+      g[ord[d]] = at.v[d] * traits<TL>::dim(d) + co[d];
+      in = in && g[ord[d]] >= 0 && g[ord[d]] < a.shape[ord[d]];
+    }
+    buf[by_rows_slot(flat<TL>(co))] = in ? a.data[offset(a, g)] : pad;
+  }
+  block_sync();
+  TL r;
+  const int t = tid();
+#pragma unroll
+  for (int k = 0; k < TL::N; ++k) r.v[k] = buf[by_rows_slot(elem<TL>(t, k))];
+  block_sync();  // the scratch is free again
+  return r;
+}
 // a tile from an array: elements outside it get `pad` and are never read
 template <class TL, int... Ord, class Arr, class... I>
 __device__ __forceinline__ TL load(const Arr& a, typename traits<TL>::elem pad, I... idx) {
@@ -284,6 +345,8 @@ __device__ __forceinline__ TL load(const Arr& a, typename traits<TL>::elem pad, 
       return r;
     }
   }
+  if constexpr (by_memory_rows<TL, R, Ord...>::value)
+    return load_by_memory_rows<TL, R, Ord...>(a, pad, index_of<R>{{int64_t(idx)...}});
 #pragma unroll
   for (int k = 0; k < TL::N; ++k) {
     int64_t g[R];
