@@ -193,3 +193,32 @@ def test_load_by_memory_rows_reserves_its_scratch():
 def test_load_by_memory_rows_compiles(arch):
     assert compile_cubin(transposed_rows, np.zeros((2, 256, 3, 128), np.float32),
                          np.zeros((2, 3, 128, 256), np.float32), 128, 64, arch=arch)
+
+
+@ct.kernel
+def heads_first(X, Out, TN: ConstInt, D: ConstInt):
+    """Out (batch, heads, seq, D) from X (batch, seq, heads, D): tiles (1, TN, 1, D) and
+    (1, 1, TN, D), loaded and stored as 2-d tiles over 2-d views (tile/memory.h squeeze_axis);
+    rows past seq pad with zeros and are not stored."""
+    j, h, b = ct.bid(0), ct.bid(1), ct.bid(2)
+    x = ct.load(X, index=(b, j, h, 0), shape=(1, TN, 1, D), padding_mode=ct.PaddingMode.ZERO)
+    y = (x + 1).reshape((1, 1, TN, D))
+    ct.store(Out, index=(b, h, j, 0), tile=y)
+
+
+@pytest.mark.parametrize(("seq", "d", "tn"), [(256, 128, 64), (100, 64, 32), (10, 16, 16)])
+def test_squeezed_loads_and_stores(target, rng, seq, d, tn):
+    b, heads = 2, 3
+    packed = rng.standard_normal((b, seq, heads + 1, d)).astype(np.float16)
+    dev = target.to_device(packed)
+    out = target.to_device(poison((b, heads, seq, d), np.float16))
+    target.launch_tile(heads_first, (-(-seq // tn), heads, b), dev[:, :, 1:], out, tn, d)
+    np.testing.assert_array_equal(target.to_host(out),
+                                  packed[:, :, 1:].transpose(0, 2, 1, 3) + np.float16(1))
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_squeezed_compiles(arch):
+    x = np.zeros((2, 100, 4, 64), np.float16)[:, :, 1:]
+    assert compile_cubin(heads_first, x, np.zeros((2, 3, 100, 64), np.float16), 32, 64,
+                         arch=arch)
