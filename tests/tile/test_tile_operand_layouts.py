@@ -198,8 +198,8 @@ def test_load_by_memory_rows_compiles(arch):
 @ct.kernel
 def heads_first(X, Out, TN: ConstInt, D: ConstInt):
     """Out (batch, heads, seq, D) from X (batch, seq, heads, D): tiles (1, TN, 1, D) and
-    (1, 1, TN, D), loaded and stored as 2-d tiles over 2-d views (tile/memory.h squeeze_axis);
-    rows past seq pad with zeros and are not stored."""
+    (1, 1, TN, D) with ones between their kept axes; rows past seq pad with zeros and are not
+    stored."""
     j, h, b = ct.bid(0), ct.bid(1), ct.bid(2)
     x = ct.load(X, index=(b, j, h, 0), shape=(1, TN, 1, D), padding_mode=ct.PaddingMode.ZERO)
     y = (x + 1).reshape((1, 1, TN, D))
