@@ -64,6 +64,8 @@ def _cases(F):
     yield "reduce_count", lambda: tc.reduce_into(tc.CountingIterator(np.int64(1)),
                                                  F(1, np.int64), tc.OpKind.MAXIMUM, n,
                                                  np.int64(0))
+    yield "reduce_count_big", lambda: tc.reduce_into(  # the partials' own kernel
+        tc.CountingIterator(np.int32(1)), F(1, np.int64), tc.OpKind.PLUS, 1 << 20, np.int64(0))
     yield "iscan_plus_i64", lambda: tc.inclusive_scan(i64, F(n, np.int64), tc.OpKind.PLUS)
     yield "iscan_init", lambda: tc.inclusive_scan(f32, F(n, np.float32), tc.OpKind.MAXIMUM,
                                                   np.float32(-1))
@@ -128,11 +130,26 @@ def programs():
 def test_every_launch_matches_its_kernel(programs):
     assert len(programs.sources) >= 20
     names = {name for name, *_ in programs.launches}
-    for k in ("tt_reduce_tiles", "tt_reduce_partials", "tt_reduce_single", "tt_scan",
+    for k in ("tt_reduce", "tt_reduce_partials", "tt_scan",
               "tt_scan_init", "tt_radix_histogram", "tt_radix_exclusive_sum",
               "tt_radix_onesweep", "tt_histogram", "tt_segmented_reduce", "tt_transform",
               "tt_block_sort", "tt_merge_partition", "tt_merge", "tt_scatter", "tt_zero"):
         assert k in names, k
+
+
+def test_unit_head_spares_nvrtc_work():
+    """The macros that cut NVRTC's parsing come before the first include (compute/cxx.py):
+    libcu++'s type-list unroll limit; no fp8/fp6/fp4 support unless the unit names them."""
+    from threadtile.compute import cxx
+
+    text = cxx.Unit().text()
+    first = text.index("#include")
+    assert -1 < text.find("#define _CCCL_META_UNROLL_LIMIT 10") < first
+    assert -1 < text.find("#define CCCL_DISABLE_NVFP8_SUPPORT") < first
+    assert "#include <cuda/std/__functional/operations.h>" in text
+    u = cxx.Unit()
+    u.kernels.append("__device__ __nv_fp8_e4m3 tt_x;")
+    assert "CCCL_DISABLE_NVFP" not in u.text()
 
 
 @pytest.mark.parametrize("arch", ARCHS)

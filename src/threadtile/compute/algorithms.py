@@ -9,7 +9,7 @@ import numpy as np
 
 from . import cxx, device, host
 from ._common import QUERY, Builder, Call, scalar_value
-from .iterators import value_words
+from .iterators import ArrayInput, value_words
 from .operators import as_operator, ctype, type_of
 
 __all__ = ["reduce_into", "inclusive_scan", "exclusive_scan", "segmented_reduce",
@@ -55,12 +55,15 @@ def reduce_into(d_in, d_out, op, num_items=None, h_init=None, stream=None, *,
     t = type_of(dtype)
     fn, src = op.cxx((t, t), t)
     key = ("reduce", dtype.str, op.key(), inp.key())
+    # the partials are an array of dtype: an input that is one too takes the same kernel
+    last = ("tt_reduce" if isinstance(inp, ArrayInput) and inp.dtype == dtype
+            else "tt_reduce_partials")
 
     def build():
         u = cxx.Unit()
         u.add_function(src)
         u.add_input(inp)
-        cxx.reduce_kernels(u, ctype(t), dtype.itemsize, fn, inp)
+        cxx.reduce_kernels(u, ctype(t), dtype.itemsize, fn, inp, last == "tt_reduce_partials")
         return u.text()
 
     prog = device.program(key, build, "reduce")
@@ -72,11 +75,12 @@ def reduce_into(d_in, d_out, op, num_items=None, h_init=None, stream=None, *,
         return max(nbytes, 1)
     words = value_words(init)
     if grid <= 1:
-        prog.kernel("tt_reduce_single")[1, threads, call.stream](*inp.args(), out, n, *words)
+        prog.kernel("tt_reduce")[1, threads, call.stream](*inp.args(), out, n, *words, 1)
         return None
     partials = call.temp(nbytes)
-    prog.kernel("tt_reduce_tiles")[grid, threads, call.stream](*inp.args(), partials, n)
-    prog.kernel("tt_reduce_partials")[1, threads, call.stream](partials, out, grid, *words)
+    prog.kernel("tt_reduce")[grid, threads, call.stream](*inp.args(), partials, n, *words, 0)
+    args = (partials, out, grid, *words) + ((1,) if last == "tt_reduce" else ())
+    prog.kernel(last)[1, threads, call.stream](*args)
     return None
 
 
