@@ -100,6 +100,27 @@ def _gpu_math(v):
     return None
 
 
+def _nan_ignoring(pick):
+    """min or max of numbers as compiled kernels take them (fmin/fmax: a NaN operand is
+    ignored, NaN only when all are); anything else (one iterable, key=...) as Python's."""
+    def call(*args, **kw):
+        if kw or len(args) < 2 or not all(isinstance(a, (int, float, np.number)) for a in args) \
+                or not any(isinstance(a, (float, np.floating)) for a in args):
+            return pick(*args, **kw)
+        r = args[0]
+        for b in args[1:]:
+            if r != r:  # NaN
+                r = b
+            elif b == b:
+                r = pick(r, b)
+        return r
+    call.__name__ = pick.__name__
+    return call
+
+
+_GPU_MIN, _GPU_MAX = _nan_ignoring(min), _nan_ignoring(max)
+
+
 def runnable(fn, _memo: dict | None = None):
     """A copy of ``fn`` whose global and closure references to ``@jit`` functions are those
     functions' Python code (a ``Kernel`` object refuses to be called from Python), and whose
@@ -125,6 +146,8 @@ def runnable(fn, _memo: dict | None = None):
         elif (gm := _gpu_math(v)) is not None:
             g[name] = gm
     g["print"] = _gpu_print
+    for name, ours in (("min", _GPU_MIN), ("max", _GPU_MAX)):
+        g.setdefault(name, ours)  # (a module's own min stays its own)
     for cell, mine in zip(fn.__closure__ or (), cells or ()):
         try:
             v = cell.cell_contents
