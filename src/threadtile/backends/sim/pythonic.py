@@ -71,6 +71,17 @@ _NP_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arc
 
 
 def _gpu_math_function(f):
+    if f.__name__ in ("floor", "ceil", "trunc"):  # an int64, as compiled: NaN and infinities
+        ufunc = getattr(np, f.__name__)           # convert as the GPU converts them
+
+        def to_int(x):
+            try:
+                return f(x)
+            except (ValueError, OverflowError):
+                with np.errstate(all="ignore"):
+                    return ops.float_to_int(ufunc(np.float64(x)), np.int64)
+        to_int.__name__ = f.__name__
+        return to_int
     ufunc = getattr(np, _NP_NAMES.get(f.__name__, f.__name__), None)
     if not isinstance(ufunc, np.ufunc):
         return f
