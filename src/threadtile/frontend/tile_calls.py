@@ -282,8 +282,11 @@ def reduce(lw: Lowerer, kind: str, node: ast.Call) -> ir.Expr:
     else:
         shape = tuple(d for k, d in enumerate(x.type.shape) if k not in axes)
     flat = kind in ("argmax", "argmin") and len(axes) == nd and nd > 1
+    pn = v["propagate_nan"]
+    nan = pn is not None and not (isinstance(pn, Py) and pn.obj is None) and \
+        static_bool(lw, pn, node, "propagate_nan")
     return tile_op(lw, node, TileType(out_t, shape), "reduce", [x], kind=kind, axes=axes,
-               flat=flat)
+                   flat=flat, nan=nan)
 
 
 def _flush_to_zero(lw: Lowerer, ftz, x, node, kind: str) -> None:

@@ -301,7 +301,9 @@ def _broadcast(em, x, args):
 
 
 def _reduce(em, x, args):
-    kind = "tt::tile::" + _REDUCE[x.attrs["kind"]]
+    nan = "_NAN" if x.attrs.get("nan") and x.attrs["kind"] in ("max", "min", "argmax", "argmin") \
+        else ""
+    kind = "tt::tile::" + _REDUCE[x.attrs["kind"]] + nan
     if x.type.layout == "mmarow":  # the rows of a fragment tile (tile/fragments.h)
         return f"tt::tile::reduce_mma_rows<{kind}>({args[0]})"
     if rows_reduction(x, em.threads):

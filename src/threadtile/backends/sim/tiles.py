@@ -326,12 +326,22 @@ def _reduce(B, op, site, blocks, args):
     kind = op.attrs["kind"]
     axes = tuple(a + 1 for a in op.attrs["axes"])
     out_shape = (B.nb,) + op.type.shape
+    nan = op.attrs.get("nan", False)  # propagate_nan=True: a NaN wins, else NaNs are ignored
     if kind in ("argmax", "argmin"):
-        f = np.argmax if kind == "argmax" else np.argmin
         if len(axes) == 1:
-            r = f(x, axis=axes[0])
+            x = np.moveaxis(x, axes[0], -1)
         else:  # every axis: the index into the flattened tile
-            r = f(x.reshape(B.nb, -1), axis=1)
+            x = x.reshape(B.nb, -1)
+        f = np.argmax if kind == "argmax" else np.argmin
+        if x.dtype.kind != "f" and "float" not in x.dtype.name:  # (bfloat16's kind is V)
+            r = f(x, axis=-1)
+        else:  # the first number equal to the best (NaNs ignored; all NaN: 0)
+            isnan = np.isnan(x)
+            clean = np.where(isnan, -np.inf if kind == "argmax" else np.inf, x)
+            best = (np.max if kind == "argmax" else np.min)(clean, axis=-1, keepdims=True)
+            r = np.where(isnan.all(axis=-1), 0, np.argmax((clean == best) & ~isnan, axis=-1))
+            if nan:  # propagate_nan: the first NaN
+                r = np.where(isnan.any(axis=-1), np.argmax(isnan, axis=-1), r)
         return r.astype(np.int32).reshape(out_shape)
     t = op.type.dtype
     wide = x.dtype.kind == "f" and x.dtype.itemsize < 4
@@ -340,10 +350,12 @@ def _reduce(B, op, site, blocks, args):
         r = np.sum(xs, axis=axes, dtype=xs.dtype)
     elif kind == "prod":
         r = np.prod(xs, axis=axes, dtype=xs.dtype)
-    elif kind == "max":  # NaNs are ignored (fmax), as the CUDA backend's combine does
-        r = np.fmax.reduce(xs, axis=axes) if xs.dtype.kind == "f" else np.max(xs, axis=axes)
+    elif kind == "max":  # NaNs are ignored (fmax) unless propagate_nan, as the CUDA backend
+        f = np.fmax if xs.dtype.kind == "f" and not nan else np.maximum
+        r = f.reduce(xs, axis=axes)
     else:
-        r = np.fmin.reduce(xs, axis=axes) if xs.dtype.kind == "f" else np.min(xs, axis=axes)
+        f = np.fmin if xs.dtype.kind == "f" and not nan else np.minimum
+        r = f.reduce(xs, axis=axes)
     return _round(np.asarray(r).reshape(out_shape), t)
 
 

@@ -67,7 +67,8 @@ __device__ __forceinline__ MmaRows<U, NT, M> astype(const MmaRows<T, NT, M>& x) 
 // ---- the rows of an MmaTile ------------------------------------------------------------------
 template <int K, class T, int NT, int M, int N>
 __device__ __forceinline__ MmaRows<T, NT, M> reduce_mma_rows(const MmaTile<T, NT, M, N>& x) {
-  static_assert(K == SUM || K == PROD || K == MAX || K == MIN, "reduce_mma_rows: a combine");
+  static_assert(K == SUM || K == PROD || K == MAX || K == MIN || K == MAX_NAN || K == MIN_NAN,
+                "reduce_mma_rows: a combine");
   typedef typename acc_of<T>::type A;
   constexpr int R = MmaRows<T, NT, M>::R;
   MmaRows<T, NT, M> out;

@@ -18,7 +18,15 @@ namespace tt {
 namespace tile {
 
 // ---- reductions and scans --------------------------------------------------------------------
-enum Op { SUM, PROD, MAX, MIN, ARGMAX, ARGMIN };
+// the _NAN kinds are propagate_nan=True: a NaN wins (max/min: the result is NaN; argmax/argmin:
+// the first NaN's index); the others ignore NaNs (all NaN: NaN, or index 0)
+enum Op { SUM, PROD, MAX, MIN, ARGMAX, ARGMIN, MAX_NAN, MIN_NAN, ARGMAX_NAN, ARGMIN_NAN };
+__host__ __device__ constexpr bool is_arg(int K) {
+  return K == ARGMAX || K == ARGMIN || K == ARGMAX_NAN || K == ARGMIN_NAN;
+}
+__host__ __device__ constexpr bool is_max(int K) {
+  return K == MAX || K == ARGMAX || K == MAX_NAN || K == ARGMAX_NAN;
+}
 
 template <class T> struct acc_of { typedef T type; };
 #ifdef TT_HALF
@@ -33,7 +41,11 @@ template <> struct acc_of<uint16_t> { typedef uint32_t type; };
 
 // max/min ignore NaNs (as fmax), sum/prod of 16-bit floats accumulate in float
 template <int K, class A> __device__ __forceinline__ A combine(A a, A b) {
-  if constexpr (K == SUM) return a + b;
+  if constexpr (K == MAX_NAN || K == MIN_NAN) {
+    if (a != a) return a;
+    if (b != b) return b;
+    return combine<K == MAX_NAN ? MAX : MIN, A>(a, b);
+  } else if constexpr (K == SUM) return a + b;
   else if constexpr (K == PROD) return a * b;
   else if constexpr (same<A, float>::value) return K == MAX ? fmaxf(a, b) : fminf(a, b);
   else if constexpr (same<A, double>::value) return K == MAX ? fmax(a, b) : fmin(a, b);
@@ -63,10 +75,15 @@ template <int K, int n, class A, class TL>
 __device__ __forceinline__ A combine_slots(const TL& x, int base) {
   return combine_chains<K, n, A>([&](int j) { return A(wide(x.v[base + j])); });
 }
-// argmax/argmin: the better value, the lower index on ties
+// argmax/argmin: the better value, the lower index on ties; a NaN loses to any number (or,
+// for the _NAN kinds, wins), two NaNs go to the lower index: the same answer in any order
 template <int K, class A>
 __device__ __forceinline__ void combine_arg(A& a, int& ia, A b, int ib) {
-  bool take = K == ARGMAX ? (b > a || (b == a && ib < ia)) : (b < a || (b == a && ib < ia));
+  const bool an = a != a, bn = b != b;
+  const bool better = is_max(K) ? (b > a || (b == a && ib < ia)) : (b < a || (b == a && ib < ia));
+  bool take;
+  if constexpr (K == ARGMAX_NAN || K == ARGMIN_NAN) take = bn ? (!an || ib < ia) : (!an && better);
+  else take = an ? (!bn || ib < ia) : (!bn && better);
   if (take) {
     a = b;
     ia = ib;
@@ -77,7 +94,7 @@ __device__ __forceinline__ void combine_arg(A& a, int& ia, A b, int ib) {
 template <int K, int Mask, int... O, class T, int NT, int... S>
 __device__ __forceinline__ auto reduce(const Tile<T, NT, S...>& x) {
   typedef Tile<T, NT, S...> X;
-  typedef typename cond<(K == ARGMAX || K == ARGMIN), int32_t, T>::type RT;
+  typedef typename cond<is_arg(K), int32_t, T>::type RT;
   typedef Tile<RT, NT, O...> R;
   typedef typename acc_of<T>::type A;
   static_assert(X::E * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
@@ -115,10 +132,10 @@ __device__ __forceinline__ auto reduce(const Tile<T, NT, S...>& x) {
         }
       }
       A v = A(wide(buf[flat<X>(c)]));
-      if (K == ARGMAX || K == ARGMIN) combine_arg<K>(acc, best, v, i);
+      if (is_arg(K)) combine_arg<K>(acc, best, v, i);
       else acc = combine<K>(acc, v);
     }
-    if (K == ARGMAX || K == ARGMIN) r.v[k] = RT(best);
+    if (is_arg(K)) r.v[k] = RT(best);
     else r.v[k] = to<RT>(acc);
   }
   return r;
@@ -129,7 +146,7 @@ __device__ __forceinline__ void warp_combine(A& a, int& ia) {
 #pragma unroll
   for (int s = 16; s > 0; s >>= 1) {
     A b = __shfl_xor_sync(0xffffffffu, a, s);
-    if (K == ARGMAX || K == ARGMIN) {
+    if (is_arg(K)) {
       int ib = __shfl_xor_sync(0xffffffffu, ia, s);
       combine_arg<K>(a, ia, b, ib);
     } else {
@@ -144,7 +161,7 @@ __device__ __forceinline__ void warp_combine(A& a, int& ia) {
 template <int K, int... O, class T, int NT, int... S>
 __device__ __forceinline__ auto reduce_rows(const Tile<T, NT, S...>& x) {
   typedef Tile<T, NT, S...> X;
-  typedef typename cond<(K == ARGMAX || K == ARGMIN), int32_t, T>::type RT;
+  typedef typename cond<is_arg(K), int32_t, T>::type RT;
   typedef Tile<RT, NT, O...> R;
   typedef typename acc_of<T>::type A;
   constexpr int EO = R::E, RS = X::N / EO, NW = NT / 32;
@@ -156,7 +173,7 @@ __device__ __forceinline__ auto reduce_rows(const Tile<T, NT, S...>& x) {
   block_sync();
 #pragma unroll
   for (int o = 0; o < EO; ++o) {
-    constexpr bool arg = K == ARGMAX || K == ARGMIN;
+    constexpr bool arg = is_arg(K);
     A acc;
     int best = elem<X>(t, o * RS) - o * (X::E / EO);  // the index within the row
     if constexpr (arg) {
@@ -180,7 +197,7 @@ __device__ __forceinline__ auto reduce_rows(const Tile<T, NT, S...>& x) {
   for (int k = 0; k < R::N; ++k) {
     int o = elem<R>(t, k);
     A acc = part[o * NW];
-    if constexpr (K == ARGMAX || K == ARGMIN) {
+    if constexpr (is_arg(K)) {
       int best = ipart[o * NW];
       for (int i = 1; i < NW; ++i) combine_arg<K>(acc, best, part[o * NW + i], ipart[o * NW + i]);
       r.v[k] = RT(best);
