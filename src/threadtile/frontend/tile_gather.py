@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from ..errors import TileCodeTypeError
+from ..errors import TileCodeTypeError, TileCodeValueError
 from ..ir import nodes as ir
 from ..lang import tile as lt
 from ..lang.types import ArrayType, TileType, bool_, int64, promote, void
@@ -109,7 +109,8 @@ def _implicit(lw: Lowerer, v, t, node, fname: str, what: str):
         lo, hi = (0, (1 << t.bits) - 1) if t.kind == "u" else (-(1 << (t.bits - 1)),
                                                                  (1 << (t.bits - 1)) - 1)
         if not lo <= c <= hi:
-            raise lw.error(node, f"{fname}(): {what} {c} is out of range of {t}")
+            raise lw.error(node, f"{fname}(): {what} {c} is out of range of {t}",
+                           cls=TileCodeValueError)
     return cast(lw, v, t, node)
 
 
