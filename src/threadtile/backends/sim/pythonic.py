@@ -76,10 +76,13 @@ def _gpu_math_function(f):
 
         def to_int(x):
             try:
-                return f(x)
+                r = f(x)
+                if -(1 << 63) <= r < (1 << 63):
+                    return r
             except (ValueError, OverflowError):
-                with np.errstate(all="ignore"):
-                    return ops.float_to_int(ufunc(np.float64(x)), np.int64)
+                pass
+            with np.errstate(all="ignore"):  # clamped to int64 (CPython's int is unbounded)
+                return ops.float_to_int(ufunc(np.float64(x)), np.int64)
         to_int.__name__ = f.__name__
         return to_int
     ufunc = getattr(np, _NP_NAMES.get(f.__name__, f.__name__), None)
