@@ -285,6 +285,9 @@ class Kernel:
                                 f"grid, kernel, args); its block is {self.block_threads} "
                                 "threads (num_warps)")
             launch = Launch(self, (config, self.block_threads) if self.tile else config)
+            # kernel[5, 128] of a tile kernel is the grid (5, 128): said the thread-level way,
+            # the 128 is a block size; the first call checks that the kernel reads axis 1
+            launch.check_axes = self.tile and isinstance(config, tuple) and len(config) > 1
             if isinstance(config, (tuple, int)) and len(self._configs) < 256:
                 try:
                     self._configs[config] = launch
@@ -586,7 +589,7 @@ class Launch(_c_call_base() or _PyCall):
     arguments are of the kinds of an earlier launch (the C base runs a C launcher without a
     Python frame); anything else takes ``_call``, the general path."""
 
-    __slots__ = ("kernel", "grid", "block", "stream", "shared_bytes")
+    __slots__ = ("kernel", "grid", "block", "stream", "shared_bytes", "check_axes")
 
     def __init__(self, kernel: Kernel, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
@@ -598,6 +601,7 @@ class Launch(_c_call_base() or _PyCall):
         self.stream = config[2] if len(config) > 2 else None
         self.shared_bytes = int(config[3]) if len(config) > 3 else 0
         self.direct = None  # CompiledKernel.direct's launcher, once a launch has succeeded
+        self.check_axes = False
         if self.shared_bytes < 0:
             raise ValueError(f"shared_bytes must be >= 0, got {self.shared_bytes}")
         nt = kernel.block_threads
@@ -615,12 +619,34 @@ class Launch(_c_call_base() or _PyCall):
         if self.kernel.tile and any(cutileargs.cutile_arg(a) for a in args):
             args = cutileargs.as_tuples(args)
         try:
+            if self.check_axes:
+                self._check_axes(args, kwargs)
             return self._general(args, kwargs)
         except errors.KernelCompileError as e:
             # the error names the kernel's line; the compiler's frames would only bury it
             if os.environ.get(TRACEBACK_ENV, "") not in ("", "0"):
                 raise
             raise e.with_traceback(None) from None
+
+    def _check_axes(self, args, kwargs) -> None:
+        """Refuse a tile kernel's grid with blocks along an axis its code never reads (no
+        ``ct.bid(axis)``, ``ct.num_blocks(axis)``): they would all repeat one another's work,
+        as ``softmax[5, 128](...)`` written the thread-level way does (128 a block size)."""
+        k = self.kernel
+        read = {x.reg.rsplit(".", 1)[-1] for x in ir.walk_module_exprs(
+            k._spec_for(args, kwargs).module) if isinstance(x, ir.Special) and
+            x.reg.split(".")[0] in ("blockIdx", "gridDim")}
+        for axis, n in enumerate(self.grid):
+            if n > 1 and "xyz"[axis] not in read:
+                raise errors.LaunchError(
+                    f"{k.__name__}: the grid {tuple(self.grid)} has {n} blocks along axis "
+                    f"{axis}, but the kernel never reads "
+                    f"ct.bid({axis}) or ct.num_blocks({axis}): they would repeat one "
+                    "another's work (and race on every store). A tile kernel's subscript "
+                    "is its grid alone, and the compiler picks its threads (num_warps): "
+                    f"launch {k.__name__}[({self.grid[0]},)](...) or ct.launch(stream, grid, "
+                    "kernel, args)")
+        self.check_axes = False
 
     def _general(self, args, kwargs):
         k = self.kernel

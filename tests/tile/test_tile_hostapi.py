@@ -17,6 +17,7 @@ from conftest import HAVE_GPU, gpu_target
 
 import threadtile
 import threadtile.tile as ct
+from threadtile import errors
 from threadtile.errors import KernelCompileError
 
 ARCHS = ["sm_80", "sm_90"]
@@ -707,3 +708,35 @@ def _has_torch() -> bool:
     except ImportError:
         return False
     return True
+
+
+@ct.kernel
+def _rows_copy(X, Y, N: ct.Constant[int]):
+    ct.store(Y, index=(ct.bid(0), 0), tile=ct.load(X, index=(ct.bid(0), 0), shape=(1, N)))
+
+
+@ct.kernel
+def _tiles_copy(X, Y):
+    i, j = ct.bid(0), ct.bid(1)
+    ct.store(Y, index=(i, j), tile=ct.load(X, index=(i, j), shape=(4, 8)))
+
+
+def test_grid_axis_the_kernel_never_reads_is_refused():
+    """``kernel[5, 128]`` written the thread-level way (128 meant as a block size) is the grid
+    (5, 128); a kernel that never reads ct.bid(1) would have its 128 blocks along axis 1 race
+    on every store: refused before it runs, in the simulator and on the GPU alike."""
+    from threadtile import simulate  # noqa: PLC0415
+
+    x = np.arange(5 * 16, dtype=np.float32).reshape(5, 16)
+    y = np.zeros_like(x)
+    with simulate():
+        with pytest.raises(errors.LaunchError, match=r"128 blocks along axis 1.*never reads "
+                           r"ct\.bid\(1\).*_rows_copy\[\(5,\)\]"):
+            _rows_copy[5, 128](x, y, 16)
+        assert not y.any()
+        _rows_copy[(5,)](x, y, 16)  # the grid alone
+        np.testing.assert_array_equal(y, x)
+        z = np.zeros((8, 16), np.float32)
+        w = np.arange(8 * 16, dtype=np.float32).reshape(8, 16)
+        _tiles_copy[2, 2](w, z)  # a 2-d grid that the kernel reads: fine
+        np.testing.assert_array_equal(z, w)
