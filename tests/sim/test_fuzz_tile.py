@@ -53,7 +53,8 @@ def test_generated_kernels_use_every_feature():
                     "ct.reshape(", "ct.gather(", "mask=", "ct.scatter(", "ct.atomic_add(",
                     "ct.cat(", "ct.extract(", "ct.insert(", " << ", " // ", " % ", "(~",
                     "ct.maximum(", "max(", "for k", "for i", "if ct.bid", "else:",
-                    "ct.bid(1)", "num_warps=1", "num_warps=8", "ct.load(out_"):
+                    "ct.bid(1)", "num_warps=1", "num_warps=8", "ct.load(out_",
+                    "q, index=(", "order=(0, 2, 3, 1)"):
         assert feature in text, feature
 
 

@@ -566,10 +566,30 @@ class TileGen:
                                          "index": (self.tile_index(0, cdiv(a.shape[0], p)), k)})
         ro = E("load", e, (K, q), attrs={"array": b.name, "order": (0, 1), "padding": "ZERO",
                                          "index": (k, self.tile_index(1, cdiv(b.shape[1], q)))})
+        if r.random() < 0.35:  # operands from (batch, seq, heads, dim) arrays, as attention's
+            lo, ro = self.bshd_operands(n, e, a, b, p, q, k)
         body = TNode("assign", v.name, [E("mma", "float32", v.shape,
                                           [lo, ro, E("var", "float32", v.shape,
                                                      attrs={"name": v.name})])])
         return TNode("for", k, attrs={"text": str(kt)}, body=[body])
+
+    def bshd_operands(self, n: int, e: str, a, b, p: int, q: int, k: str) -> tuple[E, E]:
+        """A and B of a k loop read from 4-d arrays (2, rows, 3, K) and (2, cols, 3, K), one
+        batch and head of each: A as a (1, p, 1, K) tile, B transposed by its load's order,
+        ``shape=(1, 1, K, q), order=(0, 2, 3, 1)`` (K^T of a key cache), each reshaped to the
+        2-d operand."""
+        r, K = self.rng, self.K
+        a4 = self.array(f"mA{n}q", e, (2, a.shape[0], 3, a.shape[1]), "mat")
+        b4 = self.array(f"mB{n}q", e, (2, b.shape[1], 3, a.shape[1]), "mat")
+        bat, head = str(r.randint(0, 1)), str(r.randint(0, 2))
+        la = E("load", e, (1, p, 1, K), attrs={
+            "array": a4.name, "order": (0, 1, 2, 3), "padding": "ZERO",
+            "index": (bat, self.tile_index(0, cdiv(a.shape[0], p)), head, k)})
+        lb = E("load", e, (1, 1, K, q), attrs={
+            "array": b4.name, "order": (0, 2, 3, 1), "padding": "ZERO",
+            "index": (bat, head, k, self.tile_index(1, cdiv(b.shape[1], q)))})
+        del self.arrays[a.name], self.arrays[b.name]  # (their shapes only)
+        return E("reshape", e, (p, K), [la]), E("reshape", e, (K, q), [lb])
 
     def block_cond(self) -> str:
         r = self.rng

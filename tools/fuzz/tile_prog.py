@@ -55,7 +55,8 @@ class E:
         if op == "arange":
             return f"ct.arange({self.shape[0]}, dtype=ct.int32)"
         if op == "load":
-            order = ', order="F"' if t["order"] == (1, 0) else ""
+            order = ', order="F"' if t["order"] == (1, 0) else (
+                "" if t["order"] == tuple(range(len(t["order"]))) else f", order={t['order']}")
             pad = ("" if t["padding"] == "UNDETERMINED" and t.get("bare")
                    else f", padding_mode=ct.PaddingMode.{t['padding']}")
             index = "(" + ", ".join(t["index"]) + ("," if len(t["index"]) == 1 else "") + ")"
