@@ -12,13 +12,29 @@ from .compiler import Specialization, Target, wants_producer
 from .runtime import launcher as rt_launcher
 from .runtime import tensormaps as rt_tensormaps
 
-__all__ = ["build", "TMA_ONLY", "PRODUCER", "PRODUCER_THREADS"]
+__all__ = ["build", "target_for", "TMA_ONLY", "PRODUCER", "PRODUCER_THREADS"]
 
 TMA_ONLY = "-DTT_TMA_ONLY"  # tile/kloop.h: a build of Hopper k loops without the portable loop
 PRODUCER = "-DTT_PRODUCER"  # tile/kloop_sm90.h: a warpgroup of its own issues the k loops' copies
 PRODUCER_THREADS = 128
 # code that a producer warp would break: thread-level barriers and indices, threads that stop
 _NO_PRODUCER = ("__syncthreads", "threadIdx", 'asm volatile("exit;")', "tt_raised")
+
+
+def target_for(spec: Specialization, arch: str, options: tuple = (),
+               portable: bool = False) -> Target:
+    """The target :func:`build` compiles ``spec`` for: ``options`` and, for a Hopper k loop on
+    sm_90a, the TMA-only build and the producer warpgroup where they apply."""
+    opts = tuple(options)
+    hopper = not portable and arch.endswith("90a") and bool(spec.cuda.tensormaps)
+    tma_only = hopper and "mma_loop_batched<" not in spec.cuda.text
+    # ... and with a producer warpgroup after the kernel's threads where only tile operations
+    # synchronise them and the compiler wants it (THREADTILE_PRODUCER=0: never; where a
+    # launch takes the portable loop, the producer waits idle)
+    producer = hopper and os.environ.get("THREADTILE_PRODUCER", "1") != "0" and not any(
+        w in spec.cuda.text for w in _NO_PRODUCER) and wants_producer(spec.module,
+                                                                       spec.cuda.scratch_sm90a)
+    return Target(arch, opts + (TMA_ONLY,) * tma_only + (PRODUCER,) * producer)
 
 
 def build(spec: Specialization, arch: str, options: tuple = (), portable: bool = False):
@@ -29,17 +45,9 @@ def build(spec: Specialization, arch: str, options: tuple = (), portable: bool =
     portable loop (TT_TMA_ONLY: half the compile time of a tile matmul), which runs only where
     TMA cannot read an operand; the compiled kernel's ``fallback`` then builds it with that
     loop (``portable``) for the launches whose arrays need it (CompiledKernel.launch)."""
-    opts = tuple(options)
-    hopper = not portable and arch.endswith("90a") and bool(spec.cuda.tensormaps)
-    tma_only = hopper and "mma_loop_batched<" not in spec.cuda.text
-    # ... and with a producer warpgroup after the kernel's threads where only tile operations
-    # synchronise them and the compiler wants it (THREADTILE_PRODUCER=0: never; where a
-    # launch takes the portable loop, the producer waits idle)
-    producer = hopper and os.environ.get("THREADTILE_PRODUCER", "1") != "0" and not any(
-        w in spec.cuda.text for w in _NO_PRODUCER) and wants_producer(spec.module,
-                                                                       spec.cuda.scratch_sm90a)
-    extra = (TMA_ONLY,) * tma_only + (PRODUCER,) * producer
-    b = spec.build(Target(arch, opts + extra))
+    target = target_for(spec, arch, options, portable)
+    tma_only, producer = TMA_ONLY in target.options, PRODUCER in target.options
+    b = spec.build(target)
     compiled = spec.loaded.get(b.target)
     if compiled is None:
         compiled = spec.loaded[b.target] = rt_launcher.CompiledKernel(

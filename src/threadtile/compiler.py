@@ -313,6 +313,12 @@ class Specialization:
         return cuda
 
 
+def cubin_key(spec: Specialization, target: Target) -> str:
+    """The cubin cache's key of ``spec`` built for ``target`` (what :func:`compile` looks up)."""
+    return cache.make_key("cubin", spec.cuda.text, target.arch, " ".join(target.options),
+                          nvrtc.compiler_id(), _headers_fingerprint())
+
+
 def compile(spec: Specialization, target: Target) -> Build:  # noqa: A001  (the pipeline's name)
     """The last step: the specialization's CUDA source through NVRTC for ``target``, by way of
     the cubin cache. NVRTC errors in the generated code come back as KernelCompileErrors at
@@ -320,8 +326,7 @@ def compile(spec: Specialization, target: Target) -> Build:  # noqa: A001  (the 
     cuda = spec.cuda
     tracer = profiling.tracer(spec.describe)
     t0 = time.perf_counter()
-    key = cache.make_key("cubin", cuda.text, target.arch, " ".join(target.options),
-                         nvrtc.compiler_id(), _headers_fingerprint())
+    key = cubin_key(spec, target)
     cubin = cache.get(key)
     tracer.event("cubin cache", "miss" if cubin is None else "hit", _ms(t0), target.arch)
     if cubin is None:

@@ -1,0 +1,76 @@
+"""runtime/parallel_compile.py: the cubins a search is about to need compiled at once in
+worker processes (the autotuner's configurations), written into the cubin cache where the
+launches find them. NVRTC compiles for an explicit architecture without a GPU, so all of it
+runs here: the workers' cubins are the ones the compiler's own path then reads from the cache
+(its NVRTC is not called again)."""
+
+import numpy as np
+import pytest
+
+import threadtile as tt
+import threadtile.tile as ct
+from threadtile import compiler
+from threadtile.builds import target_for
+from threadtile.runtime import cache, nvrtc
+from threadtile.runtime import parallel_compile as pc
+
+
+@ct.kernel
+def _scaled(X, Y, T: ct.Constant[int]):
+    i = ct.bid(0)
+    ct.store(Y, index=(i,), tile=ct.load(X, index=(i,), shape=(T,)) * 2)
+
+
+@tt.jit
+def _thread_add(x, y):
+    i = tt.grid(1)
+    if i < x.size:
+        y[i] = x[i] + 1
+
+
+def _jobs(arch="sm_90"):
+    x = np.zeros(256, np.float32)
+    specs = [_scaled._spec_for([x, x, t], {}) for t in (32, 64, 128)]
+    specs.append(_thread_add._spec_for([x, x], {}))
+    out = []
+    for spec in specs:
+        t = target_for(spec, arch)
+        out.append((spec, t, pc.Job(compiler.cubin_key(spec, t), spec.cuda.text, t.arch,
+                                    f"{spec.cuda.entry}.cu", t.options)))
+    return out
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache.ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv(pc.ENV, raising=False)
+
+
+def test_workers_fill_the_cache_the_compiler_reads(fresh_cache, monkeypatch):
+    jobs = _jobs()
+    assert all(cache.get(j.key) is None for _, _, j in jobs)
+    assert pc.compile_many([j for _, _, j in jobs], workers=2) == len(jobs)
+    # the compiler's path now hits the cache: its NVRTC must not run
+    def no_nvrtc(*a, **k):
+        raise AssertionError("compiled again")
+    monkeypatch.setattr(nvrtc, "compile_cubin", no_nvrtc)
+    for spec, t, job in jobs:
+        b = compiler.compile(spec, t)
+        assert b.cubin == cache.get(job.key) and len(b.cubin) > 1000
+    # everything cached: nothing to do
+    assert pc.compile_many([j for _, _, j in jobs], workers=2) == 0
+
+
+def test_a_job_that_fails_is_left_to_the_launch(fresh_cache):
+    (spec, t, good), = _jobs()[:1]
+    bad = pc.Job("0" * 64, "this is not C++", "sm_90", "bad.cu")
+    assert pc.compile_many([good, bad], workers=2) == 1
+    assert cache.get(good.key) is not None and cache.get(bad.key) is None
+
+
+def test_off_by_environment_or_for_one_job(fresh_cache, monkeypatch):
+    jobs = [j for _, _, j in _jobs()]
+    assert pc.compile_many(jobs[:1], workers=2) == 0  # one job: compiled where it is needed
+    monkeypatch.setenv(pc.ENV, "0")
+    assert pc.compile_many(jobs, workers=2) == 0
+    assert all(cache.get(j.key) is None for j in jobs)
