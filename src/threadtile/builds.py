@@ -12,7 +12,7 @@ from .compiler import Specialization, Target, wants_producer
 from .runtime import launcher as rt_launcher
 from .runtime import tensormaps as rt_tensormaps
 
-__all__ = ["build", "target_for", "TMA_ONLY", "PRODUCER", "PRODUCER_THREADS"]
+__all__ = ["build", "target_for", "precompile", "TMA_ONLY", "PRODUCER", "PRODUCER_THREADS"]
 
 TMA_ONLY = "-DTT_TMA_ONLY"  # tile/kloop.h: a build of Hopper k loops without the portable loop
 PRODUCER = "-DTT_PRODUCER"  # tile/kloop_sm90.h: a warpgroup of its own issues the k loops' copies
@@ -35,6 +35,29 @@ def target_for(spec: Specialization, arch: str, options: tuple = (),
         w in spec.cuda.text for w in _NO_PRODUCER) and wants_producer(spec.module,
                                                                        spec.cuda.scratch_sm90a)
     return Target(arch, opts + (TMA_ONLY,) * tma_only + (PRODUCER,) * producer)
+
+
+def precompile(launches, arch: str | None = None) -> int:
+    """The cubins of ``launches`` (an iterable of ``(kernel, arguments)``: a tuner's
+    configurations) compiled at once in worker processes (runtime/parallel_compile.py) for
+    ``arch`` (the current device's by default), before they are launched one by one. Anything
+    that goes wrong here is left to the launches, which compile and report as ever. Returns
+    how many cubins the workers wrote."""
+    from .compiler import cubin_key  # noqa: PLC0415
+    from .runtime import driver  # noqa: PLC0415
+    from .runtime import parallel_compile as pc  # noqa: PLC0415
+
+    try:
+        arch = arch or driver.current_device().arch
+        jobs = []
+        for k, args in launches:
+            spec = k._spec_for(list(args), {})
+            t = target_for(spec, arch, k.options)
+            jobs.append(pc.Job(cubin_key(spec, t), spec.cuda.text, t.arch,
+                               f"{spec.cuda.entry}.cu", t.options))
+        return pc.compile_many(jobs)
+    except Exception:  # noqa: BLE001  (each launch compiles its own and reports)
+        return 0
 
 
 def build(spec: Specialization, arch: str, options: tuple = (), portable: bool = False):

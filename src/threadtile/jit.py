@@ -287,7 +287,7 @@ class Kernel:
             launch = Launch(self, (config, self.block_threads) if self.tile else config)
             # kernel[5, 128] of a tile kernel is the grid (5, 128): said the thread-level way,
             # the 128 is a block size; the first call checks that the kernel reads axis 1
-            launch.check_axes = self.tile and isinstance(config, tuple) and len(config) > 1
+            launch.check_axes = self.tile and any(n > 1 for n in launch.grid[1:])
             if isinstance(config, (tuple, int)) and len(self._configs) < 256:
                 try:
                     self._configs[config] = launch

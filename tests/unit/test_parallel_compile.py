@@ -10,7 +10,7 @@ import pytest
 import threadtile as tt
 import threadtile.tile as ct
 from threadtile import compiler
-from threadtile.builds import target_for
+from threadtile.builds import precompile, target_for
 from threadtile.runtime import cache, nvrtc
 from threadtile.runtime import parallel_compile as pc
 
@@ -28,13 +28,16 @@ def _thread_add(x, y):
         y[i] = x[i] + 1
 
 
-def _jobs(arch="sm_90"):
+def _launches():
     x = np.zeros(256, np.float32)
-    specs = [_scaled._spec_for([x, x, t], {}) for t in (32, 64, 128)]
-    specs.append(_thread_add._spec_for([x, x], {}))
+    return [(_scaled, [x, x, t]) for t in (32, 64, 128)] + [(_thread_add, [x, x])]
+
+
+def _jobs(arch="sm_90"):
     out = []
-    for spec in specs:
-        t = target_for(spec, arch)
+    for k, args in _launches():
+        spec = k._spec_for(args, {})
+        t = target_for(spec, arch, k.options)
         out.append((spec, t, pc.Job(compiler.cubin_key(spec, t), spec.cuda.text, t.arch,
                                     f"{spec.cuda.entry}.cu", t.options)))
     return out
@@ -49,7 +52,8 @@ def fresh_cache(tmp_path, monkeypatch):
 def test_workers_fill_the_cache_the_compiler_reads(fresh_cache, monkeypatch):
     jobs = _jobs()
     assert all(cache.get(j.key) is None for _, _, j in jobs)
-    assert pc.compile_many([j for _, _, j in jobs], workers=2) == len(jobs)
+    # what the tuners call: (kernel, arguments) pairs, for an explicit architecture here
+    assert precompile(iter(_launches()), arch="sm_90") == len(jobs)
     # the compiler's path now hits the cache: its NVRTC must not run
     def no_nvrtc(*a, **k):
         raise AssertionError("compiled again")
@@ -66,6 +70,12 @@ def test_a_job_that_fails_is_left_to_the_launch(fresh_cache):
     bad = pc.Job("0" * 64, "this is not C++", "sm_90", "bad.cu")
     assert pc.compile_many([good, bad], workers=2) == 1
     assert cache.get(good.key) is not None and cache.get(bad.key) is None
+
+
+def test_precompile_leaves_failures_to_the_launches(fresh_cache):
+    """An argument the kernel cannot take: nothing compiled, nothing raised (the launch will
+    raise it)."""
+    assert precompile([(_scaled, ["not an array"])], arch="sm_90") == 0
 
 
 def test_off_by_environment_or_for_one_job(fresh_cache, monkeypatch):

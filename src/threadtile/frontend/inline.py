@@ -353,17 +353,14 @@ def inline(lw: Lowerer, f: ast.FunctionDef | ast.Lambda, src: SourceInfo, fn, fn
         raise lw.error(node, f"a call of {name}() inside `and`/`or`, a conditional "
                              "expression or a loop condition",
                        "assign its result to a variable first")
-    computed = False
     with _scope(lw, f, name, src, fn, fname, args, kwargs, node, defaults, foreign,
                 cells) as (
             tree, prefix, pre):
-        if isinstance(tree, ast.Lambda):
-            computed = lw._lazy and bool(pre)
-            if not computed:
-                lw.pre.extend(pre)
-                return lw.expr_value(tree.body)
-        else:
+        if not isinstance(tree, ast.Lambda):
             return _lower_body(lw, tree.body, pre, prefix, node)
+        if not (lw._lazy and pre):
+            lw.pre.extend(pre)
+            return lw.expr_value(tree.body)
     raise lw.error(node, "a lambda given a computed value inside `and`/`or`, a "
                          "conditional expression or a loop condition",
                    "assign the value to a variable first")

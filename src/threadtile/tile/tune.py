@@ -70,29 +70,6 @@ class _SearchTrial:
         _launch(self.stream, self.grid, self.kernel, self.args)
 
 
-def _precompile(search_space, make_trial) -> None:
-    """The configurations' cubins compiled at once in worker processes before the search
-    launches them one by one (runtime/parallel_compile.py); anything that goes wrong here is
-    left to the search, which compiles each configuration itself and reports."""
-    from ..builds import target_for  # noqa: PLC0415
-    from ..compiler import cubin_key  # noqa: PLC0415
-    from ..runtime import driver  # noqa: PLC0415
-    from ..runtime import parallel_compile as pc  # noqa: PLC0415
-
-    try:
-        arch = driver.current_device().arch
-        jobs = []
-        for cfg in search_space:
-            trial = make_trial(cfg)
-            spec = trial.kernel._spec_for(list(trial.args_fn(cfg)), {})
-            t = target_for(spec, arch, trial.kernel.options)
-            jobs.append(pc.Job(cubin_key(spec, t), spec.cuda.text, t.arch,
-                               f"{spec.cuda.entry}.cu", t.options))
-        pc.compile_many(jobs)
-    except Exception:  # noqa: BLE001
-        return
-
-
 def exhaustive_search(search_space: Sequence[T], stream, grid_fn: Callable[[T], tuple],
                       kernel: Kernel | Callable[[T], Kernel],
                       args_fn: Callable[[T], tuple[Any, ...]],
@@ -116,8 +93,10 @@ def exhaustive_search(search_space: Sequence[T], stream, grid_fn: Callable[[T], 
             k = k.replace_hints(**hints)
         return _SearchTrial(cfg, stream, grid_fn(cfg), k, args_fn)
 
-    if not requested():
-        _precompile(search_space, make_trial)
+    if not requested():  # the configurations' cubins compiled at once, in processes
+        from ..builds import precompile  # noqa: PLC0415
+
+        precompile((t.kernel, t.args_fn(cfg)) for cfg in search_space for t in [make_trial(cfg)])
     result = engine.search(search_space, make_trial, stream, timed=not requested(),
                            single_run_timeout_sec=single_run_timeout_sec)
     if not quiet:

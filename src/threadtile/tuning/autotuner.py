@@ -380,30 +380,6 @@ class Autotuner:
         name, the configuration's parameters and its options."""
         return {**dict(zip(self.runtime_params, values)), **self.configs[index].all_kwargs()}
 
-    def _precompile(self, values: list, shape) -> None:
-        """The configurations' cubins compiled at once in worker processes before the search
-        launches them one by one (runtime/parallel_compile.py): cold, a dozen tile matmul
-        configurations took a dozen seconds of NVRTC in turn. Anything that goes wrong here
-        is left to the search, which compiles each configuration itself and reports."""
-        from ..builds import target_for  # noqa: PLC0415
-        from ..compiler import cubin_key  # noqa: PLC0415
-        from ..runtime import driver  # noqa: PLC0415
-        from ..runtime import parallel_compile as pc  # noqa: PLC0415
-
-        try:
-            arch = driver.current_device().arch
-            jobs = []
-            for i in range(len(self.configs)):
-                launch, full = self._prepare_launch(i, values, *shape)
-                k = launch.kernel
-                spec = k._spec_for(full, {})
-                t = target_for(spec, arch, k.options)
-                jobs.append(pc.Job(cubin_key(spec, t), spec.cuda.text, t.arch,
-                                   f"{spec.cuda.entry}.cu", t.options))
-            pc.compile_many(jobs)
-        except Exception:  # noqa: BLE001  (the search compiles and reports per configuration)
-            return
-
     def _prepare_launch(self, index: int, values: list, grid, block, stream,
                         shared) -> tuple[Launch, list]:
         cfg, k = self.configs[index], self.kernel_for(index)
@@ -482,8 +458,11 @@ class Autotuner:
             how = "timing" if timed else "the simulator: the first that runs"
             print(f"autotune {self.name} {_spell_key(key)}: {len(self.configs)} "
                   f"configurations ({how})")
-        if not requested():
-            self._precompile(values, shape)
+        if not requested():  # the configurations' cubins compiled at once, in processes
+            from ..builds import precompile  # noqa: PLC0415
+
+            precompile((launch.kernel, full) for launch, full in (
+                self._prepare_launch(i, values, *shape) for i in range(len(self.configs))))
         try:
             stream = _timing_stream(shape[2], values) if not requested() else shape[2]
             result = engine.search(self.configs, make_trial, stream, timed=timed,
