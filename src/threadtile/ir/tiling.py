@@ -44,7 +44,7 @@ def tensor_core(a: TileType, b: TileType) -> bool:
     """Whether ``a @ b`` runs on tensor cores: operands of a dtype the instruction takes, N and
     K multiples of its shape; M of any size (A's rows are padded with zeros to a multiple of
     16 in the scratch: flash decoding's 4 query heads of a KV head)."""
-    (m, k), (_, n) = a.shape, b.shape
+    (_, k), (_, n) = a.shape, b.shape
     ks = MMA_K.get(a.dtype)
     return ks is not None and b.dtype == a.dtype and n % MMA_N == 0 and k % ks == 0
 
