@@ -71,7 +71,7 @@ def _fuse(f: ir.Function, s: ir.For, arrays: set[str], threads: int) -> ir.Assig
         return None
     la, lb, mma, acc, cast, batch = got
     ta, tb = mma.args[0].type, mma.args[1].type
-    if not tiling.tensor_core(ta, tb):
+    if not tiling.tensor_core(ta, tb) or ta.shape[0] % tiling.MMA_M:
         return None
     names = {s.var} | {x.name for x in s.body if x.name != acc}
     if _used_outside(f.body, s, names):

@@ -41,12 +41,17 @@ B_PAD = 8  # B is staged as it is, its rows this many elements longer than N
 
 
 def tensor_core(a: TileType, b: TileType) -> bool:
-    """Whether ``a @ b`` runs on tensor cores: operands of a dtype the instruction takes, and
-    M, N, K multiples of its shape."""
-    (m, k), (_, n) = a.shape, b.shape
+    """Whether ``a @ b`` runs on tensor cores: operands of a dtype the instruction takes, N and
+    K multiples of its shape; M of any size (A's rows are padded with zeros to a multiple of
+    16 in the scratch: flash decoding's 4 query heads of a KV head)."""
+    (_, k), (_, n) = a.shape, b.shape
     ks = MMA_K.get(a.dtype)
-    return ks is not None and b.dtype == a.dtype and m % MMA_M == 0 and n % MMA_N == 0 and \
-        k % ks == 0
+    return ks is not None and b.dtype == a.dtype and n % MMA_N == 0 and k % ks == 0
+
+
+def padded_m(m: int) -> int:
+    """A's rows as tensor cores take them: a multiple of 16 (tile/mma.h ``mma_plan::MP``)."""
+    return -(-m // MMA_M) * MMA_M
 
 
 def fragments_ok(a: TileType, b: TileType, acc: TileType, threads: int) -> bool:
@@ -54,7 +59,7 @@ def fragments_ok(a: TileType, b: TileType, acc: TileType, threads: int) -> bool:
     layout): the multiply runs on tensor cores and the result's MMA_M x MMA_N blocks are shared
     evenly by the block's warps."""
     (m, _), (_, n) = a.shape, b.shape
-    return tensor_core(a, b) and acc.dtype == float32 and \
+    return tensor_core(a, b) and acc.dtype == float32 and m % MMA_M == 0 and \
         (m // MMA_M) * (n // MMA_N) % (threads // 32) == 0
 
 
@@ -68,8 +73,9 @@ def mma_bytes(a: TileType, b: TileType, fragments: bool = False) -> int:
     (m, k), (_, n) = a.shape, b.shape
     isz = _isz(a.dtype)
     if tensor_core(a, b):
-        staged = (m * (k + A_PAD_BYTES // isz) + k * (n + B_PAD)) * isz
-        return staged + (0 if fragments else m * n * 4)
+        mp = padded_m(m)
+        staged = (mp * (k + A_PAD_BYTES // isz) + k * (n + B_PAD)) * isz
+        return staged + (0 if fragments else mp * n * 4)
     return (m * k + k * n) * isz
 
 

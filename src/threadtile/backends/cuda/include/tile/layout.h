@@ -92,6 +92,7 @@ struct traits<Tile<T, NT_, S...>> {
   static constexpr int V = Tile<T, NT_, S...>::V;
   typedef T elem;
   template <class U> using with = Tile<U, NT_, S...>;
+  template <int A, int B> using with2 = Tile<T, NT_, A, B>;  // (memory.h squeezed_tile)
   __host__ __device__ static constexpr int dim(int d) {
     constexpr int s[] = {S..., 1};
     return s[d];

@@ -244,6 +244,56 @@ __device__ __noinline__ void store_runs(const Arr a, const tile_words<TL> w, con
     }
   }
 }
+// A tile of rank 3 or more whose axes are ones but its last and one other (attention's V
+// tile (1, TN, 1, D) of a (batch, seq, heads, dim) cache) loads and stores as the 2-d tile of
+// those two axes over a 2-d view of the array (the fixed indices folded into its base), so it
+// takes the 2-d paths (vector runs from one base): the same elements in the same slots.
+template <class TL>
+__host__ __device__ constexpr int squeeze_axis() {
+  constexpr int R = traits<TL>::rank;
+  int p = -1;
+  for (int d = 0; d < R - 1; ++d) {
+    if (traits<TL>::dim(d) == 1) continue;
+    if (p >= 0) return -1;
+    p = d;
+  }
+  return R > 2 && traits<TL>::dim(R - 1) > 1 && p >= 0 ? p : -1;
+}
+template <class TL>
+using squeezed_tile = typename traits<TL>::template with2<traits<TL>::dim(squeeze_axis<TL>()),
+                                                          traits<TL>::dim(traits<TL>::rank - 1)>;
+// the stride of axis d in elements, for arrays of any rank (stride_of serves ranks 1 and 2
+// only: a C-contiguous array's strides come from its shape)
+template <class T, int R>
+__device__ __forceinline__ int64_t axis_stride(const ::tt::Array<T, R>& a, int d) {
+  return a.strides[d];
+}
+template <class T, int R>
+__device__ __forceinline__ int64_t axis_stride(const ::tt::CArray<T, R>& a, int d) {
+  int64_t s = 1;
+#pragma unroll
+  for (int e = R - 1; e > 0; --e)
+    if (e > d) s *= a.shape[e];
+  return s;
+}
+// the 2-d view of axes P and R - 1 at the fixed indices ix (false: one lies outside the array)
+template <int P, class T, int R, template <class, int> class Arr>
+__device__ __forceinline__ bool view2(const Arr<T, R>& a, const int64_t* ix,
+                                      ::tt::Array<T, 2>& v) {
+  int64_t off = 0;
+  bool in = true;
+#pragma unroll
+  for (int d = 0; d < R - 1; ++d) {
+    if (d == P) continue;
+    in = in && ix[d] >= 0 && ix[d] < a.shape[d];
+    off += ix[d] * axis_stride(a, d);
+  }
+  v.data = a.data + off;
+  v.shape[0] = a.shape[P], v.shape[1] = a.shape[R - 1];
+  v.strides[0] = axis_stride(a, P), v.strides[1] = axis_stride(a, R - 1);
+  return in;
+}
+
 // the tile axis that an axis order puts on the array's last axis (R - 1 for none)
 template <int R, int... Ord>
 __host__ __device__ constexpr int tile_axis_of_last() {
@@ -276,9 +326,16 @@ __device__ __noinline__ TL load_by_memory_rows(const Arr a, typename traits<TL>:
   typedef typename traits<TL>::elem T;
   constexpr int IA = by_memory_rows<TL, R, Ord...>::IA, NT = traits<TL>::NT;
   constexpr int ord[] = {Ord..., 0};
+  constexpr int E = traits<TL>::E, PER = (E + NT - 1) / NT;
   T* buf = scratch<T>();
-  block_sync();  // the scratch's last reader is done
-  for (int c = tid(); c < traits<TL>::E; c += NT) {
+  // every element's load issued before any is stored (a loop of load, store would wait for
+  // each load in turn)
+  T v[PER];
+  int slot[PER];
+  const int t0 = tid();
+#pragma unroll
+  for (int i = 0; i < PER; ++i) {
+    const int c = t0 + i * NT;
     int co[R], rest = c;
     co[IA] = rest % traits<TL>::dim(IA);
     rest /= traits<TL>::dim(IA);
@@ -289,14 +346,19 @@ __device__ __noinline__ TL load_by_memory_rows(const Arr a, typename traits<TL>:
       rest /= traits<TL>::dim(d);
     }
     int64_t g[R];
-    bool in = true;
+    bool in = E % NT == 0 || c < E;
 #pragma unroll
     for (int d = 0; d < R; ++d) {
       g[ord[d]] = at.v[d] * traits<TL>::dim(d) + co[d];
       in = in && g[ord[d]] >= 0 && g[ord[d]] < a.shape[ord[d]];
     }
-    buf[by_rows_slot(flat<TL>(co))] = in ? a.data[offset(a, g)] : pad;
+    v[i] = in ? a.data[offset(a, g)] : pad;
+    slot[i] = by_rows_slot(flat<TL>(co));
   }
+  block_sync();  // the scratch's last reader is done
+#pragma unroll
+  for (int i = 0; i < PER; ++i)
+    if (E % NT == 0 || t0 + i * NT < E) buf[slot[i]] = v[i];
   block_sync();
   TL r;
   const int t = tid();
@@ -313,6 +375,21 @@ __device__ __forceinline__ TL load(const Arr& a, typename traits<TL>::elem pad, 
   const int64_t ix[R] = {int64_t(idx)...};
   const int t = tid();
   TL r;
+  if constexpr (sizeof...(Ord) == 0 && traits<TL>::rank == R && squeeze_axis<TL>() >= 0) {
+    constexpr int P = squeeze_axis<TL>();
+    typedef squeezed_tile<TL> T2;
+    static_assert(T2::N == TL::N && traits<T2>::V == V, "the same slots");
+    ::tt::Array<T, 2> v;
+    if (!view2<P>(a, ix, v)) {
+#pragma unroll
+      for (int k = 0; k < TL::N; ++k) r.v[k] = pad;
+      return r;
+    }
+    const T2 x = load<T2>(v, pad, ix[P], ix[R - 1]);
+#pragma unroll
+    for (int k = 0; k < TL::N; ++k) r.v[k] = x.v[k];
+    return r;
+  }
   if constexpr (V > 1 && sizeof...(Ord) == 0 && traits<TL>::rank == R) {
     // The interior path with vector runs is straight-line code; the others (an edge tile,
     // unaligned or strided rows) are a function call, so that the paths meet on the runs'
@@ -372,6 +449,17 @@ __device__ __forceinline__ void store(const Arr& a, const TL& x, I... idx) {
   const int64_t ix[R] = {int64_t(idx)...};
   const int t = tid();
   if (!owner<TL>(t)) return;
+  if constexpr (sizeof...(Ord) == 0 && traits<TL>::rank == R && squeeze_axis<TL>() >= 0) {
+    typedef squeezed_tile<TL> T2;
+    typedef typename traits<TL>::elem T;
+    ::tt::Array<T, 2> v;
+    if (!view2<squeeze_axis<TL>()>(a, ix, v)) return;
+    T2 y;
+#pragma unroll
+    for (int k = 0; k < TL::N; ++k) y.v[k] = x.v[k];
+    store(v, y, ix[squeeze_axis<TL>()], ix[R - 1]);
+    return;
+  }
   if constexpr (traits<TL>::V > 1 && sizeof...(Ord) == 0 && traits<TL>::rank == R) {
     // as in load: the interior path with vector runs is straight-line code, the others a call
     constexpr int V = traits<TL>::V;

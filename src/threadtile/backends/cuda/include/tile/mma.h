@@ -8,8 +8,9 @@
 //                  float16, bfloat16 or tfloat32 on shapes the instruction tiles, the 16x8
 //                  blocks shared evenly by the warps): A and B through the scratch, the
 //                  result stays in the warps' registers
-//   tensor cores   a Tile accumulator where mma_plan::tc holds (those dtypes; M a multiple
-//                  of 16, N of 8, K of the instruction's k): A, B and C through the scratch
+//   tensor cores   a Tile accumulator where mma_plan::tc holds (those dtypes; N a multiple
+//                  of 8, K of the instruction's k; M any, A padded with zero rows to MP, a
+//                  multiple of 16): A, B and C through the scratch
 //   FMA            other dtypes or shapes: A and B through the scratch, a loop of FMAs
 // Paths of store_fragments (ir/passes.py lets a cast and a store of an accumulator keep the
 // fragment layout: a 2-d global array, axes in order):
@@ -48,13 +49,15 @@ struct mma_plan {
   static constexpr int K = K_;
   static constexpr int KS = kind == 3 ? TT_MMA_KTF32 : TT_MMA_K16;  // k per instruction
   static constexpr bool tc = TC;
-  static_assert(!TC || (kind != 0 && M % TT_MMA_M == 0 && N % TT_MMA_N == 0 && K_ % KS == 0),
+  static_assert(!TC || (kind != 0 && N % TT_MMA_N == 0 && K_ % KS == 0),
                 "mma_plan: tensor cores do not take these operands");
+  // A's rows as tensor cores take them: M padded with zero rows to a multiple of 16
+  static constexpr int MP = tc ? (M + TT_MMA_M - 1) / TT_MMA_M * TT_MMA_M : M;
   static constexpr int PAD = tc ? TT_A_PAD_BYTES / int(sizeof(TA)) : 0;  // rows 16 bytes apart
   static constexpr int LD = K_ + PAD;            // A's rows (of K)
   static constexpr int LDB = N + TT_B_PAD;       // B's rows (of N), as it is
   static constexpr int B_ELEMS = K_ * LDB;
-  static constexpr int bytes = tc ? (M * LD + B_ELEMS) * int(sizeof(TA)) + M * N * 4
+  static constexpr int bytes = tc ? (MP * LD + B_ELEMS) * int(sizeof(TA)) + MP * N * 4
                                   : (M * K_ + K_ * N) * int(sizeof(TA));
 };
 
@@ -105,6 +108,9 @@ __device__ __forceinline__ void stage_operands(const Tile<TA, NT, M, K>& a,
       const int e = elem<XB>(t, k);
       Bs[(e / N) * P::LDB + e % N] = b.v[k];
     }
+  }
+  if constexpr (P::MP > M) {  // A's padding rows: zeros
+    for (int c = t; c < (P::MP - M) * LD; c += NT) As[M * LD + c] = TA{};
   }
 }
 
@@ -390,8 +396,8 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
   const int t = tid();
   TA* As = scratch<TA>();
   if constexpr (P::tc) {
-    constexpr int LD = P::LD;
-    TA* Bs = As + M * LD;
+    constexpr int LD = P::LD, MP = P::MP;  // (rows of A past M are zeros: their C is dropped)
+    TA* Bs = As + MP * LD;
     float* Cs = reinterpret_cast<float*>(Bs + P::B_ELEMS);
     block_sync();
     stage_operands<P>(a, b, As, Bs);
@@ -401,7 +407,7 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
     }
     block_sync();
     const int lane = t % 32, g = lane >> 2, q = lane & 3;
-    for (int blk = t / 32; blk < (M / 16) * (N / 8); blk += NT / 32) {
+    for (int blk = t / 32; blk < (MP / 16) * (N / 8); blk += NT / 32) {
       const int i0 = (blk / (N / 8)) * 16, j0 = (blk % (N / 8)) * 8;
       float* c0 = Cs + (i0 + g) * N + j0 + 2 * q;
       float* c1 = c0 + 8 * N;
