@@ -167,6 +167,8 @@ def index(lw: Lowerer, v: Tup, k, node):
     if not (isinstance(k, ir.Expr) and isinstance(k.type, Scalar) and k.type.is_int):
         raise lw.error(node, "Tuple indices must be integers or slices, not "
                              f"{describe_value(k)}", cls=TileCodeTypeError)
+    if n and all(isinstance(x, ir.Expr) and isinstance(x.type, ArrayType) for x in v.items):
+        return _pick_array(lw, v, k, node)  # cuTile's list of arrays: `inp_list[peer]`
     if lw.spec.threads is not None:  # cuTile: a tile kernel indexes tuples by constants
         raise lw.error(node, "Tuple indices must be constant: the index is known only when "
                              "the kernel runs", "index with a literal, a Constant parameter or "
@@ -185,6 +187,49 @@ def index(lw: Lowerer, v: Tup, k, node):
         cond = ir.Compare(bool_, loc, "==", k, ir.Const(k.type, loc, i))
         res = ir.Select(t, loc, cond, ty.convert(vals[i], t), res)
     return ty.mark_weak(res, w)
+
+
+def _pick_array(lw: Lowerer, v: Tup, k: ir.Expr, node) -> ir.Var:
+    """``arrays[k]`` with ``k`` known only when the kernel runs (cuTile's list of arrays,
+    AllGatherMatmul's ``inp_list[peer]``; numba's homogeneous tuple of arrays): a new array
+    variable bound to item ``k`` by a chain of ifs before the statement. The arrays must share
+    dtype, rank and memory space; where their layouts differ the variable is strided. An
+    index out of range is Python's IndexError (the simulator raises it; on a GPU the thread
+    stops)."""
+    items = v.items
+    t0 = items[0].type
+    for x in items[1:]:
+        if (x.type.dtype, x.type.ndim, x.type.space) != (t0.dtype, t0.ndim, t0.space):
+            raise lw.error(node, "the arrays of a list or tuple indexed by a value known only "
+                                 f"when the kernel runs must share dtype and rank: {t0} and "
+                                 f"{x.type}", "index it with a constant, or pass arrays of "
+                                 "one dtype and rank", cls=TileCodeTypeError)
+    if lw._lazy:
+        raise lw.error(node, "an array picked from a list by a runtime index inside `and`/`or`, "
+                             "a conditional expression or a loop condition",
+                       "assign it to a variable first: x = arrays[i]")
+    layout = "C" if all(x.type.layout == "C" for x in items) else "A"
+    t = ArrayType(t0.dtype, t0.ndim, layout, t0.space,
+                  any(x.type.readonly for x in items))
+    loc = lw.loc(node)
+    picks = [x if x.type == t else _strided(x, t, loc) for x in items]
+    k = _checked_index(lw, k, len(items), node)
+    name = lw.spec.fresh("item")
+    lw.observe(name, t, False, None)
+    lw.defined.add(name)
+    lw.pre.append(ir.Assign(loc, name, picks[-1]))
+    for i, x in enumerate(picks[:-1]):
+        cond = ir.Compare(bool_, loc, "==", k, ir.Const(k.type, loc, i))
+        lw.pre.append(ir.If(loc, cond, [ir.Assign(loc, name, x)]))
+    return ir.Var(t, loc, name)
+
+
+def _strided(x: ir.Expr, t: ArrayType, loc) -> ir.Expr:
+    """A C-contiguous array as a strided one (the whole of it: a full slice)."""
+    one = ir.Const(int64, loc, 1)
+    parts = [(ir.Const(int64, loc, 0), ir.ArrayDim(int64, loc, x, "shape", d), one)
+             for d in range(t.ndim)]
+    return ir.Slice(t, loc, x, parts)
 
 
 def _checked_index(lw: Lowerer, k: ir.Expr, n: int, node) -> ir.Expr:

@@ -107,6 +107,20 @@ def _current() -> _Options:
 # Arguments
 # ---------------------------------------------------------------------------------------------
 
+def _in_place(a):
+    """The host view of an argument in the simulator's own device memory (a tuple or list of
+    such arrays item by item, others taken as they are), or None: it runs in place."""
+    if isinstance(a, np.ndarray):
+        return None
+    if isinstance(a, tuple):
+        views = [_in_place(x) for x in a]
+        if all(v is None for v in views):
+            return None
+        items = [x if v is None else v for x, v in zip(a, views)]
+        return type(a)(*items) if hasattr(a, "_fields") else tuple(items)
+    return simulated_view(a)
+
+
 def _to_host(a, name: str):
     """(a NumPy view or scalar for ``a``, a function copying results back or None): GPU memory
     (a GPU device array, a CUDA torch tensor, CuPy, anything else with a
@@ -172,7 +186,7 @@ def run(kernel, launch, args: tuple, kwargs: dict) -> None:
     names = [n for n in kernel.param_names if n not in kernel.constants]
     # the simulator's own device memory (a device array made under simulation, or an object
     # whose __cuda_array_interface__ points into it) runs in place, described by its host view
-    views = [None if isinstance(a, np.ndarray) else simulated_view(a) for a in runtime]
+    views = [_in_place(a) for a in runtime]
     infos = [describe_host(a if v is None else v, i, n)
              for i, (a, v, n) in enumerate(zip(runtime, views, names))]
     kernel.check_index_width(infos)
