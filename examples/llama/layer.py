@@ -98,11 +98,13 @@ class DecoderLayer(torch.nn.Module):
         return y
 
     @staticmethod
-    def matmul(a: torch.Tensor, b: torch.Tensor, residual: torch.Tensor | None = None):
+    def matmul(a: torch.Tensor, b: torch.Tensor, residual: torch.Tensor | None = None,
+               dtype: torch.dtype | None = None) -> torch.Tensor:
+        """A @ B (+ residual), stored as ``dtype`` (default A's)."""
         m, k = a.shape
         n = b.shape[1]
         tm, tn, tk = tiles_for(m, k, n)
-        c = torch.empty(m, n, dtype=a.dtype, device=a.device)
+        c = torch.empty(m, n, dtype=dtype or a.dtype, device=a.device)
         grid = (cdiv(m, tm), cdiv(n, tn))
         if residual is None:
             K.matmul[grid](a, b, c, tm, tn, tk)
@@ -118,7 +120,17 @@ class DecoderLayer(torch.nn.Module):
         act = torch.empty(m, self.cfg.mlp, dtype=h.dtype, device=h.device)
         K.matmul_swiglu[(cdiv(m, tm), self.cfg.mlp // tn)](n, self._gate_up(tn), act, tm, tn,
                                                              tk)
-        return self.matmul(act, self.w.w_down, residual=h)
+        return self.down_proj(act, h)
+
+    # the two projections that end in the residual: hooks where the tensor-parallel layer
+    # (tp.py) sums its ranks' partial products
+    def out_proj(self, o: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        """residual + o @ Wo: the attention's output projection."""
+        return self.matmul(o, self.w.wo, residual=residual)
+
+    def down_proj(self, act: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        """residual + act @ Wdown: the MLP's output projection."""
+        return self.matmul(act, self.w.w_down, residual=residual)
 
     def qkv(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         """(tokens, qkv_width): the projections of rmsnorm(x), Q and K rotated in place."""
@@ -148,7 +160,7 @@ class DecoderLayer(torch.nn.Module):
         o = torch.empty(b, s, c.heads, c.head_dim, dtype=x.dtype, device=x.device)
         K.attention_prefill[(cdiv(s, c.attn_tm), c.heads, b)](
             q, k, v, o, 1 / math.sqrt(c.head_dim), c.group, c.head_dim, c.attn_tm, c.attn_tn)
-        h = self.matmul(o.view(b * s, -1), self.w.wo, residual=flat)
+        h = self.out_proj(o.view(b * s, -1), flat)
         return self.mlp(h).view(b, s, c.hidden)
 
     def decode(self, x: torch.Tensor, kc: torch.Tensor, vc: torch.Tensor, lens: torch.Tensor,
@@ -161,7 +173,7 @@ class DecoderLayer(torch.nn.Module):
         k, v = qkv[:, :, c.heads:c.heads + c.kv_heads], qkv[:, :, c.heads + c.kv_heads:]
         K.kv_store[(1, b)](kc, vc, k, v, lens, c.kv_heads, c.head_dim)
         o = self.attention_decode(qkv[:, 0, :c.heads], kc, vc, lens + 1, length + 1)
-        h = self.matmul(o.view(b, -1), self.w.wo, residual=x)
+        h = self.out_proj(o.view(b, -1), x)
         return self.mlp(h)
 
     def attention_decode(self, q, kc, vc, lens, length: int) -> torch.Tensor:
