@@ -119,14 +119,16 @@ def test_thread_level_pick(target, rng):
     np.testing.assert_array_equal(got[32:], parts[0][32:])
 
 
-def test_picked_operand_keeps_the_pipelined_k_loop():
-    """The k loop over a picked array is one mma_loop (the staged, cp.async pipeline; the
-    Hopper loop needs tensor maps of kernel parameters), not a loop of loads and mmas."""
+def test_picked_operand_loop_stays_a_loop():
+    """The k loop over a picked array stays a loop of loads and mmas: the fused staged loop
+    (cp.async) measured 5.3x slower on AllGatherMatmul's float32 128 x 128 x 128 tiles on an
+    H200 (49.6 ms against 9.4 ms), and the Hopper loop needs tensor maps of kernel
+    parameters."""
     z = np.zeros
     src = gathered_product.cuda_source([z((64, 64), np.float16)] * 2, z((64, 64), np.float16),
                                        z((128, 64), np.float32), 32, 32, 32)
-    assert "tt::tile::mma_loop_staged<" in src
-    assert "tt::tile::mma<" not in src
+    assert "tt::tile::mma_loop" not in src
+    assert "tt::tile::mma<" in src
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
