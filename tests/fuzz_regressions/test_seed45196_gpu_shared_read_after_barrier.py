@@ -6,7 +6,10 @@ as 0 after the ``syncthreads()`` of line 80 on the GPU, although those threads' 
 is right (a store of it to global memory just before agrees with the simulator). The same
 kernel built with ``--fmad=false`` agrees with the simulator bit for bit; NVRTC 13.0 and 13.4
 behave alike; a ``syncwarp()`` before each ``syncthreads()`` changes nothing; in the SASS the
-barrier follows the reconvergence (BSYNC) of ``cos``'s slow path. The simulator's result is
+barrier follows the reconvergence (BSYNC) of ``cos``'s slow path, and the STS before it stores
+the very register (R37) the matching global store of ``v_int32_0`` wrote; the PTX has
+``st.shared``, ``bar.sync 0``, ``ld.shared`` in that order. Reading 0 means those threads'
+stores were not yet done when the barrier let the others through. The simulator's result is
 what the Python semantics give; the test stays an expected failure on the GPU until the cause
 is found."""
 

@@ -87,6 +87,16 @@ def test_index_from_an_argument(target, rng, which):
     np.testing.assert_array_equal(target.to_host(out), parts[which])
 
 
+def test_simulator_device_arrays_in_a_list():
+    """Device arrays made under simulate() run in place inside a list, as they do alone."""
+    with threadtile.simulate():
+        parts = [threadtile.to_device(np.full(8, v, np.float32)) for v in (1.0, 2.0, 3.0)]
+        out = threadtile.to_device(np.zeros(24, np.float32))
+        ct.launch(None, (3,), pick_rows, (parts, out, 8))
+        got = out.copy_to_host()
+    np.testing.assert_array_equal(got, np.repeat([1.0, 2.0, 3.0], 8).astype(np.float32))
+
+
 def test_index_out_of_range_in_the_simulator():
     parts = [np.zeros(8, np.float32), np.ones(8, np.float32)]
     with threadtile.simulate(), pytest.raises(IndexError, match="tuple index out of range"):
