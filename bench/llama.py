@@ -77,9 +77,14 @@ class EagerLayer:
         vc[:, start:start + s] = qkv[:, :, c.heads + c.kv_heads:]
         k, v = kc[:, :start + s].transpose(1, 2), vc[:, :start + s].transpose(1, 2)
         o = sdpa(q.transpose(1, 2), k, v, is_causal=s > 1, enable_gqa=True)
-        h = x + o.transpose(1, 2).reshape(b, s, -1) @ w.wo
+        h = x + self.reduce(o.transpose(1, 2).reshape(b, s, -1) @ w.wo)
         n = self.norm(h, w.mlp_norm)
-        return h + (torch.nn.functional.silu(n @ w.w_gate) * (n @ w.w_up)) @ w.w_down
+        return h + self.reduce((torch.nn.functional.silu(n @ w.w_gate) * (n @ w.w_up)) @ w.w_down)
+
+    def reduce(self, p):
+        """A residual branch's output before it is added (bench/llama_tp.py all-reduces the
+        ranks' partial products here)."""
+        return p
 
 
 def rel(a, b) -> float:

@@ -159,29 +159,14 @@ def tp_time_ms(fn, rank: int, reps: int, warmup: int = 5) -> float:
 
 
 def _eager_tp_class(base):
-    """bench/llama.py's EagerLayer on one rank's shards, the two all-reduces added."""
-    import torch  # noqa: PLC0415
+    """bench/llama.py's EagerLayer on one rank's shards, its two residual branches
+    all-reduced."""
     import torch.distributed as dist  # noqa: PLC0415
-    from torch.nn.functional import scaled_dot_product_attention as sdpa  # noqa: PLC0415
 
     class EagerTP(base):
-        def __call__(self, x, kc, vc, start):
-            c, w = self.cfg, self.w
-            b, s, _ = x.shape
-            qkv = (self.norm(x, w.attn_norm) @ w.wqkv).view(b, s, -1, c.head_dim)
-            pos = (start + torch.arange(s, device=x.device)).expand(b, s)
-            q = self.rope(qkv[:, :, :c.heads], pos)
-            kc[:, start:start + s] = self.rope(qkv[:, :, c.heads:c.heads + c.kv_heads], pos)
-            vc[:, start:start + s] = qkv[:, :, c.heads + c.kv_heads:]
-            k, v = kc[:, :start + s].transpose(1, 2), vc[:, :start + s].transpose(1, 2)
-            o = sdpa(q.transpose(1, 2), k, v, is_causal=s > 1, enable_gqa=True)
-            p = o.transpose(1, 2).reshape(b, s, -1) @ w.wo
+        def reduce(self, p):
             dist.all_reduce(p)
-            h = x + p
-            n = self.norm(h, w.mlp_norm)
-            p = (torch.nn.functional.silu(n @ w.w_gate) * (n @ w.w_up)) @ w.w_down
-            dist.all_reduce(p)
-            return h + p
+            return p
 
     return EagerTP
 
