@@ -10,7 +10,7 @@ from conftest import compile_cubin, poison
 
 import threadtile
 import threadtile.tile as ct
-from threadtile.errors import KernelCompileError
+from threadtile.errors import KernelCompileError, KernelRuntimeError
 
 ConstInt = ct.Constant[int]
 
@@ -139,6 +139,24 @@ def test_picked_operand_loop_stays_a_loop():
                                        z((128, 64), np.float32), 32, 32, 32)
     assert "tt::tile::mma_loop" not in src
     assert "tt::tile::mma<" in src
+
+
+@threadtile.jit
+def pick_per_thread(parts, out, which):
+    i = threadtile.grid(1)
+    if i < out.size:
+        src = parts[which[i]]
+        out[i] = src[i]
+
+
+def test_thread_level_pick_per_thread_is_refused_by_the_simulator():
+    """A pick that differs between threads of a block is valid on a GPU, but the simulator
+    keeps one array per variable and block: it says so, naming the arrays."""
+    parts = tuple(np.zeros(32, np.float32) for _ in range(2))
+    which = np.arange(32, dtype=np.int64) % 2
+    with threadtile.simulate(), pytest.raises(KernelRuntimeError,
+                                              match=r"different threads of a block \(parts"):
+        pick_per_thread[1, 32](parts, np.zeros(32, np.float32), which)
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])

@@ -498,7 +498,9 @@ def assign_array(m, new: ArrayRef, old: ArrayRef | None, live=None) -> ArrayRef:
     if new.mem is not old.mem:
         raise errors.KernelRuntimeError(
             "the simulator cannot bind one array variable to different arrays in different "
-            f"threads ({old.mem.name} and {new.mem.name}); use two variables")
+            f"threads of a block ({old.mem.name} and {new.mem.name}): bind it to the same array "
+            "in every thread of a block (a list of arrays indexed by a block-uniform value), "
+            "or use a variable for each array")
     return ArrayRef(new.mem, np.where(m, new.origin, old.origin),
                     tuple(np.where(m, a, b) for a, b in zip(new.shape, old.shape)),
                     tuple(np.where(m, a, b) for a, b in zip(new.strides, old.strides)))
