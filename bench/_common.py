@@ -106,6 +106,12 @@ def cuda_time_ms(fn, warmup: int = 5, reps: int = 30) -> float:
     GPU is still busy while the host records the start event and launches ``fn``: the events
     then bracket the device work alone, not the host's launch time (which for a kernel of
     tens of microseconds would be a large part; bench/launch_overhead.py measures that)."""
+    return statistics.median(cuda_times_ms(fn, warmup, reps))
+
+
+def cuda_times_ms(fn, warmup: int = 5, reps: int = 30, before=None) -> list[float]:
+    """Each run's milliseconds, as ``cuda_time_ms`` times them; ``before()`` runs ahead of
+    each (bench/llama_tp.py: a barrier of the ranks)."""
     import torch
 
     for _ in range(warmup):
@@ -113,6 +119,8 @@ def cuda_time_ms(fn, warmup: int = 5, reps: int = 30) -> float:
     torch.cuda.synchronize()
     times = []
     for _ in range(reps):
+        if before is not None:
+            before()
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         torch.cuda._sleep(SPIN_CYCLES)
         s.record()
@@ -120,7 +128,7 @@ def cuda_time_ms(fn, warmup: int = 5, reps: int = 30) -> float:
         e.record()
         e.synchronize()
         times.append(s.elapsed_time(e))
-    return statistics.median(times)
+    return times
 
 
 SPIN_CYCLES = 200_000  # about 100 us at H100 clocks: longer than a launch from Python

@@ -36,7 +36,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import SPIN_CYCLES, cuda_time_ms, write
+from _common import cuda_time_ms, cuda_times_ms, write
 
 HERE = Path(__file__).resolve().parent
 MODES = ("prefill", "decode")
@@ -134,26 +134,17 @@ def one_gpu(cfg, o: argparse.Namespace, tmp: Path) -> dict:
 
 def tp_time_ms(fn, rank: int, reps: int, warmup: int = 5) -> float:
     """Median over ``reps`` of the slowest rank's milliseconds of ``fn``: every repetition
-    after a barrier, a spin kernel ahead of the start event as in ``cuda_time_ms`` (the events
-    then bracket the device work, not Python's launches), the ranks' times max-reduced."""
+    after a barrier, timed as ``cuda_time_ms`` times (a spin kernel ahead of the start event:
+    the events bracket the device work, not Python's launches), the ranks' times
+    max-reduced."""
     import torch  # noqa: PLC0415
     import torch.distributed as dist  # noqa: PLC0415
 
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
+    def barrier():
         dist.barrier(device_ids=[rank])
         torch.cuda.synchronize()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(SPIN_CYCLES)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    t = torch.tensor(times, device=f"cuda:{rank}")
+
+    t = torch.tensor(cuda_times_ms(fn, warmup, reps, before=barrier), device=f"cuda:{rank}")
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
     return statistics.median(t.tolist())
 
