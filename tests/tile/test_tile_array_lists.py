@@ -97,6 +97,18 @@ def test_simulator_device_arrays_in_a_list():
     np.testing.assert_array_equal(got, np.repeat([1.0, 2.0, 3.0], 8).astype(np.float32))
 
 
+def test_simulator_device_array_beside_a_torch_tensor_in_a_list():
+    """A list holding a simulator device array (in place) and a CPU torch tensor (copied to a
+    host view, as alone)."""
+    torch = pytest.importorskip("torch")
+    with threadtile.simulate():
+        parts = [threadtile.to_device(np.full(8, 1.0, np.float32)), torch.full((8,), 2.0)]
+        out = threadtile.to_device(np.zeros(16, np.float32))
+        ct.launch(None, (2,), pick_rows, (parts, out, 8))
+        got = out.copy_to_host()
+    np.testing.assert_array_equal(got, np.repeat([1.0, 2.0], 8).astype(np.float32))
+
+
 def test_index_out_of_range_in_the_simulator():
     parts = [np.zeros(8, np.float32), np.ones(8, np.float32)]
     with threadtile.simulate(), pytest.raises(IndexError, match="tuple index out of range"):

@@ -214,14 +214,11 @@ def _pick_array(lw: Lowerer, v: Tup, k: ir.Expr, node) -> ir.Var:
     loc = lw.loc(node)
     picks = [x if x.type == t else _strided(x, t, loc) for x in items]
     k = _checked_index(lw, k, len(items), node)
-    name = lw.spec.fresh("item")
-    lw.observe(name, t, False, None)
-    lw.defined.add(name)
-    lw.pre.append(ir.Assign(loc, name, picks[-1]))
+    var = lw.hoist(picks[-1], "item")
     for i, x in enumerate(picks[:-1]):
         cond = ir.Compare(bool_, loc, "==", k, ir.Const(k.type, loc, i))
-        lw.pre.append(ir.If(loc, cond, [ir.Assign(loc, name, x)]))
-    return ir.Var(t, loc, name)
+        lw.pre.append(ir.If(loc, cond, [ir.Assign(loc, var.name, x)]))
+    return var
 
 
 def _strided(x: ir.Expr, t: ArrayType, loc) -> ir.Expr:

@@ -193,12 +193,12 @@ def run(kernel, launch, args: tuple, kwargs: dict) -> None:
     host, backs = [], []
     copies: dict[int, np.ndarray] = {}  # one host copy of an array passed more than once
     for a, v, n in zip(runtime, views, names):
-        if v is not None:
+        if v is not None and not isinstance(v, tuple):
             h = v
         elif id(a) in copies:
             h = copies[id(a)]
-        else:
-            h, back = _to_host(a, n)
+        else:  # (a tuple's in-place items are NumPy views already: _to_host keeps them)
+            h, back = _to_host(a if v is None else v, n)
             copies[id(a)] = h
             if back is not None:
                 backs.append(back)
