@@ -86,17 +86,24 @@ def exhaustive_search(search_space: Sequence[T], stream, grid_fn: Callable[[T], 
     (threadtile measures it when the launch finishes; it cannot stop a running kernel). A
     ValueError where the search space is empty or nothing runs."""
 
+    made: dict[int, _SearchTrial] = {}
+
     def make_trial(cfg) -> _SearchTrial:
-        k = kernel if isinstance(kernel, Kernel) else kernel(cfg)
-        hints = hints_fn(cfg) if hints_fn is not None else {}
-        if hints:
-            k = k.replace_hints(**hints)
-        return _SearchTrial(cfg, stream, grid_fn(cfg), k, args_fn)
+        # made once a configuration: its kernel (replace_hints makes a new one) keeps the
+        # specialization precompile lowered, which the search's launches then use
+        t = made.get(id(cfg))
+        if t is None:
+            k = kernel if isinstance(kernel, Kernel) else kernel(cfg)
+            hints = hints_fn(cfg) if hints_fn is not None else {}
+            if hints:
+                k = k.replace_hints(**hints)
+            t = made[id(cfg)] = _SearchTrial(cfg, stream, grid_fn(cfg), k, args_fn)
+        return t
 
     if not requested():  # the configurations' cubins compiled at once, in processes
         from ..builds import precompile  # noqa: PLC0415
 
-        precompile((t.kernel, t.args_fn(cfg)) for cfg in search_space for t in [make_trial(cfg)])
+        precompile((make_trial(cfg).kernel, args_fn(cfg)) for cfg in search_space)
     result = engine.search(search_space, make_trial, stream, timed=not requested(),
                            single_run_timeout_sec=single_run_timeout_sec)
     if not quiet:
