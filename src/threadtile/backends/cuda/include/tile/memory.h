@@ -74,7 +74,11 @@ __device__ __forceinline__ int64_t stride_of(const ::tt::Array<T, R>& a, int d) 
 }
 template <class T, int R>
 __device__ __forceinline__ int64_t stride_of(const ::tt::CArray<T, R>& a, int d) {
-  return d == R - 1 ? 1 : (R == 2 ? a.shape[1] : 0);
+  int64_t s = 1;  // (a C-contiguous array's strides come from its shape)
+#pragma unroll
+  for (int e = R - 1; e > 0; --e)
+    if (e > d) s *= a.shape[e];
+  return s;
 }
 // rows shorter than the block, which they divide, in runs of one element (above)
 template <class TL, int R>
@@ -262,20 +266,6 @@ __host__ __device__ constexpr int squeeze_axis() {
 template <class TL>
 using squeezed_tile = typename traits<TL>::template with2<traits<TL>::dim(squeeze_axis<TL>()),
                                                           traits<TL>::dim(traits<TL>::rank - 1)>;
-// the stride of axis d in elements, for arrays of any rank (stride_of serves ranks 1 and 2
-// only: a C-contiguous array's strides come from its shape)
-template <class T, int R>
-__device__ __forceinline__ int64_t axis_stride(const ::tt::Array<T, R>& a, int d) {
-  return a.strides[d];
-}
-template <class T, int R>
-__device__ __forceinline__ int64_t axis_stride(const ::tt::CArray<T, R>& a, int d) {
-  int64_t s = 1;
-#pragma unroll
-  for (int e = R - 1; e > 0; --e)
-    if (e > d) s *= a.shape[e];
-  return s;
-}
 // the 2-d view of axes P and R - 1 at the fixed indices ix (false: one lies outside the array)
 template <int P, class T, int R, template <class, int> class Arr>
 __device__ __forceinline__ bool view2(const Arr<T, R>& a, const int64_t* ix,
@@ -286,11 +276,11 @@ __device__ __forceinline__ bool view2(const Arr<T, R>& a, const int64_t* ix,
   for (int d = 0; d < R - 1; ++d) {
     if (d == P) continue;
     in = in && ix[d] >= 0 && ix[d] < a.shape[d];
-    off += ix[d] * axis_stride(a, d);
+    off += ix[d] * stride_of(a, d);
   }
   v.data = a.data + off;
   v.shape[0] = a.shape[P], v.shape[1] = a.shape[R - 1];
-  v.strides[0] = axis_stride(a, P), v.strides[1] = axis_stride(a, R - 1);
+  v.strides[0] = stride_of(a, P), v.strides[1] = stride_of(a, R - 1);
   return in;
 }
 
