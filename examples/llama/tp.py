@@ -62,9 +62,17 @@ class ShardConfig(Config):
     @property
     def full(self) -> Config:
         """The whole layer's shapes (this rank's times world)."""
-        fields = {k: getattr(self, k) for k in Config.__dataclass_fields__}
-        return Config(**{**fields, "heads": self.heads * self.world,
-                         "kv_heads": self.kv_heads * self.world, "mlp": self.mlp * self.world})
+        return _split(Config, self, lambda n: n * self.world)
+
+
+_SPLIT = ("heads", "kv_heads", "mlp")  # what the ranks share out
+
+
+def _split(cls, cfg: Config, share, **extra) -> Config:
+    """A ``cls`` with ``cfg``'s fields, ``share`` applied to the heads, KV heads and MLP
+    width."""
+    fields = {k: getattr(cfg, k) for k in Config.__dataclass_fields__}
+    return cls(**{**fields, **{k: share(fields[k]) for k in _SPLIT}}, **extra)
 
 
 def shard_config(cfg: Config, world: int) -> ShardConfig:
@@ -74,15 +82,12 @@ def shard_config(cfg: Config, world: int) -> ShardConfig:
         raise ValueError("shard_config: cfg is already one rank's share (ShardConfig)")
     if not isinstance(world, int) or world < 1:
         raise ValueError(f"shard_config: world must be a positive int, not {world!r}")
-    for name in ("heads", "kv_heads", "mlp"):
+    for name in _SPLIT:
         v = getattr(cfg, name)
         if v % world:
             raise ValueError(f"shard_config: {name} = {v} is not divisible by world = {world} "
                              f"(every rank takes an equal share of the {name})")
-    fields = {k: getattr(cfg, k) for k in Config.__dataclass_fields__}
-    return ShardConfig(**{**fields, "heads": cfg.heads // world,
-                          "kv_heads": cfg.kv_heads // world, "mlp": cfg.mlp // world},
-                       world=world)
+    return _split(ShardConfig, cfg, lambda n: n // world, world=world)
 
 
 def _check_rank(rank: int, world: int) -> None:
