@@ -18,7 +18,8 @@ TMA_ONLY = "-DTT_TMA_ONLY"  # tile/kloop.h: a build of Hopper k loops without th
 PRODUCER = "-DTT_PRODUCER"  # tile/kloop_sm90.h: a warpgroup of its own issues the k loops' copies
 PRODUCER_THREADS = 128
 # code that a producer warp would break: thread-level barriers and indices, threads that stop
-_NO_PRODUCER = ("__syncthreads", "threadIdx", 'asm volatile("exit;")', "tt_raised")
+_NO_PRODUCER = ("__syncthreads", "tt::syncthreads()", "threadIdx", 'asm volatile("exit;")',
+                "tt_raised")
 
 
 def target_for(spec: Specialization, arch: str, options: tuple = (),

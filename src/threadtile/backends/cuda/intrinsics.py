@@ -18,7 +18,7 @@ MATH = {n: (n + "f", n) for n in (
     "fmax")}
 
 _CALLS = {  # intrinsic -> C++ format (args by position)
-    "syncthreads": "__syncthreads()", "syncthreads_count": "__syncthreads_count({0})",
+    "syncthreads": "tt::syncthreads()", "syncthreads_count": "__syncthreads_count({0})",
     "syncthreads_and": "__syncthreads_and({0})", "syncthreads_or": "__syncthreads_or({0})",
     "syncwarp": "__syncwarp({0})", "threadfence": "__threadfence()",
     "threadfence_block": "__threadfence_block()", "threadfence_system": "__threadfence_system()",

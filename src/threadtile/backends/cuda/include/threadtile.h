@@ -284,6 +284,14 @@ __device__ __forceinline__ S match_all(uint32_t mask, T v) {
   return S{m, pred != 0};
 }
 
+// cuda.syncthreads(): the barrier in its unaligned form (PTX `barrier.sync 0`, not `bar.sync 0`,
+// which is `barrier.sync.aligned`). The aligned form lets ptxas assume every warp arrives
+// converged; ptxas (CUDA 13.0-13.4, -O3) has been seen to emit it with a warp still split after
+// a divergent branch, so that the warp's early threads passed it before the others had stored
+// to shared memory (fuzz seed 45196; compute-sanitizer synccheck: "Divergent thread(s) in
+// warp"). The unaligned form waits for each thread, whatever the warp's state.
+__device__ __forceinline__ void syncthreads() { __barrier_sync(0); }
+
 __device__ __forceinline__ uint32_t laneid() {
   uint32_t r;
   asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
