@@ -266,6 +266,10 @@ __host__ __device__ constexpr int squeeze_axis() {
 template <class TL>
 using squeezed_tile = typename traits<TL>::template with2<traits<TL>::dim(squeeze_axis<TL>()),
                                                           traits<TL>::dim(traits<TL>::rank - 1)>;
+// the element type of a global array (void for other kinds: no fast path assumes them)
+template <class A> struct array_elem { typedef void type; };
+template <class U, int N> struct array_elem<::tt::Array<U, N>> { typedef U type; };
+template <class U, int N> struct array_elem<::tt::CArray<U, N>> { typedef U type; };
 // the 2-d view of axes P and R - 1 at the fixed indices ix (false: one lies outside the array)
 template <int P, class T, int R, template <class, int> class Arr>
 __device__ __forceinline__ bool view2(const Arr<T, R>& a, const int64_t* ix,
@@ -318,6 +322,67 @@ __device__ __noinline__ TL load_by_memory_rows(const Arr a, typename traits<TL>:
   constexpr int ord[] = {Ord..., 0};
   constexpr int E = traits<TL>::E, PER = (E + NT - 1) / NT;
   T* buf = scratch<T>();
+  // Runs of VW elements along the array's contiguous axis, one 16-byte load each, where the
+  // tile's extent on that axis is a multiple of VW and the runs come out even over the block
+  // (a block-uniform choice: the array's last axis unit-stride, its base aligned to 16
+  // bytes, the tile wholly inside the array; each run's address is then aligned too when the
+  // other axes' strides are multiples of VW, which the test checks as well).
+  constexpr int VW = 16 / int(sizeof(T));
+  constexpr int DI = traits<TL>::dim(IA);
+  if constexpr (VW > 1 && DI % VW == 0 && (E / VW) % NT == 0 &&
+                same<T, typename array_elem<Arr>::type>::value) {
+    bool fast = stride_of(a, R - 1) == 1 &&
+                reinterpret_cast<unsigned long long>(a.data) % 16 == 0;
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+      const int64_t lo = at.v[d] * traits<TL>::dim(d);
+      fast = fast && lo >= 0 && lo + traits<TL>::dim(d) <= a.shape[ord[d]] &&
+             (ord[d] == R - 1 || stride_of(a, ord[d]) % VW == 0);
+    }
+    if (fast) {
+      constexpr int RUNS = E / VW / NT;
+      run_words<VW, T> w[RUNS];
+      int co0[RUNS][R];
+      const int t0 = tid();
+#pragma unroll
+      for (int i = 0; i < RUNS; ++i) {  // every run's load issued before any is stored
+        int rest = t0 + i * NT;
+        co0[i][IA] = (rest % (DI / VW)) * VW;
+        rest /= DI / VW;
+#pragma unroll
+        for (int d = R - 1; d >= 0; --d) {
+          if (d == IA) continue;
+          co0[i][d] = rest % traits<TL>::dim(d);
+          rest /= traits<TL>::dim(d);
+        }
+        int64_t g[R];
+#pragma unroll
+        for (int d = 0; d < R; ++d) g[ord[d]] = at.v[d] * traits<TL>::dim(d) + co0[i][d];
+        w[i] = vload_run<VW>(a.data + offset(a, g));
+      }
+      block_sync();  // the scratch's last reader is done
+#pragma unroll
+      for (int i = 0; i < RUNS; ++i) {
+        T e[VW];
+        memcpy(e, &w[i], sizeof e);
+        int co[R];
+#pragma unroll
+        for (int d = 0; d < R; ++d) co[d] = co0[i][d];
+#pragma unroll
+        for (int u = 0; u < VW; ++u) {
+          co[IA] = co0[i][IA] + u;
+          buf[by_rows_slot(flat<TL>(co))] = e[u];
+        }
+      }
+      block_sync();
+      TL r;
+      const int t = tid();
+#pragma unroll
+      for (int k = 0; k < TL::N; ++k) r.v[k] = buf[by_rows_slot(elem<TL>(t, k))];
+      block_sync();  // the scratch is free again
+      return r;
+    }
+  }
   // every element's load issued before any is stored (a loop of load, store would wait for
   // each load in turn)
   T v[PER];
