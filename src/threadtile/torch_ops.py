@@ -86,15 +86,20 @@ class EagerOp(torch.library.CustomOpDef):
     ``vmap``, ``opcheck``'s checks, a profiler run) takes the dispatcher, unchanged.
     """
 
-    _tt_host: Callable | None = None
+    _tt_fn: Callable | None = None  # the host function (the dispatcher's kernel wraps it)
     _tt_mutated: tuple = ()
 
     def __call__(self, *args, **kwargs):
         if torch.compiler.is_compiling():  # first: dynamo reads it as a constant
             return self._opoverload(*args, **kwargs)
-        host = self._tt_host
-        if host is not None and _plain_eager(args, kwargs):
-            out = host(*args, **kwargs)
+        fn = self._tt_fn
+        dev = _NOT_PLAIN if fn is None else _plain_eager_device(args, kwargs)
+        if dev != _NOT_PLAIN:
+            if dev < 0 or dev == _current_device():
+                out = fn(*args, **kwargs)
+            else:
+                with torch.cuda.device(dev):
+                    out = fn(*args, **kwargs)
             for i, key in self._tt_mutated:
                 t = args[i] if i < len(args) else kwargs.get(key)
                 if isinstance(t, torch.Tensor):
@@ -103,33 +108,49 @@ class EagerOp(torch.library.CustomOpDef):
         return self._opoverload(*args, **kwargs)
 
     def register_kernel(self, device_types, fn=None, /):
-        self._tt_host = None  # a kernel of the user's own: calls take the dispatcher
+        self._tt_fn = None  # a kernel of the user's own: calls take the dispatcher
         return super().register_kernel(device_types, fn)
 
 
-def _plain_eager(args: tuple, kwargs: dict) -> bool:
-    """Whether a call may skip torch's dispatcher (EagerOp)."""
+_NOT_PLAIN = -2
+_Tensor = torch.Tensor
+_current_device = torch._C._cuda_getDevice if hasattr(torch._C, "_cuda_getDevice") \
+    else torch.cuda.current_device
+
+
+def _plain_eager_device(args: tuple, kwargs: dict) -> int:
+    """Whether a call may skip torch's dispatcher (EagerOp), in one pass over its arguments:
+    ``_NOT_PLAIN``, else the device of the first CUDA tensor (-1 for none)."""
     if torch._C._len_torch_dispatch_stack() or torch._C._is_torch_function_mode_enabled() \
             or torch.autograd.profiler._is_profiler_enabled:
-        return False
-    return _plain_tensors((*args, *kwargs.values()), torch.is_grad_enabled())
+        return _NOT_PLAIN
+    # a functorch transform (vmap, grad) running: its wrapped tensors are plain Tensors by
+    # type, so such calls take the dispatcher
+    if torch._C._functorch.peek_interpreter_stack() is not None:
+        return _NOT_PLAIN
+    dev = _scan(args, torch.is_grad_enabled(), -1)
+    if kwargs and dev != _NOT_PLAIN:
+        dev = _scan(kwargs.values(), torch.is_grad_enabled(), dev)
+    return dev
 
 
-def _plain_tensors(values, grad: bool) -> bool:
-    """Whether every tensor among ``values`` (lists and tuples looked into) is a plain
-    ``torch.Tensor`` that autograd does not follow."""
+def _scan(values, grad: bool, dev: int) -> int:
+    """``dev``, or the device of the first CUDA tensor among ``values`` where ``dev`` is -1,
+    or ``_NOT_PLAIN`` when a tensor is not a plain ``torch.Tensor`` that autograd does not
+    follow (lists and tuples looked into)."""
     for a in values:
-        if isinstance(a, torch.Tensor):
-            if type(a) is not torch.Tensor or (grad and a.requires_grad) or \
-                    _functorch_wrapped(a):
-                return False
-        elif isinstance(a, (list, tuple)) and not _plain_tensors(a, grad):
-            return False
-    return True
-
-
-def _functorch_wrapped(t: torch.Tensor) -> bool:
-    return torch._C._functorch.is_functorch_wrapped_tensor(t)
+        if type(a) is _Tensor:
+            if grad and a.requires_grad:
+                return _NOT_PLAIN
+            if dev < 0 and a.is_cuda:
+                dev = a.get_device()
+        elif isinstance(a, _Tensor):  # a subclass: fake, functional, a user's
+            return _NOT_PLAIN
+        elif isinstance(a, (list, tuple)):
+            dev = _scan(a, grad, dev)
+            if dev == _NOT_PLAIN:
+                return dev
+    return dev
 
 
 def custom_op(name: str, fn: Callable | None = None, /, *,
@@ -164,7 +185,7 @@ def custom_op(name: str, fn: Callable | None = None, /, *,
         if shapes is not None:
             op.register_fake(fake_impl(shapes))
         op.__class__ = EagerOp
-        op._tt_host = host
+        op._tt_fn = f
         op._tt_mutated = tuple((i, a.name) for i, a in enumerate(op._opoverload._schema.arguments)
                                if a.alias_info is not None and a.alias_info.is_write)
         return op
