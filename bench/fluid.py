@@ -17,7 +17,13 @@ For each grid size (default 2048² and 4096², float32):
   tensor of the grid's float32 (8 bytes a cell: one read, one write). Target ≥ 70%. The
   "effective" figure counts 12 bytes a cell per pass: what unblocked Jacobi would move.
 - ``agreement``: 3 steps of both from the same smooth random state, largest difference over
-  each field's largest value (float32 both; they differ by rounding only).
+  each field's largest value (float32 both; they differ by rounding only). The torch peer runs
+  in float32 throughout: cuDNN's convolutions may use TF32 (10-bit mantissas) by default
+  (``torch.backends.cudnn.allow_tf32``), which a 1024² or 2048² CPU run rounding the Jacobi
+  convolution's input to TF32 puts at 1.7-1.9e-3 of the largest ``u`` after 3 steps, against
+  1e-5 to 2.6e-4 for a start perturbed by one ulp (the scheme's own sensitivity, up to 4096²).
+  ``agreement_tf32`` and ``torch jacobi (eager, TF32 allowed)`` are the peer with torch's
+  default.
 
     python bench/fluid.py                    # 2048 and 4096
     python bench/fluid.py --sizes 1024 --steps 20
@@ -29,6 +35,7 @@ GPU only; writes results/fluid.json.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import time
 
@@ -63,7 +70,20 @@ def smooth_state(rng, shape) -> dict:
     return out
 
 
-def agreement(n: int, prm) -> dict:
+@contextlib.contextmanager
+def cudnn_tf32(allowed: bool):
+    """cuDNN's TF32 convolutions allowed or not inside the block (torch's default: allowed)."""
+    import torch
+
+    before = torch.backends.cudnn.allow_tf32
+    torch.backends.cudnn.allow_tf32 = allowed
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.allow_tf32 = before
+
+
+def agreement(n: int, prm, tf32: bool = False) -> dict:
     from fluid.solver import Fluid
     from fluid.torch_scheme import TorchFluid
 
@@ -71,9 +91,10 @@ def agreement(n: int, prm) -> dict:
     a, b = Fluid(n, prm, backend="torch"), TorchFluid(n, prm)
     a.set_fields(**state)
     b.set_fields(**state)
-    for _ in range(3):
-        a.step()
-        b.step()
+    with cudnn_tf32(tf32):
+        for _ in range(3):
+            a.step()
+            b.step()
     out = {}
     for k in ("u", "v", "d", "p"):
         x, y = a.field(k), b.field(k)
@@ -105,7 +126,8 @@ def relax_bandwidth(n: int) -> dict:
     from fluid.torch_scheme import TorchFluid
 
     tf = TorchFluid(n, Params(iters=1), device="cuda")
-    ms = cuda_time_ms(lambda: tf.solve(p, b, 1))
+    with cudnn_tf32(False):
+        ms = cuda_time_ms(lambda: tf.solve(p, b, 1))
     res["torch_jacobi_iteration_ms"] = ms
     return res
 
@@ -139,13 +161,17 @@ def main() -> None:
         rates[f"threadtile sor ({args.iters // 2} iterations), 2/launch"] = steps_per_s(
             f.step, args.steps)
         tf = TorchFluid(n, Params(iters=args.iters))
-        rates["torch jacobi (eager)"] = steps_per_s(tf.step, args.steps)
+        with cudnn_tf32(False):
+            rates["torch jacobi (eager)"] = steps_per_s(tf.step, args.steps)
+        with cudnn_tf32(True):
+            rates["torch jacobi (eager, TF32 allowed)"] = steps_per_s(tf.step, args.steps)
         if compile_ok:
             try:
                 torch._dynamo.reset()
                 tc = TorchFluid(n, Params(iters=args.iters))
                 tc.step = torch.compile(tc.step)
-                rates["torch jacobi (torch.compile)"] = steps_per_s(tc.step, args.steps)
+                with cudnn_tf32(False):
+                    rates["torch jacobi (torch.compile)"] = steps_per_s(tc.step, args.steps)
             except Exception as e:  # noqa: BLE001  (recorded: a backend this host lacks)
                 skipped[f"torch.compile {n}"] = f"{type(e).__name__}: {str(e)[:200]}"
         best_k = max(JACOBI_PER_LAUNCH, key=lambda k: rates[f"threadtile jacobi, {k}/launch"])
@@ -157,6 +183,7 @@ def main() -> None:
         r["relax"] = relax_bandwidth(n)
         r["relax_best_vs_clone"] = max(v["vs_clone"] for v in r["relax"]["passes"].values())
         r["agreement"] = agreement(n, Params(iters=args.iters, per_launch=4))
+        r["agreement_tf32"] = agreement(n, Params(iters=args.iters, per_launch=4), tf32=True)
         results[str(n)] = r
         print(f"\n{n}x{n}, {args.iters} pressure iterations a step")
         for name, v in rates.items():
@@ -173,7 +200,8 @@ def main() -> None:
         worst = max(r["agreement"].values())
         r["agreement_ok"] = worst < 1e-3  # float32 rounding after 3 steps is ~1e-5
         print(f"  agreement with torch after 3 steps: worst field {worst:.1e} of its largest "
-              f"value ({'ok' if r['agreement_ok'] else 'MISMATCH: not the same scheme'})")
+              f"value ({'ok' if r['agreement_ok'] else 'MISMATCH: not the same scheme'}); with "
+              f"cuDNN's TF32 allowed {max(r['agreement_tf32'].values()):.1e}")
     for key, why in skipped.items():
         print(f"{key}: skipped: {why}")
     write("fluid", {"sizes": results, "skipped": skipped, "steps": args.steps},
