@@ -11,8 +11,10 @@ race free. The rules that make a kernel well defined on every target:
   IR's C-like one); other dtypes come in through explicit casts;
 - integer literals are 0..100, which every integer dtype holds (NumPy 2 refuses a Python int
   out of range); divisors are ``b % 6 + 2`` or ``b % 6 - 7``, never 0 or -1; shift counts
-  are masked to the width; a float becomes an integer only inside a range the integer holds,
-  and a non-negative one for unsigned types (else the GPU saturates where NumPy wraps);
+  are masked to the width, to twice the width, or left as they are (a count past the width,
+  or a negative one, shifts every bit out: 0, or -1 for ``>>`` of a negative value); a float
+  becomes an integer only inside a range the integer holds, and a non-negative one for
+  unsigned types (else the GPU saturates where NumPy wraps);
 - float results of math functions go to sink variables (``w_float32``) that nothing reads,
   so their last-bit differences between targets do not spread; ``+ - * /`` are IEEE exact;
 - barriers and full-mask warp operations stand at the top level, before any early return;
@@ -236,8 +238,10 @@ class Gen:
             return f"({a} {op} {div})"
         if op == "%":
             return f"({a} % (abs({b}) + np.{d}(1)))"
-        if op in ("<<", ">>"):
-            return f"({a} {op} ({b} & {BITS[d] - 1}))"
+        if op in ("<<", ">>"):  # a count within the width, past it, or any (negative too)
+            w, k = BITS[d], r.random()
+            count = f"({b} & {w - 1})" if k < 0.6 else f"({b} & {2 * w - 1})" if k < 0.85 else b
+            return f"({a} {op} {count})"
         if op in ("min", "max"):
             return f"{op}({a}, {b})"
         if op == "neg":

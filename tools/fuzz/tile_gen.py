@@ -22,7 +22,8 @@ then; tiles of 2 to 64 rows and 1 to 32 columns, ``num_warps`` 1 to 8, grids of 
 blocks.
 
 Rules that keep results well defined: divisors are ``abs(y) + 1`` (floats) or ``y % 5 + 1``,
-``y % 5 - 6`` (integers); shift counts are masked to 0..31; ``exp``/``exp2``/``sinh``/
+``y % 5 - 6`` (integers); shift counts are masked to 0..31, to 0..63 or left as
+they are (past the width or negative: every bit shifted out); ``exp``/``exp2``/``sinh``/
 ``cosh`` arguments are clamped, ``log``/``rsqrt`` take ``abs(x) + 1``, ``sqrt`` ``abs(x)``;
 most float-to-int casts clamp to +-1000 first; tiles loaded with a block's index never lie
 wholly outside their array (the index is taken modulo the array's tile count).
@@ -266,7 +267,9 @@ class TileGen:
             b = self.divisor(d, shape, depth)
         elif sym in ("<<", ">>"):
             b = self.operand(d, shape, depth)
-            b = E("bin", d, b.shape, [b, lit(d, 31)], {"sym": "&"})
+            k = r.random()  # a count within the width, past it, or any (negative too)
+            if k < 0.85:
+                b = E("bin", d, b.shape, [b, lit(d, 31 if k < 0.6 else 63)], {"sym": "&"})
         else:
             b = self.operand(d, shape, depth)
             if r.random() < 0.3 and sym not in ("-",):

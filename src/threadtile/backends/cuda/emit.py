@@ -627,6 +627,10 @@ class FunctionEmitter:
                 if t.bits == 16 and t.is_float:
                     return f"{t.cname}({fn}(float({self.e(a)}), float({self.e(b)})))", 16
                 return f"{fn}({self.e(a)}, {self.e(b)})", _PREC["atom"]
+        if op in ("<<", ">>") and t.is_int and not placement.count_in_range(b, t, self.nonneg):
+            # a count the IR cannot bound below the width: Python's shift (threadtile.h)
+            fn = "tt::shl" if op == "<<" else "tt::shr"
+            return f"{fn}({self.e(a)}, {self.e(b)})", _PREC["atom"]
         if t.kind == "i" and t.bits >= 32 and op in placement.WRAPPING and \
                 not placement.fits(x, t.bits - 1):  # signed overflow wraps (threadtile.h, "wadd")
             return f"{placement.WRAPPING[op]}({self.e(a)}, {self.e(b)})", _PREC["atom"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ...ir import nodes as ir
 from ...lang.types import Scalar, int64
 
-__all__ = ["is_nonneg", "nonneg_vars", "placement"]
+__all__ = ["count_in_range", "is_nonneg", "nonneg_vars", "placement"]
 
 
 def is_nonneg(e: ir.Expr, nonneg: set[str]) -> bool:
@@ -160,6 +160,23 @@ def bits_of(e: ir.Expr) -> int | None:
         small = [bits_of(x) for x in (e.left, e.right) if isinstance(x, ir.Const) and x.value >= 0]
         return min(small) if small else None
     return None
+
+
+def count_in_range(n: ir.Expr, t: Scalar, nonneg: set[str]) -> bool:
+    """Whether a shift count ``n`` provably lies in [0, width) for a result of type ``t``
+    (C++ leaves other counts undefined; Python shifts every bit out): a constant, or a value
+    the IR bounds (``n & 31``, an unsigned 8-bit value for a 64-bit shift...)."""
+    if isinstance(n, ir.Const):
+        return isinstance(n.value, (int, bool)) and 0 <= int(n.value) < t.bits
+    if isinstance(n, ir.Cast) and isinstance(n.value.type, Scalar) and n.value.type.is_int:
+        inner = bits_of(n.value)  # a cast that keeps the (bounded) value: look inside
+        if inner is not None and inner < n.type.bits:
+            n = n.value
+    masked = isinstance(n, ir.BinOp) and n.op == "&" and any(
+        isinstance(x, ir.Const) and isinstance(x.value, int) and x.value >= 0
+        for x in (n.left, n.right))
+    bits = bits_of(n)
+    return bits is not None and (masked or is_nonneg(n, nonneg)) and (1 << bits) <= t.bits
 
 
 def fits(e: ir.Expr, bits: int) -> bool:

@@ -121,13 +121,24 @@ def ipow(a, b):
     return r if r.ndim else dt.type(r)
 
 
+def shift_count(a, b):
+    """The count ``b`` in ``a``'s dtype, a negative count or one at or past the width made the
+    width (a cast would wrap 259 to 3 for an int8): NumPy then shifts every bit out, as Python
+    does (``<<`` gives 0, ``>>`` 0 or -1), which is what the generated C++ computes."""
+    dt = np.asarray(a).dtype
+    n = np.asarray(b)
+    w = dt.itemsize * 8
+    out = n >= w if n.dtype.kind == "u" else (n < 0) | (n >= w)
+    return np.where(out, w, n).astype(dt)
+
+
 def shl(a, b):
     """``a << b``: the result has ``a``'s type (C promotes the left operand only)."""
-    return np.left_shift(a, b.astype(a.dtype))
+    return np.left_shift(a, shift_count(a, b))
 
 
 def shr(a, b):
-    return np.right_shift(a, b.astype(a.dtype))
+    return np.right_shift(a, shift_count(a, b))
 
 
 def pymin(a, b):

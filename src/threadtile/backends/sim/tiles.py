@@ -196,8 +196,7 @@ def _binop(B, op, site, blocks, args):
     elif name == "pow":
         r = ops.ipow(a, b) if dt.kind in "iu" else np.power(a, b)
     elif name in ("shl", "shr"):
-        f = np.left_shift if name == "shl" else np.right_shift
-        r = f(a, np.asarray(b).astype(dt))
+        r = (ops.shl if name == "shl" else ops.shr)(np.asarray(a, dt), np.asarray(b))
     else:
         r = _BIN[name](a, b)
     r = np.broadcast_to(r, (B.nb,) + t.shape)

@@ -147,6 +147,8 @@ __device__ __forceinline__ T selp(bool p, T a, T b) {
 }
 // the unsigned type of a signed one (wadd below); `same<T>::type` as a parameter's type takes
 // T from the other arguments (int64_t is long, a literal 1LL long long: one T for both)
+template <bool C, typename A, typename B> struct select_type { using type = A; };
+template <typename A, typename B> struct select_type<false, A, B> { using type = B; };
 template <typename T> struct unsigned_of { using type = T; };
 template <> struct unsigned_of<int> { using type = unsigned int; };
 template <> struct unsigned_of<long> { using type = unsigned long; };
@@ -202,6 +204,26 @@ template <typename T, typename S>
 __device__ __forceinline__ T wshl(T a, S n) {
   using U = typename unsigned_of<T>::type;
   return T(U(a) << n);
+}
+
+// Python's (NumPy's) shifts, where C++'s are undefined: a count at or past the width, or a
+// negative one, shifts every bit out (<< gives 0; >> gives 0, or -1 for a negative value).
+// Counts are taken at the width the C++ operation has (int for 8- and 16-bit values, whose
+// truncation back gives NumPy's answer for counts from their own width up to 31).
+template <typename T> struct shift_word {
+  using type = typename select_type<(sizeof(T) > 4), unsigned long long, unsigned>::type;
+};
+template <typename T, typename S>
+__device__ __forceinline__ T shl(T a, S n) {
+  using U = typename shift_word<T>::type;
+  return (unsigned long long)n < 8 * sizeof(U) ? T(U(a) << n) : T(0);
+}
+template <typename T, typename S>
+__device__ __forceinline__ T shr(T a, S n) {
+  using U = typename shift_word<T>::type;
+  if ((unsigned long long)n < 8 * sizeof(U)) return T(a >> n);
+  if constexpr (T(-1) < T(0)) return T(a < T(0) ? -1 : 0);
+  else return T(0);
 }
 
 template <typename T>

@@ -140,9 +140,10 @@ __device__ __forceinline__ T item(const Tile<T, NT, S...>& x) {
 // and broadcast them); the scalar semantics are threadtile.h's (Python's // and %, min, max).
 // Signed integers wrap, as NumPy's and the thread level's (threadtile.h's wadd): C++ leaves a
 // signed overflow undefined and the compiler optimises on it (it took max(x * x, 4) for an
-// unsigned maximum, x * x being ">= 0": fuzz seed 21716). A sum, difference, product, left
-// shift or negation of signed integers is computed in the unsigned type of the operands'
-// promoted type; unsigned integers and floats are left as they are.
+// unsigned maximum, x * x being ">= 0": fuzz seed 21716). A sum, difference, product or
+// negation of signed integers is computed in the unsigned type of the operands'
+// promoted type; unsigned integers and floats are left as they are. Shifts are threadtile.h's
+// tt::shl and tt::shr (Python's, for any count).
 #define TT_WRAPPING(NAME, OP)                                                             \
   template <class X, class Y>                                                             \
   __device__ __forceinline__ auto NAME(X x, Y y) {                                        \
@@ -155,13 +156,6 @@ TT_WRAPPING(wrap_add, +)
 TT_WRAPPING(wrap_sub, -)
 TT_WRAPPING(wrap_mul, *)
 #undef TT_WRAPPING
-template <class X, class Y>
-__device__ __forceinline__ auto wrap_shl(X x, Y y) {
-  typedef decltype(x << y) P;
-  typedef typename ::tt::unsigned_of<P>::type U;
-  if constexpr (same<U, P>::value) return x << y;
-  else return P(U(x) << y);
-}
 template <class X>
 __device__ __forceinline__ auto wrap_neg(X x) {
   typedef decltype(-x) P;
@@ -193,8 +187,8 @@ TT_TILE_BINARY(mod, void, ::tt::pymod(x, y))
 TT_TILE_BINARY(bit_and, void, x & y)
 TT_TILE_BINARY(bit_or, void, x | y)
 TT_TILE_BINARY(bit_xor, void, x ^ y)
-TT_TILE_BINARY(shl, void, wrap_shl(x, y))
-TT_TILE_BINARY(shr, void, x >> y)
+TT_TILE_BINARY(shl, void, ::tt::shl(x, y))
+TT_TILE_BINARY(shr, void, ::tt::shr(x, y))
 TT_TILE_BINARY(maximum, void, ::tt::max(x, y))
 TT_TILE_BINARY(minimum, void, ::tt::min(x, y))
 TT_TILE_BINARY(lt, bool, x < y)
