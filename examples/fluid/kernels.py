@@ -259,6 +259,32 @@ def relax(p, b, out, omega, passes: Constant[int], redblack: Constant[int]):
                 out[gy, gx] = sh[fin + ly * SPAN + lx]
 
 
+@cuda.jit
+def jacobi(p, b, out, omega):
+    """One weighted Jacobi pass of ``p`` into ``out``, the plain stencil: each thread reads
+    its cell's neighbours straight from global memory (the caches catch the reuse), with no
+    shared-memory tile. The same arithmetic as ``relax`` with ``passes=1``; launched on
+    ``BLOCK`` threads over the grid (``jacobi_grid``)."""
+    x, y = cuda.grid(2)
+    h, w = p.shape
+    if x < w and y < h:
+        zero = np.float32(0.0)  # a neighbour outside the box adds nothing
+        left = p[y, x - 1] if x > 0 else zero
+        right = p[y, x + 1] if x < w - 1 else zero
+        up = p[y - 1, x] if y > 0 else zero
+        down = p[y + 1, x] if y < h - 1 else zero
+        s4 = left + right + up + down - b[y, x]
+        nb = 4 - int(x == 0) - int(x == w - 1) - int(y == 0) - int(y == h - 1)
+        old = p[y, x]
+        gs = np.float32(0.25) * s4 if nb == 4 else s4 / np.float32(nb)
+        out[y, x] = old + omega * (gs - old)
+
+
+def jacobi_grid(shape: tuple[int, int]) -> tuple[int, int]:
+    """``jacobi``'s launch grid for a ``shape`` grid (``BLOCK`` threads a block)."""
+    return (-(-shape[1] // BLOCK[0]), -(-shape[0] // BLOCK[1]))
+
+
 def relax_grid(shape: tuple[int, int], passes: int) -> tuple[int, int]:
     """``relax``'s launch grid for a ``shape`` grid and ``passes`` passes per launch."""
     if not 1 <= passes <= MAX_PASSES:
