@@ -10,7 +10,8 @@ race free. The rules that make a kernel well defined on every target:
 - binary operators join values of one dtype only (NumPy's promotion of mixed types is not the
   IR's C-like one); other dtypes come in through explicit casts;
 - integer literals are 0..100, which every integer dtype holds (NumPy 2 refuses a Python int
-  out of range); divisors are ``b % 6 + 2`` or ``b % 6 - 7``, never 0 or -1; shift counts
+  out of range); divisors are ``b % 6 + 2`` or ``b % 6 - 6``, never 0 (-1 is one: the most
+  negative value // -1 wraps to itself); shift counts
   are masked to the width, to twice the width, or left as they are (a count past the width,
   or a negative one, shifts every bit out: 0, or -1 for ``>>`` of a negative value); a float
   becomes an integer only inside a range the integer holds, and a non-negative one for
@@ -234,7 +235,7 @@ class Gen:
         self.in_cond -= op == "cond"
         if op in ("//", "%") and d in INTS:
             neg = not d.startswith("u") and r.random() < 0.5
-            div = f"({b} % 6 - 7)" if neg else f"({b} % 6 + 2)"
+            div = f"({b} % 6 - 6)" if neg else f"({b} % 6 + 2)"  # -1 too: MIN // -1 wraps
             return f"({a} {op} {div})"
         if op == "%":
             return f"({a} % (abs({b}) + np.{d}(1)))"

@@ -154,13 +154,22 @@ template <> struct unsigned_of<int> { using type = unsigned int; };
 template <> struct unsigned_of<long> { using type = unsigned long; };
 template <> struct unsigned_of<long long> { using type = unsigned long long; };
 template <typename T> struct same { using type = T; };
+// A signed division by -1 is a negation (the most negative value // -1 wraps to itself, as in
+// NumPy; C++'s a / b and a % b are undefined there).
 template <typename T>
 __device__ __forceinline__ T floordiv(T a, typename same<T>::type b) {
+  if constexpr (T(-1) < T(0)) {
+    using U = typename unsigned_of<T>::type;
+    if (b == T(-1)) return T(U(0) - U(a));
+  }
   T q = a / b;
   return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 template <typename T>
 __device__ __forceinline__ T pymod(T a, typename same<T>::type b) {
+  if constexpr (T(-1) < T(0)) {
+    if (b == T(-1)) return T(0);
+  }
   T r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }

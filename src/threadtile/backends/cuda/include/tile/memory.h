@@ -309,6 +309,18 @@ struct by_memory_rows {
       (traits<TL>::E + traits<TL>::E / 32) * sizeof(typename traits<TL>::elem) <=
           TT_SCRATCH_BYTES;
 };
+// each thread's elements of TL from the scratch that load_by_memory_rows filled (once every
+// thread has written its part), the scratch free again after
+template <class TL>
+__device__ __forceinline__ TL from_rows_scratch(const typename traits<TL>::elem* buf) {
+  block_sync();
+  TL r;
+  const int t = tid();
+#pragma unroll
+  for (int k = 0; k < TL::N; ++k) r.v[k] = buf[by_rows_slot(elem<TL>(t, k))];
+  block_sync();  // the scratch is free again
+  return r;
+}
 // A load whose order puts the array's contiguous last axis on another tile axis than the
 // last (K^T read from a (batch, seq, heads, dim) cache): per element, neighbouring threads
 // would read elements a whole array row apart. The block reads the tile in memory's order
@@ -374,13 +386,7 @@ __device__ __noinline__ TL load_by_memory_rows(const Arr a, typename traits<TL>:
           buf[by_rows_slot(flat<TL>(co))] = e[u];
         }
       }
-      block_sync();
-      TL r;
-      const int t = tid();
-#pragma unroll
-      for (int k = 0; k < TL::N; ++k) r.v[k] = buf[by_rows_slot(elem<TL>(t, k))];
-      block_sync();  // the scratch is free again
-      return r;
+      return from_rows_scratch<TL>(buf);
     }
   }
   // every element's load issued before any is stored (a loop of load, store would wait for
@@ -414,13 +420,7 @@ __device__ __noinline__ TL load_by_memory_rows(const Arr a, typename traits<TL>:
 #pragma unroll
   for (int i = 0; i < PER; ++i)
     if (E % NT == 0 || t0 + i * NT < E) buf[slot[i]] = v[i];
-  block_sync();
-  TL r;
-  const int t = tid();
-#pragma unroll
-  for (int k = 0; k < TL::N; ++k) r.v[k] = buf[by_rows_slot(elem<TL>(t, k))];
-  block_sync();  // the scratch is free again
-  return r;
+  return from_rows_scratch<TL>(buf);
 }
 // a tile from an array: elements outside it get `pad` and are never read
 template <class TL, int... Ord, class Arr, class... I>
