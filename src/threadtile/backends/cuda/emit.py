@@ -577,6 +577,11 @@ class FunctionEmitter:
             v = f"float({self.e(x.value)})"
         if dst.kind == "b":
             return f"bool({self.e(x.value)})", _PREC["atom"]
+        if dst.kind in "iu" and isinstance(src, Scalar) and src.is_float and not src.is_complex:
+            if src.bits == 16:  # cvt.rzi as the simulator models it (threadtile.h)
+                v = f"float({self.e(x.value)})"
+            return f"tt::f2i<{dst.cname}>({v if src.bits == 16 else self.e(x.value)})", \
+                _PREC["atom"]
         return f"({dst.cname})" + v, _PREC["unary"]
 
     def as_float(self, x: ir.Expr, v: str) -> str:

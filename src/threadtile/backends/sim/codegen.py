@@ -545,7 +545,7 @@ class _FunctionGen:
             return f"_cast({v}, {self.tr.typeobj(t)})"
         src = e.value.type
         if isinstance(src, Scalar) and src.is_float and not src.is_complex and \
-                t.kind in "iu" and t.bits >= 32:  # clamped, as the GPU converts
+                t.kind in "iu":  # clamped, as the GPU converts (8/16 bits: 32, wrapped)
             return f"_f2i({v}, {self.tr.dtype(t)})"
         return f"({v}).astype({self.tr.dtype(t)})"
 

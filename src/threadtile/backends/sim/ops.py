@@ -66,12 +66,17 @@ def cast(v, t: Scalar):
 
 
 def float_to_int(v, dt):
-    """A float converted to a 32- or 64-bit integer as the GPU converts it (PTX's ``cvt.rzi``,
+    """A float converted to an integer as the GPU converts it (PTX's ``cvt.rzi``,
     measured on an H100/H200): truncated and clamped to the integer's range (a negative value
     to an unsigned type: 0); NaN gives 0 from a float16/float32 to a 32-bit type, else the top
     bit alone (INT_MIN, or 2**31 / 2**63 unsigned). NumPy, like C where it is undefined, gives
-    the x86 answer: the top bit for NaN and for every value out of range."""
+    the x86 answer: the top bit for NaN and for every value out of range. An 8- or 16-bit
+    integer takes the 32-bit conversion of its signedness, wrapped to its width (the generated
+    C++'s ``tt::f2i``; NVVM lowers a plain C++ cast the same way)."""
     dt = np.dtype(dt)
+    if dt.itemsize < 4:  # the 32-bit conversion of the same signedness, wrapped
+        wide = float_to_int(v, np.int32 if dt.kind == "i" else np.uint32)
+        return np.asarray(wide).astype(dt)[()]
     info = np.iinfo(dt)
     v = np.asarray(v)
     with np.errstate(invalid="ignore"):

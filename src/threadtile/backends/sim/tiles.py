@@ -218,6 +218,8 @@ def _cast(B, op, site, blocks, args):
         return tile_dtypes.cast_rounded(B, op, site, blocks, args)
     if t.name in NARROW_FLOATS:  # from the value as it is (float64 rounded once)
         return minifloat.round_to(x, t.name)
+    if t.kind in "iu" and np.asarray(x).dtype.kind == "f":  # as the GPU's cvt.rzi converts
+        return ops.float_to_int(x, _dtype(t))
     return _round(x.astype(_dtype(t)) if t not in (bfloat16, tfloat32) else x.astype(
         np.float32), t)
 

@@ -154,6 +154,48 @@ template <> struct unsigned_of<int> { using type = unsigned int; };
 template <> struct unsigned_of<long> { using type = unsigned long; };
 template <> struct unsigned_of<long long> { using type = unsigned long long; };
 template <typename T> struct same { using type = T; };
+// A float converted to an integer as PTX's cvt.rzi converts: truncated, clamped to the range
+// (NaN: 0 for a float to a 32-bit type, else the top bit). A C++ cast of a value out of range
+// is undefined; these intrinsics are cvt.rzi itself. 8- and 16-bit results take the 32-bit
+// conversion of their signedness, wrapped to their width (what NVVM makes of the plain cast).
+template <typename T> struct f2i_t;
+template <> struct f2i_t<int> {
+  __device__ static int f(float x) { return __float2int_rz(x); }
+  __device__ static int f(double x) { return __double2int_rz(x); }
+};
+template <> struct f2i_t<unsigned> {
+  __device__ static unsigned f(float x) { return __float2uint_rz(x); }
+  __device__ static unsigned f(double x) { return __double2uint_rz(x); }
+};
+template <> struct f2i_t<long long> {
+  __device__ static long long f(float x) { return __float2ll_rz(x); }
+  __device__ static long long f(double x) { return __double2ll_rz(x); }
+};
+template <> struct f2i_t<unsigned long long> {
+  __device__ static unsigned long long f(float x) { return __float2ull_rz(x); }
+  __device__ static unsigned long long f(double x) { return __double2ull_rz(x); }
+};
+template <> struct f2i_t<long> {
+  __device__ static long f(float x) { return long(__float2ll_rz(x)); }
+  __device__ static long f(double x) { return long(__double2ll_rz(x)); }
+};
+template <> struct f2i_t<unsigned long> {
+  __device__ static unsigned long f(float x) { return (unsigned long)__float2ull_rz(x); }
+  __device__ static unsigned long f(double x) { return (unsigned long)__double2ull_rz(x); }
+};
+template <typename T> struct is_int { static constexpr bool value = false; };
+#define TT_IS_INT(T) template <> struct is_int<T> { static constexpr bool value = true; };
+TT_IS_INT(signed char) TT_IS_INT(unsigned char) TT_IS_INT(short) TT_IS_INT(unsigned short)
+TT_IS_INT(int) TT_IS_INT(unsigned) TT_IS_INT(long) TT_IS_INT(unsigned long)
+TT_IS_INT(long long) TT_IS_INT(unsigned long long)
+#undef TT_IS_INT
+template <typename T, typename F>
+__device__ __forceinline__ T f2i(F x) {
+  if constexpr (sizeof(T) >= 4) return f2i_t<T>::f(x);
+  else if constexpr (T(-1) < T(0)) return T(f2i_t<int>::f(x));
+  else return T(f2i_t<unsigned>::f(x));
+}
+
 // A signed division by -1 is a negation (the most negative value // -1 wraps to itself, as in
 // NumPy; C++'s a / b and a % b are undefined there).
 template <typename T>

@@ -30,7 +30,16 @@ __device__ __forceinline__ float wide(__nv_fp4_e2m1 x) { return float(x); }
 #endif
 
 template <class U, class X> struct conv {
-  __device__ static __forceinline__ U f(X x) { return U(wide(x)); }
+  __device__ static __forceinline__ U f(X x) {
+    auto w = wide(x);
+    typedef decltype(w) W;
+    // a float to an integer as cvt.rzi converts it (threadtile.h's f2i): a C++ cast of a
+    // value out of the integer's range is undefined
+    if constexpr (::tt::is_int<U>::value && (same<W, float>::value || same<W, double>::value))
+      return ::tt::f2i<U>(w);
+    else
+      return U(w);
+  }
 };
 template <class X> struct conv<bool, X> {
   __device__ static __forceinline__ bool f(X x) { return wide(x) != 0; }
