@@ -131,4 +131,27 @@ def cuda_times_ms(fn, warmup: int = 5, reps: int = 30, before=None) -> list[floa
     return times
 
 
+def graphed_time_ms(fn, warmup: int = 3, reps: int = 30) -> tuple[float | None, str | None]:
+    """``fn`` captured once into a CUDA graph and its replay timed as ``cuda_time_ms`` times:
+    the device time of all its kernels with no host launch gaps between them (a layer of many
+    small kernels launched from Python can leave the GPU waiting on the host, and then its
+    time depends on the host's speed). (milliseconds, None), or (None, why the capture
+    failed)."""
+    import torch
+
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(warmup):
+                fn()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            fn()
+    except Exception as e:  # noqa: BLE001  (recorded: what could not be captured)
+        return None, f"{type(e).__name__}: {str(e)[:200]}"
+    return cuda_time_ms(graph.replay, warmup, reps), None
+
+
 SPIN_CYCLES = 200_000  # about 100 us at H100 clocks: longer than a launch from Python

@@ -7,7 +7,10 @@ smoke run). Each time is a CUDA-event median (``_common.cuda_time_ms``):
   one token each against a 4096-token cache): threadtile's ``DecoderLayer`` beside the same
   layer in torch eager (cuBLAS matmuls, ``scaled_dot_product_attention`` with GQA, torch's
   RMSNorm, RoPE and SwiGLU in tensor operations). The outputs are compared (largest
-  difference over the output's largest value).
+  difference over the output's largest value). Each side is timed again as a CUDA-graph
+  replay (``graphed``): a layer of many small kernels launched from Python can leave the GPU
+  waiting on the host, so the plain figures depend on the host's speed; the graphed ones are
+  device time alone.
 - ``attention``: the attention alone. Prefill: ``attention_prefill`` against SDPA (causal,
   GQA), TFLOP/s counting 4 B H S^2 D / 2. Decode: ``attention_decode`` + ``attention_combine``
   against SDPA over the cache, GB/s of the KV cache read (2 B S KV D 2 bytes) against the
@@ -30,7 +33,7 @@ import argparse
 import math
 import time
 
-from _common import cuda_time_ms, write
+from _common import cuda_time_ms, graphed_time_ms, write
 
 HBM_GBS = {"H100": 3350.0, "H200": 4800.0, "A100": 2039.0}  # the SXM parts' datasheet figures
 
@@ -115,6 +118,8 @@ def bench_layer(cfg, seq: int, batch: int, ctx: int, out: dict) -> None:
                             "max_rel_diff": rel(y, y_ref), "first_call_s": round(first, 2)}
     print(f"layer prefill 1x{seq}: threadtile {t_tt:.3f} ms, eager {t_eager:.3f} ms "
           f"({t_eager / t_tt:.2f}x), diff {out['layer_prefill']['max_rel_diff']}", flush=True)
+    out["layer_prefill"]["graphed"] = _graphed(
+        lambda: layer.prefill(x, caches[0], caches[1]), lambda: eager(x, caches[2], caches[3], 0))
 
     # decode: batch x 1 token against ctx - 1 cached positions (ctx after the append)
     kc, vc = (torch.randn(batch, ctx, *kv, device="cuda").to(torch.bfloat16) for _ in range(2))
@@ -131,6 +136,25 @@ def bench_layer(cfg, seq: int, batch: int, ctx: int, out: dict) -> None:
     print(f"layer decode {batch}x1, cache {ctx}: threadtile {t_tt:.3f} ms, eager "
           f"{t_eager:.3f} ms ({t_eager / t_tt:.2f}x), diff "
           f"{out['layer_decode']['max_rel_diff']}", flush=True)
+    out["layer_decode"]["graphed"] = _graphed(
+        lambda: layer.decode(x, kc, vc, lens, ctx - 1),
+        lambda: eager(x[:, None], kc2, vc2, ctx - 1))
+
+
+def _graphed(tt, ref) -> dict:
+    """Both sides of a layer timed as CUDA-graph replays (device time, no host launch gaps:
+    ``_common.graphed_time_ms``), beside the plain launches above."""
+    (t_tt, why_tt), (t_ref, why_ref) = graphed_time_ms(tt), graphed_time_ms(ref)
+    r = {"threadtile_ms": t_tt and round(t_tt, 4), "eager_ms": t_ref and round(t_ref, 4)}
+    if t_tt and t_ref:
+        r["vs_eager"] = round(t_ref / t_tt, 3)
+        print(f"  as CUDA graphs: threadtile {t_tt:.3f} ms, eager {t_ref:.3f} ms "
+              f"({t_ref / t_tt:.2f}x)", flush=True)
+    for side, why in (("threadtile", why_tt), ("eager", why_ref)):
+        if why:
+            r[f"{side}_not_captured"] = why
+            print(f"  {side} not captured: {why}", flush=True)
+    return r
 
 
 def bench_attention(cfg, seq: int, batch: int, ctx: int, out: dict) -> None:
