@@ -30,10 +30,12 @@ Writes results/llama.json (``--small``: llama_small.json).
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
 import time
 
-from _common import cuda_time_ms, graphed_time_ms, write
+from _common import RESULTS, commit, cuda_time_ms, graphed_time_ms, write
 
 HBM_GBS = {"H100": 3350.0, "H200": 4800.0, "A100": 2039.0}  # the SXM parts' datasheet figures
 
@@ -305,9 +307,36 @@ def main() -> None:
         bench_mlp(cfg, seq, out)
     if "generate" in parts:
         bench_generate(cfg, 4, batch, 16 if o.small else 128, 8 if o.small else 64, out)
-    write("llama_small" if o.small else "llama", out,
+    name = "llama_small" if o.small else "llama"
+    _keep_unmeasured(name, out)
+    write(name, out,
           notes="Llama-3-8B layer shapes, bfloat16, random weights; torch eager peer: cuBLAS "
                 "matmuls and SDPA (GQA); times are CUDA-event medians")
+
+
+_PARTS = {"layer": ("layer_prefill", "layer_decode"),
+          "attention": ("attention_prefill", "attention_decode"), "mlp": ("mlp_swiglu",),
+          "generate": ("generate",)}
+
+
+def _keep_unmeasured(name: str, out: dict) -> None:
+    """The results file's parts this run did not measure (``--parts``), kept with the commit
+    they were measured at (``parts_measured_at``), so that a partial run does not drop them."""
+    path = RESULTS / f"{name}.json"
+    here = os.environ.get("THREADTILE_COMMIT") or commit()
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError):
+        old = None
+    at = dict(old["results"].get("parts_measured_at", {})) if old else {}
+    for keys in _PARTS.values():
+        for key in keys:
+            if key in out:
+                at[key] = here
+            elif old and key in old["results"]:
+                out[key] = old["results"][key]
+                at.setdefault(key, old["commit"])
+    out["parts_measured_at"] = at
 
 
 if __name__ == "__main__":
