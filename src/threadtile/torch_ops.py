@@ -90,7 +90,7 @@ class EagerOp(torch.library.CustomOpDef):
     _tt_mutated: tuple = ()
 
     def __call__(self, *args, **kwargs):
-        if torch.compiler.is_compiling():  # first: dynamo reads it as a constant
+        if _is_compiling():  # first: dynamo reads it as a constant
             return self._opoverload(*args, **kwargs)
         fn = self._tt_fn
         dev = _NOT_PLAIN if fn is None else _plain_eager_device(args, kwargs)
@@ -116,21 +116,28 @@ _NOT_PLAIN = -2
 _Tensor = torch.Tensor
 _current_device = torch._C._cuda_getDevice if hasattr(torch._C, "_cuda_getDevice") \
     else torch.cuda.current_device
+# the checks of a plain eager call, bound once (each module attribute lookup costs a call)
+_is_compiling = torch.compiler.is_compiling  # dynamo knows the function, by any name
+_dispatch_modes = torch._C._len_torch_dispatch_stack
+_function_modes = torch._C._is_torch_function_mode_enabled
+_functorch_stack = torch._C._functorch.peek_interpreter_stack
+_grad_enabled = torch._C.is_grad_enabled
+_profiler = torch.autograd.profiler  # its _is_profiler_enabled changes: read at each call
 
 
 def _plain_eager_device(args: tuple, kwargs: dict) -> int:
     """Whether a call may skip torch's dispatcher (EagerOp), in one pass over its arguments:
     ``_NOT_PLAIN``, else the device of the first CUDA tensor (-1 for none)."""
-    if torch._C._len_torch_dispatch_stack() or torch._C._is_torch_function_mode_enabled() \
-            or torch.autograd.profiler._is_profiler_enabled:
+    if _dispatch_modes() or _function_modes() or _profiler._is_profiler_enabled:
         return _NOT_PLAIN
     # a functorch transform (vmap, grad) running: its wrapped tensors are plain Tensors by
     # type, so such calls take the dispatcher
-    if torch._C._functorch.peek_interpreter_stack() is not None:
+    if _functorch_stack() is not None:
         return _NOT_PLAIN
-    dev = _scan(args, torch.is_grad_enabled(), -1)
+    grad = _grad_enabled()
+    dev = _scan(args, grad, -1)
     if kwargs and dev != _NOT_PLAIN:
-        dev = _scan(kwargs.values(), torch.is_grad_enabled(), dev)
+        dev = _scan(kwargs.values(), grad, dev)
     return dev
 
 
