@@ -12,6 +12,7 @@ import unit_kernels as uk
 from conftest import compile_source
 from kernels import MODULES, language, lecture, mathfuncs, numba_docs, warp
 
+import threadtile
 from threadtile.backends.cuda.cxx import literal as _literal
 from threadtile.lang.types import float16, float32, float64, int8, int64, uint32, uint64
 
@@ -239,3 +240,22 @@ def test_an_empty_constant_array_compiles(target):
     a = target.to_device(np.full(1, -1, np.int64))
     target.launch(k, 1, 1, a)
     assert target.to_host(a)[0] == 0
+
+
+@threadtile.jit
+def _u16_product(a, b, out):
+    i = threadtile.threadIdx.x
+    out[i] = a[i] * b[i]
+
+
+def test_a_uint16_product_wraps_in_unsigned():
+    """C++ multiplies two uint16 values in int, where 65535 * 65535 overflows: the product
+    goes through tt::wmul (unsigned arithmetic) and wraps as NumPy's does."""
+    a = np.array([65535, 300, 2], np.uint16)
+    out = np.zeros(3, np.uint16)
+    src = _u16_product.cuda_source(a, a, out)
+    assert "tt::wmul(a(i), b(i))" in src
+    assert compile_source(src, "sm_90")[:4] == b"\x7fELF"
+    with threadtile.simulate():
+        _u16_product[1, 3](a, a, out)
+    assert out.tolist() == [int(x) ** 2 % 65536 for x in a]

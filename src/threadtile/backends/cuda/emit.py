@@ -578,10 +578,8 @@ class FunctionEmitter:
         if dst.kind == "b":
             return f"bool({self.e(x.value)})", _PREC["atom"]
         if dst.kind in "iu" and isinstance(src, Scalar) and src.is_float and not src.is_complex:
-            if src.bits == 16:  # cvt.rzi as the simulator models it (threadtile.h)
-                v = f"float({self.e(x.value)})"
-            return f"tt::f2i<{dst.cname}>({v if src.bits == 16 else self.e(x.value)})", \
-                _PREC["atom"]
+            # cvt.rzi as the simulator models it (threadtile.h; a 16-bit float is a float above)
+            return f"tt::f2i<{dst.cname}>({v})", _PREC["atom"]
         return f"({dst.cname})" + v, _PREC["unary"]
 
     def as_float(self, x: ir.Expr, v: str) -> str:
@@ -636,8 +634,11 @@ class FunctionEmitter:
             # a count the IR cannot bound below the width: Python's shift (threadtile.h)
             fn = "tt::shl" if op == "<<" else "tt::shr"
             return f"{fn}({self.e(a)}, {self.e(b)})", _PREC["atom"]
-        if t.kind == "i" and t.bits >= 32 and op in placement.WRAPPING and \
-                not placement.fits(x, t.bits - 1):  # signed overflow wraps (threadtile.h, "wadd")
+        # where C++ computes in a signed type that may overflow (int32/int64 values, and the int
+        # a uint16 product is computed in), the operation wraps (threadtile.h, "wadd")
+        signed = 31 if op == "*" and t.kind == "u" and t.bits == 16 else \
+            t.bits - 1 if t.kind == "i" and t.bits >= 32 else None
+        if signed and op in placement.WRAPPING and not placement.fits(x, signed):
             return f"{placement.WRAPPING[op]}({self.e(a)}, {self.e(b)})", _PREC["atom"]
         if op not in ("<<", ">>"):  # a shift's type is its left operand's: its cast stays
             a = _implicit(a, b)

@@ -147,53 +147,37 @@ __device__ __forceinline__ T selp(bool p, T a, T b) {
 }
 // the unsigned type of a signed one (wadd below); `same<T>::type` as a parameter's type takes
 // T from the other arguments (int64_t is long, a literal 1LL long long: one T for both)
-template <bool C, typename A, typename B> struct select_type { using type = A; };
-template <typename A, typename B> struct select_type<false, A, B> { using type = B; };
 template <typename T> struct unsigned_of { using type = T; };
 template <> struct unsigned_of<int> { using type = unsigned int; };
 template <> struct unsigned_of<long> { using type = unsigned long; };
 template <> struct unsigned_of<long long> { using type = unsigned long long; };
 template <typename T> struct same { using type = T; };
-// A float converted to an integer as PTX's cvt.rzi converts: truncated, clamped to the range
-// (NaN: 0 for a float to a 32-bit type, else the top bit). A C++ cast of a value out of range
-// is undefined; these intrinsics are cvt.rzi itself. 8- and 16-bit results take the 32-bit
-// conversion of their signedness, wrapped to their width (what NVVM makes of the plain cast).
-template <typename T> struct f2i_t;
-template <> struct f2i_t<int> {
-  __device__ static int f(float x) { return __float2int_rz(x); }
-  __device__ static int f(double x) { return __double2int_rz(x); }
-};
-template <> struct f2i_t<unsigned> {
-  __device__ static unsigned f(float x) { return __float2uint_rz(x); }
-  __device__ static unsigned f(double x) { return __double2uint_rz(x); }
-};
-template <> struct f2i_t<long long> {
-  __device__ static long long f(float x) { return __float2ll_rz(x); }
-  __device__ static long long f(double x) { return __double2ll_rz(x); }
-};
-template <> struct f2i_t<unsigned long long> {
-  __device__ static unsigned long long f(float x) { return __float2ull_rz(x); }
-  __device__ static unsigned long long f(double x) { return __double2ull_rz(x); }
-};
-template <> struct f2i_t<long> {
-  __device__ static long f(float x) { return long(__float2ll_rz(x)); }
-  __device__ static long f(double x) { return long(__double2ll_rz(x)); }
-};
-template <> struct f2i_t<unsigned long> {
-  __device__ static unsigned long f(float x) { return (unsigned long)__float2ull_rz(x); }
-  __device__ static unsigned long f(double x) { return (unsigned long)__double2ull_rz(x); }
-};
+template <bool C, typename A, typename B> struct select_type { using type = A; };
+template <typename A, typename B> struct select_type<false, A, B> { using type = B; };
 template <typename T> struct is_int { static constexpr bool value = false; };
 #define TT_IS_INT(T) template <> struct is_int<T> { static constexpr bool value = true; };
 TT_IS_INT(signed char) TT_IS_INT(unsigned char) TT_IS_INT(short) TT_IS_INT(unsigned short)
 TT_IS_INT(int) TT_IS_INT(unsigned) TT_IS_INT(long) TT_IS_INT(unsigned long)
 TT_IS_INT(long long) TT_IS_INT(unsigned long long)
 #undef TT_IS_INT
+// A float converted to an integer as PTX's cvt.rzi converts: truncated, clamped to the range
+// (NaN: 0 for a float to a 32-bit type, else the top bit). A C++ cast of a value out of range
+// is undefined; these intrinsics are cvt.rzi itself. 8- and 16-bit results take the 32-bit
+// conversion of their signedness, wrapped to their width (what NVVM makes of the plain cast).
 template <typename T, typename F>
 __device__ __forceinline__ T f2i(F x) {
-  if constexpr (sizeof(T) >= 4) return f2i_t<T>::f(x);
-  else if constexpr (T(-1) < T(0)) return T(f2i_t<int>::f(x));
-  else return T(f2i_t<unsigned>::f(x));
+  constexpr bool sgn = T(-1) < T(0), dbl = sizeof(F) == 8;
+  if constexpr (sizeof(T) == 8) {
+    if constexpr (sgn) {
+      if constexpr (dbl) return T(__double2ll_rz(x)); else return T(__float2ll_rz(x));
+    } else {
+      if constexpr (dbl) return T(__double2ull_rz(x)); else return T(__float2ull_rz(x));
+    }
+  } else if constexpr (sgn) {  // 8 to 32 bits: the 32-bit conversion, wrapped
+    if constexpr (dbl) return T(__double2int_rz(x)); else return T(__float2int_rz(x));
+  } else {
+    if constexpr (dbl) return T(__double2uint_rz(x)); else return T(__float2uint_rz(x));
+  }
 }
 
 // A signed division by -1 is a negation (the most negative value // -1 wraps to itself, as in
@@ -231,25 +215,32 @@ __device__ __forceinline__ double pymod(double a, double b) {
 // compiler optimises on it (it takes x * x to be >= 0), so the generated code computes the sums,
 // differences, products, negations and left shifts of int32/int64 values whose range it cannot
 // bound in the unsigned type of the same width, where overflow wraps.
+// (The unsigned type is that of the operands' promoted type, so that 8- and 16-bit values,
+// which C++ computes in int, wrap too: uint16 * uint16 overflows int. Floats, which the tile
+// layer passes through the same helpers, are computed as they are.)
 template <typename T>
 __device__ __forceinline__ T wadd(T a, typename same<T>::type b) {
-  using U = typename unsigned_of<T>::type;
+  using U = typename unsigned_of<decltype(a + b)>::type;
   return T(U(a) + U(b));
 }
 template <typename T>
 __device__ __forceinline__ T wsub(T a, typename same<T>::type b) {
-  using U = typename unsigned_of<T>::type;
+  using U = typename unsigned_of<decltype(a - b)>::type;
   return T(U(a) - U(b));
 }
 template <typename T>
 __device__ __forceinline__ T wmul(T a, typename same<T>::type b) {
-  using U = typename unsigned_of<T>::type;
+  using U = typename unsigned_of<decltype(a * b)>::type;
   return T(U(a) * U(b));
 }
 template <typename T>
 __device__ __forceinline__ T wneg(T a) {
-  using U = typename unsigned_of<T>::type;
-  return T(U(0) - U(a));
+  if constexpr (is_int<T>::value) {
+    using U = typename unsigned_of<decltype(-a)>::type;
+    return T(U(0) - U(a));
+  } else {
+    return -a;  // a float's negation keeps the sign of zero (0 - x would not)
+  }
 }
 template <typename T, typename S>
 __device__ __forceinline__ T wshl(T a, S n) {

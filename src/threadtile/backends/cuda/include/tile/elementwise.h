@@ -147,32 +147,10 @@ __device__ __forceinline__ T item(const Tile<T, NT, S...>& x) {
 // ---- elementwise -----------------------------------------------------------------------------
 // Operands are tiles of one shape and dtype, or scalars of that dtype (the frontend converted
 // and broadcast them); the scalar semantics are threadtile.h's (Python's // and %, min, max).
-// Signed integers wrap, as NumPy's and the thread level's (threadtile.h's wadd): C++ leaves a
-// signed overflow undefined and the compiler optimises on it (it took max(x * x, 4) for an
-// unsigned maximum, x * x being ">= 0": fuzz seed 21716). A sum, difference, product or
-// negation of signed integers is computed in the unsigned type of the operands'
-// promoted type; unsigned integers and floats are left as they are. Shifts are threadtile.h's
-// tt::shl and tt::shr (Python's, for any count).
-#define TT_WRAPPING(NAME, OP)                                                             \
-  template <class X, class Y>                                                             \
-  __device__ __forceinline__ auto NAME(X x, Y y) {                                        \
-    typedef decltype(x OP y) P;                                                           \
-    typedef typename ::tt::unsigned_of<P>::type U;                                        \
-    if constexpr (same<U, P>::value) return x OP y;                                       \
-    else return P(U(x) OP U(y));                                                          \
-  }
-TT_WRAPPING(wrap_add, +)
-TT_WRAPPING(wrap_sub, -)
-TT_WRAPPING(wrap_mul, *)
-#undef TT_WRAPPING
-template <class X>
-__device__ __forceinline__ auto wrap_neg(X x) {
-  typedef decltype(-x) P;
-  typedef typename ::tt::unsigned_of<P>::type U;
-  if constexpr (same<U, P>::value) return -x;
-  else return P(U(0) - U(x));
-}
-
+// Signed integers wrap, as NumPy's and the thread level's (threadtile.h's wadd, wsub, wmul,
+// wneg): C++ leaves a signed overflow undefined and the compiler optimises on it (it took
+// max(x * x, 4) for an unsigned maximum, x * x being ">= 0": fuzz seed 21716). Shifts are
+// threadtile.h's tt::shl and tt::shr (Python's, for any count).
 #define TT_TILE_BINARY(NAME, R, EXPR)                                                   \
   template <class A, class B>                                                           \
   __device__ __forceinline__ auto NAME(const A& a, const B& b) {                        \
@@ -187,9 +165,9 @@ __device__ __forceinline__ auto wrap_neg(X x) {
     }                                                                                   \
     return r;                                                                           \
   }
-TT_TILE_BINARY(add, void, wrap_add(x, y))
-TT_TILE_BINARY(sub, void, wrap_sub(x, y))
-TT_TILE_BINARY(mul, void, wrap_mul(x, y))
+TT_TILE_BINARY(add, void, ::tt::wadd(x, y))
+TT_TILE_BINARY(sub, void, ::tt::wsub(x, y))
+TT_TILE_BINARY(mul, void, ::tt::wmul(x, y))
 TT_TILE_BINARY(div, void, x / y)
 TT_TILE_BINARY(floordiv, void, ::tt::floordiv(x, y))
 TT_TILE_BINARY(mod, void, ::tt::pymod(x, y))
@@ -229,7 +207,7 @@ __device__ __forceinline__ same_tile<X> neg(const X& x) {
   typedef typename traits<X>::elem T;
   same_tile<X> r;
 #pragma unroll
-  for (int k = 0; k < traits<X>::N; ++k) r.v[k] = to<T>(wrap_neg(wide(x.v[k])));
+  for (int k = 0; k < traits<X>::N; ++k) r.v[k] = to<T>(::tt::wneg(wide(x.v[k])));
   return r;
 }
 __device__ __forceinline__ bool invert_(bool x) { return !x; }

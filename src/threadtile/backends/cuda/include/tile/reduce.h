@@ -45,8 +45,8 @@ template <int K, class A> __device__ __forceinline__ A combine(A a, A b) {
     if (a != a) return a;
     if (b != b) return b;
     return combine<K == MAX_NAN ? MAX : MIN, A>(a, b);
-  } else if constexpr (K == SUM) return A(wrap_add(a, b));  // signed integers wrap
-  else if constexpr (K == PROD) return A(wrap_mul(a, b));
+  } else if constexpr (K == SUM) return ::tt::wadd(a, b);  // signed integers wrap
+  else if constexpr (K == PROD) return ::tt::wmul(a, b);
   else if constexpr (same<A, float>::value) return K == MAX ? fmaxf(a, b) : fminf(a, b);
   else if constexpr (same<A, double>::value) return K == MAX ? fmax(a, b) : fmin(a, b);
   else if constexpr (K == MAX) return a != a ? b : ::tt::max(a, b);
