@@ -4,9 +4,9 @@ lockstep: out_t2[4, 17]: np.int32(-1804753775) vs np.int32(4) (3 elements differ
 the tile layer's elementwise ``*`` of int32 tiles was C++'s ``x * y``, whose overflow is
 undefined; the compiler took ``x * x`` to be non-negative and ``max(x * x, 4)`` became an
 unsigned maximum (PTX ``max.u32``), so a product that wrapped negative won over 4. Fixed:
-tile sums, differences, products, left shifts and negations of signed integers wrap
-(tile/elementwise.h's ``wrap_*``), as at thread level; the PTX now has ``max.s32`` (checked
-on the CPU below). The GPU test has not yet run since the fix."""
+tile sums, differences, products and negations of signed integers wrap through
+threadtile.h's ``wadd``/``wsub``/``wmul``/``wneg``, as at thread level; the PTX now has
+``max.s32`` (checked on the CPU below). The GPU test has not yet run since the fix."""
 
 import threadtile.tile as ct
 
