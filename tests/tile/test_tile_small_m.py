@@ -1,7 +1,9 @@
 """Products with fewer than 16 rows of A on tensor cores: A's rows are padded with zeros to a
 multiple of 16 in the scratch (tile/mma.h ``mma_plan::MP``), as flash decoding's (4, D) x
-(D, TN) products of one KV head's 4 query heads need. Numerics against NumPy in float64 in the
-simulator and on the GPU; the generated code says tensor cores; every case compiles."""
+(D, TN) products of one KV head's 4 query heads need. A B operand loaded only for the product
+goes straight to its own shared-memory buffer (ir/operands.py), one read twice through the
+scratch. Numerics against NumPy in float64 in the simulator and on the GPU, both forms; the
+generated code says tensor cores; every case compiles."""
 
 import numpy as np
 import pytest
@@ -23,9 +25,10 @@ def small_product(A, B, C, Out, M: ConstInt, K: ConstInt, N: ConstInt):
 CASES = [(1, 16, 8), (4, 128, 64), (4, 64, 128), (8, 32, 16), (2, 16, 32), (4, 16, 256)]
 
 
+@pytest.mark.parametrize("twice", [False, True], ids=["own_buffer", "staged"])
 @pytest.mark.parametrize(("m", "k", "n"), CASES)
 @pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
-def test_small_m_products(target, rng, m, k, n, dtype):
+def test_small_m_products(target, rng, m, k, n, dtype, twice):
     if dtype == "bfloat16":
         ml = pytest.importorskip("ml_dtypes")
         dtype = ml.bfloat16
@@ -33,9 +36,10 @@ def test_small_m_products(target, rng, m, k, n, dtype):
     b = rng.standard_normal((k, n)).astype(dtype)
     c = rng.standard_normal((m, n)).astype(np.float32)
     out = target.to_device(poison((m, n), np.float32))
-    target.launch_tile(small_product, 1, target.to_device(a), target.to_device(b),
+    kernel = small_product_twice if twice else small_product
+    target.launch_tile(kernel, 1, target.to_device(a), target.to_device(b),
                        target.to_device(c), out, m, k, n)
-    want = a.astype(np.float64) @ b.astype(np.float64) + c
+    want = (a.astype(np.float64) @ b.astype(np.float64) + c) * (2 if twice else 1)
     np.testing.assert_allclose(target.to_host(out), want, rtol=1e-4, atol=1e-4 * k)
 
 
@@ -45,10 +49,27 @@ def _args(m, k, n):
         z((m, n), np.float32), m, k, n
 
 
+@ct.kernel
+def small_product_twice(A, B, C, Out, M: ConstInt, K: ConstInt, N: ConstInt):
+    a = ct.load(A, index=(0, 0), shape=(M, K))
+    b = ct.load(B, index=(0, 0), shape=(K, N))
+    c = ct.load(C, index=(0, 0), shape=(M, N))
+    ct.store(Out, index=(0, 0), tile=ct.mma(a, b, c) + ct.mma(a, b, c))
+
+
 def test_small_m_takes_tensor_cores():
+    # B loaded only for the product: copied straight into its own buffer (cp.async), whose
+    # rows of 64 + 8 take 18432 bytes (whole KiB), plus 1024 of alignment slack; the scratch
+    # holds 16 padded rows of A (128 + 8 a row) and of the float32 product, then the buffer
     src = small_product.cuda_source(*_args(4, 128, 64))
-    assert "tt::tile::mma<true>(" in src
-    # 16 padded rows of A (128 + 8 a row) and of the float32 product, B's rows of 64 + 8
+    assert "tt::tile::load_operand<tile_f16_128x64_smem" in src
+    assert "tt::tile::mma<true, 0>(a, b, c)" in src
+    operand = 128 * 72 * 2 + 1024
+    assert f"#define TT_OPERAND_BYTES {operand}" in src
+    assert f"#define TT_SCRATCH_BYTES {16 * 136 * 2 + 16 * 64 * 4 + operand}" in src
+    # B read twice: staged in the scratch by each product (B's rows of 64 + 8 there)
+    src = small_product_twice.cuda_source(*_args(4, 128, 64))
+    assert "tt::tile::mma<true>(" in src and "load_operand" not in src
     assert f"#define TT_SCRATCH_BYTES {(16 * 136 + 128 * 72) * 2 + 16 * 64 * 4}" in src
 
 
@@ -56,3 +77,4 @@ def test_small_m_takes_tensor_cores():
 def test_compiles(arch):
     for m, k, n in CASES:
         assert compile_cubin(small_product, *_args(m, k, n), arch=arch)
+        assert compile_cubin(small_product_twice, *_args(m, k, n), arch=arch)

@@ -1,7 +1,8 @@
 """Loads of mma operands straight into shared memory (ir/passes.py runs it after the layouts).
 
-A tile loaded only to be the B operand of one ``mma`` in fragments (attention's K and V, a
-weight tile) needs no registers: its load becomes a ``load_operand`` that copies it from global
+A tile loaded only to be the B operand of one ``mma`` on tensor cores (attention's K and V, a
+weight tile; the accumulator in fragments, or a blocked tile of few rows, as flash decoding's
+query heads of one KV head) needs no registers: its load becomes a ``load_operand`` that copies it from global
 to its own shared-memory buffer (tile/operands.h: cp.async where the rows allow), and the
 ``mma`` reads its fragments there. The tile keeps the layout memory gives it: ``smem`` (its
 rows are memory rows) or ``smemt`` (the load's order swaps the last two axes: memory rows are
@@ -12,7 +13,8 @@ The form matched, in one block of statements::
     t = load(arr, i..., shape=(1, X, 1, Y) ones anywhere, order=any)
     b = reshape(t)          # optional: drops the ones
     ...
-    c = mma(a, b, c)        # in fragments, 16-bit operands, whole row strips per warp
+    c = mma(a, b, c)        # 16-bit operands; c in fragments (whole row strips per warp)
+                            # or a blocked tile on tensor cores (few rows: flash decoding)
 
 where one of the array axes of the tile's X and Y axes (``order`` maps tile axes to array
 axes) is the array's last: memory rows run along it (``attrs["row_axis"]`` is the other,
@@ -30,8 +32,9 @@ from __future__ import annotations
 
 from ..lang.types import TileType
 from . import nodes as ir
+from .tiling import tensor_core
 
-SMEM, SMEMT = "smem", "smemt"
+SMEM, SMEMT, BLOCKED = "smem", "smemt", "blocked"
 # the operands' buffers of one kernel at most (the scratch and other blocks need the rest of
 # a multiprocessor's 227 KiB): loads past it stay loads
 BUDGET = 128 * 1024
@@ -135,13 +138,18 @@ def _rewrite_block(f, block: list, outer: tuple, reads: dict, assigned: dict, th
     changed = False
     for s in list(block):
         m = s.value if isinstance(s, ir.Assign) else None
-        if not (isinstance(m, ir.TileOp) and m.op == "mma" and m.type.layout == "mma"):
+        if not (isinstance(m, ir.TileOp) and m.op == "mma" and m.type.layout in ("mma", BLOCKED)):
             continue
         a, b = m.args[0], m.args[1]
         if not (isinstance(b, ir.Var) and reads.get(b.name) == 1 and assigned.get(b.name) == 1):
             continue
         at = a.type
-        if at.dtype.bits != 16 or at.shape[0] % (16 * nw) or at.shape[1] % 16:
+        fragments = m.type.layout == "mma"
+        if at.dtype.bits != 16 or at.shape[1] % 16:
+            continue
+        if fragments and at.shape[0] % (16 * nw):
+            continue
+        if not fragments and not (at.layout == BLOCKED and tensor_core(at, b.type)):
             continue
         found = _load_chain(block[:block.index(s)], b.name, reads, assigned)
         if found is None:
@@ -159,8 +167,9 @@ def _rewrite_block(f, block: list, outer: tuple, reads: dict, assigned: dict, th
         while at_pos > 0 and _crossable(block[at_pos - 1], names):
             at_pos -= 1
         block.insert(at_pos, new)
-        _a_operand(f, m, s, block, outer, reads, assigned, offset)
-        _for_wgmma(f, m, threads)
+        if fragments:
+            _a_operand(f, m, s, block, outer, reads, assigned, offset)
+            _for_wgmma(f, m, threads)
         changed = True
     if changed:
         _count_waits(block)

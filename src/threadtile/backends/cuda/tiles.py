@@ -188,6 +188,9 @@ def op_scratch(op: ir.TileOp, nt: int) -> int:
         return x.size * _isz(x.dtype)
     if k == "mma" and op.args[1].type.layout != "blocked":  # B in its own buffer
         a = op.args[0].type
+        if op.type.layout == "blocked":  # A padded to whole 16-row strips, then C (float32)
+            mp = tiling.padded_m(a.shape[0])
+            return mp * (a.shape[1] + 8) * _isz(a.dtype) + mp * op.type.shape[1] * 4
         return 0 if a.layout != "blocked" else a.shape[0] * (a.shape[1] + 8) * _isz(a.dtype)
     if k == "mma":
         return tiling.mma_bytes(op.args[0].type, op.args[1].type, op.type.layout == "mma")

@@ -14,7 +14,8 @@
 //                  (ir/operands.py counts them), a barrier, then B fragments from the buffer:
 //                  ldmatrix.trans for [K][N], 32-bit words for [N][K]; A from registers (an
 //                  MmaTile), its own buffer (a loop-invariant A loaded once: attention's Q) or
-//                  staged in the scratch (a Tile)
+//                  staged in the scratch (a Tile); the accumulator in fragments (an MmaTile),
+//                  or a Tile through the scratch (few rows: flash decoding's query heads)
 #pragma once
 
 #include "fragments.h"
@@ -299,6 +300,73 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(
     }
   }
   return out;
+}
+
+// c + a @ b, b in shared memory, a and c Tiles (an accumulator outside fragments: M not whole
+// 16-row strips per warp, as flash decoding's few query heads of one KV head): A staged in the
+// scratch with zero rows up to MP, C through the scratch after it, the 16x8 blocks of C shared
+// by the warps, each reading B's fragments from the operand's buffer
+template <bool TensorCores, int Wait, class TC, class T, int NT, int M, int N, int K, bool Swap,
+          int LD, bool Wg>
+__device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<T, NT, M, K>& a,
+                                                  const SmemTile<T, NT, K, N, Swap, LD, Wg>& b,
+                                                  const Tile<TC, NT, M, N>& c) {
+  static_assert(TensorCores && sizeof(T) == 2, "operands in shared memory: 16-bit tensor cores");
+  static_assert(!SmemTile<T, NT, K, N, Swap, LD, Wg>::SW, "wgmma's buffers take fragments");
+  typedef mma_plan<T, M, N, K, true> P;
+  typedef Tile<T, NT, M, K> XA;
+  typedef Tile<TC, NT, M, N> XC;
+  constexpr int LDA = P::LD, MP = P::MP;
+  static_assert(MP * LDA * int(sizeof(T)) + MP * N * 4 <= TT_SCRATCH_BYTES,
+                "tile scratch too small");
+  const int t = tid();
+  T* As = scratch<T>();
+  float* Cs = reinterpret_cast<float*>(As + MP * LDA);
+  block_sync();  // the scratch's previous user has finished reading it
+  if (owner<XA>(t)) {
+#pragma unroll
+    for (int k = 0; k < XA::N; ++k) {
+      const int e = elem<XA>(t, k);
+      As[(e / K) * LDA + e % K] = a.v[k];
+    }
+  }
+  if constexpr (MP > M) {  // A's padding rows: zeros
+    for (int i = t; i < (MP - M) * LDA; i += NT) As[M * LDA + i] = T{};
+  }
+  if (owner<XC>(t)) {
+#pragma unroll
+    for (int k = 0; k < XC::N; ++k) Cs[elem<XC>(t, k)] = float(wide(c.v[k]));
+  }
+  cp_async_wait<Wait>();
+  block_sync();
+  const int lane = t % 32, g = lane >> 2, q = lane & 3;
+  for (int blk = t / 32; blk < (MP / 16) * (N / 8); blk += NT / 32) {
+    const int i0 = (blk / (N / 8)) * 16, j0 = (blk % (N / 8)) * 8;
+    float* c0 = Cs + (i0 + g) * N + j0 + 2 * q;
+    float* c1 = c0 + 8 * N;
+    float d[4] = {c0[0], c0[1], c1[0], c1[1]};
+#pragma unroll 4
+    for (int s = 0; s < K / 16; ++s) {
+      uint32_t ra[4], rb[2];
+      frag_a<P>(ra, As, i0, s * 16, lane);
+      if constexpr (Swap) {  // [N][K]: k = 2q, 2q + 1 (and 8 more) of column n = g, one word
+        const T* col = b.p + (j0 + g) * LD + s * 16 + 2 * q;
+        rb[0] = word(col), rb[1] = word(col + 8);
+      } else {  // [K][N]: the two 8x8 matrices of rows 16s.., transposed as they load
+        const T* row = b.p + (s * 16 + (lane & 15)) * LD + j0;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                     : "=r"(rb[0]), "=r"(rb[1])
+                     : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(row))));
+      }
+      mma_sync<P::kind>(d, ra, rb);
+    }
+    c0[0] = d[0], c0[1] = d[1], c1[0] = d[2], c1[1] = d[3];
+  }
+  block_sync();
+  XC r;
+#pragma unroll
+  for (int k = 0; k < XC::N; ++k) r.v[k] = to<TC>(Cs[elem<XC>(t, k)]);
+  return r;
 }
 
 // c + a @ b with A in registers and B a blocked tile: B staged in the scratch as an operand
