@@ -4,9 +4,9 @@ A tile loaded only to be the B operand of one ``mma`` on tensor cores (attention
 weight tile; the accumulator in fragments, or a blocked tile of few rows, as flash decoding's
 query heads of one KV head) needs no registers: its load becomes a ``load_operand`` that
 copies it from global to its own shared-memory buffer (tile/operands.h: cp.async where the
-rows allow), and the ``mma`` reads its fragments there. The tile keeps the layout memory gives it: ``smem`` (its
-rows are memory rows) or ``smemt`` (the load's order swaps the last two axes: memory rows are
-its columns, as K^T in attention).
+rows allow), and the ``mma`` reads its fragments there. The tile keeps the layout memory
+gives it: ``smem`` (its rows are memory rows) or ``smemt`` (the load's order swaps the last
+two axes: memory rows are its columns, as K^T in attention).
 
 The form matched, in one block of statements::
 
