@@ -67,6 +67,12 @@ def _isz(t: Scalar) -> int:
     return 1 if t.kind == "b" else t.itemsize
 
 
+def c_pitch(n: int) -> int:
+    """Float32 elements per row of a blocked accumulator staged in the scratch (tile/mma.h
+    ``mma_plan::LDC``): 8 past a multiple of 32, so fragments' accesses miss bank conflicts."""
+    return -(-n // 32) * 32 + 8
+
+
 def mma_bytes(a: TileType, b: TileType, fragments: bool = False) -> int:
     """Scratch of one ``mma``: A and B staged (padded rows where tensor cores read them), and
     the float32 accumulator unless it stays in fragments."""
@@ -75,7 +81,7 @@ def mma_bytes(a: TileType, b: TileType, fragments: bool = False) -> int:
     if tensor_core(a, b):
         mp = padded_m(m)
         staged = (mp * (k + A_PAD_BYTES // isz) + k * (n + B_PAD)) * isz
-        return staged + (0 if fragments else mp * n * 4)
+        return staged + (0 if fragments else mp * c_pitch(n) * 4)
     return (m * k + k * n) * isz
 
 

@@ -185,12 +185,15 @@ def op_scratch(op: ir.TileOp, nt: int) -> int:
         x = op.args[0].type
         if rows_reduction(op, nt):
             return op.type.size * (nt // 32) * (_acc_size(x.dtype) + 4)
+        if split_reduction(op, nt):
+            return _round16(x.size * _isz(x.dtype)) + op.type.size * _acc_size(x.dtype)
         return x.size * _isz(x.dtype)
     if k == "mma" and op.args[1].type.layout != "blocked":  # B in its own buffer
         a = op.args[0].type
         if op.type.layout == "blocked":  # A padded to whole 16-row strips, then C (float32)
             mp = tiling.padded_m(a.shape[0])
-            return mp * (a.shape[1] + 8) * _isz(a.dtype) + mp * op.type.shape[1] * 4
+            return (mp * (a.shape[1] + 8) * _isz(a.dtype)
+                    + mp * tiling.c_pitch(op.type.shape[1]) * 4)
         return 0 if a.layout != "blocked" else a.shape[0] * (a.shape[1] + 8) * _isz(a.dtype)
     if k == "mma":
         return tiling.mma_bytes(op.args[0].type, op.args[1].type, op.type.layout == "mma")
@@ -249,6 +252,22 @@ def register_reshape(src: tuple, dst: tuple, nt: int) -> bool:
     """Whether a reshape keeps every element in its register (tile.h, reshape)."""
     return math.prod(src) < nt or \
         tiling.vec_width(tuple(src), nt) == tiling.vec_width(tuple(dst), nt)
+
+
+def split_reduction(op: ir.TileOp, nt: int) -> int:
+    """The lanes per result of tile.h's reduce_split, or 0 where it does not apply: the
+    trailing axes into fewer results than threads (two lanes each at least), not an arg kind,
+    not bool; groups of a power of two lanes, at most a warp, no wider than a result's run."""
+    x: TileType = op.args[0].type
+    axes = op.attrs["axes"]
+    if not axes or tuple(axes) != tuple(range(x.ndim - len(axes), x.ndim)) or \
+            op.attrs["kind"] in ("argmax", "argmin") or x.dtype.kind == "b":
+        return 0
+    results = max(op.type.size, 1)
+    g = min(32, nt // results, x.size // results)
+    if g < 2:
+        return 0
+    return 1 << (g.bit_length() - 1)
 
 
 def rows_reduction(op: ir.TileOp, nt: int) -> bool:
@@ -311,6 +330,9 @@ def _reduce(em, x, args):
         return f"tt::tile::reduce_mma_rows<{kind}>({args[0]})"
     if rows_reduction(x, em.threads):
         return f"tt::tile::reduce_rows{_targs(kind, _dims(x.type.shape))}({args[0]})"
+    g = split_reduction(x, em.threads)
+    if g:
+        return f"tt::tile::reduce_split{_targs(kind, str(g), _dims(x.type.shape))}({args[0]})"
     mask = sum(1 << a for a in x.attrs["axes"])
     return f"tt::tile::reduce{_targs(kind, bin(mask), _dims(x.type.shape))}({args[0]})"
 

@@ -57,7 +57,10 @@ struct mma_plan {
   static constexpr int LD = K_ + PAD;            // A's rows (of K)
   static constexpr int LDB = N + TT_B_PAD;       // B's rows (of N), as it is
   static constexpr int B_ELEMS = K_ * LDB;
-  static constexpr int bytes = tc ? (MP * LD + B_ELEMS) * int(sizeof(TA)) + MP * N * 4
+  // C's rows (float32) in the scratch: 8 words past a multiple of 32, so that a fragment's
+  // 64-bit accesses (rows g, g + 8 and columns 2q, 2q + 1 of its 16x8 block) hit distinct banks
+  static constexpr int LDC = (N + 31) / 32 * 32 + 8;
+  static constexpr int bytes = tc ? (MP * LD + B_ELEMS) * int(sizeof(TA)) + MP * LDC * 4
                                   : (M * K_ + K_ * N) * int(sizeof(TA));
 };
 
@@ -403,14 +406,17 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
     stage_operands<P>(a, b, As, Bs);
     if (owner<XC>(t)) {
 #pragma unroll
-      for (int k = 0; k < XC::N; ++k) Cs[elem<XC>(t, k)] = float(wide(c.v[k]));
+      for (int k = 0; k < XC::N; ++k) {
+        const int e = elem<XC>(t, k);
+        Cs[(e / N) * P::LDC + e % N] = float(wide(c.v[k]));
+      }
     }
     block_sync();
     const int lane = t % 32, g = lane >> 2, q = lane & 3;
     for (int blk = t / 32; blk < (MP / 16) * (N / 8); blk += NT / 32) {
       const int i0 = (blk / (N / 8)) * 16, j0 = (blk % (N / 8)) * 8;
-      float* c0 = Cs + (i0 + g) * N + j0 + 2 * q;
-      float* c1 = c0 + 8 * N;
+      float* c0 = Cs + (i0 + g) * P::LDC + j0 + 2 * q;
+      float* c1 = c0 + 8 * P::LDC;
       float d[4] = {c0[0], c0[1], c1[0], c1[1]};
       mma_block<P>(d, As, Bs, i0, j0, lane);
       c0[0] = d[0], c0[1] = d[1], c1[0] = d[2], c1[1] = d[3];
@@ -418,7 +424,10 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
     block_sync();
     XC r;
 #pragma unroll
-    for (int k = 0; k < XC::N; ++k) r.v[k] = to<TC>(Cs[elem<XC>(t, k)]);
+    for (int k = 0; k < XC::N; ++k) {
+      const int e = elem<XC>(t, k);
+      r.v[k] = to<TC>(Cs[(e / N) * P::LDC + e % N]);
+    }
     return r;
   } else {
     TA* Bs = As + M * K;

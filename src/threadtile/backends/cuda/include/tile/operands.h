@@ -317,7 +317,7 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<T, NT, M, K>& a,
   typedef Tile<T, NT, M, K> XA;
   typedef Tile<TC, NT, M, N> XC;
   constexpr int LDA = P::LD, MP = P::MP;
-  static_assert(MP * LDA * int(sizeof(T)) + MP * N * 4 <= TT_SCRATCH_BYTES,
+  static_assert(MP * LDA * int(sizeof(T)) + MP * P::LDC * 4 <= TT_SCRATCH_BYTES,
                 "tile scratch too small");
   const int t = tid();
   T* As = scratch<T>();
@@ -335,15 +335,18 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<T, NT, M, K>& a,
   }
   if (owner<XC>(t)) {
 #pragma unroll
-    for (int k = 0; k < XC::N; ++k) Cs[elem<XC>(t, k)] = float(wide(c.v[k]));
+    for (int k = 0; k < XC::N; ++k) {
+      const int e = elem<XC>(t, k);
+      Cs[(e / N) * P::LDC + e % N] = float(wide(c.v[k]));
+    }
   }
   cp_async_wait<Wait>();
   block_sync();
   const int lane = t % 32, g = lane >> 2, q = lane & 3;
   for (int blk = t / 32; blk < (MP / 16) * (N / 8); blk += NT / 32) {
     const int i0 = (blk / (N / 8)) * 16, j0 = (blk % (N / 8)) * 8;
-    float* c0 = Cs + (i0 + g) * N + j0 + 2 * q;
-    float* c1 = c0 + 8 * N;
+    float* c0 = Cs + (i0 + g) * P::LDC + j0 + 2 * q;
+    float* c1 = c0 + 8 * P::LDC;
     float d[4] = {c0[0], c0[1], c1[0], c1[1]};
 #pragma unroll 4
     for (int s = 0; s < K / 16; ++s) {
@@ -365,7 +368,10 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<T, NT, M, K>& a,
   block_sync();
   XC r;
 #pragma unroll
-  for (int k = 0; k < XC::N; ++k) r.v[k] = to<TC>(Cs[elem<XC>(t, k)]);
+  for (int k = 0; k < XC::N; ++k) {
+    const int e = elem<XC>(t, k);
+    r.v[k] = to<TC>(Cs[(e / N) * P::LDC + e % N]);
+  }
   return r;
 }
 

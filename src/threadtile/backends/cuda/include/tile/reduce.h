@@ -6,6 +6,8 @@
 //   reduce_rows  the trailing axes, each result combining a multiple of NT elements: each
 //                thread combines its own slots, then the warp through shuffles, then the
 //                warps through the scratch
+//   reduce_split the trailing axes into fewer results than threads (not the arg kinds): each
+//                result's run of the scratch split over a group of lanes, then shuffles
 //   reduce       any other reduction: through the scratch, each result combining its inputs
 //                in order
 //   scan         always through the scratch
@@ -206,6 +208,43 @@ __device__ __forceinline__ auto reduce_rows(const Tile<T, NT, S...>& x) {
       r.v[k] = to<RT>(acc);
     }
   }
+  return r;
+}
+
+// reducing the trailing axes into fewer results than threads (a softmax's row maxima and sums
+// over a few rows, where reduce_rows does not apply): the tile goes to the scratch, each result's
+// elements (a contiguous run there) are split over a group of G lanes of one warp, lane i of
+// the group combining elements i, i + G, ..., then the group through shuffles; the results
+// through the scratch. Not for the arg kinds (their tie order is reduce's).
+template <int K, int G, int... O, class T, int NT, int... S>
+__device__ __forceinline__ auto reduce_split(const Tile<T, NT, S...>& x) {
+  typedef Tile<T, NT, S...> X;
+  typedef Tile<T, NT, O...> R;
+  typedef typename acc_of<T>::type A;
+  constexpr int NR = R::E, COUNT = X::E / NR, RES = (X::E * int(sizeof(T)) + 15) / 16 * 16;
+  static_assert(!is_arg(K) && G >= 2 && G <= 32 && (G & (G - 1)) == 0 && NR * G <= NT &&
+                    G <= COUNT,
+                "reduce_split: groups of a power of two lanes, one per result, none idle");
+  static_assert(RES + NR * int(sizeof(A)) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  T* buf = scratch<T>();
+  A* res = reinterpret_cast<A*>(scratch<unsigned char>() + RES);
+  to_scratch(x, buf);
+  const int t = tid(), row = t / G, i0 = t % G;
+  A acc = A{};
+  if (row < NR) {  // (whole groups: a group's lanes agree)
+    const T* in = buf + row * COUNT;
+    acc = A(wide(in[i0]));
+    for (int i = i0 + G; i < COUNT; i += G) acc = combine<K>(acc, A(wide(in[i])));
+  }
+#pragma unroll
+  for (int s = G / 2; s > 0; s >>= 1) {  // every lane of the warp: no divergence around them
+    acc = combine<K>(acc, A(__shfl_xor_sync(0xffffffffu, acc, s)));
+  }
+  if (row < NR && i0 == 0) res[row] = acc;
+  block_sync();
+  R r;
+#pragma unroll
+  for (int k = 0; k < R::N; ++k) r.v[k] = to<T>(res[elem<R>(t, k)]);
   return r;
 }
 
