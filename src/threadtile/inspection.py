@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import uuid
 
 from .backends.cuda.emit import emit_module
 from .compiler import Specialization, Target
@@ -175,8 +176,15 @@ _PTXAS = {"num_regs": r"Used (\d+) registers", "shared_size_bytes": r"(\d+) byte
 
 @functools.lru_cache(maxsize=64)
 def _ptxas_log(text: str, arch: str, options: tuple[str, ...], entry: str) -> str:
-    return nvrtc.compile_cubin(text, arch, name=f"{entry}.cu",
-                               options=options + ("-Xptxas=-v",)).log
+    opts = options + ("-Xptxas=-v",)
+    log = nvrtc.compile_cubin(text, arch, name=f"{entry}.cu", options=opts).log
+    if f"entry function '{entry}'" not in log:
+        # NVRTC took the cubin from the CUDA compute cache (with a driver present), so ptxas
+        # did not run and reported nothing: once more with a variable of a name never seen
+        # before, which changes the PTX and nothing of the kernel's own code
+        salt = f"\n__device__ int tt_ptxas_report_{uuid.uuid4().hex};\n"
+        log = nvrtc.compile_cubin(text + salt, arch, name=f"{entry}.cu", options=opts).log
+    return log
 
 
 def ptxas_report(spec: Specialization, arch: str, options: tuple[str, ...]) -> dict[str, int]:
