@@ -111,9 +111,22 @@ def test_reductions_pick_their_path():
     rows = tiles.softmax_rows.cuda_source(f32, f32, N=1024)
     assert "tt::tile::reduce_rows<tt::tile::MAX>(" in rows  # 1024 elements over 256 threads
     assert "tt::tile::broadcast<1, 1024>(" in rows  # a one-element tile is in every thread
+    # 2 results of 64 elements over 128 threads: each row split over a warp, then shuffles
     small = tiles.softmax.cuda_source(f32, f32, B=2, N=64)
-    assert "tt::tile::reduce<tt::tile::MAX, 0b10, 2, 1>(rows)" in small
+    assert "tt::tile::reduce_split<tt::tile::MAX, 32, 2, 1>(rows)" in small
     assert "tt::tile::broadcast_smem<2, 64>(" in small
+    # the leading axis, and an arg kind: the general path, each result in order
+    src = _column_reductions.cuda_source(f32, np.zeros(1024, np.float32),
+                                         np.zeros(8, np.int32))
+    assert "tt::tile::reduce<tt::tile::SUM, 0b1, 1024>(x)" in src
+    assert "tt::tile::reduce<tt::tile::ARGMAX, 0b10, 8>(" in src
+
+
+@ct.kernel
+def _column_reductions(X, S, A):
+    x = ct.load(X, index=(0, 0), shape=(8, 1024))
+    ct.store(S, index=(0,), tile=ct.sum(x, axis=0))
+    ct.store(A, index=(0,), tile=ct.argmax(ct.load(X, index=(0, 0), shape=(8, 64)), axis=1))
 
 
 def test_register_broadcasts():
