@@ -170,14 +170,13 @@ def test_softmax_stays_in_registers():
     assert body.count("reduce_mma_rows<tt::tile::SUM>") == 1
     assert "broadcast_frag<tile_f32_128x64_mma>" in body
     assert "to_blocked" not in body and body.count("to_mma(") == 1
-    # K (read transposed) and V straight into shared memory, the next iteration's copies
-    # issued first, into second buffers (ir/pipeline.py): the first product waits for K's
-    # copy alone, leaving V's and the two of the next iteration in flight
-    assert body.count("load_operand_stage<") == 2
+    # K (read transposed) and V straight into shared memory, both copies issued first: the
+    # first product waits for K's alone
+    assert body.count("load_operand<") == 2
     # (laid out for wgmma: on sm_90a both products run on it, elsewhere mma.sync)
-    assert "load_operand_stage<tile_f16_64x64_smemtw" in body and \
-        "load_operand_stage<tile_f16_64x64_smemw," in body
-    assert "mma<true, 3>(q, k" in body and "mma<true, 2>(" in body
+    assert "load_operand<tile_f16_64x64_smemtw" in body and \
+        "load_operand<tile_f16_64x64_smemw," in body
+    assert "mma<true, 1>(q, k" in body and "mma<true, 0>(" in body
     # Q into its own buffer once, before the loop
     head = src[:src.index("for (int64_t j")]
     assert "tile_f16_128x64_smemw q = tt::tile::load_operand<" in head

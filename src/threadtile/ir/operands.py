@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from ..lang.types import TileType
 from . import nodes as ir
-from .pipeline import pipeline_loops
 from .tiling import tensor_core
 
 SMEM, SMEMT, BLOCKED = "smem", "smemt", "blocked"
@@ -79,8 +78,6 @@ def smem_operands(f: ir.Function, threads: int) -> bool:
     changed = False
     for block, outer in _blocks(f.body, ()):
         changed |= _rewrite_block(f, block, outer, reads, assigned, threads, offset)
-    if changed:  # the loops' copies of the next iteration into second buffers
-        pipeline_loops(f, offset, BUDGET, buffer_bytes)
     return changed
 
 

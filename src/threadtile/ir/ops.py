@@ -517,8 +517,7 @@ def _load(e):
 
 
 def _load_operand(e):
-    piped = e.attrs.get("pipelined")  # ir/pipeline.py: then a stage and whether to copy
-    bad = _array_first(e, 3 if piped else 1)
+    bad = _array_first(e, 1)
     if bad:
         return bad
     arr, t = e.args[0].type, e.type

@@ -565,20 +565,9 @@ def _load(B, op, site, blocks, args):
 
 def _load_operand(B, op, site, blocks, args):
     # the load as written, its tile reshaped to the operand's two axes (the buffer in shared
-    # memory is the CUDA backend's business: ir/operands.py); a loop's copy of its next
-    # iteration's operand (ir/pipeline.py) loads only in the blocks where it is issued
+    # memory is the CUDA backend's business: ir/operands.py)
     t: TileType = op.type
-    operands = op.args
-    if op.attrs.get("pipelined"):
-        args, (_stage, issue) = args[:-2], args[-2:]
-        operands = op.args[:-2]
-        issue = np.broadcast_to(np.asarray(
-            _per_block(B, issue, blocks, site, op, "whether the copy is issued"), bool), (B.nb,))
-        live = issue if blocks is None else (np.asarray(blocks, bool) & issue)
-        if not live.any():
-            return np.zeros((B.nb,) + t.shape, _dtype(t.dtype))
-        blocks = None if live.all() else live
-    as_loaded = ir.TileOp(TileType(t.dtype, tuple(op.attrs["shape"])), op.loc, "load", operands,
+    as_loaded = ir.TileOp(TileType(t.dtype, tuple(op.attrs["shape"])), op.loc, "load", op.args,
                           op.attrs)
     return _load(B, as_loaded, site, blocks, args).reshape((B.nb,) + t.shape)
 

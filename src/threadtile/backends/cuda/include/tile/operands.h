@@ -173,19 +173,6 @@ __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST
   return out;
 }
 
-// a loop's copy of the next iteration's operand (ir/pipeline.py) into buffer Stage of two (at
-// Off0 or Off1); where it is not issued (past the loop's end) the same barrier and an empty
-// commit group, so that every mma waits for a fixed number of groups
-template <class ST, int Off0, int Off1, int RA, class Arr, class... I>
-__device__ __forceinline__ ST load_operand_stage(bool issue, int stage, const Arr& a,
-                                                 typename ST::elem pad, I... idx) {
-  const int off = stage ? Off1 : Off0;
-  if (issue) return load_operand_at<ST, RA>(off, a, pad, idx...);
-  block_sync();
-  cp_async_commit();
-  return ST{operand_smem<typename ST::elem>(off)};
-}
-
 template <class ST, int Off, int RA, class Arr, class... I>
 __device__ __forceinline__ ST load_operand(const Arr& a, typename ST::elem pad, I... idx) {
   return load_operand_at<ST, RA>(Off, a, pad, idx...);
