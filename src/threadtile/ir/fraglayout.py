@@ -71,6 +71,7 @@ def assign_layouts(f: ir.Function, threads: int) -> bool:
     uses, depth = _uses(f)
     lay.update(_register_a_operands(f, lay, assigns, uses, depth, threads))
     lay.update(_filled_for(f, lay, assigns, uses))
+    lay.update(_loaded_for(f, lay, assigns, uses, nw))
     if not lay:
         return False
     for name, layout in lay.items():
@@ -119,6 +120,8 @@ def _produces(v: ir.Expr, want: str, lay: dict, threads: int) -> bool:
         return False
     if v.op == "full":
         return True
+    if v.op == "load":
+        return want == MMA and _fragment_load(v)
     if v.op == "reshape":  # leading axes of one added or dropped: the same fragments
         x = v.args[0]
         return want == MMA and isinstance(x, ir.Var) and lay.get(x.name) == MMA and \
@@ -237,6 +240,56 @@ def _filled_for(f: ir.Function, lay: dict, assigns: dict, uses: dict) -> dict:
     return out
 
 
+def _fragment_load(op: ir.TileOp) -> bool:
+    """Whether a load can give an ``mma`` tile as it is (tile.h load_fragments): from a global
+    array of the tile's rank, axes in order, the axes before the last two ones."""
+    arr = op.args[0].type
+    nd = arr.ndim
+    return (arr.space == "global" and nd == op.type.ndim and len(op.args) == 1 + nd and
+            _matrix(op.type.shape) is not None and
+            tuple(op.attrs.get("order", range(nd))) == tuple(range(nd)))
+
+
+def _loaded_for(f: ir.Function, lay: dict, assigns: dict, uses: dict, nw: int) -> dict:
+    """Tiles loaded only to be combined elementwise with fragment tiles (a residual added to
+    an accumulator before the store), and the elementwise work on the way (a cast, a scale):
+    loaded straight into the
+    ``mma`` layout (tile.h load_fragments) rather than loaded blocked and converted through
+    shared memory, which for a 128x256 float32 tile is 128 KiB of scratch and more warps."""
+    def source_ok(name: str, cand: set) -> bool:
+        ss = assigns.get(name, [])
+        if len(ss) != 1 or not isinstance(ss[0].value, ir.TileOp):
+            return False
+        v = ss[0].value
+        if v.op == "load":
+            return _fragment_load(v)
+        return v.op in _ELEMENTWISE and all(
+            a.name in cand or lay.get(a.name) == MMA for a in _tile_vars(v))
+
+    cand = set()
+    for name in assigns:
+        t = f.locals.get(name)
+        if name not in lay and isinstance(t, TileType) and t.ndim == 2 and \
+                _candidate(t, nw) == MMA and t.dtype.kind != "c":
+            cand.add(name)
+    changed = True
+    while changed:
+        changed = False
+        for name in list(cand):
+            ok = source_ok(name, cand) and bool(uses.get(name))
+            for s, e, _x, _ in uses.get(name, []) if ok else []:
+                target = s.name if isinstance(s, ir.Assign) else None
+                if not (target is not None and (lay.get(target) == MMA or target in cand) and
+                        isinstance(e, ir.TileOp) and e.op in _ELEMENTWISE and e is s.value):
+                    ok = False
+                    break
+            if not ok:
+                cand.discard(name)
+                changed = True
+    # only those feeding, through the casts, an operation with a fragment tile
+    return {n: MMA for n in cand}
+
+
 def _loaded(name: str, assigns: dict) -> bool:
     """Whether ``name`` is assigned once, a load of a global array or its reshape."""
     ss = assigns.get(name, [])
@@ -352,7 +405,7 @@ def _rewrite(f: ir.Function, lay: dict, threads: int) -> None:
             x = v.args[0]
             v.args[0] = _convert(x, BLOCKED if x.type.size == 1 else ROWS) \
                 if isinstance(x, ir.Var) else blocked(x)
-        elif v.op in ("reduce", "full", "reshape", "extract"):
+        elif v.op in ("reduce", "full", "reshape", "extract", "load"):
             pass
 
     for s in ir.walk_stmts(f.body):

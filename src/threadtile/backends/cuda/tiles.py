@@ -355,6 +355,8 @@ def _load(em, x, args):
     pad = _PAD.get(x.attrs["padding"], 0.0)
     padv = literal(pad if dt.is_float else 0, dt) if dt.kind != "b" else "false"
     idx = "".join(", " + a for a in args[1:])
+    if x.type.layout == "mma":  # straight into fragments (ir/fraglayout.py _loaded_for)
+        return f"tt::tile::load_fragments<{alias(x.type)}>({args[0]}, {padv}{idx})"
     return f"tt::tile::load{shared}{_targs(alias(x.type), ords)}({args[0]}, {padv}{idx})"
 
 

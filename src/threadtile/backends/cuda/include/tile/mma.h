@@ -12,8 +12,9 @@
 //                  of 8, K of the instruction's k; M any, A padded with zero rows to MP, a
 //                  multiple of 16): A, B and C through the scratch
 //   FMA            other dtypes or shapes: A and B through the scratch, a loop of FMAs
-// Paths of store_fragments (ir/passes.py lets a cast and a store of an accumulator keep the
-// fragment layout: a 2-d global array, axes in order):
+// Paths of store_fragments, and of load_fragments, its mirror (ir/passes.py lets a cast and a
+// store of an accumulator keep the fragment layout, and a load read only alongside one take
+// it: a 2-d global array, axes in order):
 //   pairs          16-bit elements where pairs_ok holds (contiguous rows of even length, a
 //                  4-byte aligned base): two adjacent columns as one 32-bit word
 //   one by one     anything else, and a pair's second column past the array's edge
@@ -214,6 +215,7 @@ template <typename T, int NT, int Rows, int Cols>
 struct MmaTile {
   static constexpr int BLOCKS = (Rows / 16) * (Cols / 8) / (NT / 32);  // per warp
   static constexpr int E = Rows * Cols;
+  static constexpr int ROWS = Rows, COLS = Cols;
   static constexpr int N = BLOCKS * 4;  // registers per thread
   static_assert((Rows / 16) * (Cols / 8) % (NT / 32) == 0, "blocks shared evenly by warps");
   T v[N];
@@ -359,6 +361,62 @@ __device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, N
       }
     }
   }
+}
+
+// a tile loaded straight into fragments (ir/fraglayout.py: read only by elementwise operations
+// with an accumulator, as a residual added before the store): each lane reads its pairs of
+// adjacent columns, as store_fragments writes them; past the array's edges, pad
+template <class TL, class Arr, class... I>
+__device__ __forceinline__ TL load_fragments(const Arr& a, typename traits<TL>::elem pad,
+                                             I... idx) {
+  typedef typename traits<TL>::elem T;
+  constexpr int R = sizeof...(I), M = TL::ROWS, N = TL::COLS, NT = traits<TL>::NT;
+  static_assert(R >= 2, "load_fragments: two axes at least");
+  const int64_t ix[R] = {int64_t(idx)...};
+  const int t = tid();
+  const int64_t r0 = ix[R - 2] * M, c0 = ix[R - 1] * N;
+  bool lead = true;
+#pragma unroll
+  for (int d = 0; d < R - 2; ++d) lead = lead && ix[d] >= 0 && ix[d] < a.shape[d];
+  const bool pairs = sizeof(T) == 2 && pairs_ok(a);
+  TL x;
+#pragma unroll
+  for (int i = 0; i < TL::BLOCKS; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int e = frag_index<NT, M, N>(t, i, 2 * h);
+      int64_t g[R];
+#pragma unroll
+      for (int d = 0; d < R - 2; ++d) g[d] = ix[d];
+      g[R - 2] = r0 + e / N, g[R - 1] = c0 + e % N;
+      T lo = pad, hi = pad;
+      if (lead && g[R - 2] >= 0 && g[R - 1] >= 0 && g[R - 2] < a.shape[R - 2] &&
+          g[R - 1] < a.shape[R - 1]) {
+        const T* p = a.data + offset(a, g);
+        const bool two = g[R - 1] + 1 < a.shape[R - 1];
+        bool done = false;
+        if constexpr (sizeof(T) == 2) {
+          if (pairs && two) {
+            const uint32_t w = *reinterpret_cast<const uint32_t*>(p);
+            const uint16_t b0 = uint16_t(w & 0xffffu), b1 = uint16_t(w >> 16);
+            memcpy(&lo, &b0, 2);
+            memcpy(&hi, &b1, 2);
+            done = true;
+          }
+        }
+        if (!done) {
+          lo = *p;
+          if (two) {
+            g[R - 1] += 1;
+            hi = a.data[offset(a, g)];
+          }
+        }
+      }
+      x.v[4 * i + 2 * h] = lo;
+      x.v[4 * i + 2 * h + 1] = hi;
+    }
+  }
+  return x;
 }
 
 // a reshape that adds or drops leading axes of one keeps the fragments as they are
