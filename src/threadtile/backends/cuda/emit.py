@@ -426,7 +426,8 @@ class FunctionEmitter:
         self.line(f"{self.e(s.value)};", s.loc)
 
     def s_If(self, s: ir.If, prefix: str = "if") -> None:
-        self.line(f"{prefix} ({self.e(s.cond)}) {{", s.loc)
+        cond = self._opaque_eq(s.cond) if _leaves_loop(s) else None
+        self.line(f"{prefix} ({cond or self.e(s.cond)}) {{", s.loc)
         self.nested(s.then)
         if len(s.orelse) == 1 and isinstance(s.orelse[0], ir.If):
             self.out.append("  " * self.indent + "} else")
@@ -436,6 +437,22 @@ class FunctionEmitter:
             self.line("} else {")
             self.nested(s.orelse)
         self.line("}")
+
+    def _opaque_eq(self, c: ir.Expr) -> str | None:
+        """An integer ``==`` or ``!=`` as ``tt::opaque_eq`` (threadtile.h), for an ``if`` that
+        leaves its loop: ptxas (CUDA 13.4, 13.5; sm_80 to sm_90) turns a chain of such
+        compares into a jump table whose ``break`` skips the loop body's ``BREAK`` and then
+        takes the warp as converged after the loop, so a warp shuffle, vote or tensor-core
+        instruction there runs with the warp split (the fuzzer's seed 82755). The compare
+        through inline PTX is not matched as a switch."""
+        if not (isinstance(c, ir.Compare) and c.op in ("==", "!=")):
+            return None
+        if not all(isinstance(x.type, Scalar) and x.type.kind in "iu" for x in (c.left, c.right)):
+            return None
+        a = _implicit(c.left, c.right)
+        b = _implicit(c.right, a)
+        eq = f"tt::opaque_eq({self.e(a)}, {self.e(b)})"
+        return eq if c.op == "==" else "!" + eq
 
     def s_For(self, s: ir.For) -> None:
         t = ctype(self.f.locals[s.var])
@@ -819,6 +836,19 @@ def _implicit(e: ir.Expr, other: ir.Expr) -> ir.Expr:
 
 def _is_dim(e: ir.Expr, base: ir.Expr, k: int) -> bool:
     return isinstance(e, ir.ArrayDim) and e.array is base and e.axis == k and e.attr == "shape"
+
+
+def _leaves_loop(s: ir.If) -> bool:
+    """Whether an ``if`` holds a ``break`` or ``continue`` of its loop (in its branches or
+    their nested ``if``s, not in a loop of their own)."""
+    def walk(stmts) -> bool:
+        for x in stmts:
+            if isinstance(x, (ir.Break, ir.Continue)):
+                return True
+            if isinstance(x, ir.If) and (walk(x.then) or walk(x.orelse)):
+                return True
+        return False
+    return walk(s.then) or walk(s.orelse)
 
 
 def _invariant(e: ir.Expr, assigned: set[str]) -> bool:

@@ -348,6 +348,27 @@ __device__ __forceinline__ S match_all(uint32_t mask, T v) {
   return S{m, pred != 0};
 }
 
+// An integer == for the condition of an `if` that leaves its loop (backends/cuda/emit.py): a
+// compare in inline PTX, which ptxas does not match as a switch. ptxas (CUDA 13.4, 13.5;
+// sm_80 to sm_90) turns `if (r == 0) {...} else if (r == 1) break;` into a jump table (BRX)
+// whose break entry leaves the loop body's convergence region without its BREAK, then takes
+// the warp as converged after the loop: a shuffle there ran with the warp split (the
+// fuzzer's seed 82755, docs/simulator.md).
+template <class A, class B>
+__device__ __forceinline__ bool opaque_eq(A a, B b) {
+  typedef decltype(a + b) C;  // the operands' common type, as == compares them
+  const C x = C(a), y = C(b);
+  unsigned r;
+  if constexpr (sizeof(C) == 8) {
+    asm("{ .reg .pred p; setp.eq.b64 p, %1, %2; selp.u32 %0, 1, 0, p; }"
+        : "=r"(r) : "l"((unsigned long long)x), "l"((unsigned long long)y));
+  } else {
+    asm("{ .reg .pred p; setp.eq.b32 p, %1, %2; selp.u32 %0, 1, 0, p; }"
+        : "=r"(r) : "r"((unsigned)x), "r"((unsigned)y));
+  }
+  return r != 0;
+}
+
 // cuda.syncthreads(): the barrier in its unaligned form (PTX `barrier.sync 0`, not `bar.sync 0`,
 // which is `barrier.sync.aligned`). The aligned form lets ptxas assume every warp arrives
 // converged; ptxas (CUDA 13.0-13.4, -O3) has been seen to emit it with a warp still split after
