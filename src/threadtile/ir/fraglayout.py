@@ -240,22 +240,28 @@ def _filled_for(f: ir.Function, lay: dict, assigns: dict, uses: dict) -> dict:
     return out
 
 
-def _fragment_load(op: ir.TileOp) -> bool:
-    """Whether a load can give an ``mma`` tile as it is (tile.h load_fragments): from a global
-    array of the tile's rank, axes in order, the axes before the last two ones."""
+def _fragment_access(op: ir.TileOp, tile: TileType, nidx: int) -> bool:
+    """Whether a load or store of ``tile`` by ``op`` (its array first, then ``nidx`` tile
+    indices) can move fragments as they are (tile.h load_fragments, store_fragments): a
+    global array of the tile's rank, axes in order, the axes before the last two ones."""
     arr = op.args[0].type
     nd = arr.ndim
-    return (arr.space == "global" and nd == op.type.ndim and len(op.args) == 1 + nd and
-            _matrix(op.type.shape) is not None and
+    return (arr.space == "global" and nd == tile.ndim and nidx == nd and
+            _matrix(tile.shape) is not None and
             tuple(op.attrs.get("order", range(nd))) == tuple(range(nd)))
+
+
+def _fragment_load(op: ir.TileOp) -> bool:
+    """Whether a load can give an ``mma`` tile as it is (tile.h load_fragments)."""
+    return _fragment_access(op, op.type, len(op.args) - 1)
 
 
 def _loaded_for(f: ir.Function, lay: dict, assigns: dict, uses: dict, nw: int) -> dict:
     """Tiles loaded only to be combined elementwise with fragment tiles (a residual added to
     an accumulator before the store), and the elementwise work on the way (a cast, a scale):
-    loaded straight into the
-    ``mma`` layout (tile.h load_fragments) rather than loaded blocked and converted through
-    shared memory, which for a 128x256 float32 tile is 128 KiB of scratch and more warps."""
+    in the ``mma`` layout, loaded straight into it (tile.h load_fragments) rather than loaded
+    blocked and converted through shared memory, which for a 128x256 float32 tile is 128 KiB
+    of scratch and more warps."""
     def source_ok(name: str, cand: set) -> bool:
         ss = assigns.get(name, [])
         if len(ss) != 1 or not isinstance(ss[0].value, ir.TileOp):
@@ -286,7 +292,7 @@ def _loaded_for(f: ir.Function, lay: dict, assigns: dict, uses: dict, nw: int) -
             if not ok:
                 cand.discard(name)
                 changed = True
-    # only those feeding, through the casts, an operation with a fragment tile
+    # left: those whose every read, through the elementwise chain, meets a fragment tile
     return {n: MMA for n in cand}
 
 
@@ -341,14 +347,10 @@ def _convert(e: ir.Expr, want: str) -> ir.Expr:
 
 
 def _fragment_store(op: ir.TileOp) -> bool:
-    """Whether a store can write an ``mma`` tile as it is (tile.h store_fragments): into a
-    global array of the tile's rank, axes in order, the axes before the last two ones."""
-    arr, tile = op.args[0], op.args[1]
-    nd = arr.type.ndim
-    return (isinstance(tile, ir.Var) and tile.type.layout == MMA and
-            arr.type.space == "global" and nd == tile.type.ndim and len(op.args) == 2 + nd
-            and _matrix(tile.type.shape) is not None and
-            tuple(op.attrs.get("order", range(nd))) == tuple(range(nd)))
+    """Whether a store can write an ``mma`` tile as it is (tile.h store_fragments)."""
+    tile = op.args[1]
+    return isinstance(tile, ir.Var) and tile.type.layout == MMA and \
+        _fragment_access(op, tile.type, len(op.args) - 2)
 
 
 def _rewrite(f: ir.Function, lay: dict, threads: int) -> None:

@@ -254,14 +254,19 @@ def register_reshape(src: tuple, dst: tuple, nt: int) -> bool:
         tiling.vec_width(tuple(src), nt) == tiling.vec_width(tuple(dst), nt)
 
 
+def _trailing_axes(op: ir.TileOp) -> bool:
+    """Whether a reduction reduces the trailing axes of its tile (some, in order)."""
+    axes, nd = op.attrs["axes"], op.args[0].type.ndim
+    return bool(axes) and tuple(axes) == tuple(range(nd - len(axes), nd))
+
+
 def split_reduction(op: ir.TileOp, nt: int) -> int:
     """The lanes per result of tile.h's reduce_split, or 0 where it does not apply: the
     trailing axes into fewer results than threads (two lanes each at least), not an arg kind,
     not bool; groups of a power of two lanes, at most a warp, no wider than a result's run."""
     x: TileType = op.args[0].type
-    axes = op.attrs["axes"]
-    if not axes or tuple(axes) != tuple(range(x.ndim - len(axes), x.ndim)) or \
-            op.attrs["kind"] in ("argmax", "argmin") or x.dtype.kind == "b":
+    if not _trailing_axes(op) or op.attrs["kind"] in ("argmax", "argmin") or \
+            x.dtype.kind == "b":
         return 0
     results = max(op.type.size, 1)
     g = min(32, nt // results, x.size // results)
@@ -274,8 +279,7 @@ def rows_reduction(op: ir.TileOp, nt: int) -> bool:
     """Whether a reduction takes tile.h's reduce_rows: trailing axes, each result combining a
     multiple of NT elements."""
     x: TileType = op.args[0].type
-    axes = op.attrs["axes"]
-    if not axes or tuple(axes) != tuple(range(x.ndim - len(axes), x.ndim)):
+    if not _trailing_axes(op):
         return False
     per = x.size // max(op.type.size, 1)
     return per % nt == 0 and x.size % (op.type.size * nt) == 0
