@@ -66,9 +66,18 @@ def _pow2_at_most(n: int, cap: int) -> int:
 def tiles_for(m: int, k: int, n: int, swiglu: bool = False) -> tuple[int, int, int]:
     """(tm, tn, tk) for C (m, n) = A (m, k) @ B (k, n): 128 x 256 x 64 tiles (the shape the
     Hopper loop runs best, docs/tiles.md), smaller where the matrix is smaller (powers of two,
-    at least 16). ``swiglu``: tn is half the accumulator's width (gate and up side by side)."""
+    at least 16). ``swiglu``: tn is half the accumulator's width (gate and up side by side).
+    With few rows (decode's batch) the weight is all of the memory traffic, and 128 x 256
+    tiles would stream it through a dozen blocks: tn halves (down to 32) until there are
+    ``MIN_BLOCKS`` blocks."""
     tn = _pow2_at_most(n, 128 if swiglu else 256)
+    tm = _pow2_at_most(m, 128)
     if swiglu:
         while n % tn:  # the packed weight's blocks must divide the MLP width
             tn //= 2
-    return _pow2_at_most(m, 128), tn, _pow2_at_most(k, 64)
+    while tn > 32 and -(-m // tm) * -(-n // tn) < MIN_BLOCKS:
+        tn //= 2
+    return tm, tn, _pow2_at_most(k, 64)
+
+
+MIN_BLOCKS = 256  # about two blocks a multiprocessor on an H100 or H200 (132)
