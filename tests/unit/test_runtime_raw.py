@@ -8,7 +8,7 @@ import types
 import numpy as np
 import pytest
 
-from threadtile.lang.types import float32, int32
+from threadtile.lang.types import float32, int32, int64
 from threadtile.runtime import abi, arrays, cache, driver, nvrtc
 from threadtile.runtime.launcher import CompiledKernel
 from threadtile.runtime.raw import RawKernel
@@ -145,3 +145,41 @@ def test_launch_goes_through_compiled_kernel(monkeypatch):
     assert calls == [((2, 1, 1), (32, 1, 1), struct.pack("<Qfi", 0x1000, 0.5, 7))]
     with pytest.raises(OverflowError, match="argument 2: 4294967296 does not fit in int32"):
         launch(Dev(), 0.5, 2**32)
+
+
+def test_python_int_arguments_take_the_inline_path(monkeypatch):
+    """threadtile.compute launches with Python ints for pointers and integers: after the
+    first launch they pack as they are (no per-launch conversion), values out of their
+    parameter's range still raise before anything is launched, and a kernel launched with
+    two configurations in turn checks each once."""
+    k = RawKernel(SRC, "scale")
+    _loaded(k, [(0, 8), (8, 8), (16, 4)])
+    args = (0x2000, 2**40, 7)
+    c = k._kernel_for(arrays.describe_all(list(args)))
+    assert c.params == [int64, int64, int32]  # (a pointer passed as an int is an int64)
+    calls, checks = [], []
+
+    def cu(h, gx, gy, gz, bx, by, bz, shared, stream, argv, extra):
+        calls.append((gx, ctypes.string_at(ctypes.c_void_p.from_address(argv).value,
+                                           c.layout.nbytes)))
+        return (0,)
+
+    monkeypatch.setattr(c, "_load", lambda: None)
+    c._func, c._handle, c._cu_launch, c._stream = k._func, 1, cu, (0, 0)
+    monkeypatch.setattr(driver, "current_index", lambda: 0)
+    monkeypatch.setattr(c, "_checked", lambda infos: pytest.fail("slow path taken"))
+    monkeypatch.setattr(c, "_configure", lambda *a: checks.append(a[0]) or setattr(
+        c, "_cfg", (a[0], a[1], a[2], a[3])))
+    big, one = k[4224, 256], k[1, 256]
+    for _ in range(3):
+        big(*args)
+        one(*args)
+    assert [g for g, _ in calls] == [4224, 1] * 3
+    assert calls[0][1] == struct.pack("<QqiI", 0x2000, 2**40, 7, 0)[:c.layout.nbytes]
+    assert checks == [big.grid, one.grid]  # each configuration checked once
+    monkeypatch.undo()
+    with pytest.raises(OverflowError, match="argument 2: 4294967296 does not fit in int32"):
+        c._cfg = (big.grid, big.block, 0, 0)
+        monkeypatch.setattr(driver, "current_index", lambda: 0)
+        big(0x2000, 5, 2**32)
+    assert len(calls) == 6

@@ -13,12 +13,14 @@ and is reused by the next call on that stream (stream order keeps calls from ove
 
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
 
 from ..runtime import cache, driver, nvrtc, profiling
 from ..runtime.arrays import HOST, describe
+from ..runtime.launcher import _framework_stream as framework_stream
 from ..runtime.raw import RawKernel
 
 __all__ = ["Program", "program", "device_array_info", "resolve_stream", "temp_storage",
@@ -100,7 +102,7 @@ def device_array_info(a, what: str):
         raise ValueError(f"{what} must be C-contiguous (a strided view is not supported); "
                          "pass .contiguous() / cupy.ascontiguousarray(...)")
     dt = info.dtype.numpy if hasattr(info.dtype, "numpy") else np.dtype(info.dtype.name)
-    size = int(np.prod(info.shape)) if info.shape else 1
+    size = math.prod(info.shape) if info.shape else 1
     return info.ptr, np.dtype(dt), size, info.framework
 
 
@@ -113,7 +115,8 @@ def resolve_stream(stream, frameworks) -> int:
         if fw == "torch":
             import torch  # noqa: PLC0415  (a torch tensor was passed: torch is loaded)
 
-            return int(torch.cuda.current_stream().cuda_stream)
+            # torch.cuda.current_stream()'s handle, without building a Stream object
+            return int(framework_stream("torch", torch.cuda.current_device()))
         if fw == "cupy":
             import cupy  # noqa: PLC0415
 

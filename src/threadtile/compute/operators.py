@@ -111,7 +111,18 @@ struct identity {
 
 def type_of(dtype) -> Scalar | RecordType:
     """threadtile's type for a NumPy dtype (a number or a record); TypeError otherwise."""
-    dt = np.dtype(dtype)
+    t = _TYPES.get(dtype) if isinstance(dtype, np.dtype) else None
+    if t is None:
+        t = _type_of(np.dtype(dtype))
+        if len(_TYPES) < 1024:
+            _TYPES[np.dtype(dtype)] = t
+    return t
+
+
+_TYPES: dict = {}  # dtype -> type_of's answer (every call of an algorithm asks, often twice)
+
+
+def _type_of(dt: np.dtype) -> Scalar | RecordType:
     rec = record_of(dt)
     if rec is not None:
         return rec

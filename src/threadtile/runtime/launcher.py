@@ -199,6 +199,10 @@ class CompiledKernel:
         # the last launch configuration that passed validation (grid and block by identity:
         # jit caches its 3-tuples per launch configuration)
         self._cfg = (None, None, -1, -2)
+        # every configuration that passed (by value): a kernel launched with two grids in
+        # turn (threadtile.compute's reduce: the tiles, then one block over the partials)
+        # is checked once per configuration, not at each change
+        self._cfgs_ok: set = set()
         self._cu_launch = None
         self._nvtx = False  # launches wrapped in NVTX ranges (THREADTILE_NVTX, read by _load)
         self._stream = (None, None)  # (int handle, CUstream): one attribute, read at once
@@ -242,6 +246,14 @@ class CompiledKernel:
         if self._nvtx:
             self._cu_launch = profiling.nvtx_wrap(self.entry, self._cu_launch)
         return func
+
+    def accept_keys(self, keys: tuple) -> None:
+        """Let the inline check take arguments whose ArgInfo keys are ``keys`` (one per
+        parameter) as exact: their ``flat`` values pack at the parameters' formats as they
+        are (RawKernel: Python ints for pointer and integer parameters)."""
+        if len(keys) != self._n:
+            raise ValueError(f"{self.entry}: {len(keys)} keys for {self._n} parameters")
+        self._keys = keys
 
     def load(self):
         """Load the cubin now (normally done by the first launch); returns the loaded kernel."""
@@ -313,7 +325,13 @@ class CompiledKernel:
             driver.activate(dev)
         cfg = self._cfg
         if grid is not cfg[0] or block is not cfg[1] or shared_bytes != cfg[2] or dev != cfg[3]:
-            self._configure(grid, block, shared_bytes, dev)
+            c = (tuple(grid), tuple(block), shared_bytes, dev)
+            if c in self._cfgs_ok:
+                self._cfg = (grid, block, shared_bytes, dev)
+            else:
+                self._configure(grid, block, shared_bytes, dev)
+                if len(self._cfgs_ok) < 64:
+                    self._cfgs_ok.add(c)
         if stream is None:
             sh = _framework_stream(first.framework, dev) if (
                 first is not None and first.framework is not None) else 0

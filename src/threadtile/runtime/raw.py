@@ -121,6 +121,12 @@ class RawKernel:
             func = self._load()
             params, at = abi.raw_params(self.name, self._params, infos)
             k = CompiledKernel(func.cubin, self.name, params, at=at, loaded=func)
+            if all(type(i.value) is int and _int_param(p) for i, p in zip(infos, params)):
+                # Python ints for pointers and integers (threadtile.compute's launches): the
+                # launcher's inline check may take them as they are, their values packed at
+                # the parameters' sizes (one out of range is struct's error, reported as
+                # abi.pack_error says), rather than converting each one at every launch
+                k.accept_keys(tuple([i.key for i in infos]))
             if len(self._kernels) < 256:
                 self._kernels[sig] = k
         return k
@@ -150,3 +156,8 @@ class _RawLaunch:
 
     def __call__(self, *args) -> None:
         self.kernel._launch(self.grid, self.block, self.stream, self.shared_bytes, args)
+
+
+def _int_param(p) -> bool:
+    """Whether a hand-written kernel's parameter takes a Python int packed as it is."""
+    return p is abi.POINTER or (isinstance(p, abi.Scalar) and p.kind in "iu")
