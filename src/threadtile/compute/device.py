@@ -20,7 +20,7 @@ import numpy as np
 
 from ..runtime import cache, driver, nvrtc, profiling
 from ..runtime.arrays import HOST, describe
-from ..runtime.launcher import _framework_stream as framework_stream
+from ..runtime.launcher import framework_stream
 from ..runtime.raw import RawKernel
 
 __all__ = ["Program", "program", "device_array_info", "resolve_stream", "temp_storage",

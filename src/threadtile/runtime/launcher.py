@@ -333,7 +333,7 @@ class CompiledKernel:
                 if len(self._cfgs_ok) < 64:
                     self._cfgs_ok.add(c)
         if stream is None:
-            sh = _framework_stream(first.framework, dev) if (
+            sh = framework_stream(first.framework, dev) if (
                 first is not None and first.framework is not None) else 0
         elif type(stream) is int:
             sh = stream
@@ -577,7 +577,9 @@ def _cu_launch_address() -> int:
     return _CU_LAUNCH_ADDR
 
 
-def _framework_stream(framework: str, device: int) -> int:
+def framework_stream(framework: str, device: int) -> int:
+    """The current stream handle of ``framework`` ("torch", "cupy") on ``device``, through
+    the cheapest getter the framework has."""
     get = _STREAM_GETTERS.get(framework)
     if get is None:
         get = _STREAM_GETTERS[framework] = _stream_getter(framework)
