@@ -2,8 +2,10 @@
 multiple of 16 in the scratch (tile/mma.h ``mma_plan::MP``), as flash decoding's (4, D) x
 (D, TN) products of one KV head's 4 query heads need. A B operand loaded only for the product
 goes straight to its own shared-memory buffer (ir/operands.py), one read twice through the
-scratch. Numerics against NumPy in float64 in the simulator and on the GPU, both forms; the
-generated code says tensor cores; every case compiles."""
+scratch. In a block of one warp (``num_warps=1``) the product stays in fragments, one 16-row
+strip whose padding rows no store writes (tile/mma.h ``frag_rows``). Numerics against NumPy in
+float64 in the simulator and on the GPU, all three forms; the generated code says tensor
+cores; every case compiles."""
 
 import numpy as np
 import pytest
@@ -25,7 +27,16 @@ def small_product(A, B, C, Out, M: ConstInt, K: ConstInt, N: ConstInt):
 CASES = [(1, 16, 8), (4, 128, 64), (4, 64, 128), (8, 32, 16), (2, 16, 32), (4, 16, 256)]
 
 
-@pytest.mark.parametrize("twice", [False, True], ids=["own_buffer", "staged"])
+@ct.kernel(num_warps=1)
+def small_product_one_warp(A, B, C, Out, M: ConstInt, K: ConstInt, N: ConstInt):
+    a = ct.load(A, index=(0, 0), shape=(M, K))
+    b = ct.load(B, index=(0, 0), shape=(K, N))
+    c = ct.load(C, index=(0, 0), shape=(M, N))
+    ct.store(Out, index=(0, 0), tile=ct.mma(a, b, c))
+
+
+@pytest.mark.parametrize("twice", [False, True, "one_warp"],
+                         ids=["own_buffer", "staged", "fragments"])
 @pytest.mark.parametrize(("m", "k", "n"), CASES)
 @pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
 def test_small_m_products(target, rng, m, k, n, dtype, twice):
@@ -36,7 +47,9 @@ def test_small_m_products(target, rng, m, k, n, dtype, twice):
     b = rng.standard_normal((k, n)).astype(dtype)
     c = rng.standard_normal((m, n)).astype(np.float32)
     out = target.to_device(poison((m, n), np.float32))
-    kernel = small_product_twice if twice else small_product
+    kernel = small_product_one_warp if twice == "one_warp" else \
+        small_product_twice if twice else small_product
+    twice = twice is True
     target.launch_tile(kernel, 1, target.to_device(a), target.to_device(b),
                        target.to_device(c), out, m, k, n)
     want = (a.astype(np.float64) @ b.astype(np.float64) + c) * (2 if twice else 1)
@@ -74,8 +87,20 @@ def test_small_m_takes_tensor_cores():
     assert f"#define TT_SCRATCH_BYTES {(16 * 136 + 128 * 72) * 2 + 16 * 72 * 4}" in src
 
 
+def test_one_warp_keeps_fragments():
+    # one padded 16-row strip in registers: the product's result is an MmaTile stored from
+    # fragments; A is staged with its rows padded to 16 (128 + 8 a row) before B's buffer
+    src = small_product_one_warp.cuda_source(*_args(4, 128, 64))
+    assert "__launch_bounds__(32)" in src
+    assert "tile_f32_4x64_mma _t0 = tt::tile::mma<true, 0>(a, b, " in src
+    assert "tt::tile::store_fragments(Out, _t0" in src
+    operand = 128 * 72 * 2 + 1024
+    assert f"#define TT_SCRATCH_BYTES {16 * 136 * 2 + operand}" in src
+
+
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_compiles(arch):
     for m, k, n in CASES:
         assert compile_cubin(small_product, *_args(m, k, n), arch=arch)
         assert compile_cubin(small_product_twice, *_args(m, k, n), arch=arch)
+        assert compile_cubin(small_product_one_warp, *_args(m, k, n), arch=arch)

@@ -95,15 +95,15 @@ def _candidate(t: TileType, nw: int) -> str | None:
     m, n = _matrix(t.shape)
     if n == 1:
         return ROWS if _whole_rows(m, nw) else None
-    if m % tiling.MMA_M == 0 and n % tiling.MMA_N == 0 and \
-            (m // tiling.MMA_M) * (n // tiling.MMA_N) % nw == 0:
+    if tiling.few_rows_ok(m, 32 * nw) and n % tiling.MMA_N == 0 and \
+            (tiling.frag_rows(m) // tiling.MMA_M) * (n // tiling.MMA_N) % nw == 0:
         return MMA
     return None
 
 
 def _whole_rows(m: int, nw: int) -> bool:
     """Whether each warp holds whole rows of an (m, n) fragment tile (tile/fragments.h)."""
-    return m % (tiling.MMA_M * nw) == 0
+    return tiling.whole_strips(m, nw)
 
 
 def _tile_vars(e: ir.TileOp) -> list[ir.Var]:
@@ -160,7 +160,7 @@ def frag_extract(v: ir.TileOp, lay: dict, nw: int) -> bool:
     (m, n), (rm, rn) = x.type.shape, v.type.shape
     if rm != m or v.args[1].value != 0 or n % rn or not 0 <= v.args[2].value < n // rn:
         return False
-    before = (v.args[2].value * rn // tiling.MMA_N) * (m // tiling.MMA_M)
+    before = (v.args[2].value * rn // tiling.MMA_N) * (tiling.frag_rows(m) // tiling.MMA_M)
     return rn % tiling.MMA_N == 0 and before % nw == 0
 
 

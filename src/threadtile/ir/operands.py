@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from ..lang.types import TileType
 from . import nodes as ir
+from . import tiling
 from .tiling import tensor_core
 
 SMEM, SMEMT, BLOCKED = "smem", "smemt", "blocked"
@@ -97,8 +98,8 @@ def _a_operand(f, m: ir.TileOp, s: ir.Stmt, block: list, outer: tuple, reads: di
     by this mma: into its own buffer there, once (attention's Q, loaded before the loop)."""
     a = m.args[0]
     if not (isinstance(a, ir.Var) and a.type.layout == "blocked" and reads.get(a.name) == 1
-            and assigned.get(a.name) == 1):
-        return
+            and assigned.get(a.name) == 1 and a.type.shape[0] % tiling.MMA_M == 0):
+        return  # (fewer than 16 rows: staged, or converted once into fragments)
     for up, stmt in outer:
         found = _load_chain(up[:up.index(stmt)], a.name, reads, assigned)
         if found is None:
@@ -147,7 +148,7 @@ def _rewrite_block(f, block: list, outer: tuple, reads: dict, assigned: dict, th
         fragments = m.type.layout == "mma"
         if at.dtype.bits != 16 or at.shape[1] % 16:
             continue
-        if fragments and at.shape[0] % (16 * nw):
+        if fragments and not tiling.whole_strips(at.shape[0], nw):
             continue
         if not fragments and not (at.layout == BLOCKED and tensor_core(at, b.type)):
             continue

@@ -59,8 +59,25 @@ def fragments_ok(a: TileType, b: TileType, acc: TileType, threads: int) -> bool:
     layout): the multiply runs on tensor cores and the result's MMA_M x MMA_N blocks are shared
     evenly by the block's warps."""
     (m, _), (_, n) = a.shape, b.shape
-    return tensor_core(a, b) and acc.dtype == float32 and m % MMA_M == 0 and \
-        (m // MMA_M) * (n // MMA_N) % (threads // 32) == 0
+    return tensor_core(a, b) and acc.dtype == float32 and few_rows_ok(m, threads) and \
+        (frag_rows(m) // MMA_M) * (n // MMA_N) % (threads // 32) == 0
+
+
+def few_rows_ok(m: int, threads: int) -> bool:
+    """Whether fragment tiles may have ``m`` rows: whole 16-row strips, or fewer rows (1, 2,
+    4, 8) held as one padded strip by a block of one warp (tile/mma.h ``frag_rows``)."""
+    return m % MMA_M == 0 or (threads == 32 and MMA_M % m == 0)
+
+
+def whole_strips(m: int, nw: int) -> bool:
+    """Whether each of ``nw`` warps holds whole rows of an (m, n) fragment tile: whole 16-row
+    strips a warp, or fewer than 16 rows in a block of one warp (one padded strip)."""
+    return m % (MMA_M * nw) == 0 or (nw == 1 and MMA_M % m == 0)
+
+
+def frag_rows(m: int) -> int:
+    """The rows a fragment tile of ``m`` rows holds: at least one 16-row strip."""
+    return max(m, MMA_M)
 
 
 def _isz(t: Scalar) -> int:

@@ -194,7 +194,9 @@ def op_scratch(op: ir.TileOp, nt: int) -> int:
             mp = tiling.padded_m(a.shape[0])
             return (mp * (a.shape[1] + 8) * _isz(a.dtype)
                     + mp * tiling.c_pitch(op.type.shape[1]) * 4)
-        return 0 if a.layout != "blocked" else a.shape[0] * (a.shape[1] + 8) * _isz(a.dtype)
+        # (A staged: its rows padded with zeros to 16 where there are fewer, tile/operands.h)
+        return 0 if a.layout != "blocked" else \
+            tiling.padded_m(a.shape[0]) * (a.shape[1] + 8) * _isz(a.dtype)
     if k == "mma":
         return tiling.mma_bytes(op.args[0].type, op.args[1].type, op.type.layout == "mma")
     if k == "mma_loop":

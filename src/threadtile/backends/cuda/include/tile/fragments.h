@@ -29,10 +29,10 @@ namespace tile {
 
 template <typename T, int NT, int M>
 struct MmaRows {
-  static constexpr int R = M / 16 / (NT / 32);  // row strips per warp
+  static constexpr int R = frag_rows<M>() / 16 / (NT / 32);  // row strips per warp
   static constexpr int E = M;
   static constexpr int N = 2 * R;
-  static_assert(M % (16 * (NT / 32)) == 0, "MmaRows: whole row strips per warp");
+  static_assert(frag_rows<M>() % (16 * (NT / 32)) == 0, "MmaRows: whole row strips per warp");
   T v[N];
 };
 template <typename T, int NT_, int M>
@@ -118,7 +118,10 @@ __device__ __forceinline__ Tile<T, NT, M, 1> to_blocked(const MmaRows<T, NT, M>&
   block_sync();
   if (t % 4 == 0) {
 #pragma unroll
-    for (int k = 0; k < MmaRows<T, NT, M>::N; ++k) buf[frag_row<NT, M>(t, k / 2, k % 2)] = x.v[k];
+    for (int k = 0; k < MmaRows<T, NT, M>::N; ++k) {
+      const int row = frag_row<NT, M>(t, k / 2, k % 2);
+      if (M >= 16 || row < M) buf[row] = x.v[k];
+    }
   }
   block_sync();
   R r;
@@ -134,7 +137,10 @@ __device__ __forceinline__ MmaRows<T, NT, M> to_mma_rows(const Tile<T, NT, M, 1>
   MmaRows<T, NT, M> r;
   const int t = tid();
 #pragma unroll
-  for (int k = 0; k < MmaRows<T, NT, M>::N; ++k) r.v[k] = buf[frag_row<NT, M>(t, k / 2, k % 2)];
+  for (int k = 0; k < MmaRows<T, NT, M>::N; ++k) {
+    const int row = frag_row<NT, M>(t, k / 2, k % 2);
+    r.v[k] = M >= 16 || row < M ? buf[row] : T{};
+  }
   return r;
 }
 

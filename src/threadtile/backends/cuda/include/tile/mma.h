@@ -43,6 +43,10 @@ template <> struct mma_kind<tf32> { static constexpr int value = 3; };
 
 // TC: whether tensor cores multiply these operands, which the compiler decides
 // (ir/tiling.py, tensor_core); the assertion is the instruction's own requirement.
+// the rows a fragment tile of M rows holds: at least one 16-row strip (MmaTile, below)
+template <int M>
+__host__ __device__ constexpr int frag_rows() { return M < 16 ? 16 : M; }
+
 template <class TA, int M, int N, int K_, bool TC>
 struct mma_plan {
   typedef TA elem;
@@ -167,7 +171,7 @@ __device__ __forceinline__ void mma_block(float* d, const TA* As, const TA* Bs, 
 __device__ __forceinline__ uint32_t round_tf32(uint32_t x) { return tf32_bits(x); }
 template <class P, int NT, int M, int N, bool Round = false, class TA>
 __device__ __forceinline__ void warp_mma(float* acc, const TA* As, const TA* Bs) {
-  constexpr int NW = NT / 32, MB = M / 16, BLOCKS = MB * (N / 8) / NW;
+  constexpr int NW = NT / 32, MB = frag_rows<M>() / 16, BLOCKS = MB * (N / 8) / NW;
   constexpr bool same_rows = NW % MB == 0;  // block w + i NW has rows 16 ((w + i NW) % MB)
   constexpr bool strips = !same_rows && MB % NW == 0;  // R strips a warp: w, w + NW, ...
   constexpr int R = strips ? MB / NW : 1;
@@ -211,13 +215,24 @@ __device__ __forceinline__ void warp_mma(float* acc, const TA* As, const TA* Bs)
 // (block b is rows 16(b % (M/16)), columns 8(b / (M/16))), and lane l holds v[4i..4i+3] of its
 // i-th block: rows l/4 and l/4 + 8, columns 2(l%4) and + 1. When M = 16 NW, warp w thus holds
 // rows 16w..16w+15 entirely, which is wgmma's accumulator layout (kloop_sm90.h).
+//
+// Fewer than 16 rows (1, 2, 4 or 8: flash decoding's query heads of one KV head, in a block of
+// one warp) are held as a 16-row strip whose rows past M are padding: every operation on the
+// registers computes them too (no row mixes with another: products, row reductions,
+// broadcasts, elementwise), and what meets memory or the blocked layout (to_blocked, to_mma,
+// load_fragments, store_fragments, MmaRows' conversions) skips them or reads them as zeros
+// (frag_rows, at the top of this file, is the rows held).
+
 template <typename T, int NT, int Rows, int Cols>
 struct MmaTile {
-  static constexpr int BLOCKS = (Rows / 16) * (Cols / 8) / (NT / 32);  // per warp
+  static constexpr int RP = frag_rows<Rows>();  // rows held, the padding included
+  static constexpr int BLOCKS = (RP / 16) * (Cols / 8) / (NT / 32);  // per warp
   static constexpr int E = Rows * Cols;
   static constexpr int ROWS = Rows, COLS = Cols;
   static constexpr int N = BLOCKS * 4;  // registers per thread
-  static_assert((Rows / 16) * (Cols / 8) % (NT / 32) == 0, "blocks shared evenly by warps");
+  static_assert((RP / 16) * (Cols / 8) % (NT / 32) == 0, "blocks shared evenly by warps");
+  static_assert(Rows >= 16 || (16 % Rows == 0 && NT == 32),
+                "fewer than 16 rows: a power of two, one warp");
   T v[N];
 };
 template <typename T, int NT_, int M, int N_>
@@ -235,7 +250,7 @@ struct traits<MmaTile<T, NT_, M, N_>> {
 // same lanes hold them, blocks OFF/NW further along
 template <class R, int J, class T, int NT, int M, int N>
 __device__ __forceinline__ R extract_frag(const MmaTile<T, NT, M, N>& x) {
-  constexpr int RN = R::E / M, NW = NT / 32, OFF = (J * RN / 8) * (M / 16);
+  constexpr int RN = R::E / M, NW = NT / 32, OFF = (J * RN / 8) * (frag_rows<M>() / 16);
   static_assert(R::E % M == 0 && RN % 8 == 0 && OFF % NW == 0 && (J + 1) * RN <= N,
                 "extract_frag: whole columns, whole rounds of the warps before them");
   R r;
@@ -244,12 +259,14 @@ __device__ __forceinline__ R extract_frag(const MmaTile<T, NT, M, N>& x) {
   return r;
 }
 
-// the (row, column) of value j of this lane's i-th block
+// the (row, column) of value j of this lane's i-th block, as row * N + column (a padding row
+// of a tile of fewer than 16 rows gives M * N or more)
 template <int NT, int M, int N>
 __device__ __forceinline__ int frag_index(int t, int i, int j) {
+  constexpr int MB = frag_rows<M>() / 16;
   const int blk = t / 32 + i * (NT / 32), lane = t % 32;
-  const int row = (blk % (M / 16)) * 16 + (lane >> 2) + (j >> 1) * 8;
-  const int col = (blk / (M / 16)) * 8 + 2 * (lane & 3) + (j & 1);
+  const int row = (blk % MB) * 16 + (lane >> 2) + (j >> 1) * 8;
+  const int col = (blk / MB) * 8 + 2 * (lane & 3) + (j & 1);
   return row * N + col;
 }
 
@@ -264,7 +281,10 @@ __device__ __forceinline__ Tile<T, NT, M, N> to_blocked(const MmaTile<T, NT, M, 
 #pragma unroll
   for (int i = 0; i < X::BLOCKS; ++i) {
 #pragma unroll
-    for (int j = 0; j < 4; ++j) buf[frag_index<NT, M, N>(t, i, j)] = x.v[i * 4 + j];
+    for (int j = 0; j < 4; ++j) {
+      const int e = frag_index<NT, M, N>(t, i, j);
+      if (M >= 16 || e < M * N) buf[e] = x.v[i * 4 + j];
+    }
   }
   block_sync();
   R r;
@@ -284,7 +304,10 @@ __device__ __forceinline__ MmaTile<T, NT, M, N> to_mma(const Tile<T, NT, M, N>& 
 #pragma unroll
   for (int i = 0; i < R::BLOCKS; ++i) {
 #pragma unroll
-    for (int j = 0; j < 4; ++j) r.v[i * 4 + j] = buf[frag_index<NT, M, N>(t, i, j)];
+    for (int j = 0; j < 4; ++j) {
+      const int e = frag_index<NT, M, N>(t, i, j);
+      r.v[i * 4 + j] = M >= 16 || e < M * N ? buf[e] : T{};
+    }
   }
   return r;
 }
@@ -338,6 +361,7 @@ __device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, N
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int e = frag_index<NT, M, N>(t, i, 2 * h);
+      if (M < 16 && e >= M * N) continue;  // a padding row
       int64_t g[R];
 #pragma unroll
       for (int d = 0; d < R - 2; ++d) g[d] = ix[d];
@@ -390,7 +414,7 @@ __device__ __forceinline__ TL load_fragments(const Arr& a, typename traits<TL>::
       for (int d = 0; d < R - 2; ++d) g[d] = ix[d];
       g[R - 2] = r0 + e / N, g[R - 1] = c0 + e % N;
       T lo = pad, hi = pad;
-      if (lead && g[R - 2] >= 0 && g[R - 1] >= 0 && g[R - 2] < a.shape[R - 2] &&
+      if (lead && (M >= 16 || e < M * N) && g[R - 2] >= 0 && g[R - 1] >= 0 && g[R - 2] < a.shape[R - 2] &&
           g[R - 1] < a.shape[R - 1]) {
         const T* p = a.data + offset(a, g);
         const bool two = g[R - 1] + 1 < a.shape[R - 1];
@@ -433,10 +457,10 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(const Tile<TA, NT, M, K>
                                                         const MmaTile<float, NT, M, N>& c) {
   static_assert(TensorCores, "fragment accumulators need tensor-core operands and shapes");
   typedef mma_plan<TA, M, N, K, true> P;
-  static_assert((M * P::LD + P::B_ELEMS) * sizeof(TA) <= TT_SCRATCH_BYTES,
+  static_assert((P::MP * P::LD + P::B_ELEMS) * sizeof(TA) <= TT_SCRATCH_BYTES,
                 "tile scratch too small");
   TA* As = scratch<TA>();
-  TA* Bs = As + M * P::LD;
+  TA* Bs = As + P::MP * P::LD;  // (A's rows padded with zeros to 16: fewer rows than 16)
   block_sync();
   stage_operands<P>(a, b, As, Bs);
   block_sync();

@@ -238,14 +238,16 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(
     const AT& a, const SmemTile<T, NT, K, N, Swap, LD, Wg>& b,
     const MmaTile<float, NT, M, N>& c) {
   static_assert(TensorCores && sizeof(T) == 2, "operands in shared memory: 16-bit tensor cores");
-  static_assert(M % (16 * (NT / 32)) == 0 && K % 16 == 0, "whole row strips per warp");
+  static_assert(frag_rows<M>() % (16 * (NT / 32)) == 0 && K % 16 == 0,
+                "whole row strips per warp");
   typedef mma_plan<T, M, N, K, true> P;
-  constexpr int R = M / 16 / (NT / 32);
+  constexpr int R = frag_rows<M>() / 16 / (NT / 32);
   const int t = tid(), lane = t % 32, w = t / 32, g = lane >> 2, q = lane & 3;
   constexpr bool regs = is_mma_tile<AT>::value, own = is_smem_tile<AT>::value;
+  static_assert(!own || M >= 16, "an A operand in its own buffer: 16 rows or more");
   T* As = scratch<T>();
   if constexpr (!regs && !own) {
-    static_assert(M * P::LD * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+    static_assert(P::MP * P::LD * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
     block_sync();
     if (owner<AT>(t)) {
 #pragma unroll
@@ -253,6 +255,9 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(
         const int e = elem<AT>(t, k);
         As[(e / K) * P::LD + e % K] = a.v[k];
       }
+    }
+    if constexpr (P::MP > M) {  // A's padding rows: zeros
+      for (int i = t; i < (P::MP - M) * P::LD; i += NT) As[M * P::LD + i] = T{};
     }
   }
   cp_async_wait<Wait>();
