@@ -154,4 +154,7 @@ def graphed_time_ms(fn, warmup: int = 3, reps: int = 30) -> tuple[float | None, 
     return cuda_time_ms(graph.replay, warmup, reps), None
 
 
-SPIN_CYCLES = 200_000  # about 100 us at H100 clocks: longer than a launch from Python
+# about 500 us at H100 clocks: longer than a call's host work, also a threadtile.compute call
+# of several launches on a slower host (at 100 us, 115-150 us of host time a call showed up in
+# the events: reduce of 2^26 float32 read 0.154 ms against 0.066 of device time, H200)
+SPIN_CYCLES = 1_000_000

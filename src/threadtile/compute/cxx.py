@@ -257,8 +257,9 @@ tt_reduce_partials(const {t}* partials, {t}* out, long long n, {', '.join(init_p
 #: threads and nominal items per thread of a scan tile (4-byte items; scaled for others)
 SCAN_POLICY = (128, 15)
 #: CUB's sm90 tunings of a scan by a built-in operator on numbers of each size: nominal
-#: threads, items, and the look-back's fixed delay and L2 write latency
-SCAN_TUNED = {1: (192, 22, 168, 1140), 2: (512, 12, 376, 1125), 4: (128, 24, 688, 1140),
+#: threads, items, and the look-back's fixed delay and L2 write latency; for 4-byte items 32
+#: items where CUB has 24 (an H200: a float32 sum 8% faster at 2^26 and 2^28, docs/algorithms.md)
+SCAN_TUNED = {1: (192, 22, 168, 1140), 2: (512, 12, 376, 1125), 4: (128, 32, 688, 1140),
               8: (224, 24, 576, 1215)}
 
 
@@ -319,11 +320,26 @@ RADIX_BITS = 8
 RADIX_DIGITS = 1 << RADIX_BITS
 HISTOGRAM_POLICY = (128, 16)  # threads, items (CUB's sm80/sm90 tuning)
 ONESWEEP_THREADS = 384
+#: 4-byte keys alone (32-bit offsets): threads and items measured on an H200 (docs/algorithms.md,
+#: "Tuning"): CUB's 384 x 20 sorted uint32 keys at 0.83x of CuPy's CUB sort, 512 x 22 at
+#: 0.99-1.01x (float32 keys 1.00-1.01x either way)
+ONESWEEP_KEYS4 = (512, 22)
+
+
+def _keys4(key_size: int, value_size: int, offset64: bool) -> bool:
+    return key_size == 4 and value_size == 0 and not offset64
+
+
+def onesweep_threads(key_size: int, value_size: int, offset64: bool) -> int:
+    """Threads of a onesweep block before scaling."""
+    return ONESWEEP_KEYS4[0] if _keys4(key_size, value_size, offset64) else ONESWEEP_THREADS
 
 
 def onesweep_items(key_size: int, value_size: int, offset64: bool, float_keys: bool) -> int:
     """Items per thread of a onesweep tile before scaling (CUB's sm90 tuning for 4- and 8-byte
-    keys; smaller keys use the 4-byte one)."""
+    keys; smaller keys use the 4-byte one; 4-byte keys alone: ONESWEEP_KEYS4)."""
+    if _keys4(key_size, value_size, offset64):
+        return ONESWEEP_KEYS4[1]
     if key_size <= 4:
         if value_size == 0:
             return 20 - int(offset64) - int(float_keys)
@@ -344,8 +360,8 @@ def onesweep_tile(key_size: int, value_size: int, offset64: bool, float_keys: bo
                   ) -> tuple[int, int]:
     """(threads, items of a tile) of the onesweep kernel."""
     dominant = max(key_size, value_size)
-    bt, ipt = reg_bound(ONESWEEP_THREADS, onesweep_items(key_size, value_size, offset64,
-                                                         float_keys), dominant)
+    bt, ipt = reg_bound(onesweep_threads(key_size, value_size, offset64),
+                        onesweep_items(key_size, value_size, offset64, float_keys), dominant)
     return bt, bt * ipt
 
 
@@ -372,7 +388,8 @@ using tt_hist_policy = cub::detail::agent_radix_sort_histogram_policy<{ht}, {hi}
     {RADIX_BITS}>;
 using tt_hist_agent = cub::detail::radix_sort::AgentRadixSortHistogram<tt_hist_policy, {desc},
     tt_key, tt_offset>;
-using tt_onesweep_policy = cub::detail::agent_radix_sort_onesweep_policy<{ONESWEEP_THREADS},
+using tt_onesweep_policy = cub::detail::agent_radix_sort_onesweep_policy<{onesweep_threads(
+    key_size, value_size, offset64)},
     {items}, {dominant}, 1, cub::RADIX_RANK_MATCH_EARLY_COUNTS_ANY, cub::BLOCK_SCAN_RAKING_MEMOIZE,
     cub::RADIX_SORT_STORE_DIRECT, {RADIX_BITS}>;
 using tt_onesweep_agent = cub::detail::radix_sort::AgentRadixSortOnesweep<tt_onesweep_policy,
