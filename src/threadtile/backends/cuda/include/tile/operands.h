@@ -348,27 +348,61 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<T, NT, M, K>& a,
   cp_async_wait<Wait>();
   block_sync();
   const int lane = t % 32, g = lane >> 2, q = lane & 3;
-  for (int blk = t / 32; blk < (MP / 16) * (N / 8); blk += NT / 32) {
-    const int i0 = (blk / (N / 8)) * 16, j0 = (blk % (N / 8)) * 8;
-    float* c0 = Cs + (i0 + g) * P::LDC + j0 + 2 * q;
-    float* c1 = c0 + 8 * P::LDC;
-    float d[4] = {c0[0], c0[1], c1[0], c1[1]};
-#pragma unroll 4
-    for (int s = 0; s < K / 16; ++s) {
-      uint32_t ra[4], rb[2];
-      frag_a<P>(ra, As, i0, s * 16, lane);
-      if constexpr (Swap) {  // [N][K]: k = 2q, 2q + 1 (and 8 more) of column n = g, one word
-        const T* col = b.p + (j0 + g) * LD + s * 16 + 2 * q;
-        rb[0] = word(col), rb[1] = word(col + 8);
-      } else {  // [K][N]: the two 8x8 matrices of rows 16s.., transposed as they load
-        const T* row = b.p + (s * 16 + (lane & 15)) * LD + j0;
-        asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
-                     : "=r"(rb[0]), "=r"(rb[1])
-                     : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(row))));
-      }
-      mma_sync<P::kind>(d, ra, rb);
+  // B's fragment of column block j0 at k step s
+  auto b_frag = [&](uint32_t* rb, int j0, int s) {
+    if constexpr (Swap) {  // [N][K]: k = 2q, 2q + 1 (and 8 more) of column n = g, one word
+      const T* col = b.p + (j0 + g) * LD + s * 16 + 2 * q;
+      rb[0] = word(col), rb[1] = word(col + 8);
+    } else {  // [K][N]: the two 8x8 matrices of rows 16s.., transposed as they load
+      const T* row = b.p + (s * 16 + (lane & 15)) * LD + j0;
+      asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                   : "=r"(rb[0]), "=r"(rb[1])
+                   : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(row))));
     }
-    c0[0] = d[0], c0[1] = d[1], c1[0] = d[2], c1[1] = d[3];
+  };
+  constexpr int NW = NT / 32, NB = (MP / 16) * (N / 8);
+  if constexpr (MP == 16 && NB % NW == 0) {
+    // one row strip (few rows: flash decoding's query heads): warp w takes the column blocks
+    // w, w + NW, ...; each k step's A fragment is loaded once for all of them, and their
+    // products are independent chains (the same sums in the same order as block by block)
+    constexpr int PER = NB / NW;
+    float d[PER][4];
+#pragma unroll
+    for (int i = 0; i < PER; ++i) {
+      const float* c0 = Cs + g * P::LDC + ((t / 32) + i * NW) * 8 + 2 * q;
+      d[i][0] = c0[0], d[i][1] = c0[1], d[i][2] = c0[8 * P::LDC], d[i][3] = c0[8 * P::LDC + 1];
+    }
+#pragma unroll
+    for (int s = 0; s < K / 16; ++s) {
+      uint32_t ra[4];
+      frag_a<P>(ra, As, 0, s * 16, lane);
+#pragma unroll
+      for (int i = 0; i < PER; ++i) {
+        uint32_t rb[2];
+        b_frag(rb, ((t / 32) + i * NW) * 8, s);
+        mma_sync<P::kind>(d[i], ra, rb);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < PER; ++i) {
+      float* c0 = Cs + g * P::LDC + ((t / 32) + i * NW) * 8 + 2 * q;
+      c0[0] = d[i][0], c0[1] = d[i][1], c0[8 * P::LDC] = d[i][2], c0[8 * P::LDC + 1] = d[i][3];
+    }
+  } else {
+    for (int blk = t / 32; blk < NB; blk += NW) {
+      const int i0 = (blk / (N / 8)) * 16, j0 = (blk % (N / 8)) * 8;
+      float* c0 = Cs + (i0 + g) * P::LDC + j0 + 2 * q;
+      float* c1 = c0 + 8 * P::LDC;
+      float d[4] = {c0[0], c0[1], c1[0], c1[1]};
+#pragma unroll 4
+      for (int s = 0; s < K / 16; ++s) {
+        uint32_t ra[4], rb[2];
+        frag_a<P>(ra, As, i0, s * 16, lane);
+        b_frag(rb, j0, s);
+        mma_sync<P::kind>(d, ra, rb);
+      }
+      c0[0] = d[0], c0[1] = d[1], c1[0] = d[2], c1[1] = d[3];
+    }
   }
   block_sync();
   XC r;
