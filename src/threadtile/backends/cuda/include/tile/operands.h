@@ -128,6 +128,19 @@ __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST
   block_sync();  // the buffer's previous reader has finished
   if (inside) {
     const int t = tid();
+    constexpr int RS = ST::NT / PER;  // rows a round of the block's pieces covers
+    if constexpr (ST::NT % PER == 0 && (MR * PER) % ST::NT == 0 && (!ST::SW || RS % 8 == 0)) {
+      // each thread's pieces in one column, RS rows apart: a base address and a constant step
+      // (the swizzle, where there is one, is the same for rows 8 apart)
+      const int r0 = t / PER, col = (t % PER) * CH;
+      const T* src = base + r0 * ld + col;
+      T* dst = out.p + piece_at<ST>(r0, col);
+      constexpr int DSTEP = RS * (ST::SW ? 128 / int(sizeof(T)) : ST::LD);
+#pragma unroll
+      for (int i = 0; i < MR * PER / ST::NT; ++i) cp_async16(dst + i * DSTEP, src + i * RS * ld);
+      cp_async_commit();
+      return out;
+    }
 #pragma unroll
     for (int i = 0; i < (MR * PER + ST::NT - 1) / ST::NT; ++i) {
       const int c = t + i * ST::NT;
