@@ -217,7 +217,6 @@ class Specialization:
             k = self.kernel
             tracer = profiling.tracer(self.describe)
             threads = k.block_threads
-            tried, last = {threads}, False
             while True:
                 self._deps = []
                 # (an occupancy hint counts blocks of the default size: a larger block keeps
@@ -230,13 +229,8 @@ class Specialization:
                                      bool(getattr(k, "numba_options", {}).get("debug")),
                                      tracer)
                 more = auto_threads(self._module) if getattr(k, "auto_warps", False) else None
-                if last or not more or more == threads:
+                if not more or more == threads:
                     break
-                if more in tried:  # two sizes asking for each other: the first one, finally
-                    more, last = k.block_threads, True
-                    if more == threads:
-                        break
-                tried.add(more)
                 threads = more
         return self._module
 

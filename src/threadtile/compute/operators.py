@@ -113,9 +113,10 @@ def type_of(dtype) -> Scalar | RecordType:
     """threadtile's type for a NumPy dtype (a number or a record); TypeError otherwise."""
     t = _TYPES.get(dtype) if isinstance(dtype, np.dtype) else None
     if t is None:
-        t = _type_of(np.dtype(dtype))
+        dt = np.dtype(dtype)
+        t = _type_of(dt)
         if len(_TYPES) < 1024:
-            _TYPES[np.dtype(dtype)] = t
+            _TYPES[dt] = t
     return t
 
 

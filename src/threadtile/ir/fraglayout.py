@@ -94,16 +94,11 @@ def _candidate(t: TileType, nw: int) -> str | None:
         return None
     m, n = _matrix(t.shape)
     if n == 1:
-        return ROWS if _whole_rows(m, nw) else None
+        return ROWS if tiling.whole_strips(m, nw) else None
     if tiling.few_rows_ok(m, 32 * nw) and n % tiling.MMA_N == 0 and \
             (tiling.frag_rows(m) // tiling.MMA_M) * (n // tiling.MMA_N) % nw == 0:
         return MMA
     return None
-
-
-def _whole_rows(m: int, nw: int) -> bool:
-    """Whether each warp holds whole rows of an (m, n) fragment tile (tile/fragments.h)."""
-    return tiling.whole_strips(m, nw)
 
 
 def _tile_vars(e: ir.TileOp) -> list[ir.Var]:
@@ -138,14 +133,14 @@ def _produces(v: ir.Expr, want: str, lay: dict, threads: int) -> bool:
         if x.size == 1:
             return True
         return want == MMA and x.shape == (v.type.shape[0], 1) and \
-            _whole_rows(v.type.shape[0], nw)
+            tiling.whole_strips(v.type.shape[0], nw)
     if v.op == "extract":
         return want == MMA and frag_extract(v, lay, nw)
     if v.op == "reduce":
         x = v.args[0]
         return want == ROWS and isinstance(x, ir.Var) and lay.get(x.name) == MMA and \
             v.attrs["kind"] in _ROW_KINDS and tuple(v.attrs["axes"]) == (1,) and \
-            _whole_rows(x.type.shape[0], nw)
+            tiling.whole_strips(x.type.shape[0], nw)
     return False
 
 
@@ -190,7 +185,7 @@ def _a_in_registers(m: ir.TileOp, threads: int) -> bool:
     operands, whole row strips per warp, k a multiple of 16: tile/fragments.h)."""
     a = m.args[0].type
     return a.dtype.bits == 16 and a.shape[1] % 16 == 0 and \
-        _whole_rows(a.shape[0], threads // 32) and tiling.fragments_ok(
+        tiling.whole_strips(a.shape[0], threads // 32) and tiling.fragments_ok(
             *(x.type for x in m.args), threads)
 
 
