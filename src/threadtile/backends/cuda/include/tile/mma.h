@@ -95,6 +95,24 @@ __device__ __forceinline__ void mma_sync(float* d, const uint32_t* a, const uint
   }
 }
 
+// A (M x K) into the scratch at As for tensor cores, rows P::LD apart, its rows M..MP-1 zeros
+// (fewer than 16 rows: the products read whole 16-row strips)
+template <class P, class TA, int NT, int M, int K>
+__device__ __forceinline__ void stage_a(const Tile<TA, NT, M, K>& a, TA* As) {
+  typedef Tile<TA, NT, M, K> XA;
+  const int t = tid();
+  if (owner<XA>(t)) {
+#pragma unroll
+    for (int k = 0; k < XA::N; ++k) {
+      const int e = elem<XA>(t, k);
+      As[(e / K) * P::LD + e % K] = a.v[k];
+    }
+  }
+  if constexpr (P::MP > M) {
+    for (int c = t; c < (P::MP - M) * P::LD; c += NT) As[M * P::LD + c] = TA{};
+  }
+}
+
 // stage A and B of an mma in the scratch, as plan P lays them
 template <class P, class TA, int NT, int M, int N, int K>
 __device__ __forceinline__ void stage_operands(const Tile<TA, NT, M, K>& a,

@@ -262,16 +262,7 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(
   if constexpr (!regs && !own) {
     static_assert(P::MP * P::LD * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
     block_sync();
-    if (owner<AT>(t)) {
-#pragma unroll
-      for (int k = 0; k < AT::N; ++k) {
-        const int e = elem<AT>(t, k);
-        As[(e / K) * P::LD + e % K] = a.v[k];
-      }
-    }
-    if constexpr (P::MP > M) {  // A's padding rows: zeros
-      for (int i = t; i < (P::MP - M) * P::LD; i += NT) As[M * P::LD + i] = T{};
-    }
+    stage_a<P>(a, As);
   }
   cp_async_wait<Wait>();
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -332,7 +323,6 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<T, NT, M, K>& a,
   static_assert(TensorCores && sizeof(T) == 2, "operands in shared memory: 16-bit tensor cores");
   static_assert(!SmemTile<T, NT, K, N, Swap, LD, Wg>::SW, "wgmma's buffers take fragments");
   typedef mma_plan<T, M, N, K, true> P;
-  typedef Tile<T, NT, M, K> XA;
   typedef Tile<TC, NT, M, N> XC;
   constexpr int LDA = P::LD, MP = P::MP;
   static_assert(MP * LDA * int(sizeof(T)) + MP * P::LDC * 4 <= TT_SCRATCH_BYTES,
@@ -341,16 +331,7 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<T, NT, M, K>& a,
   T* As = scratch<T>();
   float* Cs = reinterpret_cast<float*>(As + MP * LDA);
   block_sync();  // the scratch's previous user has finished reading it
-  if (owner<XA>(t)) {
-#pragma unroll
-    for (int k = 0; k < XA::N; ++k) {
-      const int e = elem<XA>(t, k);
-      As[(e / K) * LDA + e % K] = a.v[k];
-    }
-  }
-  if constexpr (MP > M) {  // A's padding rows: zeros
-    for (int i = t; i < (MP - M) * LDA; i += NT) As[M * LDA + i] = T{};
-  }
+  stage_a<P>(a, As);
   if (owner<XC>(t)) {
 #pragma unroll
     for (int k = 0; k < XC::N; ++k) {
