@@ -39,16 +39,18 @@ def test_matmul_source_reads_like_the_kernel():
     # 3 (64*40 + 32*72)*2; sm_90a: 1024 + 4 stages of (64*32 + 32*64)*2 + 8 mbarriers
     assert "#define TT_SCRATCH_BYTES 29184" in src
     assert "#define TT_SCRATCH_SM90A 33856" in src
-    # float32 through tfloat32: the loads cast to tfloat32 in the staged loop; B of tfloat32
-    # is staged as it is, rows of 64 + 8, in three buffers (copied asynchronously where the
-    # arrays allow): 3 (64*(32+4) + 32*(64+8))*4
+    # float32 through tfloat32: the same mma_loop (the sm_90a build takes the tfloat32 main
+    # loop, kloop_sm90_tf32.h); off Hopper the loads cast to tfloat32 in the staged loop, B
+    # staged as it is, rows of 64 + 8, in three buffers: 3 (64*(32+4) + 32*(64+8))*4; sm_90a:
+    # 1024 + 4 stages of (64*32 + 32*64)*4 + 8 mbarriers
     f32 = np.zeros((64, 64), np.float32)
     src = tiles.matmul.cuda_source(f32, f32, f32, tm=64, tn=64, tk=32)
     body = _body(src)
-    assert any(s.startswith("accumulator = tt::tile::mma_loop_staged<tt::tile::tf32, "
-                            "tile_f32_64x32, tile_f32_32x64, 3>(A, B, 0.0f, ") for s in body)
-    assert "TensorMap" not in src
+    assert ("accumulator = tt::tile::mma_loop<tile_f32_64x32, tile_f32_32x64, 3>"
+            "(A, B, 0.0f, (int64_t)bidx, (int64_t)bidy, 0LL, num_tiles_k, "
+            "accumulator, tt_tma0, tt_tma1);") in body
     assert "#define TT_SCRATCH_BYTES 55296" in src
+    assert "#define TT_SCRATCH_SM90A 66624" in src
     assert "tt::tile::store_fragments(C, accumulator, (int64_t)bidx, (int64_t)bidy);" in body
 
 
@@ -57,8 +59,8 @@ def test_k_loops_of_any_row_strips_are_one_operation():
     # the loop is still one mma_loop
     f32 = np.zeros((64, 64), np.float32)
     body = _body(tiles.matmul.cuda_source(f32, f32, f32, tm=128, tn=64, tk=32))
-    assert any(s.startswith("accumulator = tt::tile::mma_loop_staged<tt::tile::tf32, "
-                            "tile_f32_128x32, tile_f32_32x64, 3>(") for s in body)
+    assert any(s.startswith("accumulator = tt::tile::mma_loop<tile_f32_128x32, "
+                            "tile_f32_32x64, 3>(") for s in body)
     assert not any(s.startswith("for (") for s in body)
 
 

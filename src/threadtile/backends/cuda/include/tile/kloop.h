@@ -6,7 +6,9 @@
 //
 // Paths, in the order they are tried:
 //   Hopper main loop  mma_loop, built for sm_90a, sm90::Plan::ok, a float32 accumulator and
-//                     both tensor maps present: sm90::mainloop (kloop_sm90.h), TMA + wgmma
+//                     both tensor maps present: sm90::mainloop (kloop_sm90.h), TMA + wgmma;
+//                     for float32 operands cast to tfloat32, sm90::mainloop_tf32
+//                     (kloop_sm90_tf32.h: the transposed product, B^T from registers)
 //   cp.async          mma_loop_staged<..., Stages> (the compiler gives Stages, STAGES or 2,
 //                     where that many buffers fit an sm_80 block and each warp's blocks lie in
 //                     one row strip or hold whole strips: ir/tiling.py staged_stages), on
@@ -22,6 +24,7 @@
 #include "memory.h"
 #include "mma.h"
 #include "kloop_sm90.h"
+#include "kloop_sm90_tf32.h"
 
 namespace tt {
 namespace tile {
@@ -182,8 +185,9 @@ __device__ __forceinline__
 MmaTile<TC, NT, M, N> mma_loop_portable(const ArrA& A, const ArrB& B,
                                         typename traits<TLA>::elem pad, int64_t bi, int64_t bj,
                                         int64_t lo, int64_t hi, MmaTile<TC, NT, M, N> r) {
-  return mma_loop_staged<typename traits<TLA>::elem, TLA, TLB, Staged>(A, B, pad, bi, bj, lo,
-                                                                       hi, r);
+  typedef typename traits<TLA>::elem TE;  // float32 operands multiply as tfloat32
+  typedef typename cond<same<TE, float>::value, tf32, TE>::type TM;
+  return mma_loop_staged<TM, TLA, TLB, Staged>(A, B, pad, bi, bj, lo, hi, r);
 }
 
 // for (k = lo; k < hi; ++k) acc = mma(load<TLA>(A, pad, bi, k), load<TLB>(B, pad, k, bj), acc),
@@ -206,7 +210,10 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
                 "(ir/tiling.py, sm90_bytes)");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   if (tma && sm90::present(ma) && sm90::present(mb)) {
-    sm90::mainloop<TA, NT, M, N, K>(ma, mb, bi, bj, lo, hi, r.v, a_row0, b_row0);
+    if constexpr (same<TA, float>::value)  // operands cast to tfloat32
+      sm90::mainloop_tf32<NT, M, N, K>(ma, mb, bi, bj, lo, hi, r.v, a_row0, b_row0);
+    else
+      sm90::mainloop<TA, NT, M, N, K>(ma, mb, bi, bj, lo, hi, r.v, a_row0, b_row0);
     return r;
   }
 #endif

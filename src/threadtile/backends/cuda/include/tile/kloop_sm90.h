@@ -125,7 +125,7 @@ struct Mail {
   uint32_t as, bs, full, empty;  // shared addresses: stage 0's A and B, the barriers
   int stages, a_stage, b_stage;  // stages; bytes of A and of B a stage
   int a_chunks, a_chunk, aw;     // A's boxes a stage, their distance in bytes, their width
-  int b_chunks, b_chunk;         // B's boxes (64 columns each) a stage, their distance
+  int b_chunks, b_chunk, b_w;    // B's boxes a stage, their distance, their width
   int k_step, a_row, b_col, b_row0, lo, nk, done;
 };
 __shared__ Mail tt_mail;
@@ -148,7 +148,7 @@ __device__ __noinline__ void producer_loop() {
       for (int c = 0; c < m.a_chunks; ++c)
         tma_load_at(m.as + s * m.a_stage + c * m.a_chunk, m.ma, kc + c * m.aw, m.a_row, full);
       for (int c = 0; c < m.b_chunks; ++c)
-        tma_load_at(m.bs + s * m.b_stage + c * m.b_chunk, m.mb, m.b_col + 64 * c,
+        tma_load_at(m.bs + s * m.b_stage + c * m.b_chunk, m.mb, m.b_col + m.b_w * c,
                     m.b_row0 + kc, full);
       if (++s == m.stages) s = 0, ++round;
     }
@@ -306,7 +306,7 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
 #ifdef TT_PRODUCER
     if (nk > 0) {  // the letter to the producer
       tt_mail = Mail{&ma, &mb, saddr(As), saddr(Bs), saddr(full), saddr(empty), S, P::A_BYTES,
-                     P::B_BYTES, K / AW, M * AW * P::ISZ, AW, N / 64, 64 * K * P::ISZ, K,
+                     P::B_BYTES, K / AW, M * AW * P::ISZ, AW, N / 64, 64 * K * P::ISZ, 64, K,
                      int(a_row0 + bi * M), int(bj * N), int(b_row0), int(lo), nk, 0};
       bar_arrive(&tt_mail_bar);
     }
