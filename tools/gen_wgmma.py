@@ -60,7 +60,8 @@ def one_tf32(n: int) -> str:
     dlines = "\n".join(f'      "{dlist[i:i + 80]}"' for i in range(0, len(dlist), 80))
     outs = ",\n        ".join(", ".join(f'"+f"(d[{i}])' for i in range(j, min(j + 4, regs)))
                              for j in range(0, regs, 4))
-    return f"""__device__ __forceinline__ void wgmma_tf32_{n}(float* d, const uint32_t* a, uint64_t b) {{
+    sig = f"void wgmma_tf32_{n}(float* d, const uint32_t* a, uint64_t b)"
+    return f"""__device__ __forceinline__ {sig} {{
   asm volatile(
       "{{ .reg .pred p; setp.ne.b32 p, %{regs + 5}, 0;\\n"
       "wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 {{"

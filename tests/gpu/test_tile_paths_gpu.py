@@ -140,6 +140,32 @@ def test_matmul_k_loops_of_any_tile_shape(gen, dtype, warps, tiles_mnk, shape, a
     assert spec.arch == arch and "mma_loop" in spec.source
 
 
+@pytest.mark.parametrize(("warps", "tiles_mnk", "shape"), [
+    (8, (128, 128, 32), (1000, 520, 1030)),   # two warpgroups, one 64-column slice each
+    (4, (128, 128, 64), (512, 384, 640)),     # one warpgroup, two slices; 32-deep steps
+    (8, (128, 256, 32), (384, 768, 2048)),
+    (8, (256, 128, 32), (520, 256, 96)),
+    (4, (64, 64, 32), (300, 700, 200)),
+], ids=["8w-128x128x32", "4w-128x128x64", "8w-128x256x32", "8w-256x128x32", "4w-64x64x32"])
+def test_tfloat32_k_loop_rounds_its_operands_to_nearest(gen, warps, tiles_mnk, shape):
+    """GPU only: the sm_90a build's tfloat32 main loop (tile/kloop_sm90_tf32.h: the transposed
+    product on wgmma, B^T's fragments from registers, A's stage rounded in place) is what
+    the simulator's astype(tfloat32) rounding must match. Inputs not already tfloat32: the
+    result is within float32 accumulation of the product of the operands rounded to nearest
+    (ties to even); wgmma's own truncation of A's low bits would be far outside that."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs a compute capability 9.0 GPU")
+    kern = ct.kernel(num_warps=warps)(tiles.matmul.py_func)
+    m, k, n = shape
+    tm, tn, tk = tiles_mnk
+    a, b = randn(gen, m, k), randn(gen, k, n)
+    c = nans(m, n)
+    launch(kern, (cdiv(m, tm), cdiv(n, tn)), a, b, c, tm, tn, tk)
+    dot_close(c, _tf32(a), _tf32(b))
+    spec = next(iter(kern._dispatch.values()))
+    assert spec.arch == "sm_90a" and "tt_tma0" in spec.source
+
+
 @ct.kernel
 def _bmm(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.Constant[int]):
     bi, bj, z = ct.bid(0), ct.bid(1), ct.bid(2)

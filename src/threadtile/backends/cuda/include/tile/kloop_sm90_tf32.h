@@ -33,6 +33,7 @@
 
 #include "kloop_sm90.h"
 
+
 namespace tt {
 namespace tile {
 namespace sm90 {
@@ -170,11 +171,15 @@ __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorM
                             (c & 3) * 4);
     }
   const uint32_t bs0 = saddr(Bs);
-  uint32_t fa[2][R][4];  // two substeps' fragments: one being multiplied, one loading
   int s = 0, rs = 0;          // this step's stage, and the next one to release
   uint32_t ph = 0, rph = 0;   // the parities of their uses
-  for (int k = 0; k < nk; ++k) {
+  // One step: B^T's fragments of all its substeps loaded into f (ptxas keeps a wgmma's
+  // pipeline only where its register operands are written before the fence: loads between
+  // the substeps' wgmmas serialize them), the K / 8 substeps' wgmmas in one group, then the
+  // step before waited for, whose fragments (`prev`) and stage are then free.
+  auto step = [&](int k, uint32_t(&f)[K / 8][R][4], uint32_t(&prev)[K / 8][R][4]) {
     bar_wait(&full[s], ph);
+#ifndef TT_TF32_NOROUND
     {  // A's stage rounded to tfloat32 in place, then seen by wgmma (the async proxy)
       uint4* a4 = reinterpret_cast<uint4*>(As + s * (M * K));
 #pragma unroll
@@ -185,49 +190,59 @@ __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorM
       }
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
-    block_sync();
+#endif
     const uint32_t sa = a_lo + uint32_t(s * (P::A_BYTES >> 4));
     const uint32_t sb = bs0 + uint32_t(s * P::B_BYTES);
 #pragma unroll
-    for (int kk = 0; kk < K / 8; ++kk) {
-      uint32_t(&f)[R][4] = fa[kk & 1];
+    for (int kk = 0; kk < K / 8; ++kk)
 #pragma unroll
       for (int r = 0; r < R; ++r)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) f[r][e] = tf32_bits(lds32(sb + boff[r][e] + kk * 1024));
-      pin<R * Q>(&d[0][0]);
-      wg_fence();
+        for (int e = 0; e < 4; ++e) f[kk][r][e] = tf32_bits(lds32(sb + boff[r][e] + kk * 1024));
+#ifndef TT_TF32_NOSYNC
+    block_sync();  // every thread's part of A is rounded
+#endif
+    pin<R * Q>(&d[0][0]);
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < K / 8; ++kk) {
       const int koff = ((kk * 8) / AW) * (M * AW * 4) + ((kk * 8) % AW) * 4;  // bytes
       const uint64_t db = word(sa + uint32_t(koff >> 4), a_hi);
 #pragma unroll
-      for (int r = 0; r < R; ++r) wgmma_tf32<M>(d[r], f[r], db);
-      wg_commit();
-      wg_wait<1>();  // the substep before is done: its fragments may be overwritten
-      pin<R * Q>(&d[0][0]);
-      pin_u<R * 4>(&fa[(kk + 1) & 1][0][0]);
-      if (kk == 0) {  // and with it the step before: release its stage
-#ifdef TT_PRODUCER
-        if (k >= G) {  // the producer refills it
-          if (lane == 0) bar_arrive(&empty[rs]);
-          if (++rs == S) rs = 0;
-        }
-        (void)rph;
-#else
-        if (k >= G) {
-          if (lane == 0) bar_arrive(&empty[rs]);
-          if (t == 0 && k + S - G < nk) {  // step k + S - G into the stage released
-            bar_wait(&empty[rs], rph);
-            issue(k + S - G, rs);
-          }
-          if (++rs == S) rs = 0, rph ^= 1u;
-        } else if (t == 0 && k + S - G < nk) {
-          issue(k + S - G, k + S - G);  // a stage not used yet
-        }
-#endif
-      }
+      for (int r = 0; r < R; ++r) wgmma_tf32<M>(d[r], f[kk][r], db);
     }
+    wg_commit();
+    wg_wait<G>();  // step k - G is done: its stage and fragments are free
+    pin<R * Q>(&d[0][0]);
+    pin_u<K / 8 * R * 4>(&prev[0][0][0]);
+#ifdef TT_PRODUCER
+    if (k >= G) {  // the producer refills it
+      if (lane == 0) bar_arrive(&empty[rs]);
+      if (++rs == S) rs = 0;
+    }
+    (void)rph;
+#else
+    if (k >= G) {
+      if (lane == 0) bar_arrive(&empty[rs]);
+      if (t == 0 && k + S - G < nk) {  // step k + S - G into the stage released
+        bar_wait(&empty[rs], rph);
+        issue(k + S - G, rs);
+      }
+      if (++rs == S) rs = 0, rph ^= 1u;
+    } else if (t == 0 && k + S - G < nk) {
+      issue(k + S - G, k + S - G);  // a stage not used yet
+    }
+#endif
     if (++s == S) s = 0, ph ^= 1u;
+  };
+  static_assert(G == 1, "two sets of fragments: one step's group left running");
+  uint32_t f0[K / 8][R][4], f1[K / 8][R][4];
+  int k = 0;
+  for (; k + 1 < nk; k += 2) {
+    step(k, f0, f1);
+    step(k + 1, f1, f0);
   }
+  if (k < nk) step(k, f0, f1);
   wg_wait<0>();
   pin<R * Q>(&d[0][0]);
   block_sync();
