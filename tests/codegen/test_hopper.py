@@ -103,17 +103,21 @@ def test_shapes_without_a_hopper_loop_take_the_staged_loop():
             assert "cp.async.cg.shared.global" in ptx and "ldmatrix.sync.aligned" in ptx
 
 
-def test_tf32_loops_take_the_staged_loop_and_float32_ones_stay_loops():
+def test_tf32_loops_take_the_hopper_loop_and_float32_ones_stay_loops():
+    # float32 cast to tfloat32: the same mma_loop as 16-bit operands; sm_90a multiplies the
+    # transposed product on tfloat32 wgmma (tile/kloop_sm90_tf32.h), rounding to nearest;
+    # other targets run the staged mma.sync loop
     f32 = np.zeros((64, 64), np.float32)
     src = _src(tiles.matmul_8warps, f32, f32, f32, tm=128, tn=128, tk=32)
-    assert ("tt::tile::mma_loop_staged<tt::tile::tf32, tile_f32_128x32, tile_f32_32x128, 3>"
-            in src)
-    assert "TensorMap" not in src
-    for arch in ("sm_80", "sm_90"):
+    assert "tt::tile::mma_loop<tile_f32_128x32, tile_f32_32x128, 3>" in src
+    assert "tt_tma0" in src and "tt_tma1" in src
+    for arch in ("sm_80", "sm_90", "sm_90a"):
         ptx = nvrtc.compile_ptx(src, arch)
         ptx = ptx if isinstance(ptx, str) else ptx.code.decode()
         assert "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in ptx
         assert "cvt.rna.tf32.f32" not in ptx  # tfloat32 rounds ties to even (elementwise.h)
+        wgmma = "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32" in ptx
+        assert wgmma == (arch == "sm_90a")
     src = _src(tiles.matmul_fp32, f32, f32, f32, tm=32, tn=32, tk=8)  # FMAs: as written
     assert "mma_loop" not in src
 
