@@ -28,7 +28,7 @@ def target_for(spec: Specialization, arch: str, options: tuple = (),
     sm_90a, the TMA-only build and the producer warpgroup where they apply."""
     opts = tuple(options)
     hopper = not portable and arch.endswith("90a") and bool(spec.cuda.tensormaps)
-    tma_only = hopper and "mma_loop_batched<" not in spec.cuda.text
+    tma_only = hopper
     # ... and with a producer warpgroup after the kernel's threads where only tile operations
     # synchronise them and the compiler wants it (THREADTILE_PRODUCER=0: never; where a
     # launch takes the portable loop, the producer waits idle)
@@ -76,7 +76,8 @@ def build(spec: Specialization, arch: str, options: tuple = (), portable: bool =
     if compiled is None:
         compiled = spec.loaded[b.target] = rt_launcher.CompiledKernel(
             b.cubin, b.entry, list(b.params),
-            [rt_tensormaps.TensorMapParam(a, box) for a, box in b.tensormaps],
+            [rt_tensormaps.TensorMapParam(a, box, rows) for (a, box), rows in
+             zip(b.tensormaps, spec.cuda.tensormap_rows or (0,) * len(b.tensormaps))],
             cooperative=spec.cooperative)
         compiled.raises = spec.cuda.raises  # jit(debug=True): reported raises (raised.py)
         compiled.coop_block = spec.cuda.coop_block  # threadtile.coop's block (ir/coop.py)

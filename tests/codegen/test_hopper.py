@@ -135,8 +135,8 @@ def test_tensor_map_usable_rules():
 def test_sm90a_builds_without_the_portable_loop_first():
     """On sm_90a a k loop on Hopper's main loop is built first without its portable loop (half
     the compile time); the compiled kernel's fallback is the build with it, which a launch
-    takes where TMA cannot read an operand (CompiledKernel.launch); other targets, and batched
-    loops (whose tiles may cross batches), get the one build."""
+    takes where TMA cannot read an operand (CompiledKernel.launch); other targets get the one
+    build."""
     jit = importlib.import_module("threadtile.jit")  # the module (threadtile.jit is the decorator)
     spec = tiles.matmul_8warps.specialization([F16, F16, F16], dict(tm=128, tn=256, tk=64))
     fast, scratch = jit.build(spec, "sm_90a")
@@ -147,6 +147,37 @@ def test_sm90a_builds_without_the_portable_loop_first():
     assert len(fast.cubin) < len(full.cubin) and full.tensormaps == fast.tensormaps
     plain, _ = jit.build(spec, "sm_90")
     assert plain.fallback is None and jit.TMA_ONLY not in spec.last.target.options
+
+
+def _bmm_kernel():
+    @ct.kernel
+    def bmm(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.Constant[int]):
+        bi, bj, z = ct.bid(0), ct.bid(1), ct.bid(2)
+        acc = ct.full((tm, tn), 0, dtype=ct.float32)
+        for k in range(ct.num_tiles(A, axis=2, shape=(1, tm, tk))):
+            a = ct.load(A, index=(z, bi, k), shape=(1, tm, tk), padding_mode=ct.PaddingMode.ZERO)
+            b = ct.load(B, index=(z, k, bj), shape=(1, tk, tn), padding_mode=ct.PaddingMode.ZERO)
+            acc = ct.mma(ct.reshape(a, (tm, tk)), ct.reshape(b, (tk, tn)), acc)
+        ct.store(C, index=(z, bi, bj), tile=ct.reshape(acc.astype(C.dtype), (1, tm, tn)))
+    return bmm
+
+
+def test_batched_loops_build_without_the_portable_loop_and_zero_maps_that_cross_batches():
+    """A batched k loop's sm_90a build leaves the portable loop out too: its maps carry the
+    multiple each batch's rows must be (A's: the tile's M; B's: the loop's K, not the step's),
+    and a 3-d array whose batches are not such multiples gets a zero map, which takes the
+    fallback build (tiles would cross batches); 2-d maps carry none."""
+    jit = importlib.import_module("threadtile.jit")
+    f16_3d = ArrayType(float16, 3, "C")
+    spec = _bmm_kernel().specialization([f16_3d] * 3, dict(tm=128, tn=128, tk=64))
+    fast, _ = jit.build(spec, "sm_90a")
+    assert jit.TMA_ONLY in spec.last.target.options and fast.fallback is not None
+    assert [p.rows for p in fast.tensormaps] == [128, 64]
+    rows = tensormaps.TensorMapParam(0, (64, 128), 128)
+    assert tensormaps._encode(rows, np.dtype(np.float16), 1 << 20, (4, 200, 256),
+                              (200 * 256, 256, 1)) == tensormaps.ZERO
+    two_d = tiles.matmul_8warps.specialization([F16, F16, F16], dict(tm=128, tn=256, tk=64))
+    assert all(p.rows == 0 for p in jit.build(two_d, "sm_90a")[0].tensormaps)
 
 
 def test_a_producer_warpgroup_where_the_block_holds_its_multiprocessor(monkeypatch):

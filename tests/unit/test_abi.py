@@ -112,7 +112,7 @@ def test_a_c_contiguous_array_fills_a_strided_parameter():
     (bool_, 1.0, "argument 0 must be a bool scalar, got 1.0"),
     (ty.uint8, np.float32(2), "(float32): a float32 does not convert to uint8"),
     (POINTER, 3, "argument 0 must be an array (passed as a pointer), got a scalar (3)"),
-    (TMAP, FakeCuda((4,)), "parameter 0: TensorMapParam(arg=0, box=(64, 64)) is not an "
+    (TMAP, FakeCuda((4,)), "parameter 0: TensorMapParam(arg=0, box=(64, 64), rows=0) is not an "
                            "argument's parameter"),
 ])
 def test_conversion_errors(param, arg, message):

@@ -23,10 +23,12 @@ ZERO = bytes(SIZE)
 
 class TensorMapParam(NamedTuple):
     """A hidden kernel parameter: the tensor map of array parameter ``arg`` for boxes of
-    ``box`` elements (innermost extent first)."""
+    ``box`` elements (innermost extent first). ``rows``: for the 3-d operand of a batched k
+    loop, the multiple its batches' rows must be (else the map is zeros), 0 for none."""
 
     arg: int
     box: tuple[int, int]
+    rows: int = 0
 
 
 _CACHE: dict = {}
@@ -40,7 +42,7 @@ _DTYPES = {"float16": "FLOAT16", "bfloat16": "BFLOAT16", "float32": "FLOAT32",
 def encode(p: TensorMapParam, dtype, ptr: int, shape: tuple, strides: tuple) -> bytes:
     """The 128 bytes of the tensor map of a 2-d array (``strides`` in elements), or of a 3-d
     one's rows (``flat2d``), or zeros when TMA cannot copy it."""
-    key = (p.box, dtype.name, ptr, shape, strides)
+    key = (p.box, p.rows, dtype.name, ptr, shape, strides)
     hit = _CACHE.get(key)
     if hit is None:
         hit = _encode(p, dtype, ptr, shape, strides)
@@ -78,6 +80,8 @@ def flat2d(shape: tuple, strides: tuple) -> tuple[tuple, tuple] | None:
 
 
 def _encode(p: TensorMapParam, dtype, ptr: int, shape: tuple, strides: tuple) -> bytes:
+    if p.rows and len(shape) == 3 and shape[1] % p.rows:
+        return ZERO  # a batched loop's tiles would cross batches: the portable loop
     flat = flat2d(shape, strides)
     if flat is None:
         return ZERO

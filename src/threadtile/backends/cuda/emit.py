@@ -191,6 +191,10 @@ class CudaSource:
     # the block shape threadtile.coop's block primitives are compiled for (ir/coop.py): a
     # launch with another is refused
     coop_block: tuple = ()
+    # per tensor map, the multiple of the rows of each batch a launch's 3-d array must be for
+    # the Hopper loop of a batched k loop (its tiles then never cross a batch), 0 for none:
+    # the launcher passes a zero map otherwise, which takes the build with the portable loop
+    tensormap_rows: tuple = ()
 
     def scratch_for(self, arch: str) -> int:
         """The dynamic shared memory the tile operations take on ``arch``."""
@@ -201,7 +205,8 @@ class CudaSource:
                 "scratch_sm90a": self.scratch_sm90a,
                 "tensormaps": [[a, list(box)] for a, box in self.tensormaps],
                 "cooperative": self.cooperative, "raises": [list(r) for r in self.raises],
-                "coop_block": list(self.coop_block)}
+                "coop_block": list(self.coop_block),
+                "tensormap_rows": list(self.tensormap_rows)}
 
     @classmethod
     def from_json(cls, d: dict) -> CudaSource:
@@ -209,7 +214,8 @@ class CudaSource:
                    tuple((int(a), (int(w), int(h))) for a, (w, h) in d["tensormaps"]),
                    bool(d.get("cooperative", False)),
                    tuple(tuple(r) for r in d.get("raises", ())),
-                   tuple(int(n) for n in d.get("coop_block", ())))
+                   tuple(int(n) for n in d.get("coop_block", ())),
+                   tuple(int(n) for n in d.get("tensormap_rows", ())))
 
 
 def cooperative(module: ir.Module) -> bool:
@@ -283,7 +289,7 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
     return CudaSource("\n".join(out) + "\n", cxx_function_name(module.kernel.name), scratch,
                       scratch_sm90a, tiles.tensormap_params(module), cooperative(module),
                       tuple(raises.describe(k) for k in raised),
-                      coop_block or ())
+                      coop_block or (), tiles.tensormap_rows(module))
 
 
 class FunctionEmitter:

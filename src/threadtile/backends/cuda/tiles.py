@@ -96,6 +96,17 @@ def tensormap_params(module: ir.Module) -> tuple:
     return tuple(out)
 
 
+def tensormap_rows(module: ir.Module) -> tuple:
+    """Per tensor map (tensormap_params' order), the multiple of the rows of each batch that a
+    batched loop's 3-d operand must be for the Hopper loop (A's: the tile's M, B's: its K;
+    tile/kloop.h ``mma_loop_batched``), 0 for a 2-d loop's."""
+    out = []
+    for op in hopper_loops(module):
+        a, _ = loaded(op)
+        out += [a.shape[0], a.shape[1]] if op.attrs.get("batch") else [0, 0]
+    return tuple(out)
+
+
 # ---------------------------------------------------------------------------------------------
 # shared-memory scratch (the formulas mirror the static_asserts of tile.h)
 # ---------------------------------------------------------------------------------------------

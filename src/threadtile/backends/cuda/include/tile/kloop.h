@@ -229,17 +229,21 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
 
 // A batched k loop (ir/kloop.py, batch): mma_loop on the 2-d views of batches za and zb, the
 // maps being of the 3-d arrays' rows, which the Hopper main loop reads where its tiles cannot
-// cross into the next batch (M divides A's rows, K divides B's)
+// cross into the next batch (M divides A's rows, K divides B's: the launcher passes zero maps
+// otherwise, backends/cuda/tiles.py tensormap_rows, so that a build without the portable loop
+// never meets such arrays). A batch outside the array reads as zeros either way: its rows are
+// taken from just before or just past the array (clamped), which TMA fills with zeros.
 template <class TLA, class TLB, int Staged, class TC, int NT, int M, int N, class ArrA,
           class ArrB>
 __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_batched(
     const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t za, int64_t zb,
     int64_t bi, int64_t bj, int64_t lo, int64_t hi, const MmaTile<TC, NT, M, N>& acc,
     const sm90::TensorMap& ma, const sm90::TensorMap& mb) {
-  const bool whole = za >= 0 && za < A.shape[0] && zb >= 0 && zb < B.shape[0] &&
-                     A.shape[1] % M == 0 && B.shape[1] % traits<TLA>::dim(1) == 0;
+  const bool whole = A.shape[1] % M == 0 && B.shape[1] % traits<TLA>::dim(1) == 0;
+  const int64_t ca = za < 0 ? -1 : za > A.shape[0] ? A.shape[0] : za;
+  const int64_t cb = zb < 0 ? -1 : zb > B.shape[0] ? B.shape[0] : zb;
   return mma_loop<TLA, TLB, Staged>(batch_view(A, za), batch_view(B, zb), pad, bi, bj, lo, hi,
-                                    acc, ma, mb, za * A.shape[1], zb * B.shape[1], whole);
+                                    acc, ma, mb, ca * A.shape[1], cb * B.shape[1], whole);
 }
 
 }  // namespace tile
