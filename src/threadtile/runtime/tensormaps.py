@@ -42,7 +42,7 @@ _DTYPES = {"float16": "FLOAT16", "bfloat16": "BFLOAT16", "float32": "FLOAT32",
 def encode(p: TensorMapParam, dtype, ptr: int, shape: tuple, strides: tuple) -> bytes:
     """The 128 bytes of the tensor map of a 2-d array (``strides`` in elements), or of a 3-d
     one's rows (``flat2d``), or zeros when TMA cannot copy it."""
-    key = (p.box, p.rows, dtype.name, ptr, shape, strides)
+    key = (p.box, dtype.name, ptr, shape, strides, p.rows)
     hit = _CACHE.get(key)
     if hit is None:
         hit = _encode(p, dtype, ptr, shape, strides)
