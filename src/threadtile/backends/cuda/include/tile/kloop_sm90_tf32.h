@@ -21,8 +21,9 @@
 // of 64-byte rows and the 64-byte swizzle), and B in N / 32 chunks of K rows of 32 floats
 // (128-byte swizzle), S stages deep, as kloop_sm90.h does (its producer warpgroup included).
 // Warpgroup g multiplies the 64-column slices g, g + WG, ... of the result (R of them), each as
-// 64 rows of acc^T against all M columns: m64nMk8, one commit group per 8-deep substep, one
-// group left running while the next substep's fragments load.
+// 64 rows of acc^T against all M columns: m64nMk8, a step's K / 8 substeps in one commit group,
+// one group left running while the next step's fragments load (into a second set of registers:
+// the loop is unrolled by two steps).
 //
 // A warp's 16 fragment rows are not 16 consecutive columns of B: row g + 8h of warp w4 (of its
 // warpgroup) is column 8(w4 % 2) + 32(w4 / 2) + g % 4 + 16(g / 4) + 4h of its slice, which
@@ -179,7 +180,6 @@ __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorM
   // step before waited for, whose fragments (`prev`) and stage are then free.
   auto step = [&](int k, uint32_t(&f)[K / 8][R][4], uint32_t(&prev)[K / 8][R][4]) {
     bar_wait(&full[s], ph);
-#ifndef TT_TF32_NOROUND
     {  // A's stage rounded to tfloat32 in place, then seen by wgmma (the async proxy)
       uint4* a4 = reinterpret_cast<uint4*>(As + s * (M * K));
 #pragma unroll
@@ -190,7 +190,6 @@ __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorM
       }
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
-#endif
     const uint32_t sa = a_lo + uint32_t(s * (P::A_BYTES >> 4));
     const uint32_t sb = bs0 + uint32_t(s * P::B_BYTES);
 #pragma unroll
@@ -199,9 +198,7 @@ __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorM
       for (int r = 0; r < R; ++r)
 #pragma unroll
         for (int e = 0; e < 4; ++e) f[kk][r][e] = tf32_bits(lds32(sb + boff[r][e] + kk * 1024));
-#ifndef TT_TF32_NOSYNC
     block_sync();  // every thread's part of A is rounded
-#endif
     pin<R * Q>(&d[0][0]);
     wg_fence();
 #pragma unroll
