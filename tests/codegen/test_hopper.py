@@ -149,19 +149,6 @@ def test_sm90a_builds_without_the_portable_loop_first():
     assert plain.fallback is None and jit.TMA_ONLY not in spec.last.target.options
 
 
-def _bmm_kernel():
-    @ct.kernel
-    def bmm(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.Constant[int]):
-        bi, bj, z = ct.bid(0), ct.bid(1), ct.bid(2)
-        acc = ct.full((tm, tn), 0, dtype=ct.float32)
-        for k in range(ct.num_tiles(A, axis=2, shape=(1, tm, tk))):
-            a = ct.load(A, index=(z, bi, k), shape=(1, tm, tk), padding_mode=ct.PaddingMode.ZERO)
-            b = ct.load(B, index=(z, k, bj), shape=(1, tk, tn), padding_mode=ct.PaddingMode.ZERO)
-            acc = ct.mma(ct.reshape(a, (tm, tk)), ct.reshape(b, (tk, tn)), acc)
-        ct.store(C, index=(z, bi, bj), tile=ct.reshape(acc.astype(C.dtype), (1, tm, tn)))
-    return bmm
-
-
 def test_batched_loops_build_without_the_portable_loop_and_zero_maps_that_cross_batches():
     """A batched k loop's sm_90a build leaves the portable loop out too: its maps carry the
     multiple each batch's rows must be (A's: the tile's M; B's: the loop's K, not the step's),
@@ -169,7 +156,7 @@ def test_batched_loops_build_without_the_portable_loop_and_zero_maps_that_cross_
     fallback build (tiles would cross batches); 2-d maps carry none."""
     jit = importlib.import_module("threadtile.jit")
     f16_3d = ArrayType(float16, 3, "C")
-    spec = _bmm_kernel().specialization([f16_3d] * 3, dict(tm=128, tn=128, tk=64))
+    spec = tiles.bmm.specialization([f16_3d] * 3, dict(tm=128, tn=128, tk=64))
     fast, _ = jit.build(spec, "sm_90a")
     assert jit.TMA_ONLY in spec.last.target.options and fast.fallback is not None
     assert [p.rows for p in fast.tensormaps] == [128, 64]

@@ -166,17 +166,6 @@ def test_tfloat32_k_loop_rounds_its_operands_to_nearest(gen, warps, tiles_mnk, s
     assert spec.arch == "sm_90a" and "tt_tma0" in spec.source
 
 
-@ct.kernel
-def _bmm(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.Constant[int]):
-    bi, bj, z = ct.bid(0), ct.bid(1), ct.bid(2)
-    acc = ct.full((tm, tn), 0, dtype=ct.float32)
-    for k in range(ct.num_tiles(A, axis=2, shape=(1, tm, tk))):
-        a = ct.load(A, index=(z, bi, k), shape=(1, tm, tk), padding_mode=ct.PaddingMode.ZERO)
-        b = ct.load(B, index=(z, k, bj), shape=(1, tk, tn), padding_mode=ct.PaddingMode.ZERO)
-        acc = ct.mma(ct.reshape(a, (tm, tk)), ct.reshape(b, (tk, tn)), acc)
-    ct.store(C, index=(z, bi, bj), tile=ct.reshape(acc.astype(C.dtype), (1, tm, tn)))
-
-
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("shape", [(4, 256, 192, 320), (3, 200, 130, 100)],
                          ids=["whole-batches", "edges"])
@@ -192,7 +181,7 @@ def test_batched_k_loop_on_tensor_maps_of_the_rows(gen, dtype, shape):
     dt = getattr(torch, dtype)
     a, b = randn(gen, nb, m, k, dtype=dt), randn(gen, nb, k, n, dtype=dt)
     c = nans(nb, m, n, dtype=dt)
-    launch(_bmm, (cdiv(m, 128), cdiv(n, 128), nb), a, b, c, 128, 128, 64)
+    launch(tiles.bmm, (cdiv(m, 128), cdiv(n, 128), nb), a, b, c, 128, 128, 64)
     for z in range(nb):
         dot_close(c[z], a[z], b[z], u_out=U_OUT[dtype])
     maps = [v for key, v in tensormaps._CACHE.items() if key[2:4] == (a.data_ptr(), (nb, m, k))]

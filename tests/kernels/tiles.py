@@ -38,6 +38,19 @@ def vector_add(a, b, c, tile: ConstInt):
 
 
 @ct.kernel
+def bmm(A, B, C, tm: ConstInt, tn: ConstInt, tk: ConstInt):
+    """A batched matmul as cuTile's BatchMatMul sample writes it: 3-d loads of batch bid(2)
+    reshaped to 2-d (the batched k loop: a Hopper loop on maps of the 3-d arrays' rows)."""
+    bi, bj, z = ct.bid(0), ct.bid(1), ct.bid(2)
+    acc = ct.full((tm, tn), 0, dtype=ct.float32)
+    for k in range(ct.num_tiles(A, axis=2, shape=(1, tm, tk))):
+        a = ct.load(A, index=(z, bi, k), shape=(1, tm, tk), padding_mode=PAD_ZERO)
+        b = ct.load(B, index=(z, k, bj), shape=(1, tk, tn), padding_mode=PAD_ZERO)
+        acc = ct.mma(ct.reshape(a, (tm, tk)), ct.reshape(b, (tk, tn)), acc)
+    ct.store(C, index=(z, bi, bj), tile=ct.reshape(acc.astype(C.dtype), (1, tm, tn)))
+
+
+@ct.kernel
 def softmax(input, output, B: ConstInt, N: ConstInt):
     """cuTile's softmax test kernel: B rows of N per block."""
     rows = ct.load(input, index=(ct.bid(0), 0), shape=(B, N))
@@ -310,6 +323,8 @@ EXAMPLES = {
     "matmul_8warps": [example(_f16, _f16, _f16, tm=128, tn=256, tk=64),
                       example(_bf16, _bf16, _bf16, tm=128, tn=128, tk=64)],
     "matmul_fp32": [example(_f32, _f32, _f32, tm=32, tn=32, tk=8)],
+    "bmm": [example(ArrayType(float16, 3, "C"), ArrayType(float16, 3, "C"),
+                    ArrayType(float16, 3, "C"), tm=128, tn=128, tk=64)],
     "softmax": [example(_f32, _f32, B=2, N=64)],
     "softmax_rows": [example(_f32, _f32, N=1024), example(_f16, _f16, N=256)],
     "softmax_rows_wide": [example(_f32, _f32, N=32768), example(_bf16, _bf16, N=32768)],
