@@ -1,7 +1,8 @@
 """ir/tiling.py is the one source of the tile facts: tile/config.h is what it generates, and the
 formulas tile.h still computes on those numbers (the layout's vector width, the scratch of an
-mma, of the staged k loop and of the Hopper main loop) agree with Python's over a sweep of
-shapes, checked by static_asserts compiled with NVRTC. No GPU needed."""
+mma, of the staged k loop and of the Hopper main loops, 16-bit and tfloat32) agree with
+Python's over a sweep of shapes, checked by static_asserts compiled with NVRTC. No GPU
+needed."""
 
 from pathlib import Path
 
@@ -51,6 +52,15 @@ def test_tile_h_agrees_with_tiling_py():
                 plan90 = f"sm90::Plan<{CTYPE[dt]}, {nt}, {m}, {n}, {k}>"
                 checks.append(f"static_assert({plan90}::bytes == "
                               f"{tiling.sm90_bytes(a, b, nt)}, \"sm90\");")
+    # float32 operands (cast to tfloat32): kloop_sm90_tf32.h's Plan against sm90_tf32_bytes
+    for m in (32, 64, 128, 192, 256):
+        for n in (32, 64, 128, 192, 256):
+            for k in (8, 16, 32, 64, 128):
+                a, b = TileType(float32, (m, k)), TileType(float32, (k, n))
+                for nt in (128, 256, 384, 512):
+                    plan90 = f"sm90::Plan<float, {nt}, {m}, {n}, {k}>"
+                    checks.append(f"static_assert({plan90}::bytes == "
+                                  f"{tiling.sm90_bytes(a, b, nt)}, \"sm90 tf32\");")
     src = PRELUDE + "\n".join(checks) + "\n} }\n"
     assert len(checks) > 300
     assert nvrtc.compile_ptx(src, "sm_90a") is not None
