@@ -124,12 +124,15 @@ def auto_threads(module: ir.Module) -> int:
     # a 128x128 k loop whose steps are 64 deep or more, 16-bit or inside another loop: two
     # warpgroups of 64-row slices (plain 128x128x64 516 TFLOP/s against 495 on 4 warps,
     # batched 475 against 435, persistent 460 against 376; 32-deep steps lose on 8: 320
-    # against 494, H200)
+    # against 494, H200). float32 operands (tfloat32) inside another loop at any depth: their
+    # Hopper loop runs 32-deep steps either way, and persistent 128x128x64 on 8 warps made
+    # 195 TFLOP/s where 128x128x32 on 4 made 153 (plain: 195 on either; H200, 6378c5b)
     looped = _looped_kloops(module)
     for x in ir.walk_module_exprs(module):
         if isinstance(x, ir.TileOp) and x.op == "mma_loop" and x.type.shape == (128, 128):
             a = kloop.loaded(x)[0]
-            if a.shape[1] >= 64 and (a.dtype.itemsize == 2 or id(x) in looped):
+            deep = a.shape[1] >= 64 or a.dtype.itemsize == 4
+            if deep and (a.dtype.itemsize == 2 or id(x) in looped):
                 return max(threads, 256)
     # several products in fragments (attention's scores and output): more warps where two of
     # them would take over 128 registers a thread, as long as each warp keeps whole row strips
