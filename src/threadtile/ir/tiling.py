@@ -204,7 +204,7 @@ def sm90_bytes(a: TileType, b: TileType, threads: int) -> int:
 # the accumulator's own layout (padded rows of N + SM90_TF32_PAD floats).
 SM90_TF32_M = (64, 128, 192, 256)  # C's rows: wgmma's N (tools/gen_wgmma.py, TF32_SHAPES)
 SM90_TF32_B_BOX = 32  # B is copied in boxes of 32 columns (128-byte rows)
-SM90_TF32_PAD = 8  # the transposing buffer's rows are N + 8 floats (no bank conflicts)
+SM90_TF32_PAD = 8  # the transposing buffer's rows are N + 8 floats (its pair reads conflict-free)
 
 
 def sm90_tf32_bytes(a: TileType, b: TileType, threads: int) -> int:

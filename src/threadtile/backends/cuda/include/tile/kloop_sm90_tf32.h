@@ -115,7 +115,8 @@ __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorM
   for (int i = 0; i < BLOCKS; ++i)
 #pragma unroll
     for (int h = 0; h < 2; ++h)
-      *reinterpret_cast<float2*>(pair(i, h)) = make_float2(acc[4 * i + 2 * h], acc[4 * i + 2 * h + 1]);
+      *reinterpret_cast<float2*>(pair(i, h)) =
+          make_float2(acc[4 * i + 2 * h], acc[4 * i + 2 * h + 1]);
   block_sync();
 #pragma unroll
   for (int r = 0; r < R; ++r)
