@@ -10,6 +10,7 @@ from kernels import tiles
 
 import threadtile.tile as ct
 from threadtile import float16
+from threadtile import float32 as threadtile_float32
 from threadtile.lang.types import ArrayType
 from threadtile.runtime import nvrtc, tensormaps
 
@@ -209,3 +210,26 @@ def test_deep_k_steps_split_for_stages():
     cuda = tiles.matmul_8warps.specialization([F16, F16, F16], dict(tm=128, tn=256, tk=128)).cuda
     assert cuda.tensormaps == ((0, (64, 128)), (1, (64, 64)))
     assert cuda.scratch_for("sm_90a") == 1024 + 4 * 48 * 1024 + 4 * 16
+
+
+@pytest.mark.parametrize(("dtype", "warps", "tiles_mnk"), [
+    (float16, 8, (128, 256, 64)), (float16, 4, (64, 64, 32)),
+    (np.float32, 8, (128, 128, 32)), (np.float32, 4, (128, 128, 64)),
+    (np.float32, 8, (128, 256, 32)),
+])
+def test_hopper_loops_keep_their_wgmma_pipeline(dtype, warps, tiles_mnk):
+    """ptxas serializes a wgmma pipeline it cannot prove safe, and says so (C7513 "wgmma.mma_async
+    instructions are serialized", a wait after every wgmma): the tfloat32 loop did, while its
+    fragment loads sat between two steps' wgmmas (docs/performance.md). No main loop may, with
+    the producer warpgroup or without."""
+    inspection = importlib.import_module("threadtile.inspection")
+    jit = importlib.import_module("threadtile.jit")
+    arr = F16 if dtype is float16 else ArrayType(threadtile_float32, 2, "C")
+    kern = ct.kernel(num_warps=warps)(tiles.matmul.py_func)
+    tm, tn, tk = tiles_mnk
+    spec = kern.specialization([arr] * 3, dict(tm=tm, tn=tn, tk=tk))
+    assert spec.cuda.tensormaps, "the shapes of a Hopper main loop"
+    for opts in ((jit.TMA_ONLY,), (jit.TMA_ONLY, jit.PRODUCER)):
+        log = inspection._ptxas_log(spec.cuda.text, "sm_90a", opts, spec.cuda.entry)
+        assert "wgmma" not in log or "serialized" not in log, log
+        assert f"entry function '{spec.cuda.entry}'" in log  # ptxas ran and reported
