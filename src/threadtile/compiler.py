@@ -128,6 +128,17 @@ def auto_threads(module: ir.Module) -> int:
     # Hopper loop runs 32-deep steps either way, and persistent 128x128x64 on 8 warps made
     # 195 TFLOP/s where 128x128x32 on 4 made 153 (plain: 195 on either; H200, 6378c5b)
     looped = _looped_kloops(module)
+    # a float32 k loop (tfloat32) whose Hopper loop would hold more registers a thread on 4
+    # warps than keep its wgmma pipeline (ir/tiling.py sm90_tf32_regs: 64x256 tiles) and fits
+    # 8: two warpgroups halve its slices
+    for x in ir.walk_module_exprs(module):
+        if isinstance(x, ir.TileOp) and x.op == "mma_loop" and threads == 128:
+            a, b = kloop.loaded(x)
+            if tiling.sm90_bytes(a, b, 128) and tiling.sm90_bytes(a, b, 256) and \
+                    a.dtype.itemsize == 4 and \
+                    tiling.sm90_tf32_regs(a, b, 128) > tiling.SM90_TF32_REGS >= \
+                    tiling.sm90_tf32_regs(a, b, 256):
+                return 256
     for x in ir.walk_module_exprs(module):
         if isinstance(x, ir.TileOp) and x.op == "mma_loop" and x.type.shape == (128, 128):
             a = kloop.loaded(x)[0]

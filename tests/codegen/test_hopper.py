@@ -216,6 +216,8 @@ def test_deep_k_steps_split_for_stages():
     (float16, 8, (128, 256, 64)), (float16, 4, (64, 64, 32)),
     (np.float32, 8, (128, 128, 32)), (np.float32, 4, (128, 128, 64)),
     (np.float32, 8, (128, 256, 32)),
+    (np.float32, None, (64, 256, 32)),   # the compiler's block: 8 warps (4 would serialize)
+    (np.float32, None, (64, 256, 16)),   # (4 would spill)
 ])
 def test_hopper_loops_keep_their_wgmma_pipeline(dtype, warps, tiles_mnk):
     """ptxas serializes a wgmma pipeline it cannot prove safe, and says so (C7513 "wgmma.mma_async
@@ -225,7 +227,7 @@ def test_hopper_loops_keep_their_wgmma_pipeline(dtype, warps, tiles_mnk):
     inspection = importlib.import_module("threadtile.inspection")
     jit = importlib.import_module("threadtile.jit")
     arr = F16 if dtype is float16 else ArrayType(threadtile_float32, 2, "C")
-    kern = ct.kernel(num_warps=warps)(tiles.matmul.py_func)
+    kern = ct.kernel(num_warps=warps)(tiles.matmul.py_func) if warps else tiles.matmul
     tm, tn, tk = tiles_mnk
     spec = kern.specialization([arr] * 3, dict(tm=tm, tn=tn, tk=tk))
     assert spec.cuda.tensormaps, "the shapes of a Hopper main loop"
@@ -233,3 +235,17 @@ def test_hopper_loops_keep_their_wgmma_pipeline(dtype, warps, tiles_mnk):
         log = inspection._ptxas_log(spec.cuda.text, "sm_90a", opts, spec.cuda.entry)
         assert "wgmma" not in log or "serialized" not in log, log
         assert f"entry function '{spec.cuda.entry}'" in log  # ptxas ran and reported
+        if opts == (jit.TMA_ONLY,):
+            assert " 0 bytes spill stores" in log.split(f"entry function '{spec.cuda.entry}'")[1]
+
+
+def test_the_block_of_a_tfloat32_loop_keeps_its_registers():
+    """Without num_warps, a float32 (tfloat32) k loop whose Hopper loop would hold over
+    SM90_TF32_REGS registers a thread on 4 warps gets 8 (64x256 tiles); 128x128 and 64x128
+    keep 4."""
+    f32 = np.zeros((64, 64), np.float32)
+    for tiles_mnk, threads in (((64, 256, 32), 256), ((64, 256, 16), 256),
+                               ((128, 128, 32), 128), ((64, 128, 32), 128)):
+        tm, tn, tk = tiles_mnk
+        src = tiles.matmul.cuda_source(f32, f32, f32, tm=tm, tn=tn, tk=tk)
+        assert f"__launch_bounds__({threads}" in src, (tiles_mnk, threads)

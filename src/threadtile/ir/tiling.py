@@ -227,6 +227,19 @@ def sm90_tf32_bytes(a: TileType, b: TileType, threads: int) -> int:
     return SM90_ALIGN + stages * stage + 2 * 8 * stages if ok else 0
 
 
+SM90_TF32_REGS = 200  # sm90_tf32_regs past which ptxas serializes or spills (4 warps)
+
+
+def sm90_tf32_regs(a: TileType, b: TileType, threads: int) -> int:
+    """The registers a thread of the tfloat32 main loop holds for its data: the accumulator's
+    R M / 2, two steps of B^T's fragments (R K) and their offsets (4 R). Past SM90_TF32_REGS
+    ptxas serializes the wgmmas (C7511: 64x256x32 on 4 warps, 272) or spills (64x256x16, 208);
+    128x128x32 on 4 warps (200) keeps its pipeline."""
+    (m, _), (_, n) = a.shape, b.shape
+    r = n // (64 * (threads // 128))
+    return r * m // 2 + r * sm90_step(a, b, threads) + 4 * r
+
+
 def sm90_boxes(a: TileType, b: TileType,
                threads: int) -> tuple[tuple[int, int], tuple[int, int]]:
     """The TMA boxes (innermost extent first, in elements) of A's and B's tensor maps (for
