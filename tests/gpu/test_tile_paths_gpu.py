@@ -146,7 +146,9 @@ def test_matmul_k_loops_of_any_tile_shape(gen, dtype, warps, tiles_mnk, shape, a
     (8, (128, 256, 32), (384, 768, 2048)),
     (8, (256, 128, 32), (520, 256, 96)),
     (4, (64, 64, 32), (300, 700, 200)),
-], ids=["8w-128x128x32", "4w-128x128x64", "8w-128x256x32", "8w-256x128x32", "4w-64x64x32"])
+    (None, (64, 256, 32), (320, 1000, 520)),  # the compiler's block: 8 warps, two slices each
+], ids=["8w-128x128x32", "4w-128x128x64", "8w-128x256x32", "8w-256x128x32", "4w-64x64x32",
+        "auto-64x256x32"])
 def test_tfloat32_k_loop_rounds_its_operands_to_nearest(gen, warps, tiles_mnk, shape):
     """GPU only: the sm_90a build's tfloat32 main loop (tile/kloop_sm90_tf32.h: the transposed
     product on wgmma, B^T's fragments from registers, A's stage rounded in place) is what
@@ -155,7 +157,7 @@ def test_tfloat32_k_loop_rounds_its_operands_to_nearest(gen, warps, tiles_mnk, s
     (ties to even); wgmma's own truncation of A's low bits would be far outside that."""
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("needs a compute capability 9.0 GPU")
-    kern = ct.kernel(num_warps=warps)(tiles.matmul.py_func)
+    kern = ct.kernel(num_warps=warps)(tiles.matmul.py_func)  # fresh: built for this test
     m, k, n = shape
     tm, tn, tk = tiles_mnk
     a, b = randn(gen, m, k), randn(gen, k, n)
