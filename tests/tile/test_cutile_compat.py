@@ -275,33 +275,8 @@ def test_load_of_shape_empty_is_one_element(target):
 
 
 @ct.kernel
-def _mm_persistent_tf32(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int],
-                        tk: ct.Constant[int]):
-    tiles_n = ct.cdiv(B.shape[1], tn)
-    for t in range(ct.bid(0), ct.cdiv(A.shape[0], tm) * tiles_n, ct.num_blocks(0)):
-        acc = ct.full((tm, tn), 0, dtype=ct.float32)
-        for k in range(ct.num_tiles(A, axis=1, shape=(tm, tk))):
-            a = ct.load(A, index=(t // tiles_n, k), shape=(tm, tk),
-                        padding_mode=ct.PaddingMode.ZERO)
-            b = ct.load(B, index=(k, t % tiles_n), shape=(tk, tn),
-                        padding_mode=ct.PaddingMode.ZERO)
-            acc = ct.mma(a.astype(ct.tfloat32), b.astype(ct.tfloat32), acc)
-        ct.store(C, index=(t // tiles_n, t % tiles_n), tile=acc)
-
-
-def test_a_persistent_tfloat32_k_loop_gets_two_warpgroups_at_any_depth():
-    """float32 operands through tfloat32: 128x128 tiles in a loop over tiles get 8 warps with
-    32-deep steps too (their Hopper loop steps 32 deep either way)."""
-    f32 = np.zeros((64, 64), np.float32)
-    for tk in (32, 64):
-        assert re.search(r"__launch_bounds__\(256[ )]",
-                         _mm_persistent_tf32.cuda_source(f32, f32, f32, 128, 128, tk))
-    assert re.search(r"__launch_bounds__\(128[ )]",
-                     _mm_persistent_tf32.cuda_source(f32, f32, f32, 64, 128, 32))
-
-
-@ct.kernel
 def _mm_persistent(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.Constant[int]):
+    dt = ct.tfloat32 if A.dtype == ct.float32 else A.dtype  # (as cuTile's MatMul sample)
     tiles_n = ct.cdiv(B.shape[1], tn)
     for t in range(ct.bid(0), ct.cdiv(A.shape[0], tm) * tiles_n, ct.num_blocks(0)):
         acc = ct.full((tm, tn), 0, dtype=ct.float32)
@@ -310,7 +285,7 @@ def _mm_persistent(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.C
                         padding_mode=ct.PaddingMode.ZERO)
             b = ct.load(B, index=(k, t % tiles_n), shape=(tk, tn),
                         padding_mode=ct.PaddingMode.ZERO)
-            acc = ct.mma(a, b, acc)
+            acc = ct.mma(a.astype(dt), b.astype(dt), acc)
         ct.store(C, index=(t // tiles_n, t % tiles_n), tile=acc.astype(C.dtype))
 
 
@@ -331,6 +306,17 @@ def test_a_persistent_k_loop_gets_two_warpgroups(target, rng):
     ref = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(target.to_host(c).astype(np.float64), ref, rtol=2e-3,
                                atol=2e-2 * np.abs(ref).max())
+
+
+def test_a_persistent_tfloat32_k_loop_gets_two_warpgroups_at_any_depth():
+    """float32 operands through tfloat32: 128x128 tiles in a loop over tiles get 8 warps with
+    32-deep steps too (their Hopper loop steps 32 deep either way)."""
+    f32 = np.zeros((64, 64), np.float32)
+    for tk in (32, 64):
+        assert re.search(r"__launch_bounds__\(256[ )]",
+                         _mm_persistent.cuda_source(f32, f32, f32, 128, 128, tk))
+    assert re.search(r"__launch_bounds__\(128[ )]",
+                     _mm_persistent.cuda_source(f32, f32, f32, 64, 128, 32))
 
 
 @ct.kernel
