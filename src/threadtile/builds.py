@@ -9,21 +9,26 @@ import functools
 import os
 
 from .compiler import Specialization, Target, wants_producer
+from .ir import clusters
 from .runtime import launcher as rt_launcher
 from .runtime import tensormaps as rt_tensormaps
 
-__all__ = ["build", "target_for", "precompile", "TMA_ONLY", "PRODUCER", "PRODUCER_THREADS"]
+__all__ = ["build", "target_for", "precompile", "TMA_ONLY", "PRODUCER", "PRODUCER_THREADS",
+           "CLUSTER"]
 
 TMA_ONLY = "-DTT_TMA_ONLY"  # tile/kloop.h: a build of Hopper k loops without the portable loop
 PRODUCER = "-DTT_PRODUCER"  # tile/kloop_sm90.h: a warpgroup of its own issues the k loops' copies
 PRODUCER_THREADS = 128
+# tile/kloop_sm90.h: blocks paired in clusters along x that share B's tiles (EXPERIMENTAL, only
+# with THREADTILE_CLUSTERS=1 and where ir/clusters.py allows; not yet run on a GPU)
+CLUSTER = f"-DTT_CLUSTER={clusters.CLUSTER}"
 # code that a producer warp would break: thread-level barriers and indices, threads that stop
 _NO_PRODUCER = ("__syncthreads", "tt::syncthreads()", "threadIdx", 'asm volatile("exit;")',
                 "tt_raised")
 
 
 def target_for(spec: Specialization, arch: str, options: tuple = (),
-               portable: bool = False) -> Target:
+               portable: bool = False, cluster: bool = True) -> Target:
     """The target :func:`build` compiles ``spec`` for: ``options`` and, for a Hopper k loop on
     sm_90a, the TMA-only build and the producer warpgroup where they apply."""
     opts = tuple(options)
@@ -35,7 +40,10 @@ def target_for(spec: Specialization, arch: str, options: tuple = (),
     producer = hopper and os.environ.get("THREADTILE_PRODUCER", "1") != "0" and not any(
         w in spec.cuda.text for w in _NO_PRODUCER) and wants_producer(spec.module,
                                                                        spec.cuda.scratch_sm90a)
-    return Target(arch, opts + (TMA_ONLY,) * tma_only + (PRODUCER,) * producer)
+    paired = tma_only and cluster and os.environ.get("THREADTILE_CLUSTERS") == "1" and \
+        clusters.pairable(spec.module)
+    return Target(arch, opts + (TMA_ONLY,) * tma_only + (PRODUCER,) * producer +
+                  (CLUSTER,) * paired)
 
 
 def precompile(launches, arch: str | None = None) -> int:
@@ -61,7 +69,8 @@ def precompile(launches, arch: str | None = None) -> int:
         return 0
 
 
-def build(spec: Specialization, arch: str, options: tuple = (), portable: bool = False):
+def build(spec: Specialization, arch: str, options: tuple = (), portable: bool = False,
+          cluster: bool = True):
     """``spec`` compiled for ``arch`` (compiler.compile, through the disk cache), with its
     launcher: the ``(CompiledKernel, scratch bytes)`` a launch needs.
 
@@ -69,7 +78,7 @@ def build(spec: Specialization, arch: str, options: tuple = (), portable: bool =
     portable loop (TT_TMA_ONLY: half the compile time of a tile matmul), which runs only where
     TMA cannot read an operand; the compiled kernel's ``fallback`` then builds it with that
     loop (``portable``) for the launches whose arrays need it (CompiledKernel.launch)."""
-    target = target_for(spec, arch, options, portable)
+    target = target_for(spec, arch, options, portable, cluster)
     tma_only, producer = TMA_ONLY in target.options, PRODUCER in target.options
     b = spec.build(target)
     compiled = spec.loaded.get(b.target)
@@ -92,4 +101,8 @@ def build(spec: Specialization, arch: str, options: tuple = (), portable: bool =
         if tma_only:
             compiled.fallback = functools.cache(
                 lambda: build(spec, arch, options, portable=True)[0])
+        if CLUSTER in target.options:  # a grid whose x is odd takes the build without
+            compiled.cluster_x = clusters.CLUSTER
+            compiled.unclustered = functools.cache(
+                lambda: build(spec, arch, options, cluster=False)[0])
     return compiled, b.scratch

@@ -249,3 +249,32 @@ def test_the_block_of_a_tfloat32_loop_keeps_its_registers():
         tm, tn, tk = tiles_mnk
         src = tiles.matmul.cuda_source(f32, f32, f32, tm=tm, tn=tn, tk=tk)
         assert f"__launch_bounds__({threads}" in src, (tiles_mnk, threads)
+
+
+def test_clusters_pair_blocks_that_share_b_only_when_asked(monkeypatch):
+    """EXPERIMENTAL (THREADTILE_CLUSTERS=1; not yet run on a GPU): a kernel whose Hopper k
+    loops read the same B tiles in blocks 2c and 2c + 1 (ir/clusters.py) is built with
+    clusters of two along x, each block copying half of B's boxes multicast into both; a
+    loop whose B column depends on bid(0) (persistent), the tfloat32 loop and B of one box
+    are not paired, nor is anything without the variable."""
+    builds = importlib.import_module("threadtile.builds")
+    spec = tiles.matmul_8warps.specialization([F16] * 3, dict(tm=128, tn=256, tk=64))
+    assert builds.CLUSTER not in builds.target_for(spec, "sm_90a").options
+    monkeypatch.setenv("THREADTILE_CLUSTERS", "1")
+    target = builds.target_for(spec, "sm_90a")
+    assert builds.CLUSTER in target.options
+    ptx = nvrtc.compile_ptx(spec.cuda.text, "sm_90a", options=target.options)
+    ptx = ptx if isinstance(ptx, str) else ptx.code.decode()
+    assert ".reqnctapercluster 2, 1, 1" in ptx and ".multicast::cluster" in ptx
+    assert "barrier.cluster.arrive" in ptx and "mapa.shared::cluster" in ptx
+    assert builds.CLUSTER not in builds.target_for(spec, "sm_90a", cluster=False).options
+    f32 = ArrayType(threadtile_float32, 2, "C")
+    others = [
+        tiles.matmul.specialization([F16] * 3, dict(tm=64, tn=64, tk=32)),  # one box of B
+        tiles.matmul.specialization([f32] * 3, dict(tm=128, tn=128, tk=32)),  # tfloat32
+    ]
+    a16 = np.zeros((64, 64), np.float16)
+    from tile.test_cutile_compat import _mm_persistent  # noqa: PLC0415
+    others.append(_mm_persistent._spec_for((a16, a16, a16, 128, 128, 64), {}))
+    for s in others:
+        assert builds.CLUSTER not in builds.target_for(s, "sm_90a").options

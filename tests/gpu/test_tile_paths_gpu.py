@@ -168,6 +168,24 @@ def test_tfloat32_k_loop_rounds_its_operands_to_nearest(gen, warps, tiles_mnk, s
     assert spec.arch == "sm_90a" and "tt_tma0" in spec.source
 
 
+@pytest.mark.parametrize(("m", "k", "n"), [(512, 768, 1024), (640, 512, 768), (600, 520, 500)],
+                         ids=["even-grid", "odd-grid", "edges"])
+def test_clusters_multiply_right_on_any_grid(gen, monkeypatch, m, k, n):
+    """GPU only (EXPERIMENTAL, THREADTILE_CLUSTERS=1): blocks paired in clusters along x copy
+    half of B's boxes each, multicast into both (tile/kloop_sm90.h TT_CLUSTER); a grid whose x
+    is odd takes the build without clusters. Every case multiplies right."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("clusters are built for compute capability 9.0 only")
+    monkeypatch.setenv("THREADTILE_CLUSTERS", "1")
+    kern = ct.kernel(num_warps=8)(tiles.matmul.py_func)  # fresh: built with the variable set
+    a, b = randn(gen, m, k, dtype=torch.float16), randn(gen, k, n, dtype=torch.float16)
+    c = nans(m, n, dtype=torch.float16)
+    launch(kern, (cdiv(m, 128), cdiv(n, 256)), a, b, c, 128, 256, 64)
+    dot_close(c, a, b, u_out=U_OUT["float16"])
+    spec = next(iter(kern._dispatch.values()))
+    assert any(getattr(x, "cluster_x", 1) == 2 for x in spec.loaded.values())
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("shape", [(4, 256, 192, 320), (3, 200, 130, 100)],
                          ids=["whole-batches", "edges"])

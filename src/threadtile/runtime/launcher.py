@@ -168,6 +168,10 @@ class CompiledKernel:
     # threads the block has beyond the kernel's own (jit.build: a producer warp); the fallback
     # build has none
     extra_threads = 0
+    # blocks a cluster along x (builds.py CLUSTER), and a thunk giving the build without
+    # clusters for grids whose x is not a multiple of it
+    cluster_x = 1
+    unclustered = None
     block = None  # a tile kernel's block as one 3-tuple (builds.build)
     # what the compile trace calls it (a string, or a callable making one): jit.build names
     # the specialization; else the entry point
@@ -311,6 +315,8 @@ class CompiledKernel:
             vals, dev, first = r
             vals[:0] = (None, 0)
         if self.tensormaps:
+            if self.cluster_x > 1 and grid[0] % self.cluster_x:
+                return self.unclustered().launch(grid, block, stream, shared_bytes, infos)
             maps = tensormaps.values(self.tensormaps, infos)
             if self.fallback is not None and tensormaps.ZERO in maps:
                 # a build without the portable k loop and an array TMA cannot read

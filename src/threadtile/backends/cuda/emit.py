@@ -347,6 +347,8 @@ class FunctionEmitter:
                 # k loops on the Hopper main loop: a build may add a producer warp
                 extra = " + TT_PRODUCER_THREADS" if self.tensormaps else ""
                 bounds = f"__launch_bounds__({self.threads}{extra}{occ}) "
+                if self.tensormaps:  # ... and may pair its blocks in clusters (kloop_sm90.h)
+                    bounds += "TT_CLUSTER_DIMS "
             elif self.launch_bounds:
                 bounds = f"__launch_bounds__({', '.join(map(str, self.launch_bounds[:2]))}) "
                 if len(self.launch_bounds) == 3:  # blocks per cluster: sm_90 on only

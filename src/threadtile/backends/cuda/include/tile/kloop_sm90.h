@@ -105,6 +105,45 @@ __device__ __forceinline__ void tma_load(void* dst, const TensorMap* m, int c0, 
   tma_load_at(saddr(dst), m, c0, c1, saddr(bar));
 }
 
+#ifdef TT_CLUSTER
+// ---- clusters of TT_CLUSTER (2) blocks along x that share B's tiles (EXPERIMENTAL: builds.py
+// asks for them only with THREADTILE_CLUSTERS=1; not yet run on a GPU) ---------------------
+// Each block copies half of B's boxes, multicast into both blocks' stages; every warp
+// releases a stage in both blocks, so each block's "empty" barriers count 2 NT / 32
+// arrivals; a cluster barrier follows the barriers' initialisation and ends the loop.
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+// every thread of both blocks (the producer warpgroup's first thread takes part separately)
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n"
+               "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void cluster_sync_one() {  // one thread alone in its warp
+  asm volatile("barrier.cluster.arrive.release;\n"
+               "barrier.cluster.wait.acquire;" ::: "memory");
+}
+// arrive on the barrier at the same place in block `rank`'s shared memory
+__device__ __forceinline__ void bar_arrive_at_rank(uint32_t b, uint32_t rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(b), "r"(rank));
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote)
+               : "memory");
+}
+// a box into the same place of every block of the cluster, completing on each one's `bar`
+__device__ __forceinline__ void tma_load_mcast_at(uint32_t dst, const TensorMap* m, int c0,
+                                                  int c1, uint32_t bar) {
+  const uint16_t mask = (1u << TT_CLUSTER) - 1;
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(m)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
+}
+#endif
+
 #ifdef TT_PRODUCER
 // ---- the producer warpgroup ------------------------------------------------------------------
 // A build with TT_PRODUCER (builds.build: a Hopper build of a tile kernel whose k loops take
@@ -127,6 +166,9 @@ struct Mail {
   int a_chunks, a_chunk, aw;     // A's boxes a stage, their distance in bytes, their width
   int b_chunks, b_chunk, b_w;    // B's boxes a stage, their distance, their width
   int k_step, a_row, b_col, b_row0, lo, nk, done;
+#ifdef TT_CLUSTER
+  int rank;  // the block's rank in its cluster; -1: its copies are its own (the tfloat32 loop)
+#endif
 };
 __shared__ Mail tt_mail;
 __shared__ uint64_t tt_mail_bar;
@@ -139,6 +181,9 @@ __device__ __noinline__ void producer_loop() {
     mph ^= 1u;
     const Mail m = tt_mail;
     if (m.done) return;
+#ifdef TT_CLUSTER
+    if (m.rank >= 0) cluster_sync_one();  // the consumers' barrier after the initialisation
+#endif
     int s = 0, round = 0;
     for (int k = 0; k < m.nk; ++k) {
       const uint32_t full = m.full + 8 * s;
@@ -147,11 +192,22 @@ __device__ __noinline__ void producer_loop() {
       const int kc = (m.lo + k) * m.k_step;
       for (int c = 0; c < m.a_chunks; ++c)
         tma_load_at(m.as + s * m.a_stage + c * m.a_chunk, m.ma, kc + c * m.aw, m.a_row, full);
-      for (int c = 0; c < m.b_chunks; ++c)
-        tma_load_at(m.bs + s * m.b_stage + c * m.b_chunk, m.mb, m.b_col + m.b_w * c,
-                    m.b_row0 + kc, full);
+      for (int c = 0; c < m.b_chunks; ++c) {
+        const uint32_t dst = m.bs + s * m.b_stage + c * m.b_chunk;
+#ifdef TT_CLUSTER
+        if (m.rank >= 0) {  // half of B's boxes each, into both blocks
+          if (c % TT_CLUSTER == m.rank)
+            tma_load_mcast_at(dst, m.mb, m.b_col + m.b_w * c, m.b_row0 + kc, full);
+          continue;
+        }
+#endif
+        tma_load_at(dst, m.mb, m.b_col + m.b_w * c, m.b_row0 + kc, full);
+      }
       if (++s == m.stages) s = 0, ++round;
     }
+#ifdef TT_CLUSTER
+    if (m.rank >= 0) cluster_sync_one();  // the consumers' barrier at the loop's end
+#endif
   }
 }
 
@@ -297,22 +353,39 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
   const int t = tid(), lane = t & 31, wg = t >> 7;
   const int nk = hi > lo ? int(hi - lo) : 0;
 
+#ifdef TT_CLUSTER
+  static_assert((N / 64) % TT_CLUSTER == 0, "a cluster's blocks copy B's boxes in turn");
+  const uint32_t rank = cluster_rank(), peer = rank ^ 1u;
+  const bool paired = nk > 0;  // (the same in both blocks: the compiler checked)
+  constexpr int EMPTY = TT_CLUSTER * NT / 32;
+#else
+  constexpr int EMPTY = NT / 32;
+#endif
   block_sync();  // the scratch's previous user is done with it
   if (t == 0) {
 #pragma unroll
-    for (int s = 0; s < S; ++s) bar_init(&full[s], 1), bar_init(&empty[s], NT / 32);
+    for (int s = 0; s < S; ++s) bar_init(&full[s], 1), bar_init(&empty[s], EMPTY);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 #ifdef TT_PRODUCER
     if (nk > 0) {  // the letter to the producer
       tt_mail = Mail{&ma, &mb, saddr(As), saddr(Bs), saddr(full), saddr(empty), S, P::A_BYTES,
                      P::B_BYTES, K / AW, M * AW * P::ISZ, AW, N / 64, 64 * K * P::ISZ, 64, K,
-                     int(a_row0 + bi * M), int(bj * N), int(b_row0), int(lo), nk, 0};
+                     int(a_row0 + bi * M), int(bj * N), int(b_row0), int(lo), nk, 0
+#ifdef TT_CLUSTER
+                     , int(rank)
+#endif
+      };
       bar_arrive(&tt_mail_bar);
     }
 #endif
   }
+#ifdef TT_CLUSTER
+  if (paired) cluster_sync();  // both blocks' barriers are ready for the other's copies
+  else block_sync();
+#else
   block_sync();
+#endif
 
 #ifndef TT_PRODUCER
   auto issue = [&](int k, int s) {
@@ -323,9 +396,16 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
       tma_load(As + s * (M * K) + c * (M * AW), &ma, kc + c * AW, int(a_row0 + bi * M),
                &full[s]);
 #pragma unroll
-    for (int c = 0; c < N / 64; ++c)
+    for (int c = 0; c < N / 64; ++c) {
+#ifdef TT_CLUSTER
+      if (c % TT_CLUSTER == int(rank))  // half of B's boxes, into both blocks
+        tma_load_mcast_at(saddr(Bs + s * (K * N) + c * (64 * K)), &mb, int(bj * N + 64 * c),
+                          int(b_row0 + kc), saddr(&full[s]));
+#else
       tma_load(Bs + s * (K * N) + c * (64 * K), &mb, int(bj * N + 64 * c), int(b_row0 + kc),
                &full[s]);
+#endif
+    }
   };
 #endif
 #ifndef TT_PRODUCER
@@ -365,13 +445,23 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
     pin<REGS>(acc);
 #ifdef TT_PRODUCER
     if (k >= G) {  // the producer refills it
-      if (lane == 0) bar_arrive(&empty[rs]);
+      if (lane == 0) {
+        bar_arrive(&empty[rs]);
+#ifdef TT_CLUSTER
+        bar_arrive_at_rank(saddr(&empty[rs]), peer);
+#endif
+      }
       if (++rs == S) rs = 0;
     }
     (void)rph;
 #else
     if (k >= G) {
-      if (lane == 0) bar_arrive(&empty[rs]);
+      if (lane == 0) {
+        bar_arrive(&empty[rs]);
+#ifdef TT_CLUSTER
+        bar_arrive_at_rank(saddr(&empty[rs]), peer);
+#endif
+      }
       if (t == 0 && k + S - G < nk) {  // step k + S - G into the stage released
         bar_wait(&empty[rs], rph);
         issue(k + S - G, rs);
@@ -385,7 +475,13 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
   }
   wg_wait<0>();
   pin<REGS>(acc);
+#ifdef TT_CLUSTER
+  // the peer's last arrivals on these barriers and copies into these stages are done
+  if (paired) cluster_sync();
+  else block_sync();
+#else
   block_sync();
+#endif
   if (t == 0) {
 #pragma unroll
     for (int s = 0; s < S; ++s) bar_inval(&full[s]), bar_inval(&empty[s]);
@@ -396,6 +492,14 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
 }  // namespace sm90
 }  // namespace tile
 }  // namespace tt
+
+// A kernel with k loops on this main loop is declared with TT_CLUSTER_DIMS: clusters of
+// TT_CLUSTER blocks along x in a build that pairs its blocks (builds.py, ir/clusters.py)
+#ifdef TT_CLUSTER
+#define TT_CLUSTER_DIMS __cluster_dims__(TT_CLUSTER, 1, 1)
+#else
+#define TT_CLUSTER_DIMS
+#endif
 
 // The kernel's entry and exits in generated code of kernels with k loops on this main loop
 // (backends/cuda/emit.py): the producer warp's split and the letter that stops it

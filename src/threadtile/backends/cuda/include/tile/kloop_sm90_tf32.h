@@ -84,6 +84,9 @@ __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorM
   constexpr int Q = M / 2;  // accumulators a slice
   constexpr int G = TT_SM90_INFLIGHT;
   static_assert(P::ok, "no Hopper tfloat32 main loop for these shapes");
+#ifdef TT_CLUSTER
+  static_assert(NT == 0, "the tfloat32 loop takes no clusters (ir/clusters.py)");
+#endif
   static_assert(P::bytes <= TT_SCRATCH_BYTES, "tile scratch too small");
   const int64_t lo = lo_ * P::SPLIT, hi = hi_ * P::SPLIT;
   unsigned char* base = tt_dynamic_smem;
