@@ -175,8 +175,8 @@ def attention_prefill(Q, K, V, Out, scale: float, G: ConstInt, D: ConstInt, TM: 
             keep = (j * TN + cols <= rows) & (j * TN + cols < seq)
             s = ct.where(keep, s, -math.inf)
         m_new = ct.maximum(m, ct.max(s, axis=1, keepdims=True) * qk_scale)
-        p = ct.exp2(s * qk_scale - m_new)
-        alpha = ct.exp2(m - m_new)
+        p = ct.exp2(s * qk_scale - m_new, flush_to_zero=True)
+        alpha = ct.exp2(m - m_new, flush_to_zero=True)
         l_sum = l_sum * alpha + ct.sum(p, axis=1, keepdims=True)
         v = ct.load(V, index=(b, j, kvh, 0), shape=(1, TN, 1, D),
                     padding_mode=ZERO).reshape((TN, D))
@@ -214,8 +214,8 @@ def attention_decode(Q, Kc, Vc, lens, Opart, Lse, scale: float, G: ConstInt, D: 
         s = ct.mma(q, k, ct.zeros((G, TN), dtype=ct.float32))
         s = ct.where(jt * TN + cols < n, s, -math.inf)
         m_new = ct.maximum(m, ct.max(s, axis=1, keepdims=True) * qk_scale)
-        p = ct.exp2(s * qk_scale - m_new)
-        alpha = ct.exp2(m - m_new)
+        p = ct.exp2(s * qk_scale - m_new, flush_to_zero=True)
+        alpha = ct.exp2(m - m_new, flush_to_zero=True)
         l_sum = l_sum * alpha + ct.sum(p, axis=1, keepdims=True)
         v = ct.load(Vc, index=(b, jt, kvh, 0), shape=(1, TN, 1, D),
                     padding_mode=ZERO).reshape((TN, D))

@@ -303,6 +303,14 @@ def exp_modes(x, full, fast, T: ConstInt):
     ct.store(fast, index=(ct.bid(0),), tile=ct.exp(t, rounding_mode=ct.RoundingMode.APPROX))
 
 
+@ct.kernel(num_warps=4)
+def exp2_ftz(x, keep, ftz, T: ConstInt):
+    """ct.exp2 as it is and with flush_to_zero=True (subnormal results zero)."""
+    t = ct.load(x, index=(ct.bid(0),), shape=(T,), padding_mode=PAD_ZERO)
+    ct.store(keep, index=(ct.bid(0),), tile=ct.exp2(t))
+    ct.store(ftz, index=(ct.bid(0),), tile=ct.exp2(t, flush_to_zero=True))
+
+
 @ct.kernel(num_warps=1)
 def printf_sum(x, N: ConstInt):
     s = ct.sum(ct.load(x, index=(0,), shape=(N,)))
@@ -343,6 +351,7 @@ EXAMPLES = {
     "layer_norm_chunked": [example(_f32, _v, _v, _f32, _v, _v, 1e-5, C=2048),
                            example(_bf16, ArrayType(bfloat16, 1, "C"),
                                    ArrayType(bfloat16, 1, "C"), _bf16, _v, _v, 1e-5, C=2048)],
+    "exp2_ftz": [example(_v, _v, _v, T=512)],
     "exp_modes": [example(_v, _v, _v, T=512),
                   example(ArrayType(bfloat16, 1, "C"), _v, ArrayType(bfloat16, 1, "C"), T=512)],
     "layer_norm_fwd": [example(_f32, _v, _v, _f32, _v, _v, 1e-5, TILE_N=256)],

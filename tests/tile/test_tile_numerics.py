@@ -83,6 +83,25 @@ def test_exp_modes(target, rng, n, scale):
         assert not np.array_equal(full, fast)  # the two modes are different code
 
 
+def test_exp2_flush_to_zero(target, rng):
+    """exp2(x, flush_to_zero=True) of float32: results below 2**-126 are zero, the others
+    as exp2 (within 2 ulp); without the flag they stay subnormal."""
+    n = 2000
+    x = np.concatenate([rng.uniform(-149.0, -126.0, n // 2),
+                        rng.standard_normal(n // 2) * 20.0]).astype(np.float32)
+    keep, ftz = target.to_device(poison(n, np.float32)), target.to_device(poison(n, np.float32))
+    target.launch_tile(tiles.exp2_ftz, cdiv(n, 512), target.to_device(x), keep, ftz, 512)
+    keep, ftz = target.to_host(keep), target.to_host(ftz)
+    ref = np.exp2(x.astype(np.float64))
+    normal = ref >= 2.0 ** -126
+    ulp = np.finfo(np.float32).eps * ref
+    assert (np.abs(ftz - ref) <= 2 * ulp)[normal].all()
+    assert (ftz[~normal] == 0).all()
+    sub = ~normal & (ref > 2.0 ** -140)  # subnormal results of the plain exp2, kept
+    assert sub.sum() > 100 and (keep[sub] > 0).all()
+    assert (np.abs(keep - ref) <= 2 * ulp + 2.0 ** -149)[sub].all()
+
+
 def _elementwise_ref(x, y, n_tile):
     """What tiles.elementwise computes, in float64, as the bounds (lo, hi) of the values it may
     return before the float32 roundings: r3 is rounded to float16 from float32 arithmetic,

@@ -436,6 +436,11 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         approx = fname == "exp" and _approx(lw, v["rounding_mode"], node)
         if not is_tile(x):
             return lw.scalar_math(fname, "np" if fname != "abs" else "builtin", node)
+        ftz = v["flush_to_zero"]
+        if fname == "exp2" and x.type.dtype.name == "float32" and ftz is not None and not (
+                isinstance(ftz, Py) and ftz.obj is None) and \
+                static_bool(lw, ftz, node, "flush_to_zero"):
+            fname = "exp2_ftz"  # the hardware's ex2.approx.ftz: subnormal results are zero
         return math(lw, fname, x, node, approx=approx)
     if fname in ("sum", "max", "min", "prod", "argmax", "argmin"):
         return reduce(lw, fname, node)

@@ -236,6 +236,9 @@ def _math(B, op, site, blocks, args):
     xf = x.astype(np.float32) if x.dtype.itemsize < 4 else x
     if fn == "exp_approx":  # the simulator's exponential is NumPy's, approximate or not
         fn = "exp"
+    if fn == "exp2_ftz":  # float32: results below 2**-126 (subnormal) are zero
+        r = np.exp2(xf)
+        return np.where(np.abs(r) < np.float32(2.0 ** -126), np.float32(0), r).astype(r.dtype)
     return _round(ops.MATH[fn](xf), t)
 
 

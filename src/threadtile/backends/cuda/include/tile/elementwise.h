@@ -247,6 +247,14 @@ __device__ __forceinline__ auto where(const C& c, const X& x, const Y& y) {
 TT_TILE_MATH(exp, expf, ::exp)
 TT_TILE_MATH(exp_approx, __expf, ::exp)  // RoundingMode.APPROX (float32 only)
 TT_TILE_MATH(exp2, exp2f, ::exp2)
+// exp2(x, flush_to_zero=True) of float32 tiles: the hardware's 2^x as it is (exp2f adds four
+// instructions an element to keep results below 2^-126 subnormal)
+__device__ __forceinline__ float ex2_ftz(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+TT_TILE_MATH(exp2_ftz, ex2_ftz, ::exp2)
 TT_TILE_MATH(log, logf, ::log)
 TT_TILE_MATH(log2, log2f, ::log2)
 TT_TILE_MATH(sqrt, sqrtf, ::sqrt)

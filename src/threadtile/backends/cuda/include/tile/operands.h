@@ -212,6 +212,22 @@ __device__ __forceinline__ void wgmma_operands(const AT& a, const BT& b, float* 
   const int t = tid(), wg = t >> 7;
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   block_sync();
+  // A's fragments packed into words before the fence: no instruction defines a wgmma's
+  // input registers between two of them, so ptxas keeps them one group (else each wgmma is
+  // a group of its own, with a warpgroup arrive before it)
+  uint32_t ra[is_mma_tile<AT>::value ? K / 16 : 1][R][4];
+  if constexpr (is_mma_tile<AT>::value) {
+#pragma unroll
+    for (int s = 0; s < K / 16; ++s) {
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const T* lo = a.v + 4 * (2 * s * R + r);
+        const T* hi = a.v + 4 * ((2 * s + 1) * R + r);
+        ra[s][r][0] = pack16(lo[0], lo[1]), ra[s][r][1] = pack16(lo[2], lo[3]);
+        ra[s][r][2] = pack16(hi[0], hi[1]), ra[s][r][3] = pack16(hi[2], hi[3]);
+      }
+    }
+  }
   sm90::pin<REGS>(acc);
   sm90::wg_fence();
 #pragma unroll
@@ -219,14 +235,7 @@ __device__ __forceinline__ void wgmma_operands(const AT& a, const BT& b, float* 
     if constexpr (is_mma_tile<AT>::value) {  // B [K][N] in chunks of 64 columns
       const uint64_t db = sm90::desc(b.p + s * 16 * 64, BT::ROWS * 128, 1024);
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
-        uint32_t ra[4];
-        const T* lo = a.v + 4 * (2 * s * R + r);
-        const T* hi = a.v + 4 * ((2 * s + 1) * R + r);
-        ra[0] = pack16(lo[0], lo[1]), ra[1] = pack16(lo[2], lo[3]);
-        ra[2] = pack16(hi[0], hi[1]), ra[3] = pack16(hi[2], hi[3]);
-        sm90::wgmma_rs<N, KD, R>(acc + 4 * r, ra, db);
-      }
+      for (int r = 0; r < R; ++r) sm90::wgmma_rs<N, KD, R>(acc + 4 * r, ra[s][r], db);
     } else {  // A [M][K], B [N][K]: K in chunks of 64
       const int ch = s / 4, in = (s % 4) * 16;
       const uint64_t db = sm90::desc(b.p + ch * N * 64 + in, 16, 1024);
