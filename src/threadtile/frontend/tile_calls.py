@@ -289,12 +289,17 @@ def reduce(lw: Lowerer, kind: str, node: ast.Call) -> ir.Expr:
                    flat=flat, nan=nan)
 
 
-def _flush_to_zero(lw: Lowerer, ftz, x, node, kind: str) -> None:
-    """``flush_to_zero=True`` (subnormal results become zero) is for float32 tiles; the
-    simulator and the CUDA backend keep subnormals (within the results' tolerance)."""
+def _ftz_asked(lw: Lowerer, ftz, node) -> bool:
+    """Whether a call's ``flush_to_zero`` (None, or a compile-time bool) is True."""
     if ftz is None or (isinstance(ftz, Py) and ftz.obj is None):
-        return
-    if static_bool(lw, ftz, node, "flush_to_zero") and x.type.dtype.name != "float32":
+        return False
+    return static_bool(lw, ftz, node, "flush_to_zero")
+
+
+def _flush_to_zero(lw: Lowerer, ftz, x, node, kind: str) -> None:
+    """``flush_to_zero=True`` (subnormal results become zero) is for float32 tiles; reductions
+    and scans keep subnormals (within the results' tolerance); exp2 flushes them."""
+    if _ftz_asked(lw, ftz, node) and x.type.dtype.name != "float32":
         raise lw.error(node, f"{kind}(): Flush to zero can only be used for float32 type, "
                              f"but got {x.type.dtype}", cls=TileCodeTypeError)
 
@@ -436,10 +441,8 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         approx = fname == "exp" and _approx(lw, v["rounding_mode"], node)
         if not is_tile(x):
             return lw.scalar_math(fname, "np" if fname != "abs" else "builtin", node)
-        ftz = v["flush_to_zero"]
-        if fname == "exp2" and x.type.dtype.name == "float32" and ftz is not None and not (
-                isinstance(ftz, Py) and ftz.obj is None) and \
-                static_bool(lw, ftz, node, "flush_to_zero"):
+        if fname == "exp2" and x.type.dtype.name == "float32" and \
+                _ftz_asked(lw, v["flush_to_zero"], node):
             fname = "exp2_ftz"  # the hardware's ex2.approx.ftz: subnormal results are zero
         return math(lw, fname, x, node, approx=approx)
     if fname in ("sum", "max", "min", "prod", "argmax", "argmin"):

@@ -238,7 +238,7 @@ def _math(B, op, site, blocks, args):
         fn = "exp"
     if fn == "exp2_ftz":  # float32: results below 2**-126 (subnormal) are zero
         r = np.exp2(xf)
-        return np.where(np.abs(r) < np.float32(2.0 ** -126), np.float32(0), r).astype(r.dtype)
+        return np.where(r < np.float32(2.0 ** -126), np.float32(0), r)
     return _round(ops.MATH[fn](xf), t)
 
 
