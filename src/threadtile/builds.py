@@ -20,7 +20,8 @@ TMA_ONLY = "-DTT_TMA_ONLY"  # tile/kloop.h: a build of Hopper k loops without th
 PRODUCER = "-DTT_PRODUCER"  # tile/kloop_sm90.h: a warpgroup of its own issues the k loops' copies
 PRODUCER_THREADS = 128
 # tile/kloop_sm90.h: blocks paired in clusters along x that share B's tiles (EXPERIMENTAL, only
-# with THREADTILE_CLUSTERS=1 and where ir/clusters.py allows; not yet run on a GPU)
+# with THREADTILE_CLUSTERS=1 and where ir/clusters.py allows; correct on the GPU but slower:
+# docs/performance.md)
 CLUSTER = f"-DTT_CLUSTER={clusters.CLUSTER}"
 # code that a producer warp would break: thread-level barriers and indices, threads that stop
 _NO_PRODUCER = ("__syncthreads", "tt::syncthreads()", "threadIdx", 'asm volatile("exit;")',

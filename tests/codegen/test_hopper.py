@@ -252,11 +252,11 @@ def test_the_block_of_a_tfloat32_loop_keeps_its_registers():
 
 
 def test_clusters_pair_blocks_that_share_b_only_when_asked(monkeypatch):
-    """EXPERIMENTAL (THREADTILE_CLUSTERS=1; not yet run on a GPU): a kernel whose Hopper k
-    loops read the same B tiles in blocks 2c and 2c + 1 (ir/clusters.py) is built with
-    clusters of two along x, each block copying half of B's boxes multicast into both; a
-    loop whose B column depends on bid(0) (persistent), the tfloat32 loop and B of one box
-    are not paired, nor is anything without the variable."""
+    """EXPERIMENTAL (THREADTILE_CLUSTERS=1; correct on the GPU but slower, docs/performance.md):
+    a kernel whose Hopper k loops read the same B tiles in blocks 2c and 2c + 1
+    (ir/clusters.py) is built with clusters of two along x, each block copying half of B's
+    boxes multicast into both; a loop whose B column depends on bid(0) (persistent), the
+    tfloat32 loop and B of one box are not paired, nor is anything without the variable."""
     builds = importlib.import_module("threadtile.builds")
     spec = tiles.matmul_8warps.specialization([F16] * 3, dict(tm=128, tn=256, tk=64))
     assert builds.CLUSTER not in builds.target_for(spec, "sm_90a").options

@@ -107,7 +107,7 @@ __device__ __forceinline__ void tma_load(void* dst, const TensorMap* m, int c0, 
 
 #ifdef TT_CLUSTER
 // ---- clusters of TT_CLUSTER (2) blocks along x that share B's tiles (EXPERIMENTAL: builds.py
-// asks for them only with THREADTILE_CLUSTERS=1; not yet run on a GPU) ---------------------
+// asks for them only with THREADTILE_CLUSTERS=1; correct on the GPU, slower) --------------
 // Each block copies half of B's boxes, multicast into both blocks' stages; every warp
 // releases a stage in both blocks, so each block's "empty" barriers count 2 NT / 32
 // arrivals; a cluster barrier follows the barriers' initialisation and ends the loop.
