@@ -11,7 +11,8 @@ For each grid size (default 2048² and 4096², float32):
   ``fluid.torch_scheme.TorchFluid``: the same scheme in torch operations (``grid_sample`` for
   advection, ``conv2d`` for each Jacobi iteration), eager and (``--compile``, where triton
   is installed) under ``torch.compile``. Target: threadtile Jacobi ≥ 3× torch eager.
-- ``relax bandwidth``: the plain one-pass stencil (``jacobi``: global loads) and one
+- ``relax bandwidth``: the plain one-pass stencil (``jacobi``: global loads), the same pass
+  by column strips (``jacobi_strip``: each value of ``p`` read once into registers) and one
   ``relax`` launch of ``passes`` Jacobi passes, each timed alone with CUDA events
   (``_common.cuda_time_ms``); the global traffic is one read of ``p`` and ``b`` and one
   write of ``p``, 12 bytes a cell, whatever the passes; GB/s against ``torch.clone`` of a
@@ -127,6 +128,15 @@ def relax_bandwidth(n: int) -> dict:
     ms = cuda_time_ms(lambda: plain(p, b, out, one))
     gbs = 12 * cells / ms / 1e6
     res["plain_jacobi"] = {"ms": ms, "GBps": gbs, "vs_clone": gbs / clone_gbs}
+    # the same pass, each thread a column strip of STRIP cells (p read once into registers)
+    strip = K.jacobi_strip[K.jacobi_strip_grid((n, n)), K.STRIP_BLOCK]
+    want = out.clone()
+    out.fill_(float("nan"))
+    strip(p, b, out, one)
+    ms = cuda_time_ms(lambda: strip(p, b, out, one))
+    gbs = 12 * cells / ms / 1e6
+    res["strip_jacobi"] = {"ms": ms, "GBps": gbs, "vs_clone": gbs / clone_gbs,
+                           "same_as_plain": bool(torch.equal(out, want))}
     # torch's Jacobi iteration (conv2d, sub, mul), for scale
     from fluid.params import Params
     from fluid.torch_scheme import TorchFluid
@@ -188,7 +198,8 @@ def main() -> None:
             r["speedup_vs_torch_compile"] = best / rates["torch jacobi (torch.compile)"]
         r["relax"] = relax_bandwidth(n)
         r["relax_best_vs_clone"] = max([v["vs_clone"] for v in r["relax"]["passes"].values()]
-                                       + [r["relax"]["plain_jacobi"]["vs_clone"]])
+                                       + [r["relax"][k]["vs_clone"]
+                                          for k in ("plain_jacobi", "strip_jacobi")])
         r["agreement"] = agreement(n, Params(iters=args.iters, per_launch=4))
         r["agreement_tf32"] = agreement(n, Params(iters=args.iters, per_launch=4), tf32=True)
         results[str(n)] = r
@@ -203,6 +214,9 @@ def main() -> None:
         pj = rel["plain_jacobi"]
         print(f"  plain jacobi (global loads): {pj['ms'] * 1e3:8.1f} us  {pj['GBps']:6.0f} GB/s "
               f"({pj['vs_clone']:.0%} of clone)")
+        sj = rel["strip_jacobi"]
+        print(f"  jacobi_strip (column strips):  {sj['ms'] * 1e3:8.1f} us  {sj['GBps']:6.0f} GB/s "
+              f"({sj['vs_clone']:.0%} of clone; same as plain: {sj['same_as_plain']})")
         for passes, v in rel["passes"].items():
             print(f"  relax {passes} passes: {v['ms'] * 1e3:8.1f} us  {v['GBps']:6.0f} GB/s "
                   f"({v['vs_clone']:.0%} of clone; effective {v['effective_GBps']:.0f} GB/s, "

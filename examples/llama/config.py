@@ -19,7 +19,7 @@ class Config:
     vocab: int = 128256
     layers: int = 32
     # tile sizes of the attention kernels (one choice for every shape of the config)
-    attn_tm: int = 128
+    attn_tm: int = 64
     attn_tn: int = 64
     decode_tn: int = 64
     decode_chunk: int = 512  # cache positions per block of flash decoding

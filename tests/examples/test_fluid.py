@@ -87,10 +87,10 @@ def test_relax_blocked_passes_are_exact(passes, redblack, shape):
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
 
-@pytest.mark.parametrize("shape", [(70, 45), (33, 64)])
+@pytest.mark.parametrize("shape", [(70, 45), (33, 64), (31, 33)])
 def test_plain_jacobi_is_relax_with_one_pass(shape):
-    """The plain stencil (global loads) gives what relax's one pass gives, bit for bit, and
-    what the NumPy reference gives."""
+    """The plain stencil (global loads) gives what relax's one pass and jacobi_strip give,
+    bit for bit, and what the NumPy reference gives."""
     rng = np.random.default_rng()
     p = rng.standard_normal(shape).astype(np.float32)
     b = rng.standard_normal(shape).astype(np.float32)
@@ -103,6 +103,10 @@ def test_plain_jacobi_is_relax_with_one_pass(shape):
         K.relax[K.relax_grid(shape, 1), K.BLOCK, 0, K.relax_smem(False)](p, b, tiled, omega,
                                                                           1, 0)
     np.testing.assert_array_equal(plain, tiled)
+    strip = np.full_like(p, np.nan)
+    with cuda.simulate():
+        K.jacobi_strip[K.jacobi_strip_grid(shape), K.STRIP_BLOCK](p, b, strip, omega)
+    np.testing.assert_array_equal(strip, plain)
     want = ref.jacobi(p.astype(np.float64), b.astype(np.float64), 1, float(omega))
     np.testing.assert_allclose(plain, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
@@ -156,7 +160,7 @@ def _launches():
     out = [("curl", (a, a, a), {}), ("forces", (a, a, a, a) + (f,) * 7, {}),
            ("advect", (a,) * 6 + (f,), {}), ("divergence", (a, a, a), {}),
            ("project", (a, a, a), {}), ("residual", (a, a, part), {}),
-           ("jacobi", (a, a, a, f), {})]
+           ("jacobi", (a, a, a, f), {}), ("jacobi_strip", (a, a, a, f), {})]
     for passes, rb in ((1, 0), (4, 0), (4, 1), (12, 1)):
         out.append(("relax", (a, a, a, f), {"passes": passes, "redblack": rb}))
     return [pytest.param(*case, id=f"{case[0]}{case[2] or ''}") for case in out]
@@ -255,3 +259,19 @@ def test_gpu_256_matches_numpy(solver, per_launch, backend):
     got, want = _run_both(Fluid(256, prm, backend=backend), _random_state(rng, (256, 256)), 5)
     _assert_close(got, want, 1e-4, f"GPU {solver} {backend}")
 
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAVE_GPU, reason="no GPU")
+@pytest.mark.parametrize("shape", [(300, 257), (64, 96)])
+def test_gpu_jacobi_strip_is_jacobi(shape):
+    """On the GPU the column-strip stencil gives the plain one's result, bit for bit."""
+    torch = pytest.importorskip("torch")
+    p, b = (torch.randn(shape, device="cuda") for _ in range(2))
+    plain, strip = (torch.full(shape, float("nan"), device="cuda") for _ in range(2))
+    omega = np.float32(0.9)
+    K.jacobi[K.jacobi_grid(shape), K.BLOCK](p, b, plain, omega)
+    K.jacobi_strip[K.jacobi_strip_grid(shape), K.STRIP_BLOCK](p, b, strip, omega)
+    torch.cuda.synchronize()
+    assert not plain.isnan().any()
+    assert torch.equal(strip, plain)
