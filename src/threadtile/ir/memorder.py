@@ -34,7 +34,8 @@ from ..lang.types import ArrayType, TileType, void
 from . import nodes as ir
 
 _ANY = "*"
-_MEMORY = ("load", "load_operand", "store", "gather", "scatter", "atomic", "mma_loop")
+_MEMORY = ("load", "load_operand", "gather_operand", "store", "gather", "scatter", "atomic",
+           "mma_loop")
 _VIEWS = (ir.Slice, ir.Reshape, ir.ViewAs, ir.RawMemory, ir.Field)
 
 

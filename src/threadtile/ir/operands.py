@@ -26,11 +26,23 @@ is assigned and no statement writes memory, so that the copy overlaps the work b
 ``mma`` (the ``mma`` waits only for the copies issued before its own: ``attrs["wait"]`` counts
 those issued after it). Each operand variable gets its own buffer (``attrs["offset"]``, bytes
 after the scratch).
+
+The A operand of such an ``mma`` (the accumulator in fragments) may be rows gathered from a
+2-d array, as a mixture of experts gathers its tokens::
+
+    a = gather(arr, (rows[:, None], k * TK + arange(TK)[None, :]))   # rows: a 1-d int tile
+
+(the index tiles as the frontend builds them: each a reshape of a 1-d tile, broadcast to the
+result's shape; the column tile ``s + arange(TK)``, any cast of the arange, ``s`` a scalar;
+the mask true, the padding a scalar). It becomes ``gather_operand(arr, rows, s, pad)``: each
+row's run of columns copied into the operand's own buffer (16-byte cp.async pieces; the
+padding for a row or column outside the array, with the gather's bounds rule), read by the
+``mma`` as attention's Q is. The copies move up their block as the loads above do.
 """
 
 from __future__ import annotations
 
-from ..lang.types import TileType
+from ..lang.types import ArrayType, TileType
 from . import nodes as ir
 from . import tiling
 from .tiling import tensor_core
@@ -40,6 +52,7 @@ SMEM, SMEMT, BLOCKED = "smem", "smemt", "blocked"
 # a multiprocessor's 227 KiB): loads past it stay loads
 BUDGET = 128 * 1024
 _WRITES = ("store", "scatter", "atomic", "printf", "mma_loop")
+_COPIES = ("load_operand", "gather_operand")  # each a commit group of cp.async copies
 
 
 WGMMA_N = (32, 64, 128, 192, 256)  # tile/wgmma.h's instructions
@@ -111,6 +124,145 @@ def _a_operand(f, m: ir.TileOp, s: ir.Stmt, block: list, outer: tuple, reads: di
         return
 
 
+def _a_gather(f, m: ir.TileOp, s: ir.Stmt, block: list, reads: dict, assigned: dict,
+              offset: list) -> None:
+    """The A operand gathered by rows in this block (module docstring) as a
+    ``gather_operand`` into its own buffer, moved up the block as far as its reads allow."""
+    a = m.args[0]
+    if not (isinstance(a, ir.Var) and a.type.layout == "blocked" and reads.get(a.name) == 1
+            and assigned.get(a.name) == 1 and a.type.shape[0] % tiling.MMA_M == 0):
+        return
+    defs = _single_defs(f, assigned)
+    g = defs.get(a.name)
+    if g is None or g not in block or block.index(g) > block.index(s):
+        return
+    got = _row_gather(g.value, defs, assigned)
+    if got is None:
+        return
+    rows, col0 = got
+    arr, pad = g.value.args[0], g.value.args[-1]
+    t = TileType(a.type.dtype, a.type.shape, SMEM)
+    if offset[0] + buffer_bytes(t) > BUDGET:
+        return
+    op = ir.TileOp(t, g.value.loc, "gather_operand", [arr, rows, col0, pad],
+                   {"offset": offset[0], "check_bounds": g.value.attrs["check_bounds"]})
+    offset[0] += buffer_bytes(t)
+    f.locals[a.name] = t
+    a.type = t
+    new = ir.Assign(g.loc, a.name, op)
+    at_pos = block.index(g)
+    block.remove(g)
+    names = {x.name for e in op.args for x in ir.walk_expr(e) if isinstance(x, ir.Var)}
+    while at_pos > 0 and _crossable(block[at_pos - 1], names):
+        at_pos -= 1
+    block.insert(at_pos, new)
+    _drop_unread(f, [x.name for x in g.value.args[1:3] if isinstance(x, ir.Var)])
+
+
+_PURE = ("broadcast", "reshape", "binop", "cast", "arange")
+
+
+def _drop_unread(f, names: list) -> None:
+    """Remove the statements of ``names`` (and, in turn, of the variables only they read)
+    where nothing reads them any more and each is a pure tile operation: the index tiles a
+    gather that became a ``gather_operand`` no longer uses."""
+    while names:
+        reads: dict[str, int] = {}
+        for x in ir.walk_stmts(f.body):
+            for e in ir.stmt_exprs(x):
+                for y in ir.walk_expr(e):
+                    if isinstance(y, ir.Var):
+                        reads[y.name] = reads.get(y.name, 0) + 1
+        nxt = []
+        for body, _ in _blocks(f.body, ()):
+            for x in list(body):
+                if isinstance(x, ir.Assign) and x.name in names and not reads.get(x.name) and \
+                        isinstance(x.value, ir.TileOp) and x.value.op in _PURE:
+                    body.remove(x)
+                    nxt += [y.name for a in x.value.args for y in ir.walk_expr(a)
+                            if isinstance(y, ir.Var) and isinstance(y.type, TileType)]
+        names = nxt
+
+
+def _single_defs(f, assigned: dict) -> dict:
+    """The statements of the function's variables assigned once, by name."""
+    return {x.name: x for x in ir.walk_stmts(f.body)
+            if isinstance(x, ir.Assign) and assigned.get(x.name) == 1}
+
+
+def _row_gather(g: ir.Expr, defs: dict, assigned: dict):
+    """(the rows' index tile, the first column as a scalar expression) where ``g`` gathers
+    whole rows' runs of columns of a 2-d global array (module docstring), else None."""
+    if not (isinstance(g, ir.TileOp) and g.op == "gather" and len(g.args) == 5):
+        return None
+    arr, i0, i1, mask, pad = g.args
+    t = g.type
+    if not (isinstance(arr.type, ArrayType) and arr.type.space == "global" and t.ndim == 2
+            and t.dtype.bits == 16 and t.shape[1] * t.dtype.itemsize % 16 == 0):
+        return None
+    if not (isinstance(mask, ir.Const) and mask.value is True) or isinstance(pad.type, TileType):
+        return None
+    rows = _axis_source(i0, defs, 0, t.shape)
+    cols = _axis_source(i1, defs, 1, t.shape)
+    if rows is None or cols is None or not rows.type.dtype.is_int:
+        return None
+    col0 = _offset_arange(cols, defs, assigned, t.shape[1])
+    if col0 is None:
+        return None
+    return rows, col0
+
+
+def _axis_source(e: ir.Expr, defs: dict, axis: int, shape: tuple):
+    """The tile of ``shape[axis]`` elements an index tile of the gather takes along ``axis``
+    only: ``e`` a broadcast of a tile of that shape with ones elsewhere (or that tile), which
+    is a reshape of a 1-d tile (returned) or is returned itself."""
+    want = tuple(d if k == axis else 1 for k, d in enumerate(shape))
+    if not (isinstance(e, ir.Var) and isinstance(e.type, TileType)):
+        return None
+    if e.type.shape == shape and e.name in defs:
+        b = defs[e.name].value
+        if not (isinstance(b, ir.TileOp) and b.op == "broadcast"):
+            return None
+        e = b.args[0]
+    if not (isinstance(e, ir.Var) and isinstance(e.type, TileType) and e.type.shape == want):
+        return None
+    r = defs.get(e.name)
+    if r is not None and isinstance(r.value, ir.TileOp) and r.value.op == "reshape" and \
+            isinstance(r.value.args[0], ir.Var) and r.value.args[0].type.shape == (shape[axis],):
+        return r.value.args[0]
+    return e
+
+
+def _offset_arange(e: ir.Var, defs: dict, assigned: dict, n: int):
+    """``s`` where the tile ``e`` is ``s + arange(n)`` (start 0, step 1; the arange possibly
+    cast to another integer type; ``s`` a scalar whose variables are assigned once), else
+    None."""
+    d = defs.get(e.name)
+    if d is None or e.type.ndim != 1 or not e.type.dtype.is_int:
+        return None
+    v = d.value
+    if not (isinstance(v, ir.TileOp) and v.op == "binop" and v.attrs.get("op") == "add"):
+        return None
+    for s, t in (v.args, v.args[::-1]):
+        if isinstance(s.type, TileType) or not _is_arange(t, defs, n):
+            continue
+        if all(assigned.get(x.name, 0) <= 1 for x in ir.walk_expr(s) if isinstance(x, ir.Var)):
+            return s
+    return None
+
+
+def _is_arange(t: ir.Expr, defs: dict, n: int) -> bool:
+    while isinstance(t, ir.Var) and t.name in defs:
+        v = defs[t.name].value
+        if isinstance(v, ir.TileOp) and v.op == "cast" and v.type.dtype.is_int:
+            t = v.args[0]
+            continue
+        return (isinstance(v, ir.TileOp) and v.op == "arange" and v.type.shape == (n,) and
+                all(isinstance(a, ir.Const) for a in v.args) and
+                (v.args[0].value, v.args[1].value) == (0, 1))
+    return False
+
+
 def _replace(f, block: list, load_stmt, reshape_stmt, var: ir.Var, layout: str, offset: list,
              before: int, row_axis: int) -> ir.Assign | None:
     """The load (and reshape) of ``var`` as one ``load_operand``, placed at ``before`` (None
@@ -170,6 +322,7 @@ def _rewrite_block(f, block: list, outer: tuple, reads: dict, assigned: dict, th
         block.insert(at_pos, new)
         if fragments:
             _a_operand(f, m, s, block, outer, reads, assigned, offset)
+            _a_gather(f, m, s, block, reads, assigned, offset)
             _for_wgmma(f, m, threads)
         changed = True
     if changed:
@@ -268,7 +421,7 @@ def _crossable(s: ir.Stmt, names: set) -> bool:
         for e in ir.stmt_exprs(x):
             for y in ir.walk_expr(e):
                 if isinstance(y, (ir.Call, ir.CallFunc)) or \
-                        isinstance(y, ir.TileOp) and y.op in _WRITES + ("load_operand",):
+                        isinstance(y, ir.TileOp) and y.op in _WRITES + _COPIES:
                     return False
     return True
 
@@ -279,9 +432,11 @@ def _count_waits(block: list) -> None:
     issued: list[str] = []
     for s in block:
         v = s.value if isinstance(s, ir.Assign) else None
-        if isinstance(v, ir.TileOp) and v.op == "load_operand":
+        if isinstance(v, ir.TileOp) and v.op in _COPIES:
             issued.append(s.name)
-        elif isinstance(v, ir.TileOp) and v.op == "mma" and isinstance(v.args[1], ir.Var) and \
-                v.args[1].name in issued:
-            k = issued.index(v.args[1].name)
-            v.attrs["wait"] = len(issued) - k - 1
+        elif isinstance(v, ir.TileOp) and v.op == "mma":
+            # the later of its operands' copies (groups complete in the order they were issued)
+            ks = [issued.index(x.name) for x in v.args[:2]
+                  if isinstance(x, ir.Var) and x.name in issued]
+            if ks:
+                v.attrs["wait"] = len(issued) - max(ks) - 1

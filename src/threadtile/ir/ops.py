@@ -569,6 +569,20 @@ def _gather(e):
     return _indexed(arr, e.args[1:-1], e.type.shape, "")
 
 
+def _gather_operand(e):
+    arr, rows, col0, pad = (a.type for a in e.args)
+    t = e.type
+    if not isinstance(arr, ArrayType) or arr.ndim != 2 or not _tile(t) or t.ndim != 2 or \
+            t.dtype != arr.dtype:
+        return "rows of a 2-d array: a 2-d tile of the array's dtype"
+    if not _tile(rows) or rows.size != t.shape[0] or not rows.dtype.is_int:
+        return "one integer row index per row of the tile"
+    if _tile(col0) or not getattr(col0, "is_int", False) or _tile(pad) or \
+            _scalar_dtype(pad) != arr.dtype:
+        return "the first column an integer scalar, the padding a scalar of the array's dtype"
+    return None
+
+
 def _scatter(e):
     arr, val = e.args[0].type, e.args[1].type
     if e.type != void or not _tile(val) or val.dtype != getattr(arr, "dtype", None):
@@ -653,6 +667,8 @@ def _tile_ops() -> dict[str, OpSpec]:
         OpSpec("store", (3, None), _store, ("shape", "order"), "a tile into an array"),
         OpSpec("gather", (3, None), _gather, ("check_bounds",),
                "array elements at tiles of indices; the padding where masked or outside"),
+        OpSpec("gather_operand", (4, 4), _gather_operand, ("offset", "check_bounds"),
+               "an mma's A operand gathered by rows into its shared-memory buffer"),
         OpSpec("scatter", (3, None), _scatter, ("check_bounds",),
                "a tile into array elements at tiles of indices, where the mask allows"),
         OpSpec("atomic", (2, None), _atomic_tile, ("op", "order", "scope"),

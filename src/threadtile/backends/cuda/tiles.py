@@ -138,7 +138,7 @@ def scratch_sizes(module: ir.Module) -> tuple[int, int]:
 def operand_bytes(module: ir.Module) -> int:
     """The mma operands' buffers in shared memory, after the scratch (ir/operands.py)."""
     used = max((op.attrs["offset"] + buffer_bytes(op.type) for op in tile_ops(module)
-                if op.op == "load_operand"), default=0)
+                if op.op in ("load_operand", "gather_operand")), default=0)
     return used + 1024 if used else 0  # (the region's start rounded to 1024 bytes)
 
 
@@ -217,6 +217,8 @@ def op_scratch(op: ir.TileOp, nt: int) -> int:
         return max(staged, tiling.mma_bytes(a, b, fragments=True))
     if k == "layout":
         return op.type.size * _isz(op.type.dtype)
+    if k == "gather_operand":  # the row indices, int64 (tile/operands.h)
+        return op.type.shape[0] * 8
     if k == "printf":
         return sum(_round16(a.type.size * _isz(a.type.dtype)) for a in op.args
                    if isinstance(a.type, TileType))
@@ -395,6 +397,13 @@ def _load_operand(em, x, args):
             f"{x.attrs['row_axis']}>({args[0]}, {operand_pad(x)}{idx})")
 
 
+def _gather_operand(em, x, args):
+    check = "true" if x.attrs["check_bounds"] else "false"
+    arr, rows, col0, pad = args
+    return (f"tt::tile::gather_operand<{alias(x.type)}, {x.attrs['offset']}, {check}>"
+            f"({arr}, {pad}, {rows}, (int64_t)({col0}))")
+
+
 def _mma(em, x, args):
     if x.args[1].type.layout != "blocked":  # B in shared memory (tile/operands.h)
         return f"tt::tile::mma<{_tc(x)}, {x.attrs.get('wait', 0)}>({', '.join(args)})"
@@ -571,6 +580,7 @@ TILE_OPS = {
     "scan": _scan,
     "mma": _mma,
     "load_operand": _load_operand,
+    "gather_operand": _gather_operand,
     "mma_loop": _mma_loop,
     "item": lambda em, x, args: f"tt::tile::item({args[0]})",
     "load": _load,

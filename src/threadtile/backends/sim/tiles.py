@@ -22,7 +22,7 @@ import numpy as np
 from ... import errors
 from ...ir import nodes as ir
 from ...lang import minifloat
-from ...lang.types import NARROW_FLOATS, Scalar, TileType, bfloat16, tfloat32
+from ...lang.types import NARROW_FLOATS, Scalar, TileType, bfloat16, bool_, int64, tfloat32
 from . import checks, memory, ops, tile_dtypes
 
 _F32 = np.dtype(np.float32)
@@ -659,6 +659,24 @@ def _gather(B, op, site, blocks, args):
     return out
 
 
+def _gather_operand(B, op, site, blocks, args):
+    # the gather it stands for (ir/operands.py): rows[r] and col0 + c at element (r, c)
+    arr, rows, col0, pad = args
+    t: TileType = op.type
+    m, n = t.shape
+    r = np.asarray(rows).reshape(B.nb, m, 1).astype(np.int64)
+    c = _bc(_per_block(B, col0, blocks, site, op, "the first column"), 2)
+    c = np.asarray(c, np.int64) + np.arange(n, dtype=np.int64)
+    full = (B.nb, m, n)
+    idx = TileType(int64, (m, n))
+    gather = ir.TileOp(TileType(t.dtype, t.shape), op.loc, "gather",
+                       [op.args[0], ir.Var(idx, op.loc, "_rows"), ir.Var(idx, op.loc, "_cols"),
+                        ir.Const(bool_, op.loc, True), op.args[3]],
+                       {"check_bounds": op.attrs["check_bounds"]})
+    return _gather(B, gather, site, blocks, [arr, np.broadcast_to(r, full),
+                                             np.broadcast_to(c, full), True, pad])
+
+
 def _scatter(B, op, site, blocks, args):
     arr, tile = args[0], args[1]
     m = _mask(B, blocks)
@@ -789,7 +807,8 @@ def _layout(B, op, site, blocks, args):
 
 
 OPS = {  # by the registry's names (ir/ops.py TILE_OPS)
-    "layout": _layout, "load_operand": _load_operand, "full": _full, "arange": _arange,
+    "layout": _layout, "load_operand": _load_operand,
+    "gather_operand": _gather_operand, "full": _full, "arange": _arange,
     "binop": _binop, "unary": _unary,
     "cast": _cast, "math": _math, "where": _where, "broadcast": _broadcast, "reshape": _reshape,
     "permute": _permute, "extract": _extract, "insert": _insert, "cat": _cat,

@@ -10,6 +10,8 @@
 //   load_operand   a barrier (the buffer's last reader is done), then 16-byte cp.async copies
 //                  for runs inside the array, contiguous and aligned, element copies (the
 //                  padding past the edges) otherwise; one commit group
+//   gather_operand an A operand's rows gathered from a 2-d array: the row indices through the
+//                  scratch, then load_operand's copies, row by row; one commit group
 //   mma            waits for all but the Wait commit groups issued after this operand's
 //                  (ir/operands.py counts them), a barrier, then B fragments from the buffer:
 //                  ldmatrix.trans for [K][N], 32-bit words for [N][K]; A from registers (an
@@ -189,6 +191,55 @@ __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST
 template <class ST, int Off, int RA, class Arr, class... I>
 __device__ __forceinline__ ST load_operand(const Arr& a, typename ST::elem pad, I... idx) {
   return load_operand_at<ST, RA>(Off, a, pad, idx...);
+}
+
+// an A operand gathered by rows (ir/operands.py, gather_operand): row r of the tile is array
+// row rows[r] (the r-th element of the index tile), columns col0 ... col0 + COLS - 1 of a 2-d
+// array; with CheckBounds a row or column outside the array reads the padding (gather's
+// rule). The row indices pass through the scratch (int64, one a row) between two barriers;
+// then each thread copies its 16-byte pieces as load_operand does: one commit group
+template <class ST, int Off, bool CheckBounds, class Arr, class RT>
+__device__ __forceinline__ ST gather_operand(const Arr& a, typename ST::elem pad, const RT& rows,
+                                             int64_t col0) {
+  typedef typename ST::elem T;
+  constexpr int CH = 16 / int(sizeof(T)), MR = ST::ROWS, MC = ST::COLS, PER = MC / CH;
+  static_assert(!ST::Swap && MC % CH == 0, "gather_operand: the tile's rows are memory rows");
+  static_assert(traits<RT>::E == MR, "gather_operand: one index a row");
+  ST out{operand_smem<T>(Off)};
+  int64_t* ridx = scratch<int64_t>();
+  const int t = tid();
+  block_sync();  // the buffer's and the scratch's previous readers have finished
+  if (owner<RT>(t)) {
+#pragma unroll
+    for (int k = 0; k < traits<RT>::N; ++k) ridx[elem<RT>(t, k)] = int64_t(rows.v[k]);
+  }
+  block_sync();
+  const bool contiguous = stride_of(a, 1) == 1;
+#pragma unroll
+  for (int i = 0; i < (MR * PER + ST::NT - 1) / ST::NT; ++i) {
+    const int c = t + i * ST::NT;
+    if ((MR * PER) % ST::NT != 0 && c >= MR * PER) break;
+    const int row = c / PER, col = (c % PER) * CH;
+    int64_t g[2] = {ridx[row], col0 + col};
+    T* dst = out.p + piece_at<ST>(row, col);
+    const bool rin = !CheckBounds || (g[0] >= 0 && g[0] < a.shape[0]);
+    if (rin && contiguous && g[1] >= 0 && g[1] + CH <= a.shape[1]) {
+      const T* src = a.data + offset(a, g);
+      if (reinterpret_cast<unsigned long long>(src) % 16 == 0) {
+        cp_async16(dst, src);
+        continue;
+      }
+    }
+    const int64_t x0 = g[1];
+#pragma unroll
+    for (int e = 0; e < CH; ++e) {
+      g[1] = x0 + e;
+      const bool in = rin && (!CheckBounds || (g[1] >= 0 && g[1] < a.shape[1]));
+      dst[e] = in ? a.data[offset(a, g)] : pad;
+    }
+  }
+  cp_async_commit();
+  return out;
 }
 
 template <class X> struct is_mma_tile { static constexpr bool value = false; };

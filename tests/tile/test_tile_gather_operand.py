@@ -1,0 +1,82 @@
+"""An mma's A operand gathered by rows (a mixture of experts' tokens), written the way cuTile's
+MoE sample writes it: ``ct.gather(A, (rows[:, None], k * TK + ct.arange(TK)[None, :]))``. The
+compiler copies each row's run of columns straight into the operand's shared-memory buffer
+(ir/operands.py ``gather_operand``; tile/operands.h), the padding where a row index or a
+column lies outside the array, as the gather promises. Numerics against NumPy in float64, in
+the simulator and on the GPU: row indices past the end and negative ones, K not a multiple of
+the tile's, rows that are not 16-byte aligned (an odd K), a column offset given by a scalar
+argument; the IR says the gather became a ``gather_operand``; every case compiles."""
+
+import numpy as np
+import pytest
+from conftest import compile_cubin, poison
+
+import threadtile.tile as ct
+
+ConstInt = ct.Constant[int]
+
+
+@ct.kernel
+def gathered_product(A, B, Out, rows_of, first_col: int, TM: ConstInt, TN: ConstInt,
+                     TK: ConstInt):
+    """Out[block rows] = A[rows_of[block rows], first_col:] @ B, B (N, K) read transposed."""
+    bm, bn = ct.bid(0), ct.bid(1)
+    rows = ct.load(rows_of, index=(bm,), shape=(TM,))
+    acc = ct.full((TM, TN), 0.0, dtype=ct.float32)
+    for k in range(ct.cdiv(B.shape[1], TK)):
+        cols = first_col + k * TK + ct.arange(TK, dtype=ct.int32)
+        a = ct.gather(A, (rows[:, None], cols[None, :]))
+        b = ct.load(B, index=(k, bn), shape=(TK, TN), order=(1, 0),
+                    padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(a, b, acc)
+    ct.store(Out, index=(bm, bn), tile=acc)
+
+
+def _case(rng, dtype, m_rows, k, n, tm, tn, first_col):
+    a_rows = 37
+    a = rng.standard_normal((a_rows, first_col + k)).astype(dtype)
+    b = rng.standard_normal((n, k)).astype(dtype)
+    rows = rng.integers(0, a_rows, m_rows).astype(np.int32)
+    rows[::5] = a_rows + 3       # past the end: zeros
+    rows[1::7] = -2              # negative: outside too
+    want_a = np.zeros((m_rows, k))
+    ok = (rows >= 0) & (rows < a_rows)
+    want_a[ok] = a[rows[ok], first_col:].astype(np.float64)
+    want = want_a @ b.astype(np.float64).T
+    return a, b, rows, want
+
+
+@pytest.mark.parametrize(("k", "first_col"), [(128, 0), (100, 0), (64, 3), (96, 8)])
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+def test_gathered_rows_product(target, rng, dtype, k, first_col):
+    if dtype == "bfloat16":
+        dtype = pytest.importorskip("ml_dtypes").bfloat16
+    tm, tn, tk = 64, 64, 32
+    m_rows, n = 128, 128
+    a, b, rows, want = _case(rng, dtype, m_rows, k, n, tm, tn, first_col)
+    out = target.to_device(poison((m_rows, n), np.float32))
+    target.launch_tile(gathered_product, (m_rows // tm, n // tn), target.to_device(a),
+                       target.to_device(b), out, target.to_device(rows), first_col, tm, tn, tk)
+    np.testing.assert_allclose(target.to_host(out), want, rtol=1e-3, atol=1e-3 * np.sqrt(k))
+
+
+def _args(dtype=np.float16):
+    a = np.zeros((37, 128), dtype)
+    b = np.zeros((128, 128), dtype)
+    out = np.zeros((128, 128), np.float32)
+    return (a, b, out, np.zeros(128, np.int32), 0)
+
+
+def test_the_gather_becomes_a_gather_operand():
+    ir_text = gathered_product.ir(*_args(), TM=64, TN=64, TK=32)
+    assert "gather_operand(A, rows" in ir_text
+    assert "tile.gather(" not in ir_text
+    src = gathered_product.cuda_source(*_args(), TM=64, TN=64, TK=32)
+    assert "tt::tile::gather_operand<" in src
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize(("tm", "tn", "tk"), [(64, 64, 32), (128, 128, 64)])
+def test_gathered_product_compiles(arch, tm, tn, tk):
+    cubin = compile_cubin(gathered_product, *_args(), arch=arch, TM=tm, TN=tn, TK=tk)
+    assert cubin[:4] == b"\x7fELF"
