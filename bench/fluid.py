@@ -85,7 +85,15 @@ def cudnn_tf32(allowed: bool):
         torch.backends.cudnn.allow_tf32 = before
 
 
-def agreement(n: int, prm, tf32: bool = False) -> dict:
+def agreement(n: int, prm, tf32: bool = False, cudnn: bool = True,
+              exact: bool = False) -> dict:
+    """Largest difference per field, over the field's largest value, after 3 steps from one
+    smooth random state: threadtile against the torch peer (cuDNN's TF32 allowed or not,
+    cuDNN on or off: off, torch convolves by its own direct sums); with ``exact`` also each
+    of them against the NumPy reference in float64 (``threadtile_vs_float64``,
+    ``torch_vs_float64``): which side the difference comes from."""
+    import torch
+    from fluid import reference as ref
     from fluid.solver import Fluid
     from fluid.torch_scheme import TorchFluid
 
@@ -93,14 +101,28 @@ def agreement(n: int, prm, tf32: bool = False) -> dict:
     a, b = Fluid(n, prm, backend="torch"), TorchFluid(n, prm)
     a.set_fields(**state)
     b.set_fields(**state)
-    with cudnn_tf32(tf32):
+    was = torch.backends.cudnn.enabled
+    torch.backends.cudnn.enabled = cudnn
+    try:
+        with cudnn_tf32(tf32):
+            for _ in range(3):
+                a.step()
+                b.step()
+    finally:
+        torch.backends.cudnn.enabled = was
+
+    def diff(x, y):
+        return float(np.abs(x - y).max() / max(np.abs(y).max(), 1e-6))
+
+    keys = ("u", "v", "d", "p")
+    out = {k: diff(a.field(k), b.field(k)) for k in keys}
+    if exact:
+        want = {k: np.asarray(v, np.float64) for k, v in state.items()}
         for _ in range(3):
-            a.step()
-            b.step()
-    out = {}
-    for k in ("u", "v", "d", "p"):
-        x, y = a.field(k), b.field(k)
-        out[k] = float(np.abs(x - y).max() / max(np.abs(y).max(), 1e-6))
+            want = ref.step(want, prm)
+        out = {"threadtile_vs_torch": out,
+               "threadtile_vs_float64": {k: diff(a.field(k), want[k]) for k in keys},
+               "torch_vs_float64": {k: diff(b.field(k), want[k]) for k in keys}}
     return out
 
 
@@ -158,6 +180,8 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[2048, 4096])
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--iters", type=int, default=40, help="pressure iterations a step")
+    ap.add_argument("--exact", action="store_true",
+                    help="also run the NumPy float64 reference (3 steps; minutes at 4096^2)")
     ap.add_argument("--compile", action="store_true",
                     help="also time the torch scheme under torch.compile (needs triton; "
                          "compiling the unrolled pressure loop takes a while)")
@@ -202,6 +226,8 @@ def main() -> None:
                                           for k in ("plain_jacobi", "strip_jacobi")])
         r["agreement"] = agreement(n, Params(iters=args.iters, per_launch=4))
         r["agreement_tf32"] = agreement(n, Params(iters=args.iters, per_launch=4), tf32=True)
+        r["agreement_no_cudnn"] = agreement(n, Params(iters=args.iters, per_launch=4),
+                                            cudnn=False, exact=args.exact)
         results[str(n)] = r
         print(f"\n{n}x{n}, {args.iters} pressure iterations a step")
         for name, v in rates.items():
@@ -226,6 +252,13 @@ def main() -> None:
         print(f"  agreement with torch after 3 steps: worst field {worst:.1e} of its largest "
               f"value ({'ok' if r['agreement_ok'] else 'MISMATCH: not the same scheme'}); with "
               f"cuDNN's TF32 allowed {max(r['agreement_tf32'].values()):.1e}")
+        nc = r["agreement_no_cudnn"]
+        if "torch_vs_float64" in nc:
+            print("  cuDNN off: threadtile vs torch {:.1e}; against NumPy float64: threadtile "
+                  "{:.1e}, torch {:.1e}".format(*(max(nc[k].values()) for k in (
+                      "threadtile_vs_torch", "threadtile_vs_float64", "torch_vs_float64"))))
+        else:
+            print(f"  cuDNN off: threadtile vs torch {max(nc.values()):.1e}")
     for key, why in skipped.items():
         print(f"{key}: skipped: {why}")
     write("fluid", {"sizes": results, "skipped": skipped, "steps": args.steps},
