@@ -107,7 +107,7 @@ _REGISTERS_PER_SM = 65536
 def holds_multiprocessor(f: ir.Function, threads: int) -> bool:
     """Whether a block of the kernel needs half a multiprocessor's registers or more by a rough
     count (the products it keeps in fragments, one register a float32 value a thread, plus
-    ``_OTHER_REGS``): one block a multiprocessor then, so second buffers for its copies
+    ``_OTHER_REGS``): one block a multiprocessor then (with the rest of its registers), so second buffers for its copies
     (ir/pipeline.py) take shared memory no other block could have used. Where blocks share a
     multiprocessor the second buffers halve how many fit, and that measured slower (decode
     attention's 4 blocks of 4 warps an SM became 2: 3141 -> 2306 GB/s on the H200), while a
