@@ -45,7 +45,6 @@ from __future__ import annotations
 from ..lang.types import ArrayType, TileType
 from . import nodes as ir
 from . import tiling
-from .pipeline import pipeline_loops
 from .tiling import tensor_core
 
 SMEM, SMEMT, BLOCKED = "smem", "smemt", "blocked"
@@ -93,32 +92,7 @@ def smem_operands(f: ir.Function, threads: int) -> bool:
     changed = False
     for block, outer in _blocks(f.body, ()):
         changed |= _rewrite_block(f, block, outer, reads, assigned, threads, offset)
-    if changed and holds_multiprocessor(f, threads):
-        # the loops' copies of the next iteration into second buffers (ir/pipeline.py)
-        pipeline_loops(f, offset, BUDGET, buffer_bytes)
     return changed
-
-
-# registers a thread besides its fragment tiles' values (addresses, operand fragments, indices)
-_OTHER_REGS = 64
-_REGISTERS_PER_SM = 65536
-
-
-def holds_multiprocessor(f: ir.Function, threads: int) -> bool:
-    """Whether a block of the kernel needs half a multiprocessor's registers or more by a rough
-    count (the products it keeps in fragments, one register a float32 value a thread, plus
-    ``_OTHER_REGS``): one block a multiprocessor then (with the rest of its registers), so second buffers for its copies
-    (ir/pipeline.py) take shared memory no other block could have used. Where blocks share a
-    multiprocessor the second buffers halve how many fit, and that measured slower (decode
-    attention's 4 blocks of 4 warps an SM became 2: 3141 -> 2306 GB/s on the H200), while a
-    mixture of experts' 8-warp blocks of 128 x 128 accumulators (one an SM by registers)
-    waited on each step's copies."""
-    frag = {}
-    for s in ir.walk_stmts(f.body):
-        if isinstance(s, ir.Assign) and isinstance(s.value, ir.TileOp) and \
-                s.value.op == "mma" and s.value.type.layout == "mma":
-            frag[s.name] = s.value.type.size // max(threads, 1)  # float32 products
-    return threads * (sum(frag.values()) + _OTHER_REGS) >= _REGISTERS_PER_SM // 2
 
 
 def _blocks(stmts: list, outer: tuple):
@@ -260,11 +234,11 @@ def _axis_source(e: ir.Expr, defs: dict, axis: int, shape: tuple):
 
 
 def _offset_arange(e: ir.Var, defs: dict, assigned: dict, n: int):
-    """``s`` where the tile ``e`` (n elements, one axis of n) is ``s + arange(n)`` (start 0,
-    step 1; the arange possibly reshaped or cast to another integer type; ``s`` a scalar whose
-    variables are assigned once), else None."""
+    """``s`` where the tile ``e`` is ``s + arange(n)`` (start 0, step 1; the arange possibly
+    cast to another integer type; ``s`` a scalar whose variables are assigned once), else
+    None."""
     d = defs.get(e.name)
-    if d is None or e.type.size != n or not e.type.dtype.is_int:
+    if d is None or e.type.ndim != 1 or not e.type.dtype.is_int:
         return None
     v = d.value
     if not (isinstance(v, ir.TileOp) and v.op == "binop" and v.attrs.get("op") == "add"):
@@ -280,8 +254,7 @@ def _offset_arange(e: ir.Var, defs: dict, assigned: dict, n: int):
 def _is_arange(t: ir.Expr, defs: dict, n: int) -> bool:
     while isinstance(t, ir.Var) and t.name in defs:
         v = defs[t.name].value
-        if isinstance(v, ir.TileOp) and (v.op == "cast" and v.type.dtype.is_int or
-                                         v.op == "reshape" and v.type.size == n):
+        if isinstance(v, ir.TileOp) and v.op == "cast" and v.type.dtype.is_int:
             t = v.args[0]
             continue
         return (isinstance(v, ir.TileOp) and v.op == "arange" and v.type.shape == (n,) and

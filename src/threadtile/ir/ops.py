@@ -517,8 +517,7 @@ def _load(e):
 
 
 def _load_operand(e):
-    piped = e.attrs.get("pipelined")  # ir/pipeline.py: then a stage and whether to copy
-    bad = _array_first(e, 3 if piped else 1)
+    bad = _array_first(e, 1)
     if bad:
         return bad
     arr, t = e.args[0].type, e.type
@@ -571,9 +570,7 @@ def _gather(e):
 
 
 def _gather_operand(e):
-    if len(e.args) != (6 if e.attrs.get("pipelined") else 4):  # ir/pipeline.py: stage, issue
-        return "an array, the row indices, the first column and the padding"
-    arr, rows, col0, pad = (a.type for a in e.args[:4])
+    arr, rows, col0, pad = (a.type for a in e.args)
     t = e.type
     if not isinstance(arr, ArrayType) or arr.ndim != 2 or not _tile(t) or t.ndim != 2 or \
             t.dtype != arr.dtype:
@@ -670,7 +667,7 @@ def _tile_ops() -> dict[str, OpSpec]:
         OpSpec("store", (3, None), _store, ("shape", "order"), "a tile into an array"),
         OpSpec("gather", (3, None), _gather, ("check_bounds",),
                "array elements at tiles of indices; the padding where masked or outside"),
-        OpSpec("gather_operand", (4, 6), _gather_operand, ("offset", "check_bounds"),
+        OpSpec("gather_operand", (4, 4), _gather_operand, ("offset", "check_bounds"),
                "an mma's A operand gathered by rows into its shared-memory buffer"),
         OpSpec("scatter", (3, None), _scatter, ("check_bounds",),
                "a tile into array elements at tiles of indices, where the mask allows"),

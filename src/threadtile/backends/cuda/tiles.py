@@ -137,9 +137,8 @@ def scratch_sizes(module: ir.Module) -> tuple[int, int]:
 
 def operand_bytes(module: ir.Module) -> int:
     """The mma operands' buffers in shared memory, after the scratch (ir/operands.py)."""
-    used = max((max(op.attrs["offset"], op.attrs.get("offset2", 0)) + buffer_bytes(op.type)
-                for op in tile_ops(module) if op.op in ("load_operand", "gather_operand")),
-               default=0)
+    used = max((op.attrs["offset"] + buffer_bytes(op.type) for op in tile_ops(module)
+                if op.op in ("load_operand", "gather_operand")), default=0)
     return used + 1024 if used else 0  # (the region's start rounded to 1024 bytes)
 
 
@@ -388,31 +387,19 @@ def operand_pad(x: ir.TileOp) -> str:
 
 
 def _load_operand(em, x, args):
-    piped = x.attrs.get("pipelined")  # ir/pipeline.py: (..., stage, issue)
-    if piped:
-        args, (stage, issue) = args[:-2], args[-2:]
     # the tile indices in the array's axis order (tile axis k is array axis order[k])
     order = x.attrs.get("order") or range(len(args) - 1)
     arr_idx = [""] * (len(args) - 1)
     for k, a in zip(order, args[1:]):
         arr_idx[k] = a
     idx = "".join(", " + a for a in arr_idx)
-    if piped:
-        return (f"tt::tile::load_operand_stage<{alias(x.type)}, {x.attrs['offset']}, "
-                f"{x.attrs['offset2']}, {x.attrs['row_axis']}>({issue}, {stage}, {args[0]}, "
-                f"{operand_pad(x)}{idx})")
     return (f"tt::tile::load_operand<{alias(x.type)}, {x.attrs['offset']}, "
             f"{x.attrs['row_axis']}>({args[0]}, {operand_pad(x)}{idx})")
 
 
 def _gather_operand(em, x, args):
     check = "true" if x.attrs["check_bounds"] else "false"
-    arr, rows, col0, pad = args[:4]
-    if x.attrs.get("pipelined"):  # ir/pipeline.py: (..., stage, issue)
-        stage, issue = args[4:]
-        return (f"tt::tile::gather_operand_stage<{alias(x.type)}, {x.attrs['offset']}, "
-                f"{x.attrs['offset2']}, {check}>({issue}, {stage}, {arr}, {pad}, {rows}, "
-                f"(int64_t)({col0}))")
+    arr, rows, col0, pad = args
     return (f"tt::tile::gather_operand<{alias(x.type)}, {x.attrs['offset']}, {check}>"
             f"({arr}, {pad}, {rows}, (int64_t)({col0}))")
 

@@ -566,29 +566,11 @@ def _load(B, op, site, blocks, args):
     return out
 
 
-def _issued(B, op, site, blocks, issue):
-    """The blocks where a pipelined copy is issued (None: all, False: none)."""
-    issue = np.broadcast_to(np.asarray(
-        _per_block(B, issue, blocks, site, op, "whether the copy is issued"), bool), (B.nb,))
-    live = issue if blocks is None else (np.asarray(blocks, bool) & issue)
-    if not live.any():
-        return False
-    return None if live.all() else live
-
-
 def _load_operand(B, op, site, blocks, args):
     # the load as written, its tile reshaped to the operand's two axes (the buffer in shared
-    # memory is the CUDA backend's business: ir/operands.py); a loop's copy of its next
-    # iteration's operand (ir/pipeline.py) loads only in the blocks where it is issued
+    # memory is the CUDA backend's business: ir/operands.py)
     t: TileType = op.type
-    operands = op.args
-    if op.attrs.get("pipelined"):
-        args, (_stage, issue) = args[:-2], args[-2:]
-        operands = op.args[:-2]
-        blocks = _issued(B, op, site, blocks, issue)
-        if blocks is False:
-            return np.zeros((B.nb,) + t.shape, _dtype(t.dtype))
-    as_loaded = ir.TileOp(TileType(t.dtype, tuple(op.attrs["shape"])), op.loc, "load", operands,
+    as_loaded = ir.TileOp(TileType(t.dtype, tuple(op.attrs["shape"])), op.loc, "load", op.args,
                           op.attrs)
     return _load(B, as_loaded, site, blocks, args).reshape((B.nb,) + t.shape)
 
@@ -678,14 +660,9 @@ def _gather(B, op, site, blocks, args):
 
 
 def _gather_operand(B, op, site, blocks, args):
-    # the gather it stands for (ir/operands.py): rows[r] and col0 + c at element (r, c); a
-    # loop's gather of its next iteration's operand (ir/pipeline.py) only where it is issued
-    arr, rows, col0, pad = args[:4]
+    # the gather it stands for (ir/operands.py): rows[r] and col0 + c at element (r, c)
+    arr, rows, col0, pad = args
     t: TileType = op.type
-    if op.attrs.get("pipelined"):
-        blocks = _issued(B, op, site, blocks, args[5])
-        if blocks is False:
-            return np.zeros((B.nb,) + t.shape, _dtype(t.dtype))
     m, n = t.shape
     r = np.asarray(rows).reshape(B.nb, m, 1).astype(np.int64)
     c = _bc(_per_block(B, col0, blocks, site, op, "the first column"), 2)

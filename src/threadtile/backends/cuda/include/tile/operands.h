@@ -188,19 +188,6 @@ __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST
   return out;
 }
 
-// a loop's copy of the next iteration's operand (ir/pipeline.py) into buffer Stage of two (at
-// Off0 or Off1); where it is not issued (past the loop's end) the same barrier and an empty
-// commit group, so that every mma waits for a fixed number of groups
-template <class ST, int Off0, int Off1, int RA, class Arr, class... I>
-__device__ __forceinline__ ST load_operand_stage(bool issue, int stage, const Arr& a,
-                                                 typename ST::elem pad, I... idx) {
-  const int off = stage ? Off1 : Off0;
-  if (issue) return load_operand_at<ST, RA>(off, a, pad, idx...);
-  block_sync();
-  cp_async_commit();
-  return ST{operand_smem<typename ST::elem>(off)};
-}
-
 template <class ST, int Off, int RA, class Arr, class... I>
 __device__ __forceinline__ ST load_operand(const Arr& a, typename ST::elem pad, I... idx) {
   return load_operand_at<ST, RA>(Off, a, pad, idx...);
@@ -211,14 +198,14 @@ __device__ __forceinline__ ST load_operand(const Arr& a, typename ST::elem pad, 
 // array; with CheckBounds a row or column outside the array reads the padding (gather's
 // rule). The row indices pass through the scratch (int64, one a row) between two barriers;
 // then each thread copies its 16-byte pieces as load_operand does: one commit group
-template <class ST, bool CheckBounds, class Arr, class RT>
-__device__ __forceinline__ ST gather_operand_at(int off, const Arr& a, typename ST::elem pad,
-                                                const RT& rows, int64_t col0) {
+template <class ST, int Off, bool CheckBounds, class Arr, class RT>
+__device__ __forceinline__ ST gather_operand(const Arr& a, typename ST::elem pad, const RT& rows,
+                                             int64_t col0) {
   typedef typename ST::elem T;
   constexpr int CH = 16 / int(sizeof(T)), MR = ST::ROWS, MC = ST::COLS, PER = MC / CH;
   static_assert(!ST::Swap && MC % CH == 0, "gather_operand: the tile's rows are memory rows");
   static_assert(traits<RT>::E == MR, "gather_operand: one index a row");
-  ST out{operand_smem<T>(off)};
+  ST out{operand_smem<T>(Off)};
   int64_t* ridx = scratch<int64_t>();
   const int t = tid();
   block_sync();  // the buffer's and the scratch's previous readers have finished
@@ -253,23 +240,6 @@ __device__ __forceinline__ ST gather_operand_at(int off, const Arr& a, typename 
   }
   cp_async_commit();
   return out;
-}
-
-template <class ST, int Off, bool CheckBounds, class Arr, class RT>
-__device__ __forceinline__ ST gather_operand(const Arr& a, typename ST::elem pad, const RT& rows,
-                                             int64_t col0) {
-  return gather_operand_at<ST, CheckBounds>(Off, a, pad, rows, col0);
-}
-// a loop's gather of the next iteration's operand (ir/pipeline.py), as load_operand_stage
-template <class ST, int Off0, int Off1, bool CheckBounds, class Arr, class RT>
-__device__ __forceinline__ ST gather_operand_stage(bool issue, int stage, const Arr& a,
-                                                   typename ST::elem pad, const RT& rows,
-                                                   int64_t col0) {
-  const int off = stage ? Off1 : Off0;
-  if (issue) return gather_operand_at<ST, CheckBounds>(off, a, pad, rows, col0);
-  block_sync();
-  cp_async_commit();
-  return ST{operand_smem<typename ST::elem>(off)};
 }
 
 template <class X> struct is_mma_tile { static constexpr bool value = false; };
