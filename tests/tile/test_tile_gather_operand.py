@@ -5,7 +5,12 @@ compiler copies each row's run of columns straight into the operand's shared-mem
 column lies outside the array, as the gather promises. Numerics against NumPy in float64, in
 the simulator and on the GPU: row indices past the end and negative ones, K not a multiple of
 the tile's, rows that are not 16-byte aligned (an odd K), a column offset given by a scalar
-argument; the IR says the gather became a ``gather_operand``; every case compiles."""
+argument; the IR says the gather became a ``gather_operand``; every case compiles.
+
+The mirror for the result, ``ct.scatter(C, (rows[:, None], s + ct.arange(TN)[None, :]),
+acc)`` of a tile kept in fragments, writes each lane's pairs straight to their rows
+(``scatter_fragments``, tile/mma.h): rows past the end, negative rows and columns past the
+edge skipped, an odd first column (no paired words)."""
 
 import numpy as np
 import pytest
@@ -30,6 +35,53 @@ def gathered_product(A, B, Out, rows_of, first_col: int, TM: ConstInt, TN: Const
                     padding_mode=ct.PaddingMode.ZERO)
         acc = ct.mma(a, b, acc)
     ct.store(Out, index=(bm, bn), tile=acc)
+
+
+@ct.kernel(num_warps=4)
+def scattered_product(A, B, C, rows_of, first_col: int, TM: ConstInt, TN: ConstInt,
+                      TK: ConstInt):
+    """C[rows_of[block rows], first_col + block columns] = (A @ B)[block], as bfloat16."""
+    bm, bn = ct.bid(0), ct.bid(1)
+    rows = ct.load(rows_of, index=(bm,), shape=(TM,))
+    acc = ct.full((TM, TN), 0.0, dtype=ct.float32)
+    for k in range(ct.cdiv(A.shape[1], TK)):
+        a = ct.load(A, index=(bm, k), shape=(TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        b = ct.load(B, index=(k, bn), shape=(TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(a, b, acc)
+    cols = first_col + bn * TN + ct.arange(TN, dtype=ct.int32)
+    ct.scatter(C, (rows[:, None], cols[None, :]), acc.astype(C.dtype))
+
+
+@pytest.mark.parametrize("first_col", [0, 3, 40])
+def test_scattered_rows_from_fragments(target, rng, first_col):
+    tm, tn, tk, m, k, n = 32, 32, 32, 64, 64, 64
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c_rows, c_cols = 70, 90
+    rows = np.concatenate([rng.permutation(c_rows)[:m - 8], [c_rows + 1, -1, 999, -7,
+                                                               c_rows, -3, 1000, c_rows + 5]])
+    rows = rng.permutation(rows).astype(np.int32)  # distinct where inside: no two writers
+    c = np.full((c_rows, c_cols), 7.0, np.float16)
+    dev_c = target.to_device(c)
+    target.launch_tile(scattered_product, (m // tm, n // tn), target.to_device(a),
+                       target.to_device(b), dev_c, target.to_device(rows), first_col, tm, tn, tk)
+    got = target.to_host(dev_c).astype(np.float64)
+    want = c.astype(np.float64)
+    prod = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16).astype(np.float64)
+    for i, r in enumerate(rows):
+        if 0 <= r < c_rows:
+            hi = min(c_cols, first_col + n)
+            want[r, first_col:hi] = prod[i, :hi - first_col]
+    np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3 * np.sqrt(k))
+
+
+def test_the_scatter_becomes_scatter_fragments():
+    z = np.zeros
+    args = (z((64, 64), np.float16), z((64, 64), np.float16), z((70, 90), np.float16),
+            z(64, np.int32), 0)
+    ir_text = scattered_product.ir(*args, TM=32, TN=32, TK=32)
+    assert "scatter_fragments(C, " in ir_text
+    assert "tile.scatter(" not in ir_text and "tile.layout(" not in ir_text
 
 
 def _case(rng, dtype, m_rows, k, n, tm, tn, first_col):
@@ -79,4 +131,9 @@ def test_the_gather_becomes_a_gather_operand():
 @pytest.mark.parametrize(("tm", "tn", "tk"), [(64, 64, 32), (128, 128, 64)])
 def test_gathered_product_compiles(arch, tm, tn, tk):
     cubin = compile_cubin(gathered_product, *_args(), arch=arch, TM=tm, TN=tn, TK=tk)
+    assert cubin[:4] == b"\x7fELF"
+    z = np.zeros
+    cubin = compile_cubin(scattered_product, z((128, 64), np.float16), z((64, 128), np.float16),
+                          z((50, 90), np.float16), z(128, np.int32), 0, arch=arch, TM=tm,
+                          TN=tn, TK=tk)
     assert cubin[:4] == b"\x7fELF"

@@ -34,8 +34,8 @@ from ..lang.types import ArrayType, TileType, void
 from . import nodes as ir
 
 _ANY = "*"
-_MEMORY = ("load", "load_operand", "gather_operand", "store", "gather", "scatter", "atomic",
-           "mma_loop")
+_MEMORY = ("load", "load_operand", "gather_operand", "store", "gather", "scatter",
+           "scatter_fragments", "atomic", "mma_loop")
 _VIEWS = (ir.Slice, ir.Reshape, ir.ViewAs, ir.RawMemory, ir.Field)
 
 
@@ -98,7 +98,7 @@ def _memory_op(x) -> list | None:
     """The global arrays a tile operation touches, as (array expression, writes), or None."""
     if not isinstance(x, ir.TileOp) or x.op not in _MEMORY:
         return None
-    arrays = [(x.args[0], x.op in ("store", "scatter", "atomic"))]
+    arrays = [(x.args[0], x.op in ("store", "scatter", "scatter_fragments", "atomic"))]
     if x.op == "mma_loop":
         arrays.append((x.args[1], False))
     out = [(a, w) for a, w in arrays if isinstance(a.type, ArrayType) and

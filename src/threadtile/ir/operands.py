@@ -51,7 +51,7 @@ SMEM, SMEMT, BLOCKED = "smem", "smemt", "blocked"
 # the operands' buffers of one kernel at most (the scratch and other blocks need the rest of
 # a multiprocessor's 227 KiB): loads past it stay loads
 BUDGET = 128 * 1024
-_WRITES = ("store", "scatter", "atomic", "printf", "mma_loop")
+_WRITES = ("store", "scatter", "scatter_fragments", "atomic", "printf", "mma_loop")
 _COPIES = ("load_operand", "gather_operand")  # each a commit group of cp.async copies
 
 
@@ -159,7 +159,64 @@ def _a_gather(f, m: ir.TileOp, s: ir.Stmt, block: list, reads: dict, assigned: d
     _drop_unread(f, [x.name for x in g.value.args[1:3] if isinstance(x, ir.Var)])
 
 
-_PURE = ("broadcast", "reshape", "binop", "cast", "arange")
+_PURE = ("broadcast", "reshape", "binop", "cast", "arange", "layout")
+
+
+def fragment_scatters(f: ir.Function) -> bool:
+    """A scatter of whole rows of a tile kept in fragments (an accumulator, or its cast), as
+    a mixture of experts writes its tokens' rows back::
+
+        scatter(arr, (rows[:, None], s + arange(N)[None, :]), x)    # x: (M, N), 2-d arr
+
+    (the index tiles as ``gather_operand`` takes them, the mask true) becomes
+    ``scatter_fragments(arr, x, rows, s)``: each lane writes its pairs of adjacent columns to
+    its rows (tile/mma.h), where the layout pass had converted ``x`` to the blocked layout
+    through the scratch and each thread scattered its elements with two int64 indices.
+    Returns whether any changed."""
+    assigned: dict[str, int] = {}
+    for x in ir.walk_stmts(f.body):
+        if isinstance(x, ir.Assign):
+            assigned[x.name] = assigned.get(x.name, 0) + 1
+    reads: dict[str, int] = {}
+    for x in ir.walk_stmts(f.body):
+        for e in ir.stmt_exprs(x):
+            for y in ir.walk_expr(e):
+                if isinstance(y, ir.Var):
+                    reads[y.name] = reads.get(y.name, 0) + 1
+    defs = _single_defs(f, assigned)
+    changed = False
+    for body, _ in _blocks(f.body, ()):
+        for s in body:
+            sc = s.value if isinstance(s, ir.ExprStmt) else None
+            if not (isinstance(sc, ir.TileOp) and sc.op == "scatter" and len(sc.args) == 5):
+                continue
+            arr, val, i0, i1, mask = sc.args
+            t = val.type
+            if not (isinstance(arr.type, ArrayType) and arr.type.space == "global" and
+                    arr.type.ndim == 2 and isinstance(mask, ir.Const) and mask.value is True
+                    and isinstance(val, ir.Var) and isinstance(t, TileType) and t.ndim == 2):
+                continue
+            src = val
+            if t.layout == BLOCKED:  # the layout pass's conversion out of fragments
+                d = defs.get(val.name)
+                if d is None or reads.get(val.name) != 1 or not (
+                        isinstance(d.value, ir.TileOp) and d.value.op == "layout"):
+                    continue
+                src = d.value.args[0]
+            if not (isinstance(src, ir.Var) and src.type.layout == "mma"):
+                continue
+            rows = _axis_source(i0, defs, 0, t.shape)
+            cols = _axis_source(i1, defs, 1, t.shape)
+            if rows is None or cols is None or not rows.type.dtype.is_int:
+                continue
+            col0 = _offset_arange(cols, defs, assigned, t.shape[1])
+            if col0 is None:
+                continue
+            s.value = ir.TileOp(sc.type, sc.loc, "scatter_fragments", [arr, src, rows, col0],
+                                {"check_bounds": sc.attrs["check_bounds"]})
+            _drop_unread(f, [x.name for x in (val, i0, i1) if isinstance(x, ir.Var)])
+            changed = True
+    return changed
 
 
 def _drop_unread(f, names: list) -> None:

@@ -583,6 +583,18 @@ def _gather_operand(e):
     return None
 
 
+def _scatter_fragments(e):
+    arr, val, rows, col0 = (a.type for a in e.args)
+    if e.type != void or not isinstance(arr, ArrayType) or arr.ndim != 2 or not _tile(val) or \
+            val.ndim != 2 or val.dtype != arr.dtype or val.layout != "mma":
+        return "a 2-d tile in fragments of the 2-d array's dtype, written by rows; nothing back"
+    if not _tile(rows) or rows.size != val.shape[0] or not rows.dtype.is_int:
+        return "one integer row index per row of the tile"
+    if _tile(col0) or not getattr(col0, "is_int", False):
+        return "the first column an integer scalar"
+    return None
+
+
 def _scatter(e):
     arr, val = e.args[0].type, e.args[1].type
     if e.type != void or not _tile(val) or val.dtype != getattr(arr, "dtype", None):
@@ -669,6 +681,8 @@ def _tile_ops() -> dict[str, OpSpec]:
                "array elements at tiles of indices; the padding where masked or outside"),
         OpSpec("gather_operand", (4, 4), _gather_operand, ("offset", "check_bounds"),
                "an mma's A operand gathered by rows into its shared-memory buffer"),
+        OpSpec("scatter_fragments", (4, 4), _scatter_fragments, ("check_bounds",),
+               "rows of a tile in fragments into array rows at a tile of indices"),
         OpSpec("scatter", (3, None), _scatter, ("check_bounds",),
                "a tile into array elements at tiles of indices, where the mask allows"),
         OpSpec("atomic", (2, None), _atomic_tile, ("op", "order", "scope"),

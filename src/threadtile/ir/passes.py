@@ -14,7 +14,7 @@ from .fraglayout import assign_layouts
 from .kloop import fuse_k_loops
 from .licm import hoist_invariants
 from .memorder import order_memory
-from .operands import smem_operands
+from .operands import fragment_scatters, smem_operands
 from .resources import check_static_shared
 from .verify import verify
 
@@ -45,6 +45,7 @@ def run(module: ir.Module) -> None:
         # the k loops (whose own main loops stage their operands) have taken theirs.
         if module.threads:
             smem_operands(f, module.threads)
+            fragment_scatters(f)
         # A block's tile memory operations keep their program order: a barrier wherever two
         # of them on one array give an element to different threads (ir/memorder.py), placed
         # on the final operations, which both backends then see.

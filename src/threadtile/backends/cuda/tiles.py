@@ -219,6 +219,8 @@ def op_scratch(op: ir.TileOp, nt: int) -> int:
         return op.type.size * _isz(op.type.dtype)
     if k == "gather_operand":  # the row indices, int64 (tile/operands.h)
         return op.type.shape[0] * 8
+    if k == "scatter_fragments":  # the row indices, int64 (tile/mma.h)
+        return op.args[1].type.shape[0] * 8
     if k == "printf":
         return sum(_round16(a.type.size * _isz(a.type.dtype)) for a in op.args
                    if isinstance(a.type, TileType))
@@ -402,6 +404,12 @@ def _gather_operand(em, x, args):
     arr, rows, col0, pad = args
     return (f"tt::tile::gather_operand<{alias(x.type)}, {x.attrs['offset']}, {check}>"
             f"({arr}, {pad}, {rows}, (int64_t)({col0}))")
+
+
+def _scatter_fragments(em, x, args):
+    check = "true" if x.attrs["check_bounds"] else "false"
+    arr, tile, rows, col0 = args
+    return f"tt::tile::scatter_fragments<{check}>({arr}, {tile}, {rows}, (int64_t)({col0}))"
 
 
 def _mma(em, x, args):
@@ -588,6 +596,7 @@ TILE_OPS = {
     "atomic": _atomic,
     "gather": _gather,
     "scatter": _scatter,
+    "scatter_fragments": _scatter_fragments,
     "printf": _printf,
     "layout": lambda em, x, args: f"tt::tile::{_TO[x.type.layout]}({args[0]})",
 }

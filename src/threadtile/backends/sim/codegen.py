@@ -655,7 +655,8 @@ class _FunctionGen:
 
     def x_TileOp(self, e: ir.TileOp, m: str) -> str:
         kind = {"load": "read", "store": "write", "atomic": "atomic", "gather": "read",
-                "scatter": "write"}.get(e.op, "tile")
+                "scatter": "write", "gather_operand": "read", "load_operand": "read",
+                "scatter_fragments": "write"}.get(e.op, "tile")
         array = _array_text(e.args[0]) if kind != "tile" else ""
         site = self.tr.site(e.loc, array, kind)
         subs = tuple(self.tr.site(x.loc, _array_text(x.args[0]) if x.op == "load" else "",

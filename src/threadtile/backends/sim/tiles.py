@@ -677,6 +677,25 @@ def _gather_operand(B, op, site, blocks, args):
                                              np.broadcast_to(c, full), True, pad])
 
 
+def _scatter_fragments(B, op, site, blocks, args):
+    # the scatter it stands for (ir/operands.py): element (r, c) to rows[r], col0 + c
+    arr, tile, rows, col0 = args
+    m, n = op.args[1].type.shape
+    r = np.asarray(rows).reshape(B.nb, m, 1).astype(np.int64)
+    c = _bc(_per_block(B, col0, blocks, site, op, "the first column"), 2)
+    c = np.asarray(c, np.int64) + np.arange(n, dtype=np.int64)
+    full = (B.nb, m, n)
+    idx = TileType(int64, (m, n))
+    value = TileType(op.args[1].type.dtype, (m, n))
+    scatter = ir.TileOp(op.type, op.loc, "scatter",
+                        [op.args[0], ir.Var(value, op.loc, "_value"),
+                         ir.Var(idx, op.loc, "_rows"), ir.Var(idx, op.loc, "_cols"),
+                         ir.Const(bool_, op.loc, True)],
+                        {"check_bounds": op.attrs["check_bounds"]})
+    return _scatter(B, scatter, site, blocks, [arr, tile, np.broadcast_to(r, full),
+                                               np.broadcast_to(c, full), True])
+
+
 def _scatter(B, op, site, blocks, args):
     arr, tile = args[0], args[1]
     m = _mask(B, blocks)
@@ -814,6 +833,7 @@ OPS = {  # by the registry's names (ir/ops.py TILE_OPS)
     "permute": _permute, "extract": _extract, "insert": _insert, "cat": _cat,
     "reduce": _reduce, "scan": _scan, "mma": _mma, "mma_loop": _mma_loop,
     "item": _item, "load": _load, "store": _store, "atomic": _atomic, "printf": _printf,
-    "gather": _gather, "scatter": _scatter, "bytes": tile_dtypes.bytes_op,
+    "gather": _gather, "scatter": _scatter, "scatter_fragments": _scatter_fragments,
+    "bytes": tile_dtypes.bytes_op,
     "from_scalars": _from_scalars,
 }

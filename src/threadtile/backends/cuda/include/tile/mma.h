@@ -405,6 +405,52 @@ __device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, N
   }
 }
 
+// a scatter of whole rows straight from fragments (ir/operands.py, scatter_fragments): row r
+// of the tile goes to array row rows[r] (the r-th element of the index tile), columns col0 ...
+// col0 + N - 1 of a 2-d array, as store_fragments writes a tile (pairs of adjacent columns as
+// one word where the array allows); with CheckBounds a row or column outside the array is
+// skipped (scatter's rule). The row indices pass through the scratch between two barriers
+template <bool CheckBounds, class Arr, class T, int NT, int M, int N, class RT>
+__device__ __forceinline__ void scatter_fragments(const Arr& a, const MmaTile<T, NT, M, N>& x,
+                                                  const RT& rows, int64_t col0) {
+  typedef MmaTile<T, NT, M, N> X;
+  static_assert(traits<RT>::E == M, "scatter_fragments: one index a row");
+  int64_t* ridx = scratch<int64_t>();
+  const int t = tid();
+  block_sync();  // the scratch's previous readers have finished
+  if (owner<RT>(t)) {
+#pragma unroll
+    for (int k = 0; k < traits<RT>::N; ++k) ridx[elem<RT>(t, k)] = int64_t(rows.v[k]);
+  }
+  block_sync();
+  const bool pairs = sizeof(T) == 2 && pairs_ok(a) && (col0 & 1) == 0;
+#pragma unroll
+  for (int i = 0; i < X::BLOCKS; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int e = frag_index<NT, M, N>(t, i, 2 * h);
+      if (M < 16 && e >= M * N) continue;  // a padding row
+      int64_t g[2] = {ridx[e / N], col0 + e % N};
+      if (CheckBounds && (g[0] < 0 || g[0] >= a.shape[0] || g[1] < -1 || g[1] >= a.shape[1]))
+        continue;
+      const T lo = x.v[4 * i + 2 * h], hi = x.v[4 * i + 2 * h + 1];
+      const bool one = !CheckBounds || g[1] >= 0;  // the pair's first column inside
+      const bool two = !CheckBounds || g[1] + 1 < a.shape[1];
+      if constexpr (sizeof(T) == 2) {
+        if (pairs && one && two) {
+          *reinterpret_cast<uint32_t*>(a.data + offset(a, g)) = bits16(lo) | (bits16(hi) << 16);
+          continue;
+        }
+      }
+      if (one) a.data[offset(a, g)] = lo;
+      if (two) {
+        g[1] += 1;
+        a.data[offset(a, g)] = hi;
+      }
+    }
+  }
+}
+
 // a tile loaded straight into fragments (ir/fraglayout.py: read only by elementwise operations
 // with an accumulator, as a residual added before the store): each lane reads its pairs of
 // adjacent columns, as store_fragments writes them; past the array's edges, pad
