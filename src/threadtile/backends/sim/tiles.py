@@ -22,8 +22,8 @@ import numpy as np
 from ... import errors
 from ...ir import nodes as ir
 from ...lang import minifloat
-from ...lang.types import NARROW_FLOATS, Scalar, TileType, bfloat16, bool_, int64, tfloat32
-from . import checks, memory, ops, tile_dtypes
+from ...lang.types import NARROW_FLOATS, Scalar, TileType, bfloat16, tfloat32
+from . import checks, derived, memory, ops, tile_dtypes
 
 _F32 = np.dtype(np.float32)
 
@@ -659,43 +659,6 @@ def _gather(B, op, site, blocks, args):
     return out
 
 
-def _gather_operand(B, op, site, blocks, args):
-    # the gather it stands for (ir/operands.py): rows[r] and col0 + c at element (r, c)
-    arr, rows, col0, pad = args
-    t: TileType = op.type
-    m, n = t.shape
-    r = np.asarray(rows).reshape(B.nb, m, 1).astype(np.int64)
-    c = _bc(_per_block(B, col0, blocks, site, op, "the first column"), 2)
-    c = np.asarray(c, np.int64) + np.arange(n, dtype=np.int64)
-    full = (B.nb, m, n)
-    idx = TileType(int64, (m, n))
-    gather = ir.TileOp(TileType(t.dtype, t.shape), op.loc, "gather",
-                       [op.args[0], ir.Var(idx, op.loc, "_rows"), ir.Var(idx, op.loc, "_cols"),
-                        ir.Const(bool_, op.loc, True), op.args[3]],
-                       {"check_bounds": op.attrs["check_bounds"]})
-    return _gather(B, gather, site, blocks, [arr, np.broadcast_to(r, full),
-                                             np.broadcast_to(c, full), True, pad])
-
-
-def _scatter_fragments(B, op, site, blocks, args):
-    # the scatter it stands for (ir/operands.py): element (r, c) to rows[r], col0 + c
-    arr, tile, rows, col0 = args
-    m, n = op.args[1].type.shape
-    r = np.asarray(rows).reshape(B.nb, m, 1).astype(np.int64)
-    c = _bc(_per_block(B, col0, blocks, site, op, "the first column"), 2)
-    c = np.asarray(c, np.int64) + np.arange(n, dtype=np.int64)
-    full = (B.nb, m, n)
-    idx = TileType(int64, (m, n))
-    value = TileType(op.args[1].type.dtype, (m, n))
-    scatter = ir.TileOp(op.type, op.loc, "scatter",
-                        [op.args[0], ir.Var(value, op.loc, "_value"),
-                         ir.Var(idx, op.loc, "_rows"), ir.Var(idx, op.loc, "_cols"),
-                         ir.Const(bool_, op.loc, True)],
-                        {"check_bounds": op.attrs["check_bounds"]})
-    return _scatter(B, scatter, site, blocks, [arr, tile, np.broadcast_to(r, full),
-                                               np.broadcast_to(c, full), True])
-
-
 def _scatter(B, op, site, blocks, args):
     arr, tile = args[0], args[1]
     m = _mask(B, blocks)
@@ -827,13 +790,13 @@ def _layout(B, op, site, blocks, args):
 
 OPS = {  # by the registry's names (ir/ops.py TILE_OPS)
     "layout": _layout, "load_operand": _load_operand,
-    "gather_operand": _gather_operand, "full": _full, "arange": _arange,
+    "gather_operand": derived.gather_operand, "full": _full, "arange": _arange,
     "binop": _binop, "unary": _unary,
     "cast": _cast, "math": _math, "where": _where, "broadcast": _broadcast, "reshape": _reshape,
     "permute": _permute, "extract": _extract, "insert": _insert, "cat": _cat,
     "reduce": _reduce, "scan": _scan, "mma": _mma, "mma_loop": _mma_loop,
     "item": _item, "load": _load, "store": _store, "atomic": _atomic, "printf": _printf,
-    "gather": _gather, "scatter": _scatter, "scatter_fragments": _scatter_fragments,
+    "gather": _gather, "scatter": _scatter, "scatter_fragments": derived.scatter_fragments,
     "bytes": tile_dtypes.bytes_op,
     "from_scalars": _from_scalars,
 }
