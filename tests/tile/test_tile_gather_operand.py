@@ -10,7 +10,8 @@ argument; the IR says the gather became a ``gather_operand``; every case compile
 The mirror for the result, ``ct.scatter(C, (rows[:, None], s + ct.arange(TN)[None, :]),
 acc)`` of a tile kept in fragments, writes each lane's pairs straight to their rows
 (``scatter_fragments``, tile/mma.h): rows past the end, negative rows and columns past the
-edge skipped, an odd first column (no paired words)."""
+edge skipped, an odd first column (no paired words); rows scaled by gathered weights first,
+broadcast over the columns in registers (ir/fraglayout.py ``_broadcast_for``)."""
 
 import numpy as np
 import pytest
@@ -38,9 +39,10 @@ def gathered_product(A, B, Out, rows_of, first_col: int, TM: ConstInt, TN: Const
 
 
 @ct.kernel(num_warps=4)
-def scattered_product(A, B, C, rows_of, first_col: int, TM: ConstInt, TN: ConstInt,
-                      TK: ConstInt):
-    """C[rows_of[block rows], first_col + block columns] = (A @ B)[block], as bfloat16."""
+def scattered_product(A, B, C, rows_of, weights, first_col: int, TM: ConstInt, TN: ConstInt,
+                      TK: ConstInt, WEIGH: ct.Constant[bool]):
+    """C[rows_of[block rows], first_col + block columns] = (A @ B)[block], as float16; with
+    WEIGH each row times weights[rows_of[row]] (0 for a row outside) first."""
     bm, bn = ct.bid(0), ct.bid(1)
     rows = ct.load(rows_of, index=(bm,), shape=(TM,))
     acc = ct.full((TM, TN), 0.0, dtype=ct.float32)
@@ -48,13 +50,17 @@ def scattered_product(A, B, C, rows_of, first_col: int, TM: ConstInt, TN: ConstI
         a = ct.load(A, index=(bm, k), shape=(TM, TK), padding_mode=ct.PaddingMode.ZERO)
         b = ct.load(B, index=(k, bn), shape=(TK, TN), padding_mode=ct.PaddingMode.ZERO)
         acc = ct.mma(a, b, acc)
+    if WEIGH:
+        w = ct.gather(weights, rows)
+        acc = acc * w[:, None]
     cols = first_col + bn * TN + ct.arange(TN, dtype=ct.int32)
     ct.scatter(C, (rows[:, None], cols[None, :]), acc.astype(C.dtype))
 
 
-@pytest.mark.parametrize("first_col", [0, 3, 40])
-def test_scattered_rows_from_fragments(target, rng, first_col):
-    tm, tn, tk, m, k, n = 32, 32, 32, 64, 64, 64
+@pytest.mark.parametrize(("first_col", "weigh"), [(0, False), (3, False), (40, False),
+                                                 (0, True), (3, True)])
+def test_scattered_rows_from_fragments(target, rng, first_col, weigh):
+    tm, tn, tk, m, k, n = 64, 32, 32, 64, 64, 64
     a = rng.standard_normal((m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)
     c_rows, c_cols = 70, 90
@@ -62,12 +68,18 @@ def test_scattered_rows_from_fragments(target, rng, first_col):
                                                                c_rows, -3, 1000, c_rows + 5]])
     rows = rng.permutation(rows).astype(np.int32)  # distinct where inside: no two writers
     c = np.full((c_rows, c_cols), 7.0, np.float16)
+    weights = rng.standard_normal(c_rows).astype(np.float32)
     dev_c = target.to_device(c)
     target.launch_tile(scattered_product, (m // tm, n // tn), target.to_device(a),
-                       target.to_device(b), dev_c, target.to_device(rows), first_col, tm, tn, tk)
+                       target.to_device(b), dev_c, target.to_device(rows),
+                       target.to_device(weights), first_col, tm, tn, tk, weigh)
     got = target.to_host(dev_c).astype(np.float64)
     want = c.astype(np.float64)
-    prod = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16).astype(np.float64)
+    prod = a.astype(np.float64) @ b.astype(np.float64)
+    if weigh:
+        inside = (rows >= 0) & (rows < c_rows)
+        prod *= np.where(inside, weights[np.clip(rows, 0, c_rows - 1)], 0.0)[:, None]
+    prod = prod.astype(np.float16).astype(np.float64)
     for i, r in enumerate(rows):
         if 0 <= r < c_rows:
             hi = min(c_cols, first_col + n)
@@ -78,10 +90,14 @@ def test_scattered_rows_from_fragments(target, rng, first_col):
 def test_the_scatter_becomes_scatter_fragments():
     z = np.zeros
     args = (z((64, 64), np.float16), z((64, 64), np.float16), z((70, 90), np.float16),
-            z(64, np.int32), 0)
-    ir_text = scattered_product.ir(*args, TM=32, TN=32, TK=32)
+            z(64, np.int32), z(70, np.float32), 0)
+    ir_text = scattered_product.ir(*args, TM=64, TN=32, TK=32, WEIGH=False)
     assert "scatter_fragments(C, " in ir_text
     assert "tile.scatter(" not in ir_text and "tile.layout(" not in ir_text
+    # the row weights broadcast in registers: the (64, 1) column to the rows' layout, once
+    src = scattered_product.cuda_source(*args, TM=64, TN=32, TK=32, WEIGH=True)
+    assert "tt::tile::to_mma_rows(" in src and "broadcast_frag<" in src
+    assert "to_mma(" not in src and "broadcast_smem<64, 32>" not in src
 
 
 def _case(rng, dtype, m_rows, k, n, tm, tn, first_col):
@@ -134,6 +150,6 @@ def test_gathered_product_compiles(arch, tm, tn, tk):
     assert cubin[:4] == b"\x7fELF"
     z = np.zeros
     cubin = compile_cubin(scattered_product, z((128, 64), np.float16), z((64, 128), np.float16),
-                          z((50, 90), np.float16), z(128, np.int32), 0, arch=arch, TM=tm,
-                          TN=tn, TK=tk)
+                          z((50, 90), np.float16), z(128, np.int32), z(50, np.float32), 0,
+                          arch=arch, TM=tm, TN=tn, TK=tk, WEIGH=True)
     assert cubin[:4] == b"\x7fELF"

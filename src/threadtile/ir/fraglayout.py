@@ -26,7 +26,8 @@ The choice, per variable (a variable keeps one layout everywhere, loops included
 3. only variables fed, through such assignments, by an ``mma`` keep their layout (a kernel
    without tensor-core multiplies is left as it was);
 4. a loop-invariant A operand of 16-bit ``mma``s in fragments (attention's Q) takes ``mma`` too,
-   converted once where it is assigned.
+   converted once where it is assigned; so do tiles loaded, and rows broadcast, only to be
+   combined elementwise with fragment tiles (``_loaded_for``, ``_broadcast_for``).
 
 Every other read of a variable in a fragment layout converts it (a ``layout`` op: through
 shared memory), except stores that write fragments as they are (tile.h ``store_fragments``).
@@ -72,6 +73,7 @@ def assign_layouts(f: ir.Function, threads: int) -> bool:
     lay.update(_register_a_operands(f, lay, assigns, uses, depth, threads))
     lay.update(_filled_for(f, lay, assigns, uses))
     lay.update(_loaded_for(f, lay, assigns, uses, nw))
+    lay.update(_broadcast_for(f, lay, assigns, uses, nw))
     if not lay:
         return False
     for name, layout in lay.items():
@@ -289,6 +291,31 @@ def _loaded_for(f: ir.Function, lay: dict, assigns: dict, uses: dict, nw: int) -
                 changed = True
     # left: those whose every read, through the elementwise chain, meets a fragment tile
     return {n: MMA for n in cand}
+
+
+def _broadcast_for(f: ir.Function, lay: dict, assigns: dict, uses: dict, nw: int) -> dict:
+    """Rows broadcast over the columns only to be combined elementwise with fragment tiles (an
+    accumulator scaled by per-row weights: a mixture of experts' routing weights, a
+    quantized product's row scales): in the ``mma`` layout, the (M, 1) source converted to
+    ``mmarow`` (M values through the scratch) and broadcast in registers, rather than the
+    (M, N) broadcast built blocked and converted through shared memory."""
+    out = {}
+    for name, ss in assigns.items():
+        t = f.locals.get(name)
+        if name in lay or len(ss) != 1 or not isinstance(t, TileType) or t.ndim != 2 or \
+                _candidate(t, nw) != MMA or t.dtype.kind == "c":
+            continue
+        v = ss[0].value
+        if not (isinstance(v, ir.TileOp) and v.op == "broadcast" and
+                isinstance(v.args[0], ir.Var) and v.args[0].type.shape == (t.shape[0], 1) and
+                tiling.whole_strips(t.shape[0], nw)):
+            continue
+        reads = uses.get(name, [])
+        if reads and all(isinstance(s, ir.Assign) and lay.get(s.name) == MMA and
+                         isinstance(e, ir.TileOp) and e.op in _ELEMENTWISE and e is s.value
+                         for s, e, _x, _ in reads):
+            out[name] = MMA
+    return out
 
 
 def _loaded(name: str, assigns: dict) -> bool:
