@@ -7,12 +7,16 @@ microseconds of device time, so the host's per-call cost is what shows), called 
   steady-state launch);
 - ``host function``: the operator's Python function called directly (``torch.empty_like`` +
   the launch): what the operator wraps;
-- ``threadtile op (eager)``: the same function as ``threadtile.torch.custom_op``, through
-  torch's dispatcher;
+- ``threadtile op (eager)``: the same function as ``threadtile.torch.custom_op`` (its plain
+  eager calls skip torch's dispatcher: ``threadtile.torch.EagerOp``);
+- ``threadtile op, out= (eager)``: an operator writing into its third argument
+  (``mutates_args=("out",)``), whose host function is the bare launch: its time minus the
+  launch's is what being an operator costs (``us_over``; target at most 2 us);
 - ``threadtile op (compile ...)``: a function calling the operator under ``torch.compile``
   (``aot_eager``; ``inductor`` where triton is installed; ``inductor reduce-overhead``: the
   compiled graph replayed as a CUDA graph);
-- ``torch.add``: torch's own operator of the same size, eager and compiled alike.
+- ``torch.add``: torch's own operator of the same size, eager and compiled alike, and
+  ``torch.add(out=)`` into a preallocated tensor.
 
 Each figure is the median over rounds of back-to-back calls, the methods' rounds interleaved
 (``launch_overhead.per_launch_us``). GPU only; writes results/torch_ops.json.
@@ -51,12 +55,23 @@ def main() -> None:
     op = threadtile.torch.custom_op("threadtile_bench::add", add_host, mutates_args=(),
                                     shapes=lambda x, y: x)
 
+    # the same kernel as an operator that writes into its argument: its host function is the
+    # bare launch, so its eager call minus the launch is what being an operator costs
+    def add_into(x: Tensor, y: Tensor, out: Tensor) -> None:
+        launch(x, y, out)
+
+    op_out = threadtile.torch.custom_op("threadtile_bench::add_into", add_into,
+                                        mutates_args=("out",))
+
     a, b = torch.randn(N, device="cuda"), torch.randn(N, device="cuda")
     c = torch.empty(N, device="cuda")
+    d = torch.empty(N, device="cuda")
     fns = {"threadtile launch": lambda: launch(a, b, c),
            "host function": lambda: add_host(a, b),
            "threadtile op (eager)": lambda: op(a, b),
-           "torch.add (eager)": lambda: torch.add(a, b)}
+           "threadtile op, out= (eager)": lambda: op_out(a, b, d),
+           "torch.add (eager)": lambda: torch.add(a, b),
+           "torch.add, out= (eager)": lambda: torch.add(a, b, out=d)}
 
     def with_op(x, y):
         return op(x, y)
@@ -83,10 +98,12 @@ def main() -> None:
                 continue
             fns[key] = lambda g=g: g(a, b)
 
-    for name in ("threadtile launch", "host function", "threadtile op (eager)"):
+    for name in ("threadtile launch", "host function", "threadtile op (eager)",
+                 "threadtile op, out= (eager)"):
         fns[name]()
     torch.cuda.synchronize()
     assert torch.allclose(c, a + b) and torch.allclose(op(a, b), a + b)
+    assert torch.allclose(d, a + b)
     results = per_launch_us(fns)
     for name, us in results.items():
         print(f"{name:44s} {us:7.2f} us")
@@ -97,9 +114,18 @@ def main() -> None:
               if name != "threadtile launch"}
     ratios["threadtile op (eager) / torch.add (eager)"] = (
         results["threadtile op (eager)"] / results["torch.add (eager)"])
+    over = {"threadtile op (eager) - threadtile launch":
+            results["threadtile op (eager)"] - base,
+            "threadtile op, out= (eager) - threadtile launch":
+            results["threadtile op, out= (eager)"] - base,
+            "threadtile op (eager) - host function":
+            results["threadtile op (eager)"] - results["host function"]}
+    for name, us in over.items():
+        print(f"{name:60s} {us:6.2f} us  (target <= 2)")
     for name, r in ratios.items():
         print(f"{name:60s} {r:6.2f}")
-    write("torch_ops", {"us_per_call": results, "ratios": ratios, "skipped": skipped,
+    write("torch_ops", {"us_per_call": results, "ratios": ratios, "us_over": over,
+                        "skipped": skipped,
                         "n": N, "block": BLOCK},
           notes="host time per call, median of interleaved rounds of back-to-back calls "
                 "(launch_overhead.per_launch_us); elementwise add of two torch CUDA tensors of "

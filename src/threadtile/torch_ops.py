@@ -100,16 +100,23 @@ class EagerOp(torch.library.CustomOpDef):
             else:
                 with torch.cuda.device(dev):
                     out = fn(*args, **kwargs)
-            for i, key in self._tt_mutated:
-                t = args[i] if i < len(args) else kwargs.get(key)
-                if isinstance(t, torch.Tensor):
-                    torch.autograd.graph.increment_version(t)
+            if self._tt_mutated:
+                _bump_versions(self._tt_mutated, args, kwargs)
             return out
         return self._opoverload(*args, **kwargs)
 
     def register_kernel(self, device_types, fn=None, /):
         self._tt_fn = None  # a kernel of the user's own: calls take the dispatcher
         return super().register_kernel(device_types, fn)
+
+
+def _bump_versions(mutated: tuple, args: tuple, kwargs: dict) -> None:
+    """The version counters of the mutated tensor arguments bumped, in one call, as torch's
+    ``ADInplaceOrView`` kernel does for an operator that writes its arguments."""
+    ts = [t for i, key in mutated
+          if isinstance(t := (args[i] if i < len(args) else kwargs.get(key)), _Tensor)]
+    if ts:
+        _increment_version(ts)
 
 
 _NOT_PLAIN = -2
@@ -122,6 +129,20 @@ _dispatch_modes = torch._C._len_torch_dispatch_stack
 _function_modes = torch._C._is_torch_function_mode_enabled
 _functorch_stack = torch._C._functorch.peek_interpreter_stack
 _grad_enabled = torch._C.is_grad_enabled
+
+
+def _versions_in_one_call():
+    """torch's C function that bumps a list of tensors' version counters (what
+    torch.autograd.graph.increment_version calls), where this torch has one; else that."""
+    f = getattr(torch._C, "_increment_version", None)
+    try:
+        f([])
+        return f
+    except Exception:  # noqa: BLE001  (an older torch: one tensor a call)
+        return lambda ts: [torch.autograd.graph.increment_version(t) for t in ts]
+
+
+_increment_version = _versions_in_one_call()
 _profiler = torch.autograd.profiler  # its _is_profiler_enabled changes: read at each call
 
 
