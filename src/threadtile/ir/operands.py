@@ -76,18 +76,23 @@ def buffer_bytes(t: TileType) -> int:
     return -(-rows * pitch(t) * t.dtype.itemsize // 1024) * 1024
 
 
-def smem_operands(f: ir.Function, threads: int) -> bool:
-    """Rewrite the qualifying loads (module docstring); returns whether any was."""
+def _counts(f: ir.Function) -> tuple[dict, dict]:
+    """(how many times each variable is read, how many times it is assigned) in ``f``."""
     reads: dict[str, int] = {}
-    for s in ir.walk_stmts(f.body):
-        for e in ir.stmt_exprs(s):
-            for x in ir.walk_expr(e):
-                if isinstance(x, ir.Var):
-                    reads[x.name] = reads.get(x.name, 0) + 1
     assigned: dict[str, int] = {}
     for s in ir.walk_stmts(f.body):
         if isinstance(s, ir.Assign):
             assigned[s.name] = assigned.get(s.name, 0) + 1
+        for e in ir.stmt_exprs(s):
+            for x in ir.walk_expr(e):
+                if isinstance(x, ir.Var):
+                    reads[x.name] = reads.get(x.name, 0) + 1
+    return reads, assigned
+
+
+def smem_operands(f: ir.Function, threads: int) -> bool:
+    """Rewrite the qualifying loads (module docstring); returns whether any was."""
+    reads, assigned = _counts(f)
     offset = [0]
     changed = False
     for block, outer in _blocks(f.body, ()):
@@ -173,16 +178,7 @@ def fragment_scatters(f: ir.Function) -> bool:
     its rows (tile/mma.h), where the layout pass had converted ``x`` to the blocked layout
     through the scratch and each thread scattered its elements with two int64 indices.
     Returns whether any changed."""
-    assigned: dict[str, int] = {}
-    for x in ir.walk_stmts(f.body):
-        if isinstance(x, ir.Assign):
-            assigned[x.name] = assigned.get(x.name, 0) + 1
-    reads: dict[str, int] = {}
-    for x in ir.walk_stmts(f.body):
-        for e in ir.stmt_exprs(x):
-            for y in ir.walk_expr(e):
-                if isinstance(y, ir.Var):
-                    reads[y.name] = reads.get(y.name, 0) + 1
+    reads, assigned = _counts(f)
     defs = _single_defs(f, assigned)
     changed = False
     for body, _ in _blocks(f.body, ()):
@@ -224,12 +220,7 @@ def _drop_unread(f, names: list) -> None:
     where nothing reads them any more and each is a pure tile operation: the index tiles a
     gather that became a ``gather_operand`` no longer uses."""
     while names:
-        reads: dict[str, int] = {}
-        for x in ir.walk_stmts(f.body):
-            for e in ir.stmt_exprs(x):
-                for y in ir.walk_expr(e):
-                    if isinstance(y, ir.Var):
-                        reads[y.name] = reads.get(y.name, 0) + 1
+        reads = _counts(f)[0]
         nxt = []
         for body, _ in _blocks(f.body, ()):
             for x in list(body):

@@ -359,6 +359,42 @@ template <class T> __device__ __forceinline__ uint32_t bits16(const T& x) {
   return b;
 }
 
+// a lane's pair of adjacent columns, lo at coordinates g (R of them) and hi at the next
+// column: one 32-bit word where `pairs` allows (16-bit elements, pairs_ok, an even column and
+// both inside), else each element where it is inside (`one`, `two`)
+template <int R, class Arr, class T>
+__device__ __forceinline__ void store_pair(const Arr& a, int64_t* g, T lo, T hi, bool pairs,
+                                           bool one, bool two) {
+  if constexpr (sizeof(T) == 2) {
+    if (pairs && one && two) {
+      *reinterpret_cast<uint32_t*>(a.data + offset(a, g)) = bits16(lo) | (bits16(hi) << 16);
+      return;
+    }
+  }
+  if (one) a.data[offset(a, g)] = lo;
+  if (two) {
+    g[R - 1] += 1;
+    a.data[offset(a, g)] = hi;
+    g[R - 1] -= 1;
+  }
+}
+
+// the row indices of a tile gathered or scattered by rows (gather_operand, scatter_fragments)
+// in the scratch, one int64 a row, between two barriers (the first: the scratch's previous
+// readers have finished)
+template <class RT>
+__device__ __forceinline__ const int64_t* stage_rows(const RT& rows) {
+  int64_t* ridx = scratch<int64_t>();
+  const int t = tid();
+  block_sync();
+  if (owner<RT>(t)) {
+#pragma unroll
+    for (int k = 0; k < traits<RT>::N; ++k) ridx[elem<RT>(t, k)] = int64_t(rows.v[k]);
+  }
+  block_sync();
+  return ridx;
+}
+
 // an R-d array (R >= 2) takes the tile's two axes last, the axes before them tiles of one
 template <class Arr, class T, int NT, int M, int N, class... I>
 __device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, NT, M, N>& x,
@@ -387,20 +423,8 @@ __device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, N
       if (g[R - 2] < 0 || g[R - 1] < 0 || g[R - 2] >= a.shape[R - 2] ||
           g[R - 1] >= a.shape[R - 1])
         continue;
-      const T lo = x.v[4 * i + 2 * h], hi = x.v[4 * i + 2 * h + 1];
-      T* p = a.data + offset(a, g);
-      const bool two = g[R - 1] + 1 < a.shape[R - 1];
-      if constexpr (sizeof(T) == 2) {
-        if (pairs && two) {
-          *reinterpret_cast<uint32_t*>(p) = bits16(lo) | (bits16(hi) << 16);
-          continue;
-        }
-      }
-      *p = lo;
-      if (two) {
-        g[R - 1] += 1;
-        a.data[offset(a, g)] = hi;
-      }
+      store_pair<R>(a, g, x.v[4 * i + 2 * h], x.v[4 * i + 2 * h + 1], pairs, true,
+                    g[R - 1] + 1 < a.shape[R - 1]);
     }
   }
 }
@@ -415,14 +439,8 @@ __device__ __forceinline__ void scatter_fragments(const Arr& a, const MmaTile<T,
                                                   const RT& rows, int64_t col0) {
   typedef MmaTile<T, NT, M, N> X;
   static_assert(traits<RT>::E == M, "scatter_fragments: one index a row");
-  int64_t* ridx = scratch<int64_t>();
+  const int64_t* ridx = stage_rows(rows);
   const int t = tid();
-  block_sync();  // the scratch's previous readers have finished
-  if (owner<RT>(t)) {
-#pragma unroll
-    for (int k = 0; k < traits<RT>::N; ++k) ridx[elem<RT>(t, k)] = int64_t(rows.v[k]);
-  }
-  block_sync();
   const bool pairs = sizeof(T) == 2 && pairs_ok(a) && (col0 & 1) == 0;
 #pragma unroll
   for (int i = 0; i < X::BLOCKS; ++i) {
@@ -433,20 +451,8 @@ __device__ __forceinline__ void scatter_fragments(const Arr& a, const MmaTile<T,
       int64_t g[2] = {ridx[e / N], col0 + e % N};
       if (CheckBounds && (g[0] < 0 || g[0] >= a.shape[0] || g[1] < -1 || g[1] >= a.shape[1]))
         continue;
-      const T lo = x.v[4 * i + 2 * h], hi = x.v[4 * i + 2 * h + 1];
-      const bool one = !CheckBounds || g[1] >= 0;  // the pair's first column inside
-      const bool two = !CheckBounds || g[1] + 1 < a.shape[1];
-      if constexpr (sizeof(T) == 2) {
-        if (pairs && one && two) {
-          *reinterpret_cast<uint32_t*>(a.data + offset(a, g)) = bits16(lo) | (bits16(hi) << 16);
-          continue;
-        }
-      }
-      if (one) a.data[offset(a, g)] = lo;
-      if (two) {
-        g[1] += 1;
-        a.data[offset(a, g)] = hi;
-      }
+      store_pair<2>(a, g, x.v[4 * i + 2 * h], x.v[4 * i + 2 * h + 1], pairs,
+                    !CheckBounds || g[1] >= 0, !CheckBounds || g[1] + 1 < a.shape[1]);
     }
   }
 }

@@ -206,14 +206,8 @@ __device__ __forceinline__ ST gather_operand(const Arr& a, typename ST::elem pad
   static_assert(!ST::Swap && MC % CH == 0, "gather_operand: the tile's rows are memory rows");
   static_assert(traits<RT>::E == MR, "gather_operand: one index a row");
   ST out{operand_smem<T>(Off)};
-  int64_t* ridx = scratch<int64_t>();
+  const int64_t* ridx = stage_rows(rows);  // (its first barrier: the buffer's readers too)
   const int t = tid();
-  block_sync();  // the buffer's and the scratch's previous readers have finished
-  if (owner<RT>(t)) {
-#pragma unroll
-    for (int k = 0; k < traits<RT>::N; ++k) ridx[elem<RT>(t, k)] = int64_t(rows.v[k]);
-  }
-  block_sync();
   const bool contiguous = stride_of(a, 1) == 1;
 #pragma unroll
   for (int i = 0; i < (MR * PER + ST::NT - 1) / ST::NT; ++i) {
