@@ -163,6 +163,8 @@ def main() -> None:
         print(f"{rel:28} threadtile {t['status']:4} cuTile {c.get('status', '-'):4} "
               f"{t.get('kernels_ms', {})} {c.get('kernels_ms', {})} "
               f"{t.get('error', '')}", flush=True)
+        if c.get("error"):
+            print(f"{'':28} cuTile: {c['error']}", flush=True)
     if not o.only:
         from _common import write
 
