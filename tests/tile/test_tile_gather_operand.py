@@ -114,12 +114,15 @@ def _case(rng, dtype, m_rows, k, n, tm, tn, first_col):
     return a, b, rows, want
 
 
-@pytest.mark.parametrize(("k", "first_col"), [(128, 0), (100, 0), (64, 3), (96, 8)])
+@pytest.mark.parametrize(("k", "first_col", "tiles"), [
+    (128, 0, (64, 64, 32)), (100, 0, (64, 64, 32)), (64, 3, (64, 64, 32)), (96, 8, (64, 64, 32)),
+    # rows of 128 bytes: on sm_90a both operands in the swizzled buffers of wgmma
+    (256, 0, (128, 128, 64)), (200, 8, (128, 128, 64))])
 @pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
-def test_gathered_rows_product(target, rng, dtype, k, first_col):
+def test_gathered_rows_product(target, rng, dtype, k, first_col, tiles):
     if dtype == "bfloat16":
         dtype = pytest.importorskip("ml_dtypes").bfloat16
-    tm, tn, tk = 64, 64, 32
+    tm, tn, tk = tiles
     m_rows, n = 128, 128
     a, b, rows, want = _case(rng, dtype, m_rows, k, n, tm, tn, first_col)
     out = target.to_device(poison((m_rows, n), np.float32))
