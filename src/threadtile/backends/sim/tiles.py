@@ -15,6 +15,7 @@ touches it in the CUDA backend.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -790,13 +791,17 @@ def _layout(B, op, site, blocks, args):
 
 OPS = {  # by the registry's names (ir/ops.py TILE_OPS)
     "layout": _layout, "load_operand": _load_operand,
-    "gather_operand": derived.gather_operand, "full": _full, "arange": _arange,
+    "gather_operand": functools.partial(derived.gather_operand, gather=_gather,
+                                        per_block=_per_block),
+    "full": _full, "arange": _arange,
     "binop": _binop, "unary": _unary,
     "cast": _cast, "math": _math, "where": _where, "broadcast": _broadcast, "reshape": _reshape,
     "permute": _permute, "extract": _extract, "insert": _insert, "cat": _cat,
     "reduce": _reduce, "scan": _scan, "mma": _mma, "mma_loop": _mma_loop,
     "item": _item, "load": _load, "store": _store, "atomic": _atomic, "printf": _printf,
-    "gather": _gather, "scatter": _scatter, "scatter_fragments": derived.scatter_fragments,
+    "gather": _gather, "scatter": _scatter,
+    "scatter_fragments": functools.partial(derived.scatter_fragments, scatter=_scatter,
+                                           per_block=_per_block),
     "bytes": tile_dtypes.bytes_op,
     "from_scalars": _from_scalars,
 }
