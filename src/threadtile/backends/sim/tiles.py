@@ -790,18 +790,16 @@ def _layout(B, op, site, blocks, args):
 
 
 OPS = {  # by the registry's names (ir/ops.py TILE_OPS)
-    "layout": _layout, "load_operand": _load_operand,
-    "gather_operand": functools.partial(derived.gather_operand, gather=_gather,
-                                        per_block=_per_block),
-    "full": _full, "arange": _arange,
-    "binop": _binop, "unary": _unary,
+    "layout": _layout, "load_operand": _load_operand, "full": _full, "arange": _arange,
+    "binop": _binop, "unary": _unary, "from_scalars": _from_scalars, "bytes": tile_dtypes.bytes_op,
     "cast": _cast, "math": _math, "where": _where, "broadcast": _broadcast, "reshape": _reshape,
     "permute": _permute, "extract": _extract, "insert": _insert, "cat": _cat,
     "reduce": _reduce, "scan": _scan, "mma": _mma, "mma_loop": _mma_loop,
     "item": _item, "load": _load, "store": _store, "atomic": _atomic, "printf": _printf,
     "gather": _gather, "scatter": _scatter,
+    # what ir/operands.py derives from a gather or a scatter, run as the one it stands for
+    "gather_operand": functools.partial(derived.gather_operand, gather=_gather,
+                                        per_block=_per_block),
     "scatter_fragments": functools.partial(derived.scatter_fragments, scatter=_scatter,
                                            per_block=_per_block),
-    "bytes": tile_dtypes.bytes_op,
-    "from_scalars": _from_scalars,
 }
