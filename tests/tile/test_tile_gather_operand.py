@@ -38,6 +38,22 @@ def gathered_product(A, B, Out, rows_of, first_col: int, TM: ConstInt, TN: Const
     ct.store(Out, index=(bm, bn), tile=acc)
 
 
+@ct.kernel
+def gathered_product_2d_cols(A, B, Out, rows_of, first_col: int, TM: ConstInt, TN: ConstInt,
+                             TK: ConstInt):
+    """gathered_product with the column tile made 2-d before the offset is added."""
+    bm, bn = ct.bid(0), ct.bid(1)
+    rows = ct.load(rows_of, index=(bm,), shape=(TM,))
+    acc = ct.full((TM, TN), 0.0, dtype=ct.float32)
+    for k in range(ct.cdiv(B.shape[1], TK)):
+        a = ct.gather(A, (rows[:, None],
+                          first_col + k * TK + ct.arange(TK, dtype=ct.int32)[None, :]))
+        b = ct.load(B, index=(k, bn), shape=(TK, TN), order=(1, 0),
+                    padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(a, b, acc)
+    ct.store(Out, index=(bm, bn), tile=acc)
+
+
 @ct.kernel(num_warps=4)
 def scattered_product(A, B, C, rows_of, weights, first_col: int, TM: ConstInt, TN: ConstInt,
                       TK: ConstInt, WEIGH: ct.Constant[bool]):
@@ -125,10 +141,14 @@ def test_gathered_rows_product(target, rng, dtype, k, first_col, tiles):
     tm, tn, tk = tiles
     m_rows, n = 128, 128
     a, b, rows, want = _case(rng, dtype, m_rows, k, n, tm, tn, first_col)
-    out = target.to_device(poison((m_rows, n), np.float32))
-    target.launch_tile(gathered_product, (m_rows // tm, n // tn), target.to_device(a),
-                       target.to_device(b), out, target.to_device(rows), first_col, tm, tn, tk)
-    np.testing.assert_allclose(target.to_host(out), want, rtol=1e-3, atol=1e-3 * np.sqrt(k))
+    kernels = [gathered_product] + ([gathered_product_2d_cols] if tm == 64 else [])
+    for kernel in kernels:
+        out = target.to_device(poison((m_rows, n), np.float32))
+        target.launch_tile(kernel, (m_rows // tm, n // tn), target.to_device(a),
+                           target.to_device(b), out, target.to_device(rows), first_col, tm, tn,
+                           tk)
+        np.testing.assert_allclose(target.to_host(out), want, rtol=1e-3,
+                                   atol=1e-3 * np.sqrt(k), err_msg=kernel.__name__)
 
 
 def _args(dtype=np.float16):
@@ -138,8 +158,10 @@ def _args(dtype=np.float16):
     return (a, b, out, np.zeros(128, np.int32), 0)
 
 
-def test_the_gather_becomes_a_gather_operand():
-    ir_text = gathered_product.ir(*_args(), TM=64, TN=64, TK=32)
+@pytest.mark.parametrize("kernel", [gathered_product, gathered_product_2d_cols],
+                         ids=["1d_cols", "2d_cols"])
+def test_the_gather_becomes_a_gather_operand(kernel):
+    ir_text = kernel.ir(*_args(), TM=64, TN=64, TK=32)
     assert "gather_operand(A, rows" in ir_text
     assert "tile.gather(" not in ir_text
     src = gathered_product.cuda_source(*_args(), TM=64, TN=64, TK=32)

@@ -279,13 +279,7 @@ def _loaded_for(f: ir.Function, lay: dict, assigns: dict, uses: dict, nw: int) -
     while changed:
         changed = False
         for name in list(cand):
-            ok = source_ok(name, cand) and bool(uses.get(name))
-            for s, e, _x, _ in uses.get(name, []) if ok else []:
-                target = s.name if isinstance(s, ir.Assign) else None
-                if not (target is not None and (lay.get(target) == MMA or target in cand) and
-                        isinstance(e, ir.TileOp) and e.op in _ELEMENTWISE and e is s.value):
-                    ok = False
-                    break
+            ok = source_ok(name, cand) and _beside_fragments(uses.get(name, []), lay, cand)
             if not ok:
                 cand.discard(name)
                 changed = True
@@ -310,12 +304,18 @@ def _broadcast_for(f: ir.Function, lay: dict, assigns: dict, uses: dict, nw: int
                 isinstance(v.args[0], ir.Var) and v.args[0].type.shape == (t.shape[0], 1) and
                 tiling.whole_strips(t.shape[0], nw)):
             continue
-        reads = uses.get(name, [])
-        if reads and all(isinstance(s, ir.Assign) and lay.get(s.name) == MMA and
-                         isinstance(e, ir.TileOp) and e.op in _ELEMENTWISE and e is s.value
-                         for s, e, _x, _ in reads):
+        if _beside_fragments(uses.get(name, []), lay):
             out[name] = MMA
     return out
+
+
+def _beside_fragments(reads: list, lay: dict, cand: set = frozenset()) -> bool:
+    """Whether a variable is read, and every read of it is an elementwise operation whose
+    result is a fragment tile (or one of ``cand``, becoming one)."""
+    return bool(reads) and all(
+        isinstance(s, ir.Assign) and (lay.get(s.name) == MMA or s.name in cand) and
+        isinstance(e, ir.TileOp) and e.op in _ELEMENTWISE and e is s.value
+        for s, e, _x, _ in reads)
 
 
 def _loaded(name: str, assigns: dict) -> bool:

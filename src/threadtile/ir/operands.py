@@ -201,13 +201,10 @@ def fragment_scatters(f: ir.Function) -> bool:
                 src = d.value.args[0]
             if not (isinstance(src, ir.Var) and src.type.layout == "mma"):
                 continue
-            rows = _axis_source(i0, defs, 0, t.shape)
-            cols = _axis_source(i1, defs, 1, t.shape)
-            if rows is None or cols is None or not rows.type.dtype.is_int:
+            got = _row_runs(i0, i1, t.shape, defs, assigned)
+            if got is None:
                 continue
-            col0 = _offset_arange(cols, defs, assigned, t.shape[1])
-            if col0 is None:
-                continue
+            rows, col0 = got
             s.value = ir.TileOp(sc.type, sc.loc, "scatter_fragments", [arr, src, rows, col0],
                                 {"check_bounds": sc.attrs["check_bounds"]})
             _drop_unread(f, [x.name for x in (val, i0, i1) if isinstance(x, ir.Var)])
@@ -250,14 +247,19 @@ def _row_gather(g: ir.Expr, defs: dict, assigned: dict):
         return None
     if not (isinstance(mask, ir.Const) and mask.value is True) or isinstance(pad.type, TileType):
         return None
-    rows = _axis_source(i0, defs, 0, t.shape)
-    cols = _axis_source(i1, defs, 1, t.shape)
+    return _row_runs(i0, i1, t.shape, defs, assigned)
+
+
+def _row_runs(i0: ir.Expr, i1: ir.Expr, shape: tuple, defs: dict, assigned: dict):
+    """(the rows' index tile, the first column as a scalar expression) where the index tiles
+    ``i0``, ``i1`` of a gather or scatter of ``shape`` are ``rows[:, None]`` and
+    ``s + arange(N)[None, :]`` as the frontend builds them, else None."""
+    rows = _axis_source(i0, defs, 0, shape)
+    cols = _axis_source(i1, defs, 1, shape)
     if rows is None or cols is None or not rows.type.dtype.is_int:
         return None
-    col0 = _offset_arange(cols, defs, assigned, t.shape[1])
-    if col0 is None:
-        return None
-    return rows, col0
+    col0 = _offset_arange(cols, defs, assigned, shape[1])
+    return None if col0 is None else (rows, col0)
 
 
 def _axis_source(e: ir.Expr, defs: dict, axis: int, shape: tuple):
@@ -282,11 +284,11 @@ def _axis_source(e: ir.Expr, defs: dict, axis: int, shape: tuple):
 
 
 def _offset_arange(e: ir.Var, defs: dict, assigned: dict, n: int):
-    """``s`` where the tile ``e`` is ``s + arange(n)`` (start 0, step 1; the arange possibly
-    cast to another integer type; ``s`` a scalar whose variables are assigned once), else
-    None."""
+    """``s`` where the tile ``e`` (n elements along one axis) is ``s + arange(n)`` (start 0,
+    step 1; the arange possibly reshaped or cast to another integer type; ``s`` a scalar whose
+    variables are assigned once), else None."""
     d = defs.get(e.name)
-    if d is None or e.type.ndim != 1 or not e.type.dtype.is_int:
+    if d is None or e.type.size != n or not e.type.dtype.is_int:
         return None
     v = d.value
     if not (isinstance(v, ir.TileOp) and v.op == "binop" and v.attrs.get("op") == "add"):
@@ -302,7 +304,8 @@ def _offset_arange(e: ir.Var, defs: dict, assigned: dict, n: int):
 def _is_arange(t: ir.Expr, defs: dict, n: int) -> bool:
     while isinstance(t, ir.Var) and t.name in defs:
         v = defs[t.name].value
-        if isinstance(v, ir.TileOp) and v.op == "cast" and v.type.dtype.is_int:
+        if isinstance(v, ir.TileOp) and (v.op == "cast" and v.type.dtype.is_int or
+                                         v.op == "reshape" and v.type.size == n):
             t = v.args[0]
             continue
         return (isinstance(v, ir.TileOp) and v.op == "arange" and v.type.shape == (n,) and
