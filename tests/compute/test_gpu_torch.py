@@ -23,6 +23,52 @@ def test_sum_and_cumsum_like_torch(n):
     assert torch.allclose(scan, torch.cumsum(x, 0), rtol=1e-9, atol=1e-8)
 
 
+# around the scan's tiles (4096 4-byte or 2048 8-byte items) and across many of them; offset 1:
+# pointers that are not 16-byte aligned
+@pytest.mark.parametrize("n", [4095, 4097, 3 * 4096 + 5, (1 << 22) + 3])
+@pytest.mark.parametrize("offset", [0, 1])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_scans_every_tile_and_edge(n, offset, dtype):
+    x = torch.randint(-100, 100, (n + offset,), device="cuda", dtype=dtype)
+    out = torch.full_like(x, -7)
+    tc.inclusive_scan(x[offset:], out[offset:], tc.OpKind.PLUS, None, n)
+    want = torch.cumsum(x[offset:].long(), 0)
+    assert torch.equal(out[offset:].long(), want)
+    assert (out[:offset] == -7).all()
+    out.fill_(-7)
+    tc.exclusive_scan(x[offset:], out[offset:], tc.OpKind.PLUS, np.dtype(str(dtype)[6:]).type(5),
+                      n)
+    assert torch.equal(out[offset:].long(), torch.cat([want.new_zeros(1), want[:-1]]) + 5)
+    out.fill_(-7)
+    tc.inclusive_scan(x[offset:], out[offset:], tc.OpKind.MAXIMUM, np.dtype(str(dtype)[6:]).type(
+        90), n)
+    assert torch.equal(out[offset:], torch.cummax(x[offset:].clamp(min=90), 0).values)
+
+
+def _last(a, b):
+    return b
+
+
+def _first(a, b):
+    return a
+
+
+@pytest.mark.parametrize("n", [4097, (1 << 21) + 5])
+def test_scan_order_across_tiles(n):
+    """Operators that are associative and not commutative, over many tiles: each tile's
+    prefix comes from the tiles before it, in order."""
+    x = torch.randint(0, 1 << 30, (n,), device="cuda", dtype=torch.int32)
+    out = torch.empty_like(x)
+    tc.exclusive_scan(x, out, _last, np.int32(-1), n)
+    assert out[0] == -1 and torch.equal(out[1:], x[:-1])
+    tc.inclusive_scan(x, out, _first, None, n)
+    assert torch.equal(out, x[:1].expand(n))
+    xf = torch.randn(n, device="cuda", dtype=torch.float64)
+    outf = torch.empty_like(xf)
+    tc.inclusive_scan(xf, outf, tc.OpKind.PLUS, np.float64(0.25), n)
+    assert torch.allclose(outf, torch.cumsum(xf, 0) + 0.25, rtol=1e-9, atol=1e-8)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.int64, torch.float64])
 @pytest.mark.parametrize("n", [1000, 1 << 21, (1 << 21) + 333])
 def test_sort_like_torch(dtype, n):
