@@ -216,11 +216,60 @@ def custom_op(name: str, fn: Callable | None = None, /, *,
         op._tt_fn = f
         op._tt_mutated = tuple((i, a.name) for i, a in enumerate(op._opoverload._schema.arguments)
                                if a.alias_info is not None and a.alias_info.is_write)
+        op._tt_lib = _autograd_kernels(op, host)
         return op
 
     if fn is None:
         return make
     return make(fn)
+
+
+def _autograd_kernels(op: EagerOp, host: Callable):
+    """Kernels of the operator at torch's ``AutogradCUDA`` and ``AutogradCPU`` keys, ahead of
+    the Python kernels ``CustomOpDef`` registers (autograd for every device, then the
+    backend's): a call that autograd does not follow and that nothing below autograd would
+    see (functionalization, fake tensors, a dispatch mode: then the key set holds more than
+    the backend's key and, for an operator that writes its arguments, ``ADInplaceOrView``)
+    runs the host function at once, bumping the mutated arguments' versions; any other call
+    takes ``CustomOpDef``'s own autograd kernel. What ``torch.compile``'s graphs call goes
+    this way: 3 us a call instead of 9 on a desktop core. Returns the ``torch.library.Library``
+    holding the registrations (None where this torch lacks what it needs)."""
+    try:
+        from torch._library.autograd import make_autograd_impl  # noqa: PLC0415
+
+        C = torch._C
+        after = C._after_autograd_keyset
+        any_requires_grad = C._any_requires_grad
+        plain = {}
+        for backend in ("CUDA", "CPU"):
+            only = C.DispatchKeySet(getattr(C.DispatchKey, backend))
+            plain[backend] = (only, only.add(C.DispatchKey.ADInplaceOrView))
+    except (ImportError, AttributeError):
+        return None
+    full = make_autograd_impl(op._opoverload, op)  # reads the op's backward at each call
+
+    def kernel(keys: tuple) -> Callable:
+        def autograd(keyset, *args, **kwargs):
+            if (keyset & after) in keys and op._tt_fn is not None and not (
+                    _grad_enabled() and any_requires_grad(*args, **kwargs)):
+                out = host(*args, **kwargs)
+                if op._tt_mutated:
+                    _bump_versions(op._tt_mutated, args, kwargs)
+                return out
+            return full(keyset, *args, **kwargs)
+
+        return autograd
+
+    old = _AUTOGRAD_LIBS.pop(op._qualname, None)  # the operator defined again: its last one's
+    if old is not None:
+        old._destroy()
+    lib = _AUTOGRAD_LIBS[op._qualname] = torch.library.Library(op._namespace, "FRAGMENT")
+    for backend, keys in plain.items():
+        lib.impl(op._name, kernel(keys), f"Autograd{backend}", with_keyset=True)
+    return lib
+
+
+_AUTOGRAD_LIBS: dict = {}  # the AutogradCUDA registrations, by the operator's qualified name
 
 
 def fake_impl(shapes: Callable) -> Callable:
