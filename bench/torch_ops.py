@@ -16,7 +16,11 @@ microseconds of device time, so the host's per-call cost is what shows), called 
   (``aot_eager``; ``inductor`` where triton is installed; ``inductor reduce-overhead``: the
   compiled graph replayed as a CUDA graph);
 - ``torch.add``: torch's own operator of the same size, eager and compiled alike, and
-  ``torch.add(out=)`` into a preallocated tensor.
+  ``torch.add(out=)`` into a preallocated tensor;
+- ``... x8 (compile ...)``: eight chained calls in one compiled graph. A graph's call has a
+  fixed cost of its own (guards, wrappers: ~30 us, torch.add's graph as much as ours), so a
+  further call's cost, (x8 - x1) / 7, is what an operator costs inside a graph; its excess
+  over the host function is the operator's own (``us_over``; target at most 2 us).
 
 Each figure is the median over rounds of back-to-back calls, the methods' rounds interleaved
 (``launch_overhead.per_launch_us``). GPU only; writes results/torch_ops.json.
@@ -79,12 +83,29 @@ def main() -> None:
     def with_torch(x, y):
         return torch.add(x, y)
 
+    def with_op8(x, y):  # eight calls in one graph: a further call's cost, the graph's apart
+        z = op(x, y)
+        for _ in range(7):
+            z = op(z, y)
+        return z
+
+    def with_torch8(x, y):
+        z = torch.add(x, y)
+        for _ in range(7):
+            z = torch.add(z, y)
+        return z
+
     compiles = [("aot_eager", {"backend": "aot_eager"})]
     if importlib.util.find_spec("triton") is not None:
         compiles += [("inductor", {}), ("inductor reduce-overhead", {"mode": "reduce-overhead"})]
     skipped = {}
+    chains = [("threadtile op", with_op), ("torch.add", with_torch),
+              ("threadtile op x8", with_op8), ("torch.add x8", with_torch8)]
     for label, kwargs in compiles:
-        for name, f in (("threadtile op", with_op), ("torch.add", with_torch)):
+        for name, f in chains:
+            if "x8" in name and (label != "aot_eager" and name.startswith("torch") or
+                                 "reduce-overhead" in label):
+                continue  # (inductor fuses eight adds into one kernel)
             key = f"{name} (compile {label})"
             try:
                 torch._dynamo.reset()
@@ -92,7 +113,7 @@ def main() -> None:
                 for _ in range(3):  # compiled (and, for reduce-overhead, recorded) here
                     r = g(a, b)
                 torch.cuda.synchronize()
-                assert torch.allclose(r, a + b), key
+                assert torch.allclose(r, a + b * (8 if "x8" in name else 1), atol=1e-5), key
             except Exception as e:  # noqa: BLE001  (a backend this host lacks: recorded)
                 skipped[key] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
                 continue
@@ -120,6 +141,14 @@ def main() -> None:
             results["threadtile op, out= (eager)"] - base,
             "threadtile op (eager) - host function":
             results["threadtile op (eager)"] - results["host function"]}
+    for label in ("aot_eager", "inductor"):
+        one, eight = (results.get(f"threadtile op{x} (compile {label})") for x in ("", " x8"))
+        if one and eight:  # a further call in a compiled graph, over the host function
+            over[f"threadtile op in a graph ({label}), a further call - host function"] = (
+                (eight - one) / 7 - results["host function"])
+    one, eight = (results.get(f"torch.add{x} (compile aot_eager)") for x in ("", " x8"))
+    if one and eight:
+        ratios["torch.add in a graph (aot_eager), a further call, us"] = (eight - one) / 7
     for name, us in over.items():
         print(f"{name:60s} {us:6.2f} us  (target <= 2)")
     for name, r in ratios.items():
