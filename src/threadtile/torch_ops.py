@@ -47,10 +47,10 @@ __all__ = ["EagerOp", "custom_op", "fake_impl", "device_of"]
 def device_of(args: Iterable, kwargs: dict | None = None) -> int | None:
     """The index of the first CUDA device among the tensors in ``args`` and ``kwargs``'s
     values (lists and tuples of tensors looked into), or None when no tensor is on a GPU."""
-    for a in (*args, *(kwargs or {}).values()):
+    for a in (*args, *kwargs.values()) if kwargs else args:
         if isinstance(a, torch.Tensor):
             if a.is_cuda:
-                return a.device.index
+                return a.get_device()
         elif isinstance(a, (list, tuple)):
             d = device_of(a)
             if d is not None:
@@ -64,7 +64,7 @@ def _on_tensor_device(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def host(*args, **kwargs):
         dev = device_of(args, kwargs)
-        if dev is None or dev == torch.cuda.current_device():
+        if dev is None or dev == _current_device():
             return fn(*args, **kwargs)
         with torch.cuda.device(dev):
             return fn(*args, **kwargs)
