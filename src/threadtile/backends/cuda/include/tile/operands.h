@@ -79,6 +79,18 @@ __device__ __forceinline__ void cp_async16(void* dst, const void* src) {
   *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
 #endif
 }
+// a 16-byte piece of an operand buffer filled with the padding (a row outside the array): one
+// store where the element loop would make CH (16-byte aligned, as cp_async16's destination)
+template <class T>
+__device__ __forceinline__ void fill_pad16(T* dst, T pad) {
+  union {
+    T e[16 / sizeof(T)];
+    uint4 v;
+  } u;
+#pragma unroll
+  for (int k = 0; k < int(16 / sizeof(T)); ++k) u.e[k] = pad;
+  *reinterpret_cast<uint4*>(dst) = u.v;
+}
 __device__ __forceinline__ void cp_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;" ::: "memory");
@@ -164,7 +176,11 @@ __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST
       if (d < R - 1) in = in && g[d] >= 0 && g[d] < a.shape[d];
     }
     T* dst = out.p + piece_at<ST>(row, col);
-    if (in && contiguous && g[R - 1] >= 0 && g[R - 1] + CH <= a.shape[R - 1]) {
+    if (!in) {
+      fill_pad16(dst, pad);
+      continue;
+    }
+    if (contiguous && g[R - 1] >= 0 && g[R - 1] + CH <= a.shape[R - 1]) {
       const T* src = a.data + offset(a, g);
       if (reinterpret_cast<unsigned long long>(src) % 16 == 0) {
         cp_async16(dst, src);
@@ -217,7 +233,11 @@ __device__ __forceinline__ ST gather_operand(const Arr& a, typename ST::elem pad
     int64_t g[2] = {ridx[row], col0 + col};
     T* dst = out.p + piece_at<ST>(row, col);
     const bool rin = !CheckBounds || (g[0] >= 0 && g[0] < a.shape[0]);
-    if (rin && contiguous && g[1] >= 0 && g[1] + CH <= a.shape[1]) {
+    if (!rin) {  // (MoE's padding tokens: most rows of a block)
+      fill_pad16(dst, pad);
+      continue;
+    }
+    if (contiguous && g[1] >= 0 && g[1] + CH <= a.shape[1]) {
       const T* src = a.data + offset(a, g);
       if (reinterpret_cast<unsigned long long>(src) % 16 == 0) {
         cp_async16(dst, src);
