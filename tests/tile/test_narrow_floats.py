@@ -156,6 +156,27 @@ def test_bitcast(rng):
     np.testing.assert_array_equal(y, x.view(np.int32))
 
 
+@pytest.mark.parametrize("name", FP8)
+def test_scalars_round_as_arrays(name):
+    """A 0-d value (a constant: astile's elements) keeps its shape; float8_e5m2's NaN payload
+    path made it 1-d (cuTile's test_astile with float8_e5m2 failed on it)."""
+    for v in (np.float64(4.0), np.array(-2.5), np.array(np.nan)):
+        got = minifloat.round_to(v, name)
+        assert got.shape == ()
+    assert minifloat.round_to(np.float64(4.0), name) == 4.0
+
+
+@ct.kernel
+def astile_e5m2_kernel(Y):
+    ct.store(Y, (0,), ct.astile((0, 1, 0, 4), dtype=ct.float8_e5m2))
+
+
+def test_astile_e5m2():
+    Y = np.full(4, 7, ml_dtypes.float8_e5m2)
+    SIM.launch_tile(astile_e5m2_kernel, 1, Y)
+    np.testing.assert_array_equal(Y.astype(np.float32), [0, 1, 0, 4])
+
+
 @ct.kernel
 def astile_kernel(X, Y, a: float, b: int):
     ct.store(X, (0, 0), ct.astile(((1, a), (b, 4.5)), dtype=ct.float32))

@@ -144,8 +144,11 @@ def encode(values, name: str, mode: str = "rn", saturate: bool = True) -> np.nda
     k = np.where(exact | ~up, i, j)
     out = codes[k].astype(np.uint8)
     if f.nan_code is not None:
-        raw = (np.ascontiguousarray(x).view(np.uint64) >> np.uint64(29)).astype(np.uint32) \
-            if x.dtype == np.float64 else x.astype(np.float32).view(np.uint32)
+        if x.dtype == np.float64:  # (ascontiguousarray makes a 0-d array 1-d: shaped back)
+            bits64 = np.ascontiguousarray(x).view(np.uint64).reshape(x.shape)
+            raw = (bits64 >> np.uint64(29)).astype(np.uint32)
+        else:
+            raw = x.astype(np.float32).view(np.uint32)
         payload = raw & np.uint32((1 << f.mbits) - 1)
         nan_bits = f.nan_code if not f.inf else (f.nan_code & ~((1 << f.mbits) - 1)) | \
             np.where(payload == 0, (1 << f.mbits) - 1, payload)
