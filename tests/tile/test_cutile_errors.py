@@ -261,6 +261,41 @@ def test_undefined_and_potentially_undefined_variables():
 
 
 @ct.kernel
+def accumulates_from_nothing(a, c, n: int):
+    for k in range(n):
+        t = ct.load(a, index=(k,), shape=(8,))
+        acc = acc + t  # noqa: F821 (never assigned before the loop)
+    ct.store(c, index=(0,), tile=acc)
+
+
+@ct.kernel
+def accumulates_from_zero(a, c, n: int):
+    acc = ct.zeros((8,), dtype=ct.float32)
+    for k in range(n):
+        t = ct.load(a, index=(k,), shape=(8,))
+        acc = acc + t
+    k2 = 0
+    while k2 < n:
+        last = ct.load(a, index=(k2,), shape=(8,))
+        k2 += 1
+    ct.store(c, index=(0,), tile=acc + last)
+
+
+def test_loop_carried_values_start_before_the_loop():
+    """cuTile's rule (its test_uninitialized_vars): a tile kernel's loop body reading a name
+    before the body assigns it, with nothing assigning it before the loop, is an error at the
+    read, not a loop-carried value of no initial value; after the loop, what the body assigned
+    is read as before."""
+    a, c = np.arange(32, dtype=np.float32), np.zeros(8, np.float32)
+    e = _raises(accumulates_from_nothing, TileTypeError, "[Uu]ndefined variable", a, c, 4)
+    assert "`acc`" in str(e) and "before the loop" in str(e)
+    assert e.loc.line == _line(accumulates_from_nothing.py_func, "acc = acc + t")
+    with tt.simulate():
+        accumulates_from_zero[1](a, c, 4)
+    np.testing.assert_array_equal(c, a.reshape(4, 8).sum(0) + a[24:])
+
+
+@ct.kernel
 def reads_global_array(y):
     ct.store(y, (0,), ct.load(global_array, (0,), (8,)))
 

@@ -488,7 +488,7 @@ _M3 = (np.zeros((16, 16), np.float32), 3)
     (number_or_tile, _F16, "tile=t + 1.0)",
      ["'t' is float64 on one path", "tile<float32, (16)> on another"]),
     (read_before_retyped_in_loop, _M3, "tile=prev)",
-     ["'prev' is read here before the loop assigns it", "tile<float32, (16)> (line"]),
+     ["Use of potentially undefined variable `prev`", "assign 'prev' before the loop"]),
     (extract_out_of_grid, _M, "ct.extract(t, index=(2, 0)", ["index 2 is out of bounds"]),
     (extract_not_dividing, _M, "shape=(32, 16)", ["not divisible"]),
     (cat_three, (np.zeros(16, np.float32),), "ct.cat((t, t, t, t), 0)",

@@ -5,7 +5,8 @@ A variable read where some path to the read has not assigned it is an error at c
 Python raises ``UnboundLocalError`` there, while a GPU would read whatever the register holds.
 The check follows ``if``/``else`` exactly (a branch that returns, breaks or continues does not
 count); a loop is taken to assign what its body assigns, since later iterations and the code
-after a loop that ran see those values. A name no path has assigned is cuTile's
+after a loop that ran see those values (inside a tile kernel's loop body, only from the
+body's own assignment on: :func:`body_defined`). A name no path has assigned is cuTile's
 ``TileSyntaxError`` ("Undefined variable"), one that some paths assign its ``TileTypeError``
 ("Use of potentially undefined variable"): :func:`unbound`.
 """
@@ -31,6 +32,15 @@ def assigned_in(stmts: list[ast.stmt]) -> set[str]:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                 out.add(n.id)
     return out
+
+
+def body_defined(lw: Lowerer) -> bool:
+    """Whether a loop body's reads see only what is assigned before the loop or earlier in the
+    body (a tile kernel: cuTile's loop-carried values start from an assignment before the
+    loop, so a read before the body's own assignment is cuTile's "Undefined variable"), rather
+    than everything the body assigns (a thread-level kernel: Python's and numba's rule, where
+    a later iteration sees an earlier one's values)."""
+    return bool(getattr(lw.spec, "tile_kernel", False))
 
 
 def terminates(stmts: list[ast.stmt]) -> bool:
@@ -123,6 +133,16 @@ def walk_scope(nodes):
             todo += n.args.defaults + [d for d in n.args.kw_defaults if d]
         else:
             todo += list(ast.iter_child_nodes(n))
+
+
+def carried_unset(lw: Lowerer, node: ast.Name, name: str):
+    """The error for a tile kernel's loop body reading ``name`` before the body assigns it,
+    when nothing before the loop did (:func:`body_defined`)."""
+    return lw.error(node, f"Use of potentially undefined variable `{name}`: the loop assigns "
+                          f"'{name}' after this read and nothing assigns it before the loop, so "
+                          "its first iteration reads an undefined value (a tile kernel's "
+                          "loop-carried values start from an assignment before the loop)",
+                    f"assign '{name}' before the loop", cls=TileCodeTypeError)
 
 
 def unbound(lw: Lowerer, node: ast.Name, name: str, on_some_path: bool):

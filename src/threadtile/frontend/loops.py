@@ -45,8 +45,24 @@ def lower_for(lw: Lowerer, node: ast.For):
     if node.orelse:
         raise lw.unsupported(node, "for ... else", "use a flag variable")
     # a value assigned in the body is there from the second iteration on, and after the loop
-    # when it ran: taken as assigned (Python raises only when the loop never ran)
-    lw.defined |= flow.assigned_in([node])
+    # when it ran: taken as assigned (Python raises only when the loop never ran). A tile
+    # kernel's loop-carried values are cuTile's: assigned before the loop, so inside the body
+    # a name counts as assigned only from its assignment there on (flow.body_defined)
+    stores = flow.assigned_in([node])
+    carried = lw.carried_unset
+    if flow.body_defined(lw):
+        lw.defined |= flow.assigned_in([ast.Assign(targets=[node.target], value=node.iter)])
+        lw.carried_unset = carried | (stores - lw.defined)
+    else:
+        lw.defined |= stores
+    try:
+        return _lower_for(lw, node)
+    finally:
+        lw.defined |= stores
+        lw.carried_unset = carried
+
+
+def _lower_for(lw: Lowerer, node: ast.For):
     it = node.iter
     if static.is_static_iter(lw, it):  # ct.static_iter(...): unrolled at compile time
         return static.lower_for(lw, node)

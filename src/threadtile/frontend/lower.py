@@ -109,6 +109,7 @@ class Lowerer(ast.NodeVisitor):
         # the names every path to the current statement has assigned (flow.py)
         self.defined: set[str] = {p.name for p in params}
         self.maybe_defined: set[str] = set()  # assigned on some path that reached an if's end
+        self.carried_unset: set[str] = set()  # a tile loop's body assigns them later (flow.py)
         # a tile too large for the registers: the error, raised after the body's own errors
         self.too_big: KernelCompileError | None = None
         self.consts = {p.name: p.constant for p in params if p.is_constant}
@@ -470,10 +471,19 @@ class Lowerer(ast.NodeVisitor):
             with self.lazy():  # evaluated again before every iteration
                 cond = self.truth(self.expr(node.test), node.test)
             frame.endless = isinstance(cond, ir.Const) and bool(cond.value)
-            self.defined |= flow.assigned_in(node.body)  # as for loops (flow.py)
+            stores = flow.assigned_in(node.body)  # as for loops (loops.lower_for)
+            carried = self.carried_unset
+            if flow.body_defined(self):
+                self.carried_unset = carried | (stores - self.defined)
+            else:
+                self.defined |= stores
             self.loop_depth += 1
-            body = self.lower_body(node.body)
+            try:
+                body = self.lower_body(node.body)
+            finally:
+                self.carried_unset = carried
             self.loop_depth -= 1
+            self.defined |= stores
         return ir.While(self.loc(node), cond, body)
 
     def visit_Break(self, node):
@@ -577,6 +587,8 @@ class Lowerer(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name):
         name = node.id
         if name in self.local_names and name not in self.defined and name not in self.statics:
+            if name in self.carried_unset:
+                raise flow.carried_unset(self, node, name)
             raise flow.unbound(self, node, name, name in self.maybe_defined)
         return self.read_name(name, node)
 
