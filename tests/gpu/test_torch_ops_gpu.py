@@ -44,27 +44,8 @@ def test_eager():
 
 
 def test_the_dispatcher_runs_the_host_function_at_once(monkeypatch):
-    """torch.ops calls on CUDA tensors (what compiled graphs make) run the host function from
-    the operator's AutogradCUDA kernel (torch_ops.py _autograd_kernels), not through
-    CustomOpDef's backend kernel, unless autograd follows them."""
-    calls = []
-    backend = ops.add._backend_fns[None]
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return backend(*args, **kwargs)
-
-    monkeypatch.setitem(ops.add._backend_fns, None, counted)
-    x, y = _xy(1000)
-    torch.testing.assert_close(torch.ops.threadtile_test.add(x, y), x + y)
-    assert calls == []
-    out = torch.ops.threadtile_test.add(x.clone().requires_grad_(True), y)
-    assert len(calls) == 1 and out.grad_fn is not None
-    out = y.clone()
-    v = out._version
-    torch.ops.threadtile_test.add_into(x, out)
-    assert out._version == v + 1
-    torch.testing.assert_close(out, x + y)
+    """On CUDA tensors, through the operator's AutogradCUDA kernel (kernels/torch_ops.py)."""
+    ops.check_dispatcher_calls(monkeypatch, *_xy(1000))
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])

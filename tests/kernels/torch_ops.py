@@ -180,3 +180,29 @@ class Model(torch.nn.Module):
         h = mul(torch.tanh(x), self.w)
         h = add(h, scale(x, 0.5))
         return row_sums(h.reshape(-1, 4)).sum() + h.mean()
+
+
+def check_dispatcher_calls(monkeypatch, x: Tensor, y: Tensor) -> list:
+    """torch.ops calls (what compiled graphs make) that autograd does not follow run the host
+    function from the operator's own autograd kernel (threadtile/torch_ops.py
+    ``_autograd_kernels``), not through CustomOpDef's backend kernel; one that autograd follows
+    goes the whole way; a mutated argument's version is bumped once. Returns the list that
+    counts the calls reaching the backend kernel of ``add`` (one so far), for more checks."""
+    calls = []
+    backend = add._backend_fns[None]
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return backend(*args, **kwargs)
+
+    monkeypatch.setitem(add._backend_fns, None, counted)
+    torch.testing.assert_close(torch.ops.threadtile_test.add(x, y), x + y)
+    assert calls == []
+    out = torch.ops.threadtile_test.add(x.clone().requires_grad_(True), y)
+    assert len(calls) == 1 and out.grad_fn is not None
+    out = y.clone()
+    v = out._version
+    torch.ops.threadtile_test.add_into(x, out)
+    assert out._version == v + 1
+    torch.testing.assert_close(out, x + y)
+    return calls
