@@ -386,6 +386,71 @@ def test_running_argmax_records(where, rng, n):
     np.testing.assert_array_equal(got["i"], first)
 
 
+def _third(x):
+    return x % 3 == 0
+
+
+def _third_plus_one(x):
+    return x % 3 == 1
+
+
+def _big(r):
+    return r.m > 10
+
+
+def _odd_c(r):
+    return r.c % 2 == 1
+
+
+@pytest.mark.parametrize("n", SIZES + BIG)
+def test_three_way_partition(where, rng, n):
+    x = rng.integers(-1000, 1000, n).astype(np.int32)
+    outs = [where.dev(np.full(n, -7, np.int32)) for _ in range(3)]
+    cnt = where.dev(np.full(2, -1, np.int64))
+    tc.three_way_partition(where.dev(x), *outs, cnt, _third, _third_plus_one, n)
+    a, b = x % 3 == 0, x % 3 == 1
+    got = [where.host(o) for o in outs]
+    k = where.host(cnt)
+    assert list(k) == [a.sum(), b.sum()]
+    np.testing.assert_array_equal(got[0][:k[0]], x[a])
+    np.testing.assert_array_equal(got[1][:k[1]], x[b])
+    np.testing.assert_array_equal(got[2][:n - k[0] - k[1]], x[~a & ~b])
+    assert (got[0][k[0]:] == -7).all() and (got[2][n - k[0] - k[1]:] == -7).all()
+
+
+def test_three_way_partition_records_and_iterators(where, rng):
+    """The first predicate wins where both hold; records; an iterator input."""
+    n = 5000
+    x = np.zeros(n, REC)
+    x["m"], x["c"] = rng.integers(0, 20, n), rng.integers(0, 100, n)
+    outs = [where.empty(n, REC) for _ in range(3)]
+    cnt = where.empty(2, np.int64)
+    tc.three_way_partition(where.dev(x), *outs, cnt, _big, _odd_c, n)
+    a = x["m"] > 10
+    b = (x["c"] % 2 == 1) & ~a
+    k = where.host(cnt)
+    assert list(k) == [a.sum(), b.sum()]
+    for o, keep in zip(outs, (a, b, ~(a | b))):
+        got = where.host(o)[:keep.sum()]
+        np.testing.assert_array_equal(got["m"], x["m"][keep])
+        np.testing.assert_array_equal(got["c"], x["c"][keep])
+    outs = [where.empty(3000, np.int64) for _ in range(3)]
+    tc.three_way_partition(tc.CountingIterator(np.int64(0)), *outs, cnt, _third,
+                           _third_plus_one, 3000)
+    assert list(where.host(cnt)) == [1000, 1000]
+    np.testing.assert_array_equal(where.host(outs[2])[:1000], np.arange(2, 3000, 3))
+
+
+def test_three_way_partition_errors(where):
+    x = where.dev(np.zeros(10, np.int32))
+    outs = [where.empty(10, np.int32) for _ in range(3)]
+    with pytest.raises(ValueError, match="takes two"):
+        tc.three_way_partition(x, *outs, where.empty(1, np.int64), _third, _third_plus_one)
+    with pytest.raises(TypeError, match="d_unselected_out"):
+        tc.three_way_partition(x, outs[0], outs[1], where.empty(10, np.float32),
+                               where.empty(2, np.int64), _third, _third_plus_one)
+
+
 # -- errors ------------------------------------------------------------------------------------
 
 def test_errors(where):

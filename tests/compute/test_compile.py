@@ -51,6 +51,22 @@ def _over_half(x):
     return x > 0.5
 
 
+def _mod_less_one(x):
+    return x % 10 < 1
+
+
+def _over_half_i(x):
+    return x > 500
+
+
+def _rec_big(r):
+    return r.v > 0.5
+
+
+def _rec_odd(r):
+    return r.i % 2 == 1
+
+
 def _cases(F):
     """(label, call) of every algorithm over a spread of types, operators and inputs."""
     n = 1000
@@ -111,6 +127,11 @@ def _cases(F):
                                                   F(100000, np.float32), None, tc.OpKind.LESS)
     yield "merge_sort_rec", lambda: tc.merge_sort(F(n, REC), None, F(n, REC), None, _less_rec)
     yield "select", lambda: tc.select(f32, F(n, np.float32), F(1, np.int32), _over_half)
+    yield "three_way_partition", lambda: tc.three_way_partition(
+        F(n, np.int64), F(n, np.int64), F(n, np.int64), F(n, np.int64), F(2, np.int64),
+        _mod_less_one, _over_half_i)
+    yield "three_way_partition_rec", lambda: tc.three_way_partition(
+        F(n, REC), F(n, REC), F(n, REC), F(n, REC), F(2, np.int32), _rec_big, _rec_odd)
     yield "unique_by_key", lambda: tc.unique_by_key(i64, u32, F(n, np.int64), F(n, np.uint32),
                                                     F(1, np.int64), tc.OpKind.EQUAL_TO)
 
@@ -133,7 +154,8 @@ def test_every_launch_matches_its_kernel(programs):
     for k in ("tt_reduce", "tt_reduce_partials", "tt_scan",
               "tt_scan_init", "tt_radix_histogram", "tt_radix_exclusive_sum",
               "tt_radix_onesweep", "tt_histogram", "tt_segmented_reduce", "tt_transform",
-              "tt_block_sort", "tt_merge_partition", "tt_merge", "tt_scatter", "tt_zero"):
+              "tt_block_sort", "tt_merge_partition", "tt_merge", "tt_scatter", "tt_zero",
+              "tt_partition"):
         assert k in names, k
 
 

@@ -32,11 +32,13 @@ from .algorithms import (
 from .iterators import ConstantIterator, CountingIterator, IteratorBase, TransformIterator
 from .mergesort import merge_sort
 from .operators import OpKind
+from .partition import three_way_partition
 from .sorting import SortOrder, make_radix_sort, radix_sort, select, unique_by_key
 
 __all__ = ["reduce_into", "inclusive_scan", "exclusive_scan", "radix_sort", "histogram_even",
            "segmented_reduce", "unary_transform", "binary_transform", "merge_sort",
-           "unique_by_key", "select", "make_reduce_into", "make_inclusive_scan",
+           "unique_by_key", "select", "three_way_partition", "make_reduce_into",
+           "make_inclusive_scan",
            "make_exclusive_scan", "make_radix_sort", "make_histogram_even",
            "make_segmented_reduce", "OpKind", "SortOrder", "CountingIterator",
            "ConstantIterator", "TransformIterator", "IteratorBase"]
