@@ -17,7 +17,7 @@ from ..lang.types import bool_ as BOOL
 from . import cxx, device
 from ._common import Call
 from .operators import as_operator, ctype, type_of
-from .sorting import _Flags, _layout
+from .sorting import _Flags, scan_and_scatter
 
 __all__ = ["three_way_partition"]
 
@@ -93,20 +93,7 @@ def _device(call, inp, outs: list, dtype, cnt, cdt, first, second, n: int) -> No
         return u.text()
 
     prog = device.program(key, build, "three_way_partition")
-    threads, tile = cxx.tile_items("scan", 8, True)
-    tiles = max(1, -(-n // tile))
-    scan_bytes = cxx.scan_temp_bytes(tiles, 8)
-    offs, nbytes = _layout([n * 8, scan_bytes])
-    s = call.stream
-    if n == 0:  # writes the counts, 0
-        prog.kernel("tt_partition")[1, 32, s](*inp.args(), *outs, 0, cnt, 0)
-        return
-    base = call.temp(nbytes)
-    pos, temp = base + offs[0], base + offs[1]
-    prog.kernel("tt_scan_init")[-(-(tiles + 32) // 128), 128, s](temp, scan_bytes, tiles)
-    prog.kernel("tt_scan")[tiles, threads, s](*inp.args(), pos, temp, scan_bytes, n, 0)
-    grid = min(-(-n // cxx.TRANSFORM_THREADS), device.sm_count() * 16)
-    prog.kernel("tt_partition")[grid, cxx.TRANSFORM_THREADS, s](*inp.args(), *outs, pos, cnt, n)
+    scan_and_scatter(prog, call, inp, n, "tt_partition", outs, cnt)
 
 
 def _kernels(u, t: str, inp, first: str, second: str, count_t: str) -> None:

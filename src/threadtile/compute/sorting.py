@@ -236,22 +236,29 @@ def compact(name: str, call: Call, inp: IteratorBase, out, dtype, values, count_
         return u.text()
 
     prog = device.program(key, build, name)
+    vargs = values[0].args() + [values[1]] if values is not None else []
+    scan_and_scatter(prog, call, inp, n, "tt_scatter", [*vargs, out], count_out)
+
+
+def scan_and_scatter(prog, call: Call, inp: IteratorBase, n: int, scatter: str, outs: list,
+                     count) -> None:
+    """A compaction's launches: the flag words' inclusive sum (CUB's scan of the program's
+    ``tt_scan``) into ``pos``, then ``scatter(*inp, *outs, pos, count, n)``; with no items the
+    scatter alone, which writes the count(s)."""
     threads, tile = cxx.tile_items("scan", 8, True)
     tiles = max(1, -(-n // tile))
     scan_bytes = cxx.scan_temp_bytes(tiles, 8)
     offs, nbytes = _layout([n * 8, scan_bytes])
     s = call.stream
-    vargs = values[0].args() + [values[1]] if values is not None else []
-    if n == 0:  # writes the count, 0
-        prog.kernel("tt_scatter")[1, 32, s](*inp.args(), *vargs, out, 0, count_out, 0)
+    if n == 0:
+        prog.kernel(scatter)[1, 32, s](*inp.args(), *outs, 0, count, 0)
         return
     base = call.temp(nbytes)
     pos, temp = base + offs[0], base + offs[1]
     prog.kernel("tt_scan_init")[-(-(tiles + 32) // 128), 128, s](temp, scan_bytes, tiles)
     prog.kernel("tt_scan")[tiles, threads, s](*inp.args(), pos, temp, scan_bytes, n, 0)
     grid = min(-(-n // cxx.TRANSFORM_THREADS), device.sm_count() * 16)
-    prog.kernel("tt_scatter")[grid, cxx.TRANSFORM_THREADS, s](*inp.args(), *vargs, out, pos,
-                                                              count_out, n)
+    prog.kernel(scatter)[grid, cxx.TRANSFORM_THREADS, s](*inp.args(), *outs, pos, count, n)
 
 
 def select(d_in, d_out, d_num_selected_out, cond, num_items=None, stream=None) -> None:
