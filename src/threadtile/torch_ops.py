@@ -216,7 +216,7 @@ def custom_op(name: str, fn: Callable | None = None, /, *,
         op._tt_fn = f
         op._tt_mutated = tuple((i, a.name) for i, a in enumerate(op._opoverload._schema.arguments)
                                if a.alias_info is not None and a.alias_info.is_write)
-        op._tt_lib = _autograd_kernels(op, host)
+        _autograd_kernels(op, host)
         return op
 
     if fn is None:
@@ -224,7 +224,7 @@ def custom_op(name: str, fn: Callable | None = None, /, *,
     return make(fn)
 
 
-def _autograd_kernels(op: EagerOp, host: Callable):
+def _autograd_kernels(op: EagerOp, host: Callable) -> None:
     """Kernels of the operator at torch's ``AutogradCUDA`` and ``AutogradCPU`` keys, ahead of
     the Python kernels ``CustomOpDef`` registers (autograd for every device, then the
     backend's): a call that autograd does not follow and that nothing below autograd would
@@ -232,8 +232,8 @@ def _autograd_kernels(op: EagerOp, host: Callable):
     the backend's key and, for an operator that writes its arguments, ``ADInplaceOrView``)
     runs the host function at once, bumping the mutated arguments' versions; any other call
     takes ``CustomOpDef``'s own autograd kernel. What ``torch.compile``'s graphs call goes
-    this way: 3 us a call instead of 9 on a desktop core. Returns the ``torch.library.Library``
-    holding the registrations (None where this torch lacks what it needs)."""
+    this way: 3 us a call instead of 9 on a desktop core. Nothing is registered where this
+    torch lacks what it needs. The registrations live in ``_AUTOGRAD_LIBS``."""
     try:
         from torch._library.autograd import make_autograd_impl  # noqa: PLC0415
 
@@ -245,7 +245,7 @@ def _autograd_kernels(op: EagerOp, host: Callable):
             only = C.DispatchKeySet(getattr(C.DispatchKey, backend))
             plain[backend] = (only, only.add(C.DispatchKey.ADInplaceOrView))
     except (ImportError, AttributeError):
-        return None
+        return
     full = make_autograd_impl(op._opoverload, op)  # reads the op's backward at each call
 
     def kernel(keys: tuple) -> Callable:
@@ -266,10 +266,9 @@ def _autograd_kernels(op: EagerOp, host: Callable):
     lib = _AUTOGRAD_LIBS[op._qualname] = torch.library.Library(op._namespace, "FRAGMENT")
     for backend, keys in plain.items():
         lib.impl(op._name, kernel(keys), f"Autograd{backend}", with_keyset=True)
-    return lib
 
 
-_AUTOGRAD_LIBS: dict = {}  # the AutogradCUDA registrations, by the operator's qualified name
+_AUTOGRAD_LIBS: dict = {}  # each operator's Autograd{CUDA,CPU} registrations, by its name
 
 
 def fake_impl(shapes: Callable) -> Callable:

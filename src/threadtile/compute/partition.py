@@ -62,7 +62,7 @@ def three_way_partition(d_in, d_first_part_out, d_second_part_out, d_unselected_
         call.finish()
         return None
     call.start()
-    _device(call, inp, [g[0] for g in got], inp.dtype, cnt, cdt, first, second, n)
+    _device(call, inp, [g[0] for g in got], cnt, cdt, first, second, n)
     return None
 
 
@@ -74,13 +74,12 @@ def _host_parts(items, first, second) -> list[np.ndarray]:
     return [a, b, ~(a | b)]
 
 
-def _device(call, inp, outs: list, dtype, cnt, cdt, first, second, n: int) -> None:
+def _device(call, inp, outs: list, cnt, cdt, first, second, n: int) -> None:
     t = type_of(inp.dtype)
     f1, src1 = first.cxx((t,), BOOL)
     f2, src2 = second.cxx((t,), BOOL)
-    key = ("three_way_partition", inp.key(), first.key(), second.key(), cdt.str, dtype.str)
+    key = ("three_way_partition", inp.key(), first.key(), second.key(), cdt.str)
     flags = _Flags(inp, "tt_part", ("flags",) + key)
-    ct = ctype(type_of(dtype))
 
     def build():
         u = cxx.Unit()
@@ -88,7 +87,7 @@ def _device(call, inp, outs: list, dtype, cnt, cdt, first, second, n: int) -> No
         u.add_function(src2)
         u.add_input(inp)
         u.cub_headers.append("<cuda/iterator>")
-        _kernels(u, ct, inp, f1, f2, ctype(type_of(cdt)))
+        _kernels(u, ctype(t), inp, f1, f2, ctype(type_of(cdt)))
         cxx.scan_kernels(u, "long long", 8, "::cuda::std::plus<>", flags, "inclusive", True)
         return u.text()
 

@@ -6,7 +6,7 @@ Python raises ``UnboundLocalError`` there, while a GPU would read whatever the r
 The check follows ``if``/``else`` exactly (a branch that returns, breaks or continues does not
 count); a loop is taken to assign what its body assigns, since later iterations and the code
 after a loop that ran see those values (inside a tile kernel's loop body, only from the
-body's own assignment on: :func:`body_defined`). A name no path has assigned is cuTile's
+body's own assignment on: :func:`loop_body`). A name no path has assigned is cuTile's
 ``TileSyntaxError`` ("Undefined variable"), one that some paths assign its ``TileTypeError``
 ("Use of potentially undefined variable"): :func:`unbound`.
 """
@@ -14,6 +14,7 @@ body's own assignment on: :func:`body_defined`). A name no path has assigned is 
 from __future__ import annotations
 
 import ast
+import contextlib
 from typing import TYPE_CHECKING
 
 from ..errors import TileCodeSyntaxError, TileCodeTypeError
@@ -34,13 +35,26 @@ def assigned_in(stmts: list[ast.stmt]) -> set[str]:
     return out
 
 
-def body_defined(lw: Lowerer) -> bool:
-    """Whether a loop body's reads see only what is assigned before the loop or earlier in the
-    body (a tile kernel: cuTile's loop-carried values start from an assignment before the
-    loop, so a read before the body's own assignment is cuTile's "Undefined variable"), rather
-    than everything the body assigns (a thread-level kernel: Python's and numba's rule, where
-    a later iteration sees an earlier one's values)."""
-    return bool(getattr(lw.spec, "tile_kernel", False))
+@contextlib.contextmanager
+def loop_body(lw: Lowerer, stores: set[str], bound: set[str] = frozenset()):
+    """Lowering a loop's body, which assigns ``stores`` (``bound``: the names a ``for`` binds
+    each iteration). A thread-level kernel's body reads everything it assigns as assigned
+    (Python's and numba's rule: a later iteration sees an earlier one's values). A tile
+    kernel's body sees only what is assigned before the loop, what the loop binds, and what
+    the body has assigned so far: cuTile's loop-carried values start from an assignment
+    before the loop, so reading one of ``stores`` before the body assigns it is
+    :func:`carried_unset`'s error. After the loop, ``stores`` count as assigned either way."""
+    carried = lw.carried_unset
+    if getattr(lw.spec, "tile_kernel", False):
+        lw.defined |= bound
+        lw.carried_unset = carried | (stores - lw.defined)
+    else:
+        lw.defined |= stores
+    try:
+        yield
+    finally:
+        lw.carried_unset = carried
+        lw.defined |= stores
 
 
 def terminates(stmts: list[ast.stmt]) -> bool:
@@ -137,7 +151,7 @@ def walk_scope(nodes):
 
 def carried_unset(lw: Lowerer, node: ast.Name, name: str):
     """The error for a tile kernel's loop body reading ``name`` before the body assigns it,
-    when nothing before the loop did (:func:`body_defined`)."""
+    when nothing before the loop did (:func:`loop_body`)."""
     return lw.error(node, f"Use of potentially undefined variable `{name}`: the loop assigns "
                           f"'{name}' after this read and nothing assigns it before the loop, so "
                           "its first iteration reads an undefined value (a tile kernel's "

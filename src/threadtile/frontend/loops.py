@@ -45,21 +45,11 @@ def lower_for(lw: Lowerer, node: ast.For):
     if node.orelse:
         raise lw.unsupported(node, "for ... else", "use a flag variable")
     # a value assigned in the body is there from the second iteration on, and after the loop
-    # when it ran: taken as assigned (Python raises only when the loop never ran). A tile
-    # kernel's loop-carried values are cuTile's: assigned before the loop, so inside the body
-    # a name counts as assigned only from its assignment there on (flow.body_defined)
-    stores = flow.assigned_in([node])
-    carried = lw.carried_unset
-    if flow.body_defined(lw):
-        lw.defined |= flow.assigned_in([ast.Assign(targets=[node.target], value=node.iter)])
-        lw.carried_unset = carried | (stores - lw.defined)
-    else:
-        lw.defined |= stores
-    try:
+    # when it ran (Python raises only when the loop never ran); in a tile kernel's body only
+    # from its assignment there on (flow.loop_body)
+    bound = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+    with flow.loop_body(lw, flow.assigned_in([node]), bound):
         return _lower_for(lw, node)
-    finally:
-        lw.defined |= stores
-        lw.carried_unset = carried
 
 
 def _lower_for(lw: Lowerer, node: ast.For):

@@ -471,19 +471,10 @@ class Lowerer(ast.NodeVisitor):
             with self.lazy():  # evaluated again before every iteration
                 cond = self.truth(self.expr(node.test), node.test)
             frame.endless = isinstance(cond, ir.Const) and bool(cond.value)
-            stores = flow.assigned_in(node.body)  # as for loops (loops.lower_for)
-            carried = self.carried_unset
-            if flow.body_defined(self):
-                self.carried_unset = carried | (stores - self.defined)
-            else:
-                self.defined |= stores
             self.loop_depth += 1
-            try:
+            with flow.loop_body(self, flow.assigned_in(node.body)):  # as for loops
                 body = self.lower_body(node.body)
-            finally:
-                self.carried_unset = carried
             self.loop_depth -= 1
-            self.defined |= stores
         return ir.While(self.loc(node), cond, body)
 
     def visit_Break(self, node):
