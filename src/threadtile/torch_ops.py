@@ -88,10 +88,16 @@ class EagerOp(torch.library.CustomOpDef):
 
     _tt_fn: Callable | None = None  # the host function (the dispatcher's kernel wraps it)
     _tt_mutated: tuple = ()
+    _tt_fast: Callable | None = None  # the same checks and call in C (runtime/_eagerop.c)
 
     def __call__(self, *args, **kwargs):
         if _is_compiling():  # first: dynamo reads it as a constant
             return self._opoverload(*args, **kwargs)
+        fast = self._tt_fast
+        if fast is not None:
+            out = fast(args, kwargs)
+            if out is not _DECLINED:
+                return out
         fn = self._tt_fn
         dev = _NOT_PLAIN if fn is None else _plain_eager_device(args, kwargs)
         if dev != _NOT_PLAIN:
@@ -106,7 +112,7 @@ class EagerOp(torch.library.CustomOpDef):
         return self._opoverload(*args, **kwargs)
 
     def register_kernel(self, device_types, fn=None, /):
-        self._tt_fn = None  # a kernel of the user's own: calls take the dispatcher
+        self._tt_fn = self._tt_fast = None  # a kernel of the user's own: take the dispatcher
         return super().register_kernel(device_types, fn)
 
 
@@ -144,6 +150,26 @@ def _versions_in_one_call():
 
 _increment_version = _versions_in_one_call()
 _profiler = torch.autograd.profiler  # its _is_profiler_enabled changes: read at each call
+_DECLINED = object()  # what the C call returns for a call that is not plain
+
+
+def _fast_call(fn: Callable, mutated: tuple) -> Callable | None:
+    """EagerOp's plain eager call of ``fn`` in C (runtime/_eagerop.c: the checks of
+    ``_plain_eager_device``, the call, ``_bump_versions``), or None where the optional C module
+    is not built or this torch lacks a function it needs (then the Python path)."""
+    try:
+        from .runtime import _eagerop  # noqa: PLC0415
+    except ImportError:
+        return None
+    if not _EAGEROP_SET:
+        cuda = getattr(torch._C, "_cuda_getDevice", None) if torch.cuda.is_available() else None
+        _eagerop.setup(_Tensor, _dispatch_modes, _function_modes, _profiler, _functorch_stack,
+                       _grad_enabled, cuda, _increment_version)
+        _EAGEROP_SET.append(True)
+    return _eagerop.EagerCall(fn, mutated, _DECLINED)
+
+
+_EAGEROP_SET: list = []
 
 
 def _plain_eager_device(args: tuple, kwargs: dict) -> int:
@@ -216,6 +242,7 @@ def custom_op(name: str, fn: Callable | None = None, /, *,
         op._tt_fn = f
         op._tt_mutated = tuple((i, a.name) for i, a in enumerate(op._opoverload._schema.arguments)
                                if a.alias_info is not None and a.alias_info.is_write)
+        op._tt_fast = _fast_call(f, op._tt_mutated)
         _autograd_kernels(op, host)
         return op
 
@@ -250,12 +277,15 @@ def _autograd_kernels(op: EagerOp, host: Callable) -> None:
 
     def kernel(keys: tuple) -> Callable:
         def autograd(keyset, *args, **kwargs):
-            if (keyset & after) in keys and op._tt_fn is not None and not (
-                    _grad_enabled() and any_requires_grad(*args, **kwargs)):
-                out = host(*args, **kwargs)
-                if op._tt_mutated:
-                    _bump_versions(op._tt_mutated, args, kwargs)
-                return out
+            if (keyset & after) in keys and op._tt_fn is not None:
+                fast = op._tt_fast  # (C: declines where a device switch is needed)
+                if fast is not None and (out := fast(args, kwargs)) is not _DECLINED:
+                    return out
+                if not (_grad_enabled() and any_requires_grad(*args, **kwargs)):
+                    out = host(*args, **kwargs)
+                    if op._tt_mutated:
+                        _bump_versions(op._tt_mutated, args, kwargs)
+                    return out
             return full(keyset, *args, **kwargs)
 
         return autograd

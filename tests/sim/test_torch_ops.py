@@ -22,6 +22,20 @@ def simulated():
         yield
 
 
+@pytest.fixture(params=["C", "Python"])
+def eager_path(request, monkeypatch):
+    """The eager tests run twice: the plain call in C (runtime/_eagerop.c) where the optional
+    module is built, and the same checks in Python (torch_ops.py), as without a C compiler."""
+    eager = [op for op in vars(ops).values() if isinstance(op, threadtile.torch.EagerOp)]
+    if request.param == "C":
+        if eager[0]._tt_fast is None:
+            pytest.skip("runtime/_eagerop.c is not built")
+    else:
+        for op in eager:
+            monkeypatch.setattr(op, "_tt_fast", None)
+    return request.param
+
+
 def _xy(n=100, dtype=torch.float32):
     g = torch.Generator().manual_seed(n)
     return (torch.randn(n, generator=g, dtype=dtype), torch.randn(n, generator=g, dtype=dtype))
@@ -37,6 +51,7 @@ def test_device_of():
 
 # ---- eager -------------------------------------------------------------------------------------
 
+@pytest.mark.usefixtures("eager_path")
 def test_eager_thread_kernel():
     x, y = _xy(1000)
     torch.testing.assert_close(ops.add(x, y), x + y)
@@ -44,11 +59,13 @@ def test_eager_thread_kernel():
     torch.testing.assert_close(ops.add(a, b), a + b)  # host function flattens
 
 
+@pytest.mark.usefixtures("eager_path")
 def test_eager_tile_kernel():
     x, _ = _xy(77)  # not a multiple of the tile: the last tile is padded and masked
     torch.testing.assert_close(ops.scale(x, 2.5), 2.5 * x)
 
 
+@pytest.mark.usefixtures("eager_path")
 def test_eager_mutating_op():
     x, y = _xy(50)
     out = y.clone()
@@ -77,6 +94,7 @@ def spied(monkeypatch):
     return spy
 
 
+@pytest.mark.usefixtures("eager_path")
 def test_plain_eager_calls_skip_the_dispatcher(spied):
     x, y = _xy(64)
     torch.testing.assert_close(ops.add(x, y), x + y)
@@ -86,6 +104,7 @@ def test_plain_eager_calls_skip_the_dispatcher(spied):
     assert spied.calls == 0
 
 
+@pytest.mark.usefixtures("eager_path")
 def test_autograd_modes_and_profiler_take_the_dispatcher(spied):
     x, y = _xy(64)
     out = ops.add(x.clone().requires_grad_(True), y)
@@ -101,6 +120,7 @@ def test_autograd_modes_and_profiler_take_the_dispatcher(spied):
     assert spied.calls == 4
 
 
+@pytest.mark.usefixtures("eager_path")
 def test_the_fast_path_bumps_mutated_arguments_versions():
     x, y = _xy(50)
     out = y.clone()
@@ -110,6 +130,63 @@ def test_the_fast_path_bumps_mutated_arguments_versions():
     torch.testing.assert_close(out, x + y)
 
 
+def test_the_c_call_decides_as_the_python_checks():
+    """runtime/_eagerop.c's EagerCall runs the host function exactly where torch_ops.py's
+    Python checks would, bumps the mutated arguments' versions (by position or keyword) and
+    lets the host function's errors through."""
+    from threadtile import torch_ops as T
+
+    fast = ops.add_into._tt_fast
+    if fast is None:
+        pytest.skip("runtime/_eagerop.c is not built")
+    x, y = _xy(8)
+    w = x.clone().requires_grad_(True)
+
+    class Sub(torch.Tensor):
+        pass
+
+    sub = x.as_subclass(Sub)
+
+    def decided(args, kwargs=None):
+        out = y.clone()
+        args = tuple(out if a is None else a for a in args)
+        kwargs = {k: out if v is None else v for k, v in (kwargs or {}).items()}
+        v = out._version
+        r = fast(args, kwargs)
+        python = T._plain_eager_device(args, kwargs) != T._NOT_PLAIN
+        assert (r is not T._DECLINED) == python, (args, kwargs)
+        assert out._version == v + (r is not T._DECLINED)
+        return r is not T._DECLINED
+
+    assert decided((x, None))
+    assert decided((x,), {"out": None})
+    assert not decided((w, None))
+    with torch.no_grad():
+        assert decided((w, None))
+    assert not decided((sub, None))
+    assert not decided(([x, (sub,)], None))  # (the host function would fail: not reached)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+        assert not decided((x, None))
+    out = y.clone()
+    with torch._subclasses.fake_tensor.FakeTensorMode():  # (a dispatch mode)
+        assert fast((x, out), None) is T._DECLINED
+
+    class Mode(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    with Mode():
+        assert not decided((x, None))
+    def boom(*args):
+        raise ValueError("the host function's own error")
+
+    with pytest.raises(ValueError, match="own error"):
+        type(fast)(boom, ((0, "x"),), T._DECLINED)((x,), None)
+    with pytest.raises(TypeError, match="a tuple, a dict or None"):
+        fast([x, y], None)
+
+
+@pytest.mark.usefixtures("eager_path")
 def test_the_dispatcher_runs_the_host_function_at_once(monkeypatch):
     """A call through torch's dispatcher that autograd does not follow and nothing below
     autograd would see runs the host function from the operator's AutogradCPU kernel
