@@ -201,10 +201,10 @@ def op_scratch(op: ir.TileOp, nt: int) -> int:
         return x.size * _isz(x.dtype)
     if k == "mma" and op.args[1].type.layout != "blocked":  # B in its own buffer
         a = op.args[0].type
-        if op.type.layout == "blocked":  # A padded to whole 16-row strips, then C (float32)
-            mp = tiling.padded_m(a.shape[0])
+        if op.type.layout == "blocked":  # A padded to whole 16-row strips, then C's rows
+            mp = tiling.padded_m(a.shape[0])  # (float32; tile/operands.h)
             return (mp * (a.shape[1] + 8) * _isz(a.dtype)
-                    + mp * tiling.c_pitch(op.type.shape[1]) * 4)
+                    + a.shape[0] * tiling.c_pitch(op.type.shape[1]) * 4)
         # (A staged: its rows padded with zeros to 16 where there are fewer, tile/operands.h)
         return 0 if a.layout != "blocked" else \
             tiling.padded_m(a.shape[0]) * (a.shape[1] + 8) * _isz(a.dtype)

@@ -387,8 +387,9 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(
 
 // c + a @ b, b in shared memory, a and c Tiles (an accumulator outside fragments: M not whole
 // 16-row strips per warp, as flash decoding's few query heads of one KV head): A staged in the
-// scratch with zero rows up to MP, C through the scratch after it, the 16x8 blocks of C shared
-// by the warps, each reading B's fragments from the operand's buffer
+// scratch with zero rows up to MP, C's M rows through the scratch after it (the products' rows
+// past M are neither read nor kept: a smaller scratch, more blocks a multiprocessor), the 16x8
+// blocks of C shared by the warps, each reading B's fragments from the operand's buffer
 template <bool TensorCores, int Wait, class TC, class T, int NT, int M, int N, int K, bool Swap,
           int LD, bool Wg>
 __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<T, NT, M, K>& a,
@@ -399,7 +400,7 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<T, NT, M, K>& a,
   typedef mma_plan<T, M, N, K, true> P;
   typedef Tile<TC, NT, M, N> XC;
   constexpr int LDA = P::LD, MP = P::MP;
-  static_assert(MP * LDA * int(sizeof(T)) + MP * P::LDC * 4 <= TT_SCRATCH_BYTES,
+  static_assert(MP * LDA * int(sizeof(T)) + M * P::LDC * 4 <= TT_SCRATCH_BYTES,
                 "tile scratch too small");
   const int t = tid();
   T* As = scratch<T>();
@@ -436,9 +437,10 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<T, NT, M, K>& a,
     constexpr int PER = NB / NW;
     float d[PER][4];
 #pragma unroll
-    for (int i = 0; i < PER; ++i) {
+    for (int i = 0; i < PER; ++i) {  // (rows g and g + 8 of the strip)
       const float* c0 = Cs + g * P::LDC + ((t / 32) + i * NW) * 8 + 2 * q;
-      d[i][0] = c0[0], d[i][1] = c0[1], d[i][2] = c0[8 * P::LDC], d[i][3] = c0[8 * P::LDC + 1];
+      d[i][0] = g < M ? c0[0] : 0.f, d[i][1] = g < M ? c0[1] : 0.f;
+      d[i][2] = g + 8 < M ? c0[8 * P::LDC] : 0.f, d[i][3] = g + 8 < M ? c0[8 * P::LDC + 1] : 0.f;
     }
 #pragma unroll
     for (int s = 0; s < K / 16; ++s) {
@@ -454,14 +456,16 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<T, NT, M, K>& a,
 #pragma unroll
     for (int i = 0; i < PER; ++i) {
       float* c0 = Cs + g * P::LDC + ((t / 32) + i * NW) * 8 + 2 * q;
-      c0[0] = d[i][0], c0[1] = d[i][1], c0[8 * P::LDC] = d[i][2], c0[8 * P::LDC + 1] = d[i][3];
+      if (g < M) c0[0] = d[i][0], c0[1] = d[i][1];
+      if (g + 8 < M) c0[8 * P::LDC] = d[i][2], c0[8 * P::LDC + 1] = d[i][3];
     }
   } else {
     for (int blk = t / 32; blk < NB; blk += NW) {
       const int i0 = (blk / (N / 8)) * 16, j0 = (blk % (N / 8)) * 8;
       float* c0 = Cs + (i0 + g) * P::LDC + j0 + 2 * q;
       float* c1 = c0 + 8 * P::LDC;
-      float d[4] = {c0[0], c0[1], c1[0], c1[1]};
+      const bool r0 = i0 + g < M, r1 = i0 + g + 8 < M;
+      float d[4] = {r0 ? c0[0] : 0.f, r0 ? c0[1] : 0.f, r1 ? c1[0] : 0.f, r1 ? c1[1] : 0.f};
 #pragma unroll 4
       for (int s = 0; s < K / 16; ++s) {
         uint32_t ra[4], rb[2];
@@ -469,7 +473,8 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<T, NT, M, K>& a,
         b_frag(rb, j0, s);
         mma_sync<P::kind>(d, ra, rb);
       }
-      c0[0] = d[0], c0[1] = d[1], c1[0] = d[2], c1[1] = d[3];
+      if (r0) c0[0] = d[0], c0[1] = d[1];
+      if (r1) c1[0] = d[2], c1[1] = d[3];
     }
   }
   block_sync();
