@@ -589,7 +589,7 @@ class Launch(_c_call_base() or _PyCall):
     arguments are of the kinds of an earlier launch (the C base runs a C launcher without a
     Python frame); anything else takes ``_call``, the general path."""
 
-    __slots__ = ("kernel", "grid", "block", "stream", "shared_bytes", "check_axes")
+    __slots__ = ("kernel", "grid", "block", "stream", "shared_bytes", "check_axes", "pdl")
 
     def __init__(self, kernel: Kernel, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
@@ -602,6 +602,7 @@ class Launch(_c_call_base() or _PyCall):
         self.shared_bytes = int(config[3]) if len(config) > 3 else 0
         self.direct = None  # CompiledKernel.direct's launcher, once a launch has succeeded
         self.check_axes = False
+        self.pdl = False  # a programmatic dependent launch (ct.launch's option; no direct)
         if self.shared_bytes < 0:
             raise ValueError(f"shared_bytes must be >= 0, got {self.shared_bytes}")
         nt = kernel.block_threads
@@ -689,11 +690,11 @@ class Launch(_c_call_base() or _PyCall):
         want = getattr(compiled, "coop_block", ())  # threadtile.coop's (ir/coop.py)
         if want and (msg := block_mismatch(k.__name__, want, block)):
             raise errors.LaunchError(msg)
-        compiled.launch(self.grid, block, self.stream, shared, infos)
+        compiled.launch(self.grid, block, self.stream, shared, infos, self.pdl)
         if compiled.raises:  # jit(debug=True): an exception the kernel raised, raised here
             rt_raised.check(compiled, self.stream)
             return None
-        if d is None and remember and not kwargs:
+        if d is None and remember and not kwargs and not self.pdl:
             if not consts:
                 self.direct = compiled.direct(self.grid, block, self.stream, shared, args,
                                               infos) or _never

@@ -429,8 +429,9 @@ def install_recorder(root: Path):
     tj.sim_run = recording_run
     launch = tt.launch
 
-    def launch_cpu(stream, grid, kernel, args):
-        return launch(None if isinstance(stream, _FakeStream) else stream, grid, kernel, args)
+    def launch_cpu(stream, grid, kernel, args, **options):
+        return launch(None if isinstance(stream, _FakeStream) else stream, grid, kernel, args,
+                      **options)
 
     tt.launch = launch_cpu
 

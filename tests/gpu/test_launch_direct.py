@@ -130,7 +130,7 @@ def test_tile_kernels_with_constants_take_the_direct_path(torch):
         ct.launch(s, (-(-1000 // tile),), _tile_add, (a, b, out, tile))
         torch.cuda.synchronize()
         assert torch.equal(out, a + b), (tile, dtype)
-    go = _LAUNCHES[_tile_add, (16,), s.cuda_stream]
+    go = _LAUNCHES[_tile_add, (16,), s.cuda_stream, False]
     assert go.direct is not None and go.direct is not _never
     assert go.direct((a, b, out, 64)) and not go.direct((a, b, out, 32))
 

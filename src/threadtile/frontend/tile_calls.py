@@ -325,6 +325,11 @@ def scan(lw: Lowerer, kind: str, node: ast.Call) -> ir.Expr:
 # the entry point: calls of threadtile.tile functions
 # ---------------------------------------------------------------------------------------------
 
+# cuTile's programmatic-dependent-launch calls -> the intrinsics (ir/ops.py)
+GRID_DEPENDENCY = {"grid_dependency_control_wait": "griddepcontrol.wait",
+                   "grid_dependency_control_launch_dependents": "griddepcontrol.launch_dependents"}
+
+
 def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
     fname = name[len("tile."):]
     loc = lw.loc(node)
@@ -367,6 +372,9 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         return lw.binop("//", lw.binop("-", lw.binop("+", a, b, node), one, node), b, node)
     if fname == "assume_divisible_by":
         return lw.expr(node.args[0])
+    if fname in GRID_DEPENDENCY:
+        bind_args(lw, node, fname, [], {})
+        return ir.Call(void, loc, GRID_DEPENDENCY[fname], [])
     if fname == "load":
         return load(lw, node)
     if fname == "store":

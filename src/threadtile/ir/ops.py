@@ -240,6 +240,10 @@ def _intrinsics() -> dict[str, OpSpec]:
     out += [OpSpec("cg.this_grid", (0, 0), _sig(void),
                    doc="marks a cooperative kernel (cg.this_grid()); does nothing")]
     out += [OpSpec("cg.grid_sync", (0, 0), _sig(void), doc="barrier of the whole grid")]
+    out += [OpSpec("griddepcontrol.wait", (0, 0), _sig(void),
+                   doc="wait for the grid this one depends on (programmatic dependent launch)"),
+            OpSpec("griddepcontrol.launch_dependents", (0, 0), _sig(void),
+                   doc="let the dependent grid start (programmatic dependent launch)")]
     out += [OpSpec(n, (0, 0), _sig(uint32), doc="lane mask") for n in ("activemask",
                                                                        "lanemask_lt")]
     out += [OpSpec(n, (1, 1), _sig(int32, bool_), doc="barrier with a predicate") for n in (

@@ -35,6 +35,7 @@ __all__ = [
     "mma", "matmul",
     "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
     "atomic_xchg", "atomic_cas", "printf", "print", "assume_divisible_by",
+    "grid_dependency_control_wait", "grid_dependency_control_launch_dependents",
     "static_eval", "static_assert", "static_iter",
     "UNSUPPORTED",
 ]
@@ -375,6 +376,23 @@ print = _stub("print", """print(*args, sep=' ', end='\\n') -> None: Python's pri
 block (by its first thread): strings, f-strings (``{t:.3f}``), numbers, tiles (nested lists),
 tuples and dataclasses as Python prints them. The builtin print in a tile kernel is this.""")
 
+# ---- programmatic dependent launch ------------------------------------------------------------
+
+grid_dependency_control_wait = _stub("grid_dependency_control_wait", """\
+grid_dependency_control_wait() -> None: wait until the grid this kernel depends on (the kernel
+before it on its stream) has finished and its memory writes are visible. Only a launch with
+``ct.launch(..., programmatic_dependent_launch=True)`` can start before that grid ends (on
+Hopper and later: PTX ``griddepcontrol.wait``); in any other launch, on older GPUs and in the
+simulator, whose launches run one after another, it returns at once. Code before it may
+overlap the previous kernel: it must not read what that kernel writes.""")
+grid_dependency_control_launch_dependents = _stub(
+    "grid_dependency_control_launch_dependents", """\
+grid_dependency_control_launch_dependents() -> None: let the kernel after this one on its
+stream, when launched with ``programmatic_dependent_launch=True``, start before this one ends
+(PTX ``griddepcontrol.launch_dependents``, Hopper and later); that kernel still sees this one's
+writes only after its ``grid_dependency_control_wait()``. A hint: without it the dependent
+starts as this grid ends; elsewhere it does nothing.""")
+
 # ---- compile-time evaluation --------------------------------------------------------------------
 
 static_eval = _stub("static_eval", """static_eval(expr) -> the value of the Python expression
@@ -398,7 +416,6 @@ UNSUPPORTED = (
     "mma_scaled",
     "static_exception",
     "atan2",
-    "grid_dependency_control_wait", "grid_dependency_control_launch_dependents",
 )
 
 

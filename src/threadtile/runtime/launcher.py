@@ -279,11 +279,11 @@ class CompiledKernel:
 
     # -- launching -----------------------------------------------------------------------------
 
-    def launch(self, grid, block, stream, shared_bytes: int, infos) -> None:
+    def launch(self, grid, block, stream, shared_bytes: int, infos, pdl: bool = False) -> None:
         """Launch on ``grid`` x ``block`` (3-tuples) with ``shared_bytes`` of dynamic shared
         memory on ``stream`` (None: the current stream of the arguments' framework, else the
         legacy default stream). Raises before submitting anything when arguments or limits are
-        wrong."""
+        wrong. ``pdl``: a programmatic dependent launch (``_launch_ex``)."""
         # The common case, checked inline (a call per launch would cost more than the check):
         # each argument exactly of its parameter's type, so that its `flat` values are what
         # abi.values would make of it, and no host array nor a second device among them.
@@ -316,14 +316,14 @@ class CompiledKernel:
             vals[:0] = (None, 0)
         if self.tensormaps:
             if self.cluster_x > 1 and grid[0] % self.cluster_x:
-                return self.unclustered().launch(grid, block, stream, shared_bytes, infos)
+                return self.unclustered().launch(grid, block, stream, shared_bytes, infos, pdl)
             maps = tensormaps.values(self.tensormaps, infos)
             if self.fallback is not None and tensormaps.ZERO in maps:
                 # a build without the portable k loop and an array TMA cannot read
                 fb = self.fallback()
                 if self.extra_threads:  # (its block, one tuple: its checks made once)
                     block = fb.block
-                return fb.launch(grid, block, stream, shared_bytes, infos)
+                return fb.launch(grid, block, stream, shared_bytes, infos, pdl)
             vals += maps
         if dev < 0:
             dev = driver.current_index()
@@ -356,8 +356,9 @@ class CompiledKernel:
         vals[0] = b[0]
         try:
             self._pack(*vals)
-            err = self._cu_launch(self._handle, grid[0], grid[1], grid[2], block[0], block[1],
-                                  block[2], shared_bytes, st[1], b[2], 0)[0]
+            err = (self._launch_ex if pdl else self._cu_launch)(
+                self._handle, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                shared_bytes, st[1], b[2], 0)[0]
         except struct.error as e:
             raise abi.pack_error(self.entry, self.params, infos, e) from None
         finally:
@@ -366,6 +367,28 @@ class CompiledKernel:
             self._launch_failed(err, grid, block, shared_bytes)
 
     __call__ = launch
+
+    def _launch_ex(self, func, gx, gy, gz, bx, by, bz, shared_bytes, stream, params, extra):
+        """``cuLaunchKernelEx`` (cuLaunchKernel's arguments) for a programmatic dependent
+        launch: the launch may start while the grid before it on the stream still runs, once
+        that grid's blocks have all run ``griddepcontrol.launch_dependents`` or exited, and
+        its ``griddepcontrol.wait`` waits for that grid to end (cuTile's
+        ``programmatic_dependent_launch=True``). A cooperative kernel keeps its attribute."""
+        cu = driver._cu()
+        c = cu.CUlaunchConfig()
+        c.gridDimX, c.gridDimY, c.gridDimZ = gx, gy, gz
+        c.blockDimX, c.blockDimY, c.blockDimZ = bx, by, bz
+        c.sharedMemBytes, c.hStream = shared_bytes, stream
+        ids = cu.CUlaunchAttributeID
+        attrs = [cu.CUlaunchAttribute()]
+        attrs[0].id = ids.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        attrs[0].value.programmaticStreamSerializationAllowed = 1
+        if self.cooperative:
+            attrs.append(cu.CUlaunchAttribute())
+            attrs[1].id = ids.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+            attrs[1].value.cooperative = 1
+        c.attrs, c.numAttrs = attrs, len(attrs)
+        return cu.cuLaunchKernelEx(c, func, params, extra)
 
     def _checked(self, infos):
         """What the inline check declines, checked in full: the argument count, arguments of

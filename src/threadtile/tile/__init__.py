@@ -132,11 +132,18 @@ def function(func=None, **options):
     return Kernel(func, device=True, **options)
 
 
-def launch(stream, grid, kernel, args) -> None:
+def launch(stream, grid, kernel, args, *, programmatic_dependent_launch: bool = False) -> None:
     """cuTile's launch: ``kernel[grid]`` on ``stream`` (a torch/CuPy stream, a handle, or None
     for the current stream) with the tuple ``args``. An autotuned kernel
     (``threadtile.autotune``) launches its choice for ``args``; ``grid`` may then be a function
-    of the configuration (``lambda meta: ...``)."""
+    of the configuration (``lambda meta: ...``).
+
+    ``programmatic_dependent_launch=True`` lets the kernel start before the kernel ahead of it
+    on the stream has ended (Hopper and later; ``cuLaunchKernelEx``): its code up to
+    ``grid_dependency_control_wait()`` may overlap that kernel's tail, which
+    ``grid_dependency_control_launch_dependents()`` there can bring forward. Such launches
+    take the general launch path (a few microseconds more than the steady-state one); an
+    autotuned kernel launches without it; the simulator runs launches in order either way."""
     if isinstance(kernel, Autotuner):
         return kernel.launch(stream, grid, args)
     if not getattr(kernel, "tile", False):
@@ -152,14 +159,16 @@ def launch(stream, grid, kernel, args) -> None:
                                  "Use multiple kernel launches for larger workloads.")
     if stream is not None and type(stream) is not int and not requested():
         stream = stream_handle(stream)  # (a handle: the launch may take the C launcher)
+    pdl = bool(programmatic_dependent_launch)
     try:  # the launches of the last grids and streams, each checked once (a Launch)
-        go = _LAUNCHES[kernel, grid, stream]
+        go = _LAUNCHES[kernel, grid, stream, pdl]
     except (KeyError, TypeError):  # TypeError: an unhashable grid or stream
         go = Launch(kernel, (grid, kernel.block_threads, stream))
+        go.pdl = pdl
         if len(_LAUNCHES) >= 64:
             _LAUNCHES.clear()
         try:
-            _LAUNCHES[kernel, grid, stream] = go
+            _LAUNCHES[kernel, grid, stream, pdl] = go
         except TypeError:
             pass
     go(*args)

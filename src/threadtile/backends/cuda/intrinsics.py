@@ -28,6 +28,8 @@ _CALLS = {  # intrinsic -> C++ format (args by position)
     "match_any_sync": "__match_any_sync({0}, {1})",
     "cg.this_grid": "(void)cooperative_groups::this_grid()",
     "cg.grid_sync": "cooperative_groups::this_grid().sync()",
+    "griddepcontrol.wait": "tt::griddep_wait()",
+    "griddepcontrol.launch_dependents": "tt::griddep_launch_dependents()",
     "round_ndigits": "tt::round_ndigits({0}, {1})",
     "selp": "tt::selp({0}, {1}, {2})",
 }

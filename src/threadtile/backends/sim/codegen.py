@@ -751,6 +751,9 @@ CALLS = {
     "match_any_sync": _match, "match_all_sync": _match,
     **{f"atomic.{n}": (lambda g, e, m, args: g.atomic(e, m, used=True)) for n in ATOMICS},
     **{n: _fence for n in ("threadfence", "threadfence_block", "threadfence_system")},
+    # (a simulated launch runs after the one before it has ended: nothing to wait for)
+    **{n: (lambda g, e, m, args: "None") for n in ("griddepcontrol.wait",
+                                                     "griddepcontrol.launch_dependents")},
     "selp": lambda g, e, m, args: f"_sel({args[0]}, {args[1]}, {args[2]})",  # both evaluated
     "min": lambda g, e, m, args: f"_pymin({args[0]}, {args[1]})",
     "max": lambda g, e, m, args: f"_pymax({args[0]}, {args[1]})",

@@ -601,6 +601,8 @@ _CALLS = {
     "cg.grid_sync": lambda th: th._grid_sync(),
     "threadfence": lambda th: None, "threadfence_block": lambda th: None,
     "threadfence_system": lambda th: None,
+    # (a simulated launch runs after the one before it has ended: nothing to wait for)
+    "griddepcontrol.wait": lambda th: None, "griddepcontrol.launch_dependents": lambda th: None,
     "shfl_sync": lambda th, m, v, s: th._warp("idx", m, v, s),
     "shfl_up_sync": lambda th, m, v, d: th._warp("up", m, v, d),
     "shfl_down_sync": lambda th, m, v, d: th._warp("down", m, v, d),

@@ -387,6 +387,18 @@ __device__ __forceinline__ uint32_t lanemask_lt() {
   asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(r));
   return r;
 }
+// programmatic dependent launch (cuTile's grid_dependency_control_*): Hopper's griddepcontrol;
+// on older GPUs a launch never overlaps the grid before it, so there is nothing to do
+__device__ __forceinline__ void griddep_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void griddep_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 __device__ __forceinline__ uint32_t dynamic_smem_size() {
   uint32_t r;
   asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
