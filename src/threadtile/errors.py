@@ -20,7 +20,7 @@ __all__ = [
     "TileStaticEvalError", "TileStaticAssertionError", "TileCompilerExecutionError",
     "TileCompilerTimeoutError", "StaticAssertionFailed", "StaticEvalFailed", "TileCodeSyntaxError",
     "TileCodeTypeError", "CompilerTimeout", "ArgumentTypeError", "UnsupportedCallError",
-    "TileCodeUnsupportedCallError",
+    "TileCodeUnsupportedCallError", "TileCodeRecursionError",
 ]
 
 
@@ -148,6 +148,11 @@ class TileCodeTypeError(KernelCompileError, TileTypeError):
 
 class TileCodeValueError(KernelCompileError, TileValueError):
     """A value of the right kind but a wrong size (``a, b, c = (1, 2)``...)."""
+
+
+class TileCodeRecursionError(KernelCompileError, TileRecursionError):
+    """A tile kernel's helper calling itself more than ``TILE_RECURSION_LIMIT`` levels deep
+    (frontend/inline.py): its recursion does not end at compile time."""
 
 
 class TileCodeUnsupportedCallError(KernelCompileError, UnsupportedCallError):

@@ -72,12 +72,16 @@ def device_call(lw: Lowerer, callee, fn: types.FunctionType, node: ast.Call):
     args, kwargs = inline.call_args(lw, node)
     if inline.wants_inline(fn, args, kwargs):
         return inline.call_function(lw, fn, args, kwargs, node)
+    if lw.spec.recursive_tile_call(fn):  # its outer call, being lowered, is inlined instead
+        raise ReturnsObject(f"{fn.__name__}() calls itself")
     try:
         func, call_args = lw.spec.device_function(lw, callee, fn, bind(lw, fn, args, kwargs,
                                                                        node), node)
     except ReturnsObject:
         if getattr(callee, "declared_signatures", None):
             raise
+        func = None
+    if func is None:  # (outside the handler: an error inside has no chain of contexts)
         return inline.call_function(lw, fn, args, kwargs, node)
     lw.callees.append(func)
     res = ty.mark_weak(ir.CallFunc(func.return_type, lw.loc(node), func, call_args),

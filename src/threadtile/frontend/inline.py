@@ -28,7 +28,7 @@ import types
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..errors import KernelCompileError, TileCodeTypeError
+from ..errors import KernelCompileError, TileCodeRecursionError, TileCodeTypeError
 from ..ir import nodes as ir
 from . import dicts, flow, returns, tiles
 from .source import MISSING, SourceInfo, get_source, resolve_name
@@ -341,6 +341,7 @@ def _type_error():
 
 
 _STACK_LIMIT = 32
+TILE_RECURSION_LIMIT = 1000  # nested inlined calls in a tile kernel (cuTile's limit)
 
 
 def inline(lw: Lowerer, f: ast.FunctionDef | ast.Lambda, src: SourceInfo, fn, fname: str,
@@ -408,7 +409,15 @@ def _scope(lw: Lowerer, f, name: str, src: SourceInfo, fn, fname: str, args: lis
     """A renamed copy of ``f`` with its parameters bound (the statements binding them), while
     the Lowerer reads ``f``'s source and globals (``cells``: Closure.cells)."""
     stack = lw.__dict__.setdefault("inline_stack", [])
-    if foreign and id(f) in stack or len(stack) > _STACK_LIMIT:
+    if getattr(lw.spec, "tile_kernel", False):
+        # cuTile inlines a helper calling itself as long as compile-time values end it
+        # (`if N > 0:` of a Constant), up to a nesting depth: then TileRecursionError
+        if len(stack) >= TILE_RECURSION_LIMIT:
+            raise lw.error(node, f"maximum recursion depth ({TILE_RECURSION_LIMIT}) reached "
+                                 f"while inlining {name}()", "its recursion must end at "
+                                 "compile time (a condition on Constants)",
+                           cls=TileCodeRecursionError)
+    elif foreign and id(f) in stack or len(stack) > _STACK_LIMIT:
         raise lw.error(node, f"{name}() calls itself; recursion is not supported in kernels",
                        "rewrite it as a loop")
     bound = bind(lw, f, name, args, kwargs, defaults, node)

@@ -106,6 +106,7 @@ class Lowerer(ast.NodeVisitor):
         # bound to a temporary so that it runs once); `lazy` contexts may not have any
         self.pre: list[ir.Stmt] = []
         self._lazy = 0
+        self._left = False  # an `if CONSTANT:` left its block: the rest is not lowered
         # the names every path to the current statement has assigned (flow.py)
         self.defined: set[str] = {p.name for p in params}
         self.maybe_defined: set[str] = set()  # assigned on some path that reached an if's end
@@ -156,13 +157,15 @@ class Lowerer(ast.NodeVisitor):
         out: list[ir.Stmt] = []
         self.depth += 1
         for s in stmts:
-            saved, self.pre = self.pre, []
+            saved, self.pre, self._left = self.pre, [], False
             r = self.visit(s)
             pre, self.pre = self.pre, saved
             out.extend(pre)
-            if r is None:
-                continue
-            out.extend(r if isinstance(r, list) else [r])
+            if r is not None:
+                out.extend(r if isinstance(r, list) else [r])
+            if self._left:  # never reached (a helper's `if n < 2: return t` ends its recursion)
+                self._left = False
+                break
         self.depth -= 1
         return out
 
@@ -430,7 +433,10 @@ class Lowerer(ast.NodeVisitor):
     def visit_If(self, node: ast.If):
         cond = self.truth(self.expr(node.test), node.test)
         if isinstance(cond, ir.Const):  # `if CONSTANT:` keeps only the taken branch
-            return self.lower_body(node.body if cond.value else node.orelse)
+            taken = node.body if cond.value else node.orelse
+            out = self.lower_body(taken)
+            self._left = flow.terminates(taken)
+            return out
         user_reduce.restrict(self, node, "branch")  # not in a reduce/scan function
         before = set(self.defined)
         tiles_before = dict(self.tile_names)

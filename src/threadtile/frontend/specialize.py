@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import sys
 
 import numpy as np
 
@@ -106,6 +107,13 @@ class Specializer:
         k = lower_function(self, fn, params, True, self.func_name(fn.__name__))
         return ir.Module(k, list(self.const_arrays.values()),
                          captured=list(self.captured.values()))
+
+    def recursive_tile_call(self, fn) -> bool:
+        """Whether ``fn``, called from a tile kernel, is being lowered already: a helper
+        calling itself. Its calls are then inlined, as cuTile inlines every helper, so that
+        compile-time arguments (``if N > 0:`` of a Constant) end the recursion (inline.py
+        limits its depth)."""
+        return self.tile_kernel and id(fn) in self._lowering
 
     def device_function(self, lw: Lowerer, callee, fn, bound: list[tuple[str, object]], node
                         ) -> tuple[ir.Function, list[ir.Expr]]:
@@ -256,7 +264,11 @@ def specialize(fn, params: list[ir.Param], deps: list | None = None,
     ``deps`` is a list, the globals the lowering read are appended to it as
     ``[owner, path, fingerprint]`` (see frontend/deps.py). ``threads`` is the block size when
     the kernel fixes it (tile kernels, ``jit(num_warps=...)``): tile operations need it."""
+    limit = sys.getrecursionlimit()
     try:
+        # a tile kernel's helper calling itself is inlined level by level (cuTile allows
+        # TILE_RECURSION_LIMIT levels): each level is a few dozen Python frames
+        sys.setrecursionlimit(max(limit, _RECURSION_FRAMES))
         sp = Specializer(threads)
         sp.zero_division = zero_division
         module = sp.kernel(fn, params)
@@ -268,4 +280,9 @@ def specialize(fn, params: list[ir.Param], deps: list | None = None,
         raise
     except RecursionError:
         raise KernelCompileError(f"{fn.__name__}: expression nesting too deep") from None
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+_RECURSION_FRAMES = 100_000
 
