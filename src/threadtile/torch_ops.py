@@ -265,19 +265,21 @@ def _autograd_kernels(op: EagerOp, host: Callable) -> None:
         from torch._library.autograd import make_autograd_impl  # noqa: PLC0415
 
         C = torch._C
-        after = C._after_autograd_keyset
+        # the key sets as their bits (one call a dispatch, not a key set made and compared)
+        after = C._after_autograd_keyset.raw_repr()
         any_requires_grad = C._any_requires_grad
         plain = {}
         for backend in ("CUDA", "CPU"):
             only = C.DispatchKeySet(getattr(C.DispatchKey, backend))
-            plain[backend] = (only, only.add(C.DispatchKey.ADInplaceOrView))
+            plain[backend] = frozenset(
+                k.raw_repr() for k in (only, only.add(C.DispatchKey.ADInplaceOrView)))
     except (ImportError, AttributeError):
         return
     full = make_autograd_impl(op._opoverload, op)  # reads the op's backward at each call
 
-    def kernel(keys: tuple) -> Callable:
+    def kernel(keys: frozenset) -> Callable:
         def autograd(keyset, *args, **kwargs):
-            if (keyset & after) in keys and op._tt_fn is not None:
+            if keyset.raw_repr() & after in keys and op._tt_fn is not None:
                 fast = op._tt_fast  # (C: declines where a device switch is needed)
                 if fast is not None and (out := fast(args, kwargs)) is not _DECLINED:
                     return out
