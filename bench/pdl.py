@@ -11,10 +11,14 @@ launches in stream order, on the GPU (Hopper; each figure a CUDA-event median,
   start at once (``grid_dependency_control_launch_dependents()``): what PDL hides there is each
   launch's ramp-up, no work overlaps.
 
-Results are checked against the expected values. Writes results/pdl.json.
+Results are checked against the expected values; the host's time a launch is given too (a
+PDL launch takes ``cuLaunchKernelEx`` through cuda-bindings, the steady-state launch in order
+the C launcher). Writes results/pdl.json.
 """
 
 from __future__ import annotations
+
+import time
 
 from _common import cuda_time_ms, write
 
@@ -87,10 +91,17 @@ def main() -> None:
             row["pdl_ok" if pdl else "in_order_ok"] = bool(check())
             ms = cuda_time_ms(lambda fn=fn, pdl=pdl: fn(pdl))
             row["pdl_ms" if pdl else "in_order_ms"] = round(ms, 4)
+            t0 = time.perf_counter()  # the host's time a launch (the device left to run)
+            for _ in range(20):
+                fn(pdl)
+            host = (time.perf_counter() - t0) / 20 / (CHAIN if name == "chain" else 2) * 1e6
+            torch.cuda.synchronize()
+            row["pdl_host_us" if pdl else "in_order_host_us"] = round(host, 2)
         row["speedup"] = round(row["in_order_ms"] / row["pdl_ms"], 3)
         results[name] = row
         print(f"{name:6s} in order {row['in_order_ms']:.4f} ms, PDL {row['pdl_ms']:.4f} ms "
-              f"({row['speedup']}x), correct {row['in_order_ok']} / {row['pdl_ok']}", flush=True)
+              f"({row['speedup']}x), correct {row['in_order_ok']} / {row['pdl_ok']}; host "
+              f"{row['in_order_host_us']} / {row['pdl_host_us']} us a launch", flush=True)
     write("pdl", {**results, "steps": STEPS, "chain": CHAIN, "n": N},
           notes="programmatic dependent launch against launches in stream order; CUDA-event "
                 "medians of the whole pair / chain")

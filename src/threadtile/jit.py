@@ -602,7 +602,7 @@ class Launch(_c_call_base() or _PyCall):
         self.shared_bytes = int(config[3]) if len(config) > 3 else 0
         self.direct = None  # CompiledKernel.direct's launcher, once a launch has succeeded
         self.check_axes = False
-        self.pdl = False  # a programmatic dependent launch (ct.launch's option; no direct)
+        self.pdl = False  # a programmatic dependent launch (ct.launch's option: PyLauncher)
         if self.shared_bytes < 0:
             raise ValueError(f"shared_bytes must be >= 0, got {self.shared_bytes}")
         nt = kernel.block_threads
@@ -694,14 +694,15 @@ class Launch(_c_call_base() or _PyCall):
         if compiled.raises:  # jit(debug=True): an exception the kernel raised, raised here
             rt_raised.check(compiled, self.stream)
             return None
-        if d is None and remember and not kwargs and not self.pdl:
+        if d is None and remember and not kwargs:
             if not consts:
                 self.direct = compiled.direct(self.grid, block, self.stream, shared, args,
-                                              infos) or _never
+                                              infos, pdl=self.pdl) or _never
             elif k.tile and not k._item_consts and not k.static_dims:  # Constants: by value
                 self.direct = compiled.direct(
                     self.grid, block, self.stream, shared, runtime, infos,
-                    {i: args[i] for i in k._const_pos}, k.narrow_arrays(infos)) or _never
+                    {i: args[i] for i in k._const_pos}, k.narrow_arrays(infos),
+                    pdl=self.pdl) or _never
 
     def _prepare(self, key, infos, consts) -> tuple:
         k = self.kernel

@@ -210,6 +210,7 @@ class CompiledKernel:
         self._cu_launch = None
         self._nvtx = False  # launches wrapped in NVTX ranges (THREADTILE_NVTX, read by _load)
         self._stream = (None, None)  # (int handle, CUstream): one attribute, read at once
+        self._ex_config = None  # _launch_ex's last launch configuration
 
     def __repr__(self) -> str:
         return f"<CompiledKernel {self.entry}({', '.join(map(repr, self.params))})>"
@@ -375,20 +376,24 @@ class CompiledKernel:
         its ``griddepcontrol.wait`` waits for that grid to end (cuTile's
         ``programmatic_dependent_launch=True``). A cooperative kernel keeps its attribute."""
         cu = driver._cu()
-        c = cu.CUlaunchConfig()
-        c.gridDimX, c.gridDimY, c.gridDimZ = gx, gy, gz
-        c.blockDimX, c.blockDimY, c.blockDimZ = bx, by, bz
-        c.sharedMemBytes, c.hStream = shared_bytes, stream
-        ids = cu.CUlaunchAttributeID
-        attrs = [cu.CUlaunchAttribute()]
-        attrs[0].id = ids.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
-        attrs[0].value.programmaticStreamSerializationAllowed = 1
-        if self.cooperative:
-            attrs.append(cu.CUlaunchAttribute())
-            attrs[1].id = ids.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
-            attrs[1].value.cooperative = 1
-        c.attrs, c.numAttrs = attrs, len(attrs)
-        return cu.cuLaunchKernelEx(c, func, params, extra)
+        key = (gx, gy, gz, bx, by, bz, shared_bytes)
+        cached = self._ex_config  # (key, stream, config): the last one, reused as it is
+        if cached is None or cached[0] != key or cached[1] is not stream:
+            c = cu.CUlaunchConfig()
+            c.gridDimX, c.gridDimY, c.gridDimZ = gx, gy, gz
+            c.blockDimX, c.blockDimY, c.blockDimZ = bx, by, bz
+            c.sharedMemBytes, c.hStream = shared_bytes, stream
+            ids = cu.CUlaunchAttributeID
+            attrs = [cu.CUlaunchAttribute()]
+            attrs[0].id = ids.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+            attrs[0].value.programmaticStreamSerializationAllowed = 1
+            if self.cooperative:
+                attrs.append(cu.CUlaunchAttribute())
+                attrs[1].id = ids.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+                attrs[1].value.cooperative = 1
+            c.attrs, c.numAttrs = attrs, len(attrs)
+            cached = self._ex_config = (key, stream, c)
+        return cu.cuLaunchKernelEx(cached[2], func, params, extra)
 
     def _checked(self, infos):
         """What the inline check declines, checked in full: the argument count, arguments of
@@ -401,7 +406,7 @@ class CompiledKernel:
         return vals, dev, first
 
     def direct(self, grid, block, stream, shared_bytes: int, args, infos,
-               consts: dict | None = None, narrow=()):
+               consts: dict | None = None, narrow=(), pdl: bool = False):
         """A launcher for the common steady state, or None: after ``launch`` has accepted
         ``args`` (torch CUDA tensors and Python numbers) under this configuration, the
         returned ``go(args) -> bool`` launches later calls whose arguments are of exactly the
@@ -414,7 +419,8 @@ class CompiledKernel:
         ``cuLaunchKernel`` called through its address in libcuda) when that extension is built
         (:data:`FAST_LAUNCH`), else a :class:`PyLauncher`; both are built from the same
         :func:`abi.launcher_specs` (``consts`` and ``narrow`` as it takes them: a tile
-        kernel's later calls then pass its Constants too, which must equal these)."""
+        kernel's later calls then pass its Constants too, which must equal these). A
+        programmatic dependent launcher (``pdl``) is a PyLauncher calling ``_launch_ex``."""
         if stream is not None and type(stream) is not int or self._handle is None or \
                 self.tensormaps or self.cooperative or self._nvtx:
             return None
@@ -423,9 +429,9 @@ class CompiledKernel:
             return None
         specs, dev = r
         getter = _stream_getter("torch") if stream is None else stream
-        go = self._c_launcher(grid, block, getter, shared_bytes, dev, specs)
+        go = None if pdl else self._c_launcher(grid, block, getter, shared_bytes, dev, specs)
         if go is None:
-            go = PyLauncher(self, grid, block, getter, shared_bytes, dev, specs)
+            go = PyLauncher(self, grid, block, getter, shared_bytes, dev, specs, pdl)
         return go
 
     def _c_launcher(self, grid, block, stream, shared_bytes: int, dev: int, specs):
@@ -500,10 +506,10 @@ class PyLauncher:
     from the general path's parameter buffers."""
 
     __slots__ = ("kernel", "grid", "block", "shared_bytes", "device", "specs", "stream",
-                 "getstream")
+                 "getstream", "pdl")
 
     def __init__(self, kernel: CompiledKernel, grid, block, stream, shared_bytes: int, dev: int,
-                 specs: tuple):
+                 specs: tuple, pdl: bool = False):
         self.kernel = kernel
         self.grid, self.block = tuple(grid), tuple(block)
         self.shared_bytes = int(shared_bytes)
@@ -512,6 +518,7 @@ class PyLauncher:
         # an int handle, or a callable giving the framework's current stream on a device
         self.getstream = stream if callable(stream) else None
         self.stream = 0 if callable(stream) else int(stream)
+        self.pdl = pdl  # a programmatic dependent launch (CompiledKernel._launch_ex)
 
     def __call__(self, args) -> bool:
         dev = self.device
@@ -533,8 +540,9 @@ class PyLauncher:
             st = k._stream
             if sh != st[0]:
                 st = k._stream = (sh, driver._cu().CUstream(sh))
-            err = k._cu_launch(k._handle, g[0], g[1], g[2], b[0], b[1], b[2], self.shared_bytes,
-                               st[1], buf[2], 0)[0]
+            err = (k._launch_ex if self.pdl else k._cu_launch)(
+                k._handle, g[0], g[1], g[2], b[0], b[1], b[2], self.shared_bytes, st[1], buf[2],
+                0)[0]
         except struct.error:
             return False
         finally:
