@@ -113,7 +113,7 @@ class Specializer:
         calling itself. Its calls are then inlined, as cuTile inlines every helper, so that
         compile-time arguments (``if N > 0:`` of a Constant) end the recursion (inline.py
         limits its depth)."""
-        return self.tile_kernel and id(fn) in self._lowering
+        return getattr(self, "tile_kernel", False) and id(fn) in self._lowering
 
     def device_function(self, lw: Lowerer, callee, fn, bound: list[tuple[str, object]], node
                         ) -> tuple[ir.Function, list[ir.Expr]]:
