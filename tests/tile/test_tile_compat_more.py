@@ -372,6 +372,29 @@ def test_loose_float_and_numpy_scalar(target):
     np.testing.assert_array_equal(target.to_host(y), [4])
 
 
+@ct.kernel
+def bumped_constant(n: ct.Constant[int], x):
+    t = n
+    for _ in range(2):  # t becomes a runtime value: the first of int32, int64, uint64 holding n
+        t += 1
+    ct.scatter(x, (), t)
+
+
+@pytest.mark.parametrize("n", [5, 2**31, 2**63])
+def test_a_constant_in_a_loop_takes_its_type(target, n):
+    """cuTile's test_typeof_constant_int_arg: int32, int64 and past 2^63 uint64; a store into
+    an array it does not fit is an implicit-cast error (uint64 into int64 too)."""
+    fits = {5: (np.int32, np.int64), 2**31: (np.int64,), 2**63: (np.uint64,)}[n]
+    for dt in (np.int16, np.int32, np.int64, np.uint64):
+        if dt in fits:
+            x = target.to_device(np.zeros((), dt))
+            target.launch_tile(bumped_constant, 1, n, x)
+            assert int(target.to_host(x)) == n + 2
+        else:
+            _raises(bumped_constant, TileTypeError, "cannot implicitly cast", n,
+                    np.zeros((), dt))
+
+
 def test_range_errors():
     @ct.kernel
     def negative_step(out, start: int, stop: int):

@@ -623,7 +623,7 @@ class Lowerer(ast.NodeVisitor):
         if isinstance(t[0], TupleType):  # a tuple parameter: a Tup of its items
             return tuples.with_constants(self, tuples.explode(self, v, t[1]),
                                          self.static_dims.get(name, {}), node)
-        if t[1] and isinstance(t[0], Scalar) and t[0].kind == "i" and \
+        if t[1] and isinstance(t[0], Scalar) and t[0].is_int and \
                 name in self.int_constants and name not in self.const_locals:
             # cuTile: a name that holds a Python int on some paths only (another value on
             # another, or changed in a loop) is a runtime value of its concrete type

@@ -92,7 +92,9 @@ def _implicit(lw: Lowerer, v, t, node, fname: str, what: str):
     integer within ``t``'s range. A constant (``float("2.0")``) counts as a Python number."""
     dt, weak = dtype_weak(v)
     if not weak and not isinstance(v, ir.Const):  # a constant is loosely typed (cuTile's rule)
-        if dt != t and promote(dt, t) != t:
+        # (promote gives int64 for uint64 with int64, which holds no uint64 past 2^63)
+        if dt != t and (promote(dt, t) != t or dt.kind == "u" and t.kind == "i" and
+                        t.bits <= dt.bits):
             raise lw.error(node, f"{fname}(): {what} cannot implicitly cast {dt} to {t}",
                            f"convert it first: .astype({t.name})", cls=TileCodeTypeError)
         return cast(lw, v, t, node)
