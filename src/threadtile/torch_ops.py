@@ -156,20 +156,22 @@ _DECLINED = object()  # what the C call returns for a call that is not plain
 def _fast_call(fn: Callable, mutated: tuple) -> Callable | None:
     """EagerOp's plain eager call of ``fn`` in C (runtime/_eagerop.c: the checks of
     ``_plain_eager_device``, the call, ``_bump_versions``), or None where the optional C module
-    is not built or this torch lacks a function it needs (then the Python path)."""
+    is not built (then the Python path)."""
+    mod = _eagerop()
+    return None if mod is None else mod.EagerCall(fn, mutated, _DECLINED)
+
+
+@functools.cache
+def _eagerop():
+    """runtime/_eagerop, given torch's functions once, or None where it is not built."""
     try:
-        from .runtime import _eagerop  # noqa: PLC0415
+        from .runtime import _eagerop as mod  # noqa: PLC0415
     except ImportError:
         return None
-    if not _EAGEROP_SET:
-        cuda = getattr(torch._C, "_cuda_getDevice", None) if torch.cuda.is_available() else None
-        _eagerop.setup(_Tensor, _dispatch_modes, _function_modes, _profiler, _functorch_stack,
-                       _grad_enabled, cuda, _increment_version)
-        _EAGEROP_SET.append(True)
-    return _eagerop.EagerCall(fn, mutated, _DECLINED)
-
-
-_EAGEROP_SET: list = []
+    cuda = getattr(torch._C, "_cuda_getDevice", None) if torch.cuda.is_available() else None
+    mod.setup(_Tensor, _dispatch_modes, _function_modes, _profiler, _functorch_stack,
+              _grad_enabled, cuda, _increment_version)
+    return mod
 
 
 def _plain_eager_device(args: tuple, kwargs: dict) -> int:

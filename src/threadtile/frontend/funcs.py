@@ -63,7 +63,8 @@ def python_function(obj) -> types.FunctionType | None:
 
 class ReturnsObject(KernelCompileError):
     """A device function's ``return`` gives a compile-time object (``return tv.atomic_store_add``,
-    a function, a dtype), which no device function can return: its call is inlined instead."""
+    a function, a dtype), which no device function can return, or a tile kernel's helper calls
+    itself (``Specializer.recursive_tile_call``): its call is inlined instead."""
 
 
 def device_call(lw: Lowerer, callee, fn: types.FunctionType, node: ast.Call):

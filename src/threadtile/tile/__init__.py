@@ -142,8 +142,9 @@ def launch(stream, grid, kernel, args, *, programmatic_dependent_launch: bool = 
     on the stream has ended (Hopper and later; ``cuLaunchKernelEx``): its code up to
     ``grid_dependency_control_wait()`` may overlap that kernel's tail, which
     ``grid_dependency_control_launch_dependents()`` there can bring forward. Such launches
-    take the general launch path (a few microseconds more than the steady-state one); an
-    autotuned kernel launches without it; the simulator runs launches in order either way."""
+    go through cuda-bindings' ``cuLaunchKernelEx``, not the C launcher (about 15 µs of host
+    time against 9); an autotuned kernel launches without it; the simulator runs launches in
+    order either way."""
     if isinstance(kernel, Autotuner):
         return kernel.launch(stream, grid, args)
     if not getattr(kernel, "tile", False):
