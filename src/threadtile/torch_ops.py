@@ -37,6 +37,7 @@ loaded on first use).
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable, Iterable, Sequence
 
 import torch
@@ -113,7 +114,12 @@ class EagerOp(torch.library.CustomOpDef):
 
     def register_kernel(self, device_types, fn=None, /):
         self._tt_fn = self._tt_fast = None  # a kernel of the user's own: take the dispatcher
+        self._opoverload._tt_direct = self._opoverload  # (in inductor's graphs too)
         return super().register_kernel(device_types, fn)
+
+    def register_fake(self, fn, /):
+        super().register_fake(_tracing_hook(fn))
+        return fn
 
 
 def _bump_versions(mutated: tuple, args: tuple, kwargs: dict) -> None:
@@ -246,6 +252,7 @@ def custom_op(name: str, fn: Callable | None = None, /, *,
                                if a.alias_info is not None and a.alias_info.is_write)
         op._tt_fast = _fast_call(f, op._tt_mutated)
         _autograd_kernels(op, host)
+        _direct_in_inductor(op._opoverload, host)
         return op
 
     if fn is None:
@@ -305,6 +312,79 @@ def _autograd_kernels(op: EagerOp, host: Callable) -> None:
 _AUTOGRAD_LIBS: dict = {}  # each operator's Autograd{CUDA,CPU} registrations, by its name
 
 
+def _direct_in_inductor(overload, host: Callable) -> None:
+    """Make the Python code inductor writes for a compiled graph call ``host`` for the operator.
+
+    Inductor calls an operator it does not lower (a custom op) through torch's dispatcher:
+    ``buf0 = torch.ops.ns.name.default(arg0_1, arg1_1)``, which reaches the host function
+    through the operator's Autograd kernel, boxing and unboxing every argument (3 to 5 us a
+    call). The operator gets a code generator in inductor's registry of custom extern-kernel
+    code (``CUSTOM_EXTERN_KERNEL_CODEGEN``, keyed by the name inductor calls the operator by)
+    that writes ``buf0 = torch.ops.ns.name.default._tt_direct(arg0_1, arg1_1)`` instead: the
+    host function, with the tensors' device current. Only inductor's Python wrapper code
+    changes; its C++ and FX wrappers, and other backends (``aot_eager``), keep the
+    dispatcher. ``_tt_direct`` lives on torch's ``OpOverload`` from the operator's definition
+    on, so code inductor cached on disk in another process finds it too; an operator given a
+    kernel of the user's own (``register_kernel``) points it back at the dispatcher.
+
+    The registry belongs to inductor, which takes a second to import: the registration
+    waits until inductor is loaded, and happens at the latest when the operator is traced
+    (its fake implementation runs before inductor writes code): :func:`_inductor_hook`."""
+    overload._tt_direct = host
+    name = f"{overload.__module__.replace('._ops.', '.ops.')}.{overload.__name__}"
+    _INDUCTOR_PENDING.add(name)
+    _inductor_hook()
+
+
+_INDUCTOR_PENDING: set = set()  # operators' names waiting for inductor's registry
+
+
+def _inductor_hook() -> None:
+    """The operators waiting in ``_INDUCTOR_PENDING`` registered with inductor's code
+    generation, where inductor is loaded and has the registry; nothing otherwise."""
+    if not _INDUCTOR_PENDING or "torch._inductor" not in sys.modules:
+        return
+    try:
+        from torch._inductor.codegen.custom_extern_kernel_codegen import (  # noqa: PLC0415
+            CUSTOM_EXTERN_KERNEL_CODEGEN,
+            CustomCodegen,
+        )
+    except ImportError:  # a torch without the registry: the dispatcher, as before
+        _INDUCTOR_PENDING.clear()
+        return
+    for name in _INDUCTOR_PENDING:
+        CUSTOM_EXTERN_KERNEL_CODEGEN[name] = CustomCodegen(python=_direct_call_codegen)
+    _INDUCTOR_PENDING.clear()
+
+
+def _direct_call_codegen(node, writeline) -> None:
+    """Inductor's line for the operator ``node`` calls (a ``FallbackKernel``): its own, with
+    the kernel named ``<operator>._tt_direct`` where the wrapper is Python code."""
+    from torch._inductor.codegen.wrapper import ExternKernelAllocLine  # noqa: PLC0415
+    from torch._inductor.virtualized import V  # noqa: PLC0415
+
+    wrapper = writeline.__self__
+    name = node.python_kernel_name
+    if (not (getattr(V.graph, "cpp_wrapper", False) or getattr(V.graph, "fx_wrapper", False))
+            and getattr(node.op_overload, "_tt_direct", None) is not None
+            and not name.endswith("._tt_direct")):
+        node.python_kernel_name = f"{name}._tt_direct"
+    writeline(ExternKernelAllocLine(wrapper, node))
+
+
+def _tracing_hook(fake: Callable) -> Callable:
+    """``fake`` (an operator's fake implementation), registering waiting operators with
+    inductor first: tracing is the last moment before inductor writes code for them."""
+
+    @functools.wraps(fake)
+    def traced(*args, **kwargs):
+        if _INDUCTOR_PENDING:
+            _inductor_hook()
+        return fake(*args, **kwargs)
+
+    return traced
+
+
 def fake_impl(shapes: Callable) -> Callable:
     """The fake (meta) implementation of an operator whose outputs ``shapes`` describes.
 
@@ -317,6 +397,8 @@ def fake_impl(shapes: Callable) -> Callable:
     contiguous too (register a fake of your own with ``op.register_fake`` for others)."""
 
     def fake(*args, **kwargs):
+        if _INDUCTOR_PENDING:
+            _inductor_hook()
         out = shapes(*args, **kwargs)
         if out is None:
             return None

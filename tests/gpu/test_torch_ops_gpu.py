@@ -62,6 +62,11 @@ def test_compile_fullgraph(backend):
     torch.testing.assert_close(compiled(x2), m(x2))
 
 
+def test_inductor_calls_the_host_functions():
+    pytest.importorskip("triton")
+    ops.inductor_calls_host_functions(CUDA)
+
+
 def test_compile_no_graph_break_and_backward():
     torch._dynamo.reset()
     m = ops.Model(128).to(CUDA)

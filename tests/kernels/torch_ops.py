@@ -206,3 +206,32 @@ def check_dispatcher_calls(monkeypatch, x: Tensor, y: Tensor) -> list:
     assert out._version == v + 1
     torch.testing.assert_close(out, x + y)
     return calls
+
+
+def inductor_calls_host_functions(device: str) -> None:
+    """In the Python code inductor writes for a graph, every threadtile operator is called
+    by its host function (``torch.ops.ns.op.default._tt_direct``), not through torch's
+    dispatcher (threadtile/torch_ops.py ``_direct_in_inductor``), an operator that mutates
+    its argument included; the results match eager's. Inductor's caches are off, so that the
+    code is written here."""
+    from torch._inductor import config  # noqa: PLC0415
+    from torch._inductor.utils import run_and_get_code  # noqa: PLC0415
+
+    def f(x: Tensor, y: Tensor) -> Tensor:
+        h = add(mul(x, y), scale(x, 0.5))
+        acc = torch.zeros_like(h)
+        add_into(h, acc)
+        return row_sums(acc.reshape(-1, 4))
+
+    g = torch.Generator().manual_seed(7)
+    x, y = (torch.randn(64, generator=g).to(device) for _ in range(2))
+    torch._dynamo.reset()
+    with config.patch(fx_graph_cache=False):
+        got, (code, *_) = run_and_get_code(torch.compile(f, fullgraph=True), x, y)
+    torch.testing.assert_close(got, f(x, y))
+    calls = [line.strip() for line in code.splitlines() if "torch.ops.threadtile_test." in line
+             and "(" in line and "assert" not in line and "#" not in line]
+    names = {c.split("torch.ops.threadtile_test.")[1].split("(")[0] for c in calls}
+    assert names == {"add.default._tt_direct", "mul.default._tt_direct",
+                     "scale.default._tt_direct", "add_into.default._tt_direct",
+                     "row_sums.default._tt_direct"}, calls

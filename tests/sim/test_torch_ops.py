@@ -339,3 +339,20 @@ def test_non_contiguous_inputs():
     torch.testing.assert_close(ops.add(x, y), x + y)
     torch.library.opcheck(ops.add, (x, y))
     torch.library.opcheck(ops.mul, (x.clone().requires_grad_(True), y))
+
+
+def test_inductor_calls_the_host_functions():
+    ops.inductor_calls_host_functions("cpu")
+
+
+def test_an_operator_with_its_own_kernel_takes_the_dispatcher_in_inductor():
+    @threadtile.torch.custom_op("threadtile_test::own_kernel", mutates_args=(),
+                                shapes=lambda x: x)
+    def own(x: torch.Tensor) -> torch.Tensor:
+        return x.clone()
+
+    ov = torch.ops.threadtile_test.own_kernel.default
+    assert ov._tt_direct is not ov
+    own.register_kernel("cpu")(lambda x: x + 1)
+    assert ov._tt_direct is ov
+    torch.testing.assert_close(ov._tt_direct(torch.zeros(2)), torch.ones(2))
