@@ -252,7 +252,8 @@ def custom_op(name: str, fn: Callable | None = None, /, *,
                                if a.alias_info is not None and a.alias_info.is_write)
         op._tt_fast = _fast_call(f, op._tt_mutated)
         _autograd_kernels(op, host)
-        _direct_in_inductor(op._opoverload, host)
+        mod = _eagerop()
+        _direct_in_inductor(op._opoverload, host if mod is None else mod.DeviceCall(f, host))
         return op
 
     if fn is None:
@@ -320,8 +321,10 @@ def _direct_in_inductor(overload, host: Callable) -> None:
     through the operator's Autograd kernel, boxing and unboxing every argument (3 to 5 us a
     call). The operator gets a code generator in inductor's registry of custom extern-kernel
     code (``CUSTOM_EXTERN_KERNEL_CODEGEN``, keyed by the name inductor calls the operator by)
-    that writes ``buf0 = torch.ops.ns.name.default._tt_direct(arg0_1, arg1_1)`` instead: the
-    host function, with the tensors' device current. Only inductor's Python wrapper code
+    that writes ``buf0 = torch.ops.ns.name.default._tt_direct(arg0_1, arg1_1)`` instead:
+    ``host``, the host function with the tensors' device made current (checked in C by
+    runtime/_eagerop.c's ``DeviceCall`` where that module is built), bound once in the
+    wrapper's header (:func:`_direct_call_codegen`). Only inductor's Python wrapper code
     changes; its C++ and FX wrappers, and other backends (``aot_eager``), keep the
     dispatcher. ``_tt_direct`` lives on torch's ``OpOverload`` from the operator's definition
     on, so code inductor cached on disk in another process finds it too; an operator given a
@@ -359,8 +362,14 @@ def _inductor_hook() -> None:
 
 def _direct_call_codegen(node, writeline) -> None:
     """Inductor's line for the operator ``node`` calls (a ``FallbackKernel``): its own, with
-    the kernel named ``<operator>._tt_direct`` where the wrapper is Python code."""
-    from torch._inductor.codegen.wrapper import ExternKernelAllocLine  # noqa: PLC0415
+    the kernel named ``<operator>._tt_direct`` where the wrapper is Python code. In a graph's
+    own wrapper (not a subgraph's), the operator is bound to a name once, in the wrapper's
+    header (``tt_ns_name_default = torch.ops.ns.name.default``), which saves the lookups of
+    ``torch.ops.ns.name.default`` at each call."""
+    from torch._inductor.codegen.wrapper import (  # noqa: PLC0415
+        ExternKernelAllocLine,
+        PythonWrapperCodegen,
+    )
     from torch._inductor.virtualized import V  # noqa: PLC0415
 
     wrapper = writeline.__self__
@@ -368,6 +377,13 @@ def _direct_call_codegen(node, writeline) -> None:
     if (not (getattr(V.graph, "cpp_wrapper", False) or getattr(V.graph, "fx_wrapper", False))
             and getattr(node.op_overload, "_tt_direct", None) is not None
             and not name.endswith("._tt_direct")):
+        if type(wrapper) is PythonWrapperCodegen and name.startswith("torch.ops."):
+            alias = "tt_" + name.removeprefix("torch.ops.").replace(".", "_")
+            bound = wrapper.__dict__.setdefault("_tt_bound", set())
+            if alias not in bound:
+                bound.add(alias)
+                wrapper.header.writeline(f"{alias} = {name}")
+            name = alias
         node.python_kernel_name = f"{name}._tt_direct"
     writeline(ExternKernelAllocLine(wrapper, node))
 

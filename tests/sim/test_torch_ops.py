@@ -186,6 +186,45 @@ def test_the_c_call_decides_as_the_python_checks():
         fast([x, y], None)
 
 
+def test_the_c_device_call_runs_the_host_function_or_switches():
+    """runtime/_eagerop.c's DeviceCall (what inductor's code calls, torch_ops.py
+    ``_direct_in_inductor``) runs the host function itself where no tensor is on another
+    device than the current one, and the device-switching host otherwise (here: a tensor of a
+    subclass, which it leaves to the Python path); arguments and errors pass through."""
+    from threadtile import torch_ops as T
+
+    mod = T._eagerop()
+    if mod is None:
+        pytest.skip("runtime/_eagerop.c is not built")
+    seen = []
+
+    def fn(*args, **kwargs):
+        seen.append(("fn", len(args), sorted(kwargs)))
+        return 1
+
+    def switch(*args, **kwargs):
+        seen.append(("switch", len(args), sorted(kwargs)))
+        return 2
+
+    dc = mod.DeviceCall(fn, switch)
+    x, y = _xy(4)
+
+    class Sub(torch.Tensor):
+        pass
+
+    assert dc(x, y, 3.0, alpha=[y]) == 1
+    assert dc(x, [y.as_subclass(Sub)]) == 2
+    assert dc(x, out=y.as_subclass(Sub)) == 2
+    assert seen == [("fn", 3, ["alpha"]), ("switch", 2, []), ("switch", 1, ["out"])]
+    assert ops.add._opoverload._tt_direct.fn is ops.add._tt_fn
+
+    def boom(*args):
+        raise ValueError("the host function's own error")
+
+    with pytest.raises(ValueError, match="own error"):
+        mod.DeviceCall(boom, switch)(x)
+
+
 @pytest.mark.usefixtures("eager_path")
 def test_the_dispatcher_runs_the_host_function_at_once(monkeypatch):
     """A call through torch's dispatcher that autograd does not follow and nothing below

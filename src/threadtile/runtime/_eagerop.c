@@ -21,6 +21,16 @@
  *   - fn(*args, **kwargs), then the version counters of the mutated tensor arguments bumped
  *     in one call, as torch's ADInplaceOrView kernel does; fn's result returned.
  *
+ * A DeviceCall is what the code torch.compile's inductor writes calls for the operator
+ * (torch_ops.py _direct_in_inductor): no checks but the device's.
+ *
+ *     DeviceCall(fn, switch)
+ *
+ * Called as dc(*args, **kwargs), it runs fn(*args, **kwargs) where no argument is a CUDA
+ * tensor or the first one's device is torch's current one, and switch(*args, **kwargs) (the
+ * Python host function that makes that device current) otherwise, or for a tensor of a
+ * subclass of torch.Tensor.
+ *
  * torch's functions come once, through setup(...), from torch_ops.py. Errors raised by fn or
  * by torch's functions propagate. */
 #define PY_SSIZE_T_CLEAN
@@ -230,6 +240,102 @@ static PyObject *EagerCall_call(PyObject *op, PyObject *callargs, PyObject *call
     return out;
 }
 
+typedef struct {
+    PyObject_HEAD
+    PyObject *fn;      /* the host function */
+    PyObject *switch_; /* the host function run with the tensors' device made current */
+} DeviceCall;
+
+static PyObject *DeviceCall_call(PyObject *op, PyObject *args, PyObject *kwargs)
+{
+    DeviceCall *self = (DeviceCall *)op;
+    if (tensor_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_eagerop.setup() has not been called");
+        return NULL;
+    }
+    PyObject *kw = kwargs == NULL || PyDict_GET_SIZE(kwargs) == 0 ? NULL : kwargs;
+    long dev = -1;
+    int r = scan_items(args, 0, &dev);
+    if (r == PLAIN && kw != NULL) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (r == PLAIN && PyDict_Next(kw, &pos, &key, &value))
+            r = scan(value, 0, &dev);
+    }
+    if (r == FAILED)
+        return NULL;
+    if (r == PLAIN && dev >= 0) {
+        if (current_device == Py_None)
+            r = DECLINE;
+        else {
+            PyObject *cur = PyObject_CallNoArgs(current_device);
+            if (cur == NULL)
+                return NULL;
+            long c = PyLong_AsLong(cur);
+            Py_DECREF(cur);
+            if (c == -1 && PyErr_Occurred())
+                return NULL;
+            if (c != dev)
+                r = DECLINE;
+        }
+    }
+    return PyObject_Call(r == PLAIN ? self->fn : self->switch_, args, kw);
+}
+
+static int DeviceCall_init(DeviceCall *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"fn", "switch", NULL};
+    PyObject *fn, *sw;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO", kwlist, &fn, &sw))
+        return -1;
+    Py_XSETREF(self->fn, Py_NewRef(fn));
+    Py_XSETREF(self->switch_, Py_NewRef(sw));
+    return 0;
+}
+
+static int DeviceCall_traverse(DeviceCall *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->fn);
+    Py_VISIT(self->switch_);
+    return 0;
+}
+
+static int DeviceCall_clear(DeviceCall *self)
+{
+    Py_CLEAR(self->fn);
+    Py_CLEAR(self->switch_);
+    return 0;
+}
+
+static void DeviceCall_dealloc(DeviceCall *self)
+{
+    PyObject_GC_UnTrack(self);
+    DeviceCall_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef DeviceCall_members[] = {
+    {"fn", T_OBJECT, offsetof(DeviceCall, fn), READONLY, "the host function"},
+    {NULL},
+};
+
+static PyTypeObject DeviceCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "threadtile.runtime._eagerop.DeviceCall",
+    .tp_doc = "DeviceCall(fn, switch): dc(*args, **kwargs) runs fn(*args, **kwargs) where the "
+              "first CUDA tensor's device is torch's current one (or there is none), else "
+              "switch(*args, **kwargs).",
+    .tp_basicsize = sizeof(DeviceCall),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)DeviceCall_init,
+    .tp_dealloc = (destructor)DeviceCall_dealloc,
+    .tp_traverse = (traverseproc)DeviceCall_traverse,
+    .tp_clear = (inquiry)DeviceCall_clear,
+    .tp_call = DeviceCall_call,
+    .tp_members = DeviceCall_members,
+};
+
 static int EagerCall_init(EagerCall *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"fn", "mutated", "declined", NULL};
@@ -341,12 +447,13 @@ PyMODINIT_FUNC PyInit__eagerop(void)
                 names[k].name)) == NULL)
             return NULL;
     }
-    if (PyType_Ready(&EagerCallType) < 0)
+    if (PyType_Ready(&EagerCallType) < 0 || PyType_Ready(&DeviceCallType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&eagerop_module);
     if (m == NULL)
         return NULL;
-    if (PyModule_AddObjectRef(m, "EagerCall", (PyObject *)&EagerCallType) < 0) {
+    if (PyModule_AddObjectRef(m, "EagerCall", (PyObject *)&EagerCallType) < 0 ||
+            PyModule_AddObjectRef(m, "DeviceCall", (PyObject *)&DeviceCallType) < 0) {
         Py_DECREF(m);
         return NULL;
     }
