@@ -17,10 +17,14 @@ microseconds of device time, so the host's per-call cost is what shows), called 
   compiled graph replayed as a CUDA graph);
 - ``torch.add``: torch's own operator of the same size, eager and compiled alike, and
   ``torch.add(out=)`` into a preallocated tensor;
-- ``... x8 (compile ...)``: eight chained calls in one compiled graph. A graph's call has a
+- ``... x32 (compile ...)``: 32 chained calls in one compiled graph. A graph's call has a
   fixed cost of its own (guards, wrappers: ~30 us, torch.add's graph as much as ours), so a
-  further call's cost, (x8 - x1) / 7, is what an operator costs inside a graph; its excess
-  over the host function is the operator's own (``us_over``; target at most 2 us).
+  further call's cost, (x32 - x1) / 31, is what an operator costs inside a graph; its excess
+  over the host function is the operator's own (``us_over``; target at most 2 us). Inductor's
+  code calls the host function itself (``threadtile.torch`` registers the call with it), then
+  checks the output's size and strides (``assert_size_stride``, inductor's check of every
+  operator it does not generate); ``aot_eager``'s graph calls the operator through torch's
+  dispatcher.
 
 Each figure is the median over rounds of back-to-back calls, the methods' rounds interleaved
 (``launch_overhead.per_launch_us``). GPU only; writes results/torch_ops.json.
@@ -33,6 +37,7 @@ from launch_overhead import per_launch_us
 
 N = 4096
 BLOCK = 256
+CHAIN = 32  # calls in the chained graphs
 
 
 def main() -> None:
@@ -83,15 +88,15 @@ def main() -> None:
     def with_torch(x, y):
         return torch.add(x, y)
 
-    def with_op8(x, y):  # eight calls in one graph: a further call's cost, the graph's apart
+    def with_op32(x, y):  # 32 calls in one graph: a further call's cost, the graph's apart
         z = op(x, y)
-        for _ in range(7):
+        for _ in range(CHAIN - 1):
             z = op(z, y)
         return z
 
-    def with_torch8(x, y):
+    def with_torch32(x, y):
         z = torch.add(x, y)
-        for _ in range(7):
+        for _ in range(CHAIN - 1):
             z = torch.add(z, y)
         return z
 
@@ -100,12 +105,12 @@ def main() -> None:
         compiles += [("inductor", {}), ("inductor reduce-overhead", {"mode": "reduce-overhead"})]
     skipped = {}
     chains = [("threadtile op", with_op), ("torch.add", with_torch),
-              ("threadtile op x8", with_op8), ("torch.add x8", with_torch8)]
+              ("threadtile op x32", with_op32), ("torch.add x32", with_torch32)]
     for label, kwargs in compiles:
         for name, f in chains:
-            if "x8" in name and (label != "aot_eager" and name.startswith("torch") or
-                                 "reduce-overhead" in label):
-                continue  # (inductor fuses eight adds into one kernel)
+            if "x32" in name and (label != "aot_eager" and name.startswith("torch") or
+                                  "reduce-overhead" in label):
+                continue  # (inductor fuses the adds into one kernel)
             key = f"{name} (compile {label})"
             try:
                 torch._dynamo.reset()
@@ -113,7 +118,7 @@ def main() -> None:
                 for _ in range(3):  # compiled (and, for reduce-overhead, recorded) here
                     r = g(a, b)
                 torch.cuda.synchronize()
-                assert torch.allclose(r, a + b * (8 if "x8" in name else 1), atol=1e-5), key
+                assert torch.allclose(r, a + b * (CHAIN if "x32" in name else 1), atol=1e-4), key
             except Exception as e:  # noqa: BLE001  (a backend this host lacks: recorded)
                 skipped[key] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
                 continue
@@ -142,13 +147,13 @@ def main() -> None:
             "threadtile op (eager) - host function":
             results["threadtile op (eager)"] - results["host function"]}
     for label in ("aot_eager", "inductor"):
-        one, eight = (results.get(f"threadtile op{x} (compile {label})") for x in ("", " x8"))
-        if one and eight:  # a further call in a compiled graph, over the host function
+        one, many = (results.get(f"threadtile op{x} (compile {label})") for x in ("", " x32"))
+        if one and many:  # a further call in a compiled graph, over the host function
             over[f"threadtile op in a graph ({label}), a further call - host function"] = (
-                (eight - one) / 7 - results["host function"])
-    one, eight = (results.get(f"torch.add{x} (compile aot_eager)") for x in ("", " x8"))
-    if one and eight:
-        ratios["torch.add in a graph (aot_eager), a further call, us"] = (eight - one) / 7
+                (many - one) / (CHAIN - 1) - results["host function"])
+    one, many = (results.get(f"torch.add{x} (compile aot_eager)") for x in ("", " x32"))
+    if one and many:
+        ratios["torch.add in a graph (aot_eager), a further call, us"] = (many - one) / (CHAIN - 1)
     for name, us in over.items():
         print(f"{name:60s} {us:6.2f} us  (target <= 2)")
     for name, r in ratios.items():
