@@ -79,3 +79,43 @@ def test_classify_expected_errors_leave_the_other_launches():
     sub = dict(rec, tests=["f::sub"], error_tests=["f::sub"], sub_error_tests=["f::sub"])
     assert cutile_suite.classify("k", "g", [sub], {"f::sub": "passed"}, None, set()) == \
         ("pass", "")
+
+
+def test_why_not_run_tells_skips_and_ir_checks_apart(tmp_path):
+    """A kernel no test launched: skipped where every test that would launch it was skipped,
+    "cuTile IR" where every such test reads cuTile's compiler output, else the first failing
+    test's error (cutile_reach.py)."""
+    from cutile_reach import why_not_run
+
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "test_k.py").write_text(
+        "import cuda.tile as ct\n"
+        "@ct.kernel\ndef shared(x): pass\n"
+        "def test_a():\n    shared\n"
+        "def test_b():\n    shared\n"
+        "def test_ir():\n    @ct.kernel\n    def k(x): pass\n    get_bytecode(k)\n"
+        "class TestM(Base):\n    def make(v):\n        @ct.kernel\n        def m(x): pass\n"
+        "        return m\n    def test_m(self):\n        self.make\n"
+        "class Base:\n    def check(self):\n        filecheck('')\n")
+    rel = "test/test_k.py"
+    items = {"test_k.py::test_a[1]": "skipped: Skipped: needs Blackwell",
+             "test_k.py::test_b": "skipped: Skipped: other"}
+    assert why_not_run(tmp_path, rel, f"{rel}::shared", items) == ("skipped", "needs Blackwell")
+    items["test_k.py::test_b"] = "ValueError: boom"
+    assert why_not_run(tmp_path, rel, f"{rel}::shared", items) == ("not run", "ValueError: boom")
+    assert why_not_run(tmp_path, rel, f"{rel}::test_ir.<locals>.k", items)[0] == "cuTile IR"
+    assert why_not_run(tmp_path, rel, f"{rel}::TestM.make.<locals>.m", items)[0] == "cuTile IR"
+    items = {"test_k.py": "skipped: could not import 'jax'"}
+    assert why_not_run(tmp_path, rel, f"{rel}::shared", items) == (
+        "skipped", "could not import 'jax'")
+
+
+def test_implicit_cast_stand_in_follows_cutiles_documented_rule():
+    from cutile_standins import is_implicit_cast_ok as ok
+
+    torch = pytest.importorskip("torch")
+    assert ok(torch.int16, torch.float16) and ok(torch.bool, torch.uint8)
+    assert ok(torch.int8, torch.int64) and ok(torch.bfloat16, torch.float32)
+    assert not ok(torch.float16, torch.int32) and not ok(torch.int32, torch.uint32)
+    assert not ok(torch.float16, torch.bfloat16) and not ok(torch.float32, torch.bfloat16)
+    assert not ok(torch.int64, torch.int32) and not ok(torch.int32, torch.bool)

@@ -378,6 +378,31 @@ def _update(lw: Lowerer, x, at: ArrayType, kind: str, node, fname: str, what: st
                                                   "dtype:")
 
 
+_ATOMIC_ORDERS = ("RELAXED", "ACQUIRE", "RELEASE", "ACQ_REL")
+
+
+def atomic_order_scope(lw: Lowerer, v: dict, node, kind: str) -> tuple:
+    """``(memory_order, memory_scope)`` of an atomic from its ``memory_order=`` and
+    ``memory_scope=`` arguments (default ACQ_REL, DEVICE), checked by cuTile's rules: an
+    atomic has no WEAK order, and every order of an atomic needs a scope (not NONE)."""
+    order = lt.MemoryOrder.ACQ_REL
+    if v["memory_order"] is not None:
+        order = enum_member(lw, v["memory_order"], lt.MemoryOrder, node, "memory_order")
+    scope = lt.MemoryScope.DEVICE
+    if v["memory_scope"] is not None:
+        scope = enum_member(lw, v["memory_scope"], lt.MemoryScope, node, "memory_scope")
+    opcode = "tile_atomic_cas" if kind == "cas" else "tile_atomic_rmw"
+    if order.name not in _ATOMIC_ORDERS:
+        raise _type_error(lw, node, f"Invalid memory order for {opcode}. Got {order}, expected "
+                                    "one of " + ", ".join(str(lt.MemoryOrder[n])
+                                                          for n in _ATOMIC_ORDERS),
+                          "an atomic is at least RELAXED")
+    if scope.name == "NONE":
+        raise _type_error(lw, node, f"{opcode} with {order.name} memory ordering requires a "
+                                    "memory scope", "memory_scope=ct.MemoryScope.DEVICE")
+    return order, scope
+
+
 def _check_dtype(lw: Lowerer, at: ArrayType, kind: str, node, fname: str, what: str) -> None:
     if at.dtype.name not in _SUPPORTED[kind]:
         raise _type_error(lw, node, f"{fname}(): Unsupported {what} dtype: {at.dtype}",
@@ -499,12 +524,7 @@ def raw_atomic(lw: Lowerer, mem: ir.Expr, kind: str, node: ast.Call) -> ir.Expr:
         mask = _gather_mask(lw, v["mask"], shape, node, fname)
         # a masked-off element is an offset the atomic skips (it returns 0, or ``expected``)
         off = where(lw, mask, off, ir.Const(int64, lw.loc(node), -1, weak=True), node)
-    order = lt.MemoryOrder.ACQ_REL
-    if v["memory_order"] is not None:
-        order = enum_member(lw, v["memory_order"], lt.MemoryOrder, node, "memory_order")
-    scope = lt.MemoryScope.DEVICE
-    if v["memory_scope"] is not None:
-        scope = enum_member(lw, v["memory_scope"], lt.MemoryScope, node, "memory_scope")
+    order, scope = atomic_order_scope(lw, v, node, kind)
     return _atomic_op(lw, node, mem, [off], vals, kind, order, scope)
 
 

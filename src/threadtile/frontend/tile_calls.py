@@ -15,6 +15,7 @@ from ..lang import tile as lt
 from ..lang.types import ArrayType, TileType, bool_, int32, int64, void
 from . import static, tile_dtypes, tile_more, tile_parts, tile_print, user_reduce
 from . import typing as ty
+from .array_views import _check_dtype, _update, atomic_order_scope
 from .tile_gather import INDEXED
 from .tile_mma import matmul, mma
 from .tiles import (
@@ -175,11 +176,8 @@ def atomic(lw: Lowerer, name: str, node: ast.Call) -> ir.Expr:
     at: ArrayType = arr.type
     if at.space not in ("global", "shared"):
         raise lw.error(node, f"{name}() works on global and shared arrays")
-    ok = {"add": "iuf", "max": "iuf", "min": "iuf", "exch": "iuf", "cas": "iuf", "and_": "iu",
-          "or_": "iu", "xor": "iu"}[op]
-    if at.dtype.kind not in ok or at.dtype.bits < 32 and not (
-            op == "add" and at.dtype.is_float and at.dtype.bits == 16):
-        raise lw.error(node, f"{name}() does not support {at.dtype} arrays")
+    kind = {"exch": "xchg", "and_": "and", "or_": "or"}.get(op, op)
+    _check_dtype(lw, at, kind, node, name, "array")  # cuTile's dtypes for each atomic
     raw = v["indices"]
     items = raw.items if isinstance(raw, Tup) else [raw]
     if len(items) != at.ndim:
@@ -191,15 +189,13 @@ def atomic(lw: Lowerer, name: str, node: ast.Call) -> ir.Expr:
         if not (dt.is_int or dt == bool_):
             raise lw.error(node, f"{name}(): indices must be integers, got {dt}")
         idx.append(cast(lw, it, int64, node))
-    upd = [cast(lw, tile_or_scalar(lw, v[n], node), at.dtype, node) for n in vals_names]
+    # the values convert to the array's dtype by cuTile's rules: implicitly, and exactly its
+    # dtype for the bitwise operations
+    upd = [cast(lw, _update(lw, tile_or_scalar(lw, v[n], node), at, kind, node, name,
+                            n.capitalize()), at.dtype, node) for n in vals_names]
     shape = broadcast_shapes(lw, [shape_of(x) for x in idx + upd], node)
     need_block(lw, node, f"{name}()")
-    order = lt.MemoryOrder.ACQ_REL
-    if v["memory_order"] is not None:
-        order = enum_member(lw, v["memory_order"], lt.MemoryOrder, node, "memory_order")
-    scope = lt.MemoryScope.DEVICE
-    if v["memory_scope"] is not None:
-        scope = enum_member(lw, v["memory_scope"], lt.MemoryScope, node, "memory_scope")
+    order, scope = atomic_order_scope(lw, v, node, kind)
     args = [arr] + [broadcast(lw, x, shape, node) for x in idx + upd]
     return tile_op(lw, node, TileType(at.dtype, shape), "atomic", args, op=op,
                order=order.value, scope=scope.value)

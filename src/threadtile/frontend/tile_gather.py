@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from ..errors import TileCodeTypeError, TileCodeValueError
 from ..ir import nodes as ir
 from ..lang import tile as lt
-from ..lang.types import ArrayType, TileType, bool_, int64, promote, void
+from ..lang.types import ArrayType, TileType, bool_, int64, void
 from . import typing as ty
 from .tiles import (
     array_arg,
@@ -34,6 +34,7 @@ from .tiles import (
     static_int,
     tile_op,
     tile_or_scalar,
+    tile_promote,
 )
 from .values import IndexSlice, Py, Tup, describe_value
 
@@ -92,9 +93,7 @@ def _implicit(lw: Lowerer, v, t, node, fname: str, what: str):
     integer within ``t``'s range. A constant (``float("2.0")``) counts as a Python number."""
     dt, weak = dtype_weak(v)
     if not weak and not isinstance(v, ir.Const):  # a constant is loosely typed (cuTile's rule)
-        # (promote gives int64 for uint64 with int64, which holds no uint64 past 2^63)
-        if dt != t and (promote(dt, t) != t or dt.kind == "u" and t.kind == "i" and
-                        t.bits <= dt.bits):
+        if dt != t and tile_promote(dt, t) != t:
             raise lw.error(node, f"{fname}(): {what} cannot implicitly cast {dt} to {t}",
                            f"convert it first: .astype({t.name})", cls=TileCodeTypeError)
         return cast(lw, v, t, node)

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING
 
 from ..errors import TileCodeSyntaxError, TileCodeTypeError
 from ..ir import nodes as ir
-from ..lang.types import TileType, bool_, int64, promote
-from .tiles import bind_args, is_pow2, is_tile, static_bool, tile_op
+from ..lang.types import TileType, bool_, int64
+from .tiles import bind_args, is_pow2, is_tile, static_bool, tile_op, tile_promote
 from .values import Py, Tup, describe_value
 
 if TYPE_CHECKING:
@@ -281,11 +281,7 @@ def _combine(lw: Lowerer, func, lhs: list[ir.Expr], rhs: list[ir.Expr], tuple_mo
                                  f"{r.type.shape}{ctx}", cls=TileCodeTypeError)
         want = x.type.dtype
         if r.type.dtype != want:
-            try:
-                ok = promote(r.type.dtype, want) == want
-            except Exception:  # no common dtype
-                ok = False
-            if not ok:
+            if tile_promote(r.type.dtype, want) != want:
                 raise lw.error(node, f"{op} function returned a tile of unexpected dtype{ctx}: "
                                      f"cannot implicitly cast {r.type.dtype} to {want}",
                                cls=TileCodeTypeError)
