@@ -75,13 +75,18 @@ def reaching_tests(path: Path, kernel: str) -> list[tuple[str, bool]]:
     parts = kernel.split(".<locals>.")
     outer = parts[0]  # the enclosing function, "Class.method", or the kernel itself
     cls, _, fn = outer.rpartition(".")
+    tests = _tests_in(tree)
+    # a test class's kernel that no method names itself is reached through the class (a
+    # table of cases in its body, parametrizing a test it inherits)
+    via_class = cls and not any(t.startswith(cls + "::") and fn in _names(node)
+                                for t, node, _ in tests)
     out = []
-    for test_id, node, owner in _tests_in(tree):
+    for test_id, node, owner in tests:
         t_cls, _, t_fn = test_id.rpartition("::")
         if cls and cls != t_cls:
             continue
         names = _names(node)
-        if owner is not None:  # a test class's methods see the class's names
+        if via_class and owner is not None:
             names |= _names(owner)
         if t_fn == fn and len(parts) > 1 or fn in names:
             # what the test reads: its own source, its class's and base classes', and the

@@ -613,7 +613,10 @@ def run_child(work: Path, rel: str, per_test: int, out: Path) -> None:
                         status = "passed"
                     elif report.skipped:
                         why = report.longrepr
-                        status = "skipped: " + (why[2] if isinstance(why, tuple) else "")
+                        status = "skipped: " + (
+                            f"cuTile's own xfail: {report.wasxfail}"
+                            if hasattr(report, "wasxfail") else
+                            why[2] if isinstance(why, tuple) else "")
                     else:
                         status = _short(report.longreprtext)
                     if report.when == "call" or report.nodeid not in results["items"]:
