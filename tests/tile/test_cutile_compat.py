@@ -53,6 +53,25 @@ def test_kernel_options_by_target(target):
     np.testing.assert_array_equal(target.to_host(b), a)
 
 
+@ct.kernel(num_worker_warps=ct.ByTarget(sm_90=8, default=4))
+def _copy_8(a, b, T: ct.Constant[int]):
+    i = ct.bid(0)
+    ct.store(b, index=(i,), tile=ct.load(a, index=(i,), shape=(T,)))
+
+
+def test_num_worker_warps(target):
+    """cuTile's num_worker_warps (4 or 8) is the block's warps where num_warps is not given;
+    replace_hints changes it; other values are refused as cuTile refuses them."""
+    assert _copy_8.num_warps == 8
+    assert _copy_8.replace_hints(num_worker_warps=4).num_warps == 4
+    a = np.arange(512, dtype=np.float32)
+    b = target.to_device(np.zeros_like(a))
+    target.launch_tile(_copy_8, 2, target.to_device(a), b, 256)
+    np.testing.assert_array_equal(target.to_host(b), a)
+    with pytest.raises(ValueError, match="must be 4 or 8"):
+        ct.kernel(num_worker_warps=6)(lambda x: None)
+
+
 def test_undecorated_helper_with_shape_parameter(target):
     x = np.random.default_rng(1).standard_normal((4, 256)).astype(np.float32)
     y = target.to_device(np.zeros_like(x))

@@ -78,7 +78,7 @@ DType = type(float32)
 
 
 def kernel(func=None, *, num_warps: int | None = None, occupancy=None, num_ctas=None,
-           opt_level=3, **options):
+           opt_level=3, num_worker_warps=None, **options):
     """Make ``func`` a tile kernel: ``@ct.kernel`` or ``@ct.kernel(num_warps=8)``.
 
     The block has ``32 * num_warps`` threads. Without ``num_warps`` the compiler picks the
@@ -92,12 +92,21 @@ def kernel(func=None, *, num_warps: int | None = None, occupancy=None, num_ctas=
     the only limit is the block's size. ``num_ctas`` (thread-block clusters) must be 1 on the
     target. Other options are ``threadtile.jit``'s (``lineinfo``, ``fastmath``,
     ``max_registers``). ``opt_level`` (0-3) is accepted and ignored: NVRTC always optimises.
-    ``num_ctas``, ``occupancy`` and ``num_warps`` may be ``ct.ByTarget(...)``: the value for
-    sm_90, else its default.
+    ``num_worker_warps`` (cuTile's: 4 or 8, the warps that compute, not counting a
+    warp-specialized kernel's data-movement warps) is the block's ``num_warps`` where that is
+    not given: threadtile's producer warpgroup, where the compiler adds one, comes on top of
+    ``num_warps`` too.
+    ``num_ctas``, ``occupancy``, ``num_warps`` and ``num_worker_warps`` may be
+    ``ct.ByTarget(...)``: the value for sm_90, else its default.
     """
     hints = dict(num_warps=num_warps, occupancy=occupancy, num_ctas=num_ctas,
-                 opt_level=opt_level, **options)
+                 opt_level=opt_level, num_worker_warps=num_worker_warps, **options)
+    num_worker_warps = resolve_option(num_worker_warps)
+    if num_worker_warps not in (None, 4, 8):
+        raise ValueError(f"ct.kernel(num_worker_warps={num_worker_warps!r}): must be 4 or 8")
     num_warps = resolve_option(num_warps)
+    if num_warps is None:
+        num_warps = num_worker_warps
     auto = num_warps is None
     num_warps = 4 if auto else num_warps
     occupancy = resolve_option(occupancy)
