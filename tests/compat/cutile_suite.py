@@ -299,6 +299,23 @@ class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 # ---- torch on the CPU ---------------------------------------------------------------------------
 
+class _FakeEvent:
+    """torch.cuda.Event on the CPU: the host's clock at ``record()`` (the simulator runs a
+    launch before it returns, so the clock brackets the work)."""
+
+    def __init__(self, *a, **k):
+        self.t = None
+
+    def record(self, *a, **k):
+        self.t = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, end) -> float:
+        return max((end.t - self.t) * 1e3, 1e-3)
+
+
 class _FakeStream:
     cuda_stream = 0
 
@@ -353,10 +370,15 @@ def install_torch_cpu():
             return func(*args, **kwargs)
 
     CpuMode().__enter__()
+    # a sample's reference picks one of CUDA's attention backends (flash, cuDNN), which CPU
+    # torch lacks: there it computes with the CPU's own
+    import torch.nn.attention as attention
+    attention.sdpa_kernel = lambda *a, **k: contextlib.nullcontext()
     torch.Tensor.is_cuda = property(lambda self: True)  # the samples check their inputs
     c = torch.cuda
     c.current_stream = c.default_stream = lambda *a, **k: _FakeStream()
     c.Stream = lambda *a, **k: _FakeStream()
+    c.Event = _FakeEvent
     c.synchronize = lambda *a, **k: None
     c.get_device_capability = lambda *a, **k: (9, 0)
     c.empty_cache = lambda *a, **k: None
