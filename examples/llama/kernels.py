@@ -188,10 +188,12 @@ def attention_prefill(Q, K, V, Out, scale: float, G: ConstInt, D: ConstInt, TM: 
 
 @ct.kernel
 def attention_decode(Q, Kc, Vc, lens, Opart, Lse, scale: float, G: ConstInt, D: ConstInt,
-                     TN: ConstInt, CHUNK: ConstInt):
+                     TN: ConstInt, chunk: int):
     """One split of flash decoding: the G query heads of KV head ``bid(1)`` of sequence
     ``bid(2)`` (Q is (batch, heads, D), one token each) against cache positions
-    ``bid(0) CHUNK ...`` below ``lens[b]`` (the caches are (batch, max_seq, KV, D)).
+    ``bid(0) chunk ...`` below ``lens[b]`` (the caches are (batch, max_seq, KV, D)). ``chunk``,
+    a multiple of TN, is a run-time value: the host sizes the splits to the cache's length
+    without compiling again.
 
     Writes the split's normalized output to Opart (batch, KV, splits, G, D), float32, and its
     log-sum-exp (base 2, of the scaled scores) to Lse (batch, KV, splits, G): -inf for a split
@@ -205,8 +207,8 @@ def attention_decode(Q, Kc, Vc, lens, Opart, Lse, scale: float, G: ConstInt, D: 
     m = ct.full((G, 1), -math.inf, dtype=ct.float32)
     l_sum = ct.zeros((G, 1), dtype=ct.float32)
     acc = ct.zeros((G, D), dtype=ct.float32)
-    first = sp * CHUNK
-    stop = min(first + CHUNK, n)
+    first = sp * chunk
+    stop = min(first + chunk, n)
     for j in range(ct.cdiv(max(stop - first, 0), TN)):
         jt = first // TN + j
         k = ct.load(Kc, index=(b, kvh, 0, jt), shape=(1, 1, D, TN), order=(0, 2, 3, 1),

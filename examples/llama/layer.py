@@ -181,14 +181,19 @@ class DecoderLayer(torch.nn.Module):
         (``length`` the largest): the splits, then their combination."""
         c = self.cfg
         b = q.shape[0]
-        splits = cdiv(length, c.decode_chunk)
+        # splits of about decode_chunk positions, evened out: a length just past a multiple
+        # of decode_chunk (4097) makes no split of a few positions (each costs a block and
+        # the combination a wider load), its positions go to the others
+        splits = max(1, length // c.decode_chunk)
+        chunk = cdiv(cdiv(length, splits), c.decode_tn) * c.decode_tn
+        splits = cdiv(length, chunk)
         opart = torch.empty(b, c.kv_heads, splits, c.group, c.head_dim, dtype=torch.float32,
                             device=q.device)
         lse = torch.empty(b, c.kv_heads, splits, c.group, dtype=torch.float32, device=q.device)
         o = torch.empty(b, c.heads, c.head_dim, dtype=q.dtype, device=q.device)
         K.attention_decode[(splits, c.kv_heads, b)](
             q, kc, vc, lens, opart, lse, 1 / math.sqrt(c.head_dim), c.group, c.head_dim,
-            c.decode_tn, c.decode_chunk)
+            c.decode_tn, chunk)
         K.attention_combine[(c.kv_heads, b)](opart, lse, o, c.group, c.head_dim,
                                              _next_pow2(splits))
         return o

@@ -219,7 +219,7 @@ def _compile_cases():
          {"G": g, "D": d, "TM": c.attn_tm, "TN": c.attn_tn}),
         ("attention_decode", (z(2, h, d), z(2, t, kv, d), z(2, t, kv, d), z(2, dt=np.int32),
                               z(2, kv, 8, g, d, dt=np.float32), z(2, kv, 8, g, dt=np.float32), 0.1),
-         {"G": g, "D": d, "TN": c.decode_tn, "CHUNK": c.decode_chunk}),
+         {"G": g, "D": d, "TN": c.decode_tn, "chunk": c.decode_chunk}),
         ("attention_combine", (z(2, kv, 8, g, d, dt=np.float32), z(2, kv, 8, g, dt=np.float32),
                                z(2, h, d)), {"G": g, "D": d, "SP": 8}),
     ]
@@ -287,6 +287,32 @@ def test_small_layer_against_the_reference_in_the_simulator():
     # the cache holds the rotated keys and the values, as the reference's
     k_err = (kc.float() - cache[0]).abs().max().item() / cache[0].abs().max().item()
     assert k_err < 2e-2 and torch.allclose(vc.float(), cache[1], atol=0.05, rtol=0.02)
+
+
+@pytest.mark.parametrize("lens", [(31, 5), (32, 33), (65, 64), (97, 1)])
+def test_decode_attention_across_split_boundaries(lens):
+    """Flash decoding's splits (about decode_chunk = 32 positions, evened out and rounded up
+    to decode_tn = 16: 33 positions make one split of 48, not two of 32 and 1; 97 make 48, 48
+    and 1) and their combination against attention in float64, sequences of different
+    lengths."""
+    torch = pytest.importorskip("torch")
+    from llama.layer import DecoderLayer  # noqa: PLC0415
+
+    c = SMALL
+    g = torch.Generator().manual_seed(sum(lens))
+    b, n = len(lens), max(lens)
+    q = torch.randn(b, c.heads, c.head_dim, generator=g).to(torch.bfloat16)
+    kc, vc = (torch.randn(b, n + 7, c.kv_heads, c.head_dim, generator=g).to(torch.bfloat16)
+              for _ in range(2))
+    with sim():
+        got = DecoderLayer(c, None).attention_decode(
+            q, kc, vc, torch.tensor(lens, dtype=torch.int32), n).double()
+    for i, ln in enumerate(lens):
+        k = kc[i, :ln].double().repeat_interleave(c.group, 1)  # (ln, heads, D)
+        v = vc[i, :ln].double().repeat_interleave(c.group, 1)
+        s = torch.einsum("hd,lhd->hl", q[i].double(), k) / math.sqrt(c.head_dim)
+        want = torch.einsum("hl,lhd->hd", torch.softmax(s, -1), v)
+        assert (got[i] - want).abs().max().item() < 2e-2 * want.abs().max().item(), ln
 
 
 def test_generate_picks_the_reference_argmax():
