@@ -184,7 +184,12 @@ class DecoderLayer(torch.nn.Module):
         # splits of about decode_chunk positions, evened out: a length just past a multiple
         # of decode_chunk (4097) makes no split of a few positions (each costs a block and
         # the combination a wider load), its positions go to the others
-        splits = max(1, length // c.decode_chunk)
+        base = c.decode_chunk
+        if q.is_cuda:  # longer splits while the blocks still fill the GPU twice over
+            sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+            while 2 * base <= length and b * c.kv_heads * (length // (2 * base)) >= 2 * sms:
+                base *= 2
+        splits = max(1, length // base)
         chunk = cdiv(cdiv(length, splits), c.decode_tn) * c.decode_tn
         splits = cdiv(length, chunk)
         opart = torch.empty(b, c.kv_heads, splits, c.group, c.head_dim, dtype=torch.float32,
