@@ -13,6 +13,7 @@ SwiGLU kernel's tile width (``kernels.pack_gate_up``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import torch
@@ -186,7 +187,7 @@ class DecoderLayer(torch.nn.Module):
         # the combination a wider load), its positions go to the others
         base = c.decode_chunk
         if q.is_cuda:  # longer splits while the blocks still fill the GPU twice over
-            sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+            sms = _multiprocessors(q.device.index)
             while 2 * base <= length and b * c.kv_heads * (length // (2 * base)) >= 2 * sms:
                 base *= 2
         splits = max(1, length // base)
@@ -202,6 +203,11 @@ class DecoderLayer(torch.nn.Module):
         K.attention_combine[(c.kv_heads, b)](opart, lse, o, c.group, c.head_dim,
                                              _next_pow2(splits))
         return o
+
+
+@functools.cache
+def _multiprocessors(device: int | None) -> int:
+    return torch.cuda.get_device_properties(device).multi_processor_count
 
 
 class Model(torch.nn.Module):

@@ -245,7 +245,7 @@ def custom_op(name: str, fn: Callable | None = None, /, *,
         host = _on_tensor_device(f)
         op.register_kernel(device_types)(host)
         if shapes is not None:
-            op.register_fake(fake_impl(shapes))
+            op.register_fake(_tracing_hook(fake_impl(shapes)))  # (EagerOp's does this)
         op.__class__ = EagerOp
         op._tt_fn = f
         op._tt_mutated = tuple((i, a.name) for i, a in enumerate(op._opoverload._schema.arguments)
@@ -413,8 +413,6 @@ def fake_impl(shapes: Callable) -> Callable:
     contiguous too (register a fake of your own with ``op.register_fake`` for others)."""
 
     def fake(*args, **kwargs):
-        if _INDUCTOR_PENDING:
-            _inductor_hook()
         out = shapes(*args, **kwargs)
         if out is None:
             return None

@@ -191,8 +191,8 @@ def atomic(lw: Lowerer, name: str, node: ast.Call) -> ir.Expr:
         idx.append(cast(lw, it, int64, node))
     # the values convert to the array's dtype by cuTile's rules: implicitly, and exactly its
     # dtype for the bitwise operations
-    upd = [cast(lw, _update(lw, tile_or_scalar(lw, v[n], node), at, kind, node, name,
-                            n.capitalize()), at.dtype, node) for n in vals_names]
+    upd = [_update(lw, tile_or_scalar(lw, v[n], node), at, kind, node, name, n.capitalize())
+           for n in vals_names]
     shape = broadcast_shapes(lw, [shape_of(x) for x in idx + upd], node)
     need_block(lw, node, f"{name}()")
     order, scope = atomic_order_scope(lw, v, node, kind)

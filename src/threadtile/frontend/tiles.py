@@ -305,13 +305,11 @@ def tile_promote(a: Scalar, b: Scalar) -> Scalar | None:
     there.) Complex dtypes, a threadtile extension, promote as at the thread level."""
     if a == b:
         return a
-    if a.is_complex or b.is_complex:
+    if a.kind not in _CATEGORY or b.kind not in _CATEGORY:  # complex
         return promote(a, b)
     if any(x.kind == "f" and x.name not in _TILE_FLOATS for x in (a, b)):
         return None
-    ca, cb = _CATEGORY.get(a.kind), _CATEGORY.get(b.kind)
-    if ca is None or cb is None:
-        return promote(a, b)
+    ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
     if ca != cb:
         return a if ca > cb else b
     if ca == 1 and a.kind != b.kind or {a.name, b.name} == {"float16", "bfloat16"}:
@@ -319,10 +317,10 @@ def tile_promote(a: Scalar, b: Scalar) -> Scalar | None:
     return a if a.bits >= b.bits else b
 
 
-def unify(a, b, lw: Lowerer | None = None, node=None) -> Scalar:
+def unify(lw: Lowerer, a, b, node) -> Scalar:
     """The dtype two tile operands (tiles or scalars) combine in: a loosely typed operand
     takes the other's dtype (``_weak_with``), two typed ones :func:`tile_promote`'s, an error
-    at ``node`` where cuTile has none (without ``lw``, the thread level's promotion)."""
+    at ``node`` where cuTile has none."""
     at, aw = dtype_weak(a)
     bt, bw = dtype_weak(b)
     if aw and not bw:
@@ -331,8 +329,6 @@ def unify(a, b, lw: Lowerer | None = None, node=None) -> Scalar:
         return _weak_with(bt, at)
     t = tile_promote(at, bt)
     if t is None:
-        if lw is None:
-            return promote(at, bt)
         raise lw.error(node, f"Implicit promotion of {at} and {bt} is not supported",
                        "convert one of them first: .astype(dtype)", cls=TileCodeTypeError)
     return t
@@ -413,7 +409,7 @@ def binop(lw: Lowerer, op: str, a, b, node) -> ir.Expr:
         for _ in range(b.value - 1):
             r = binop(lw, "*", r, a, node)
         return r
-    t = unify(a, b, lw, node)
+    t = unify(lw, a, b, node)
     if op in ("&", "|", "^", "<<", ">>") and t.is_float:
         raise lw.error(node, f"operator {op} needs integer or bool tiles, got {t}")
     if op in ("+", "-", "*", "//", "%", "**") and t == bool_:
@@ -427,7 +423,7 @@ def binop(lw: Lowerer, op: str, a, b, node) -> ir.Expr:
 
 def compare(lw: Lowerer, op: str, a, b, node) -> ir.Expr:
     a, b = tile_or_scalar(lw, a, node), tile_or_scalar(lw, b, node)
-    t = unify(a, b, lw, node)
+    t = unify(lw, a, b, node)
     shape = broadcast_shapes(lw, [shape_of(a), shape_of(b)], node)
     args = [broadcast(lw, cast(lw, v, t, node), shape, node) for v in (a, b)]
     return tile_op(lw, node, TileType(bool_, shape), "binop", args, op=_CMP[op])
@@ -457,7 +453,7 @@ def where(lw: Lowerer, c, x, y, node) -> ir.Expr:
     elif not is_tile(c):
         c = lw.truth(c, node)
     if is_tile(x) or is_tile(y):
-        t = unify(x, y, lw, node)
+        t = unify(lw, x, y, node)
     else:
         t, weak = ty.unify(x.type, ty.is_weak(x), y.type, ty.is_weak(y))
         if weak and t != bool_:  # two literals: cuTile's default dtypes, int32 and float32

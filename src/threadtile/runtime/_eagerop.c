@@ -121,23 +121,11 @@ static int scan(PyObject *a, int grad, long *dev)
     return sub < 0 ? FAILED : sub ? DECLINE : PLAIN;
 }
 
-/* Whether the call may skip the dispatcher: PLAIN, DECLINE or FAILED. */
-static int plain_call(PyObject *args, PyObject *kwargs)
+/* One pass over a call's arguments (args, then kwargs' values; NULL for none): PLAIN where
+ * every tensor is a plain torch.Tensor (none requiring grad, if grad) and the first CUDA
+ * tensor's device, if any, is torch's current one; DECLINE or FAILED otherwise. */
+static int scan_call(PyObject *args, PyObject *kwargs, int grad)
 {
-    int t;
-    if ((t = call_truth(dispatch_modes)) != 0 || (t = call_truth(function_modes)) != 0 ||
-            (t = attr_truth(profiler_module, s_profiler_enabled)) != 0)
-        return t < 0 ? FAILED : DECLINE;
-    PyObject *stack = PyObject_CallNoArgs(functorch_stack);
-    if (stack == NULL)
-        return FAILED;
-    int transform = stack != Py_None;
-    Py_DECREF(stack);
-    if (transform)
-        return DECLINE;
-    int grad = call_truth(grad_enabled);
-    if (grad < 0)
-        return FAILED;
     long dev = -1;
     int r = scan_items(args, grad, &dev);
     if (r == PLAIN && kwargs != NULL) {
@@ -158,6 +146,26 @@ static int plain_call(PyObject *args, PyObject *kwargs)
     if (c == -1 && PyErr_Occurred())
         return FAILED;
     return c == dev ? PLAIN : DECLINE;
+}
+
+/* Whether the call may skip the dispatcher: PLAIN, DECLINE or FAILED. */
+static int plain_call(PyObject *args, PyObject *kwargs)
+{
+    int t;
+    if ((t = call_truth(dispatch_modes)) != 0 || (t = call_truth(function_modes)) != 0 ||
+            (t = attr_truth(profiler_module, s_profiler_enabled)) != 0)
+        return t < 0 ? FAILED : DECLINE;
+    PyObject *stack = PyObject_CallNoArgs(functorch_stack);
+    if (stack == NULL)
+        return FAILED;
+    int transform = stack != Py_None;
+    Py_DECREF(stack);
+    if (transform)
+        return DECLINE;
+    int grad = call_truth(grad_enabled);
+    if (grad < 0)
+        return FAILED;
+    return scan_call(args, kwargs, grad);
 }
 
 typedef struct {
@@ -254,31 +262,9 @@ static PyObject *DeviceCall_call(PyObject *op, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     PyObject *kw = kwargs == NULL || PyDict_GET_SIZE(kwargs) == 0 ? NULL : kwargs;
-    long dev = -1;
-    int r = scan_items(args, 0, &dev);
-    if (r == PLAIN && kw != NULL) {
-        Py_ssize_t pos = 0;
-        PyObject *key, *value;
-        while (r == PLAIN && PyDict_Next(kw, &pos, &key, &value))
-            r = scan(value, 0, &dev);
-    }
+    int r = scan_call(args, kw, 0);
     if (r == FAILED)
         return NULL;
-    if (r == PLAIN && dev >= 0) {
-        if (current_device == Py_None)
-            r = DECLINE;
-        else {
-            PyObject *cur = PyObject_CallNoArgs(current_device);
-            if (cur == NULL)
-                return NULL;
-            long c = PyLong_AsLong(cur);
-            Py_DECREF(cur);
-            if (c == -1 && PyErr_Occurred())
-                return NULL;
-            if (c != dev)
-                r = DECLINE;
-        }
-    }
     return PyObject_Call(r == PLAIN ? self->fn : self->switch_, args, kw);
 }
 
