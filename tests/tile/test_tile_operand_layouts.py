@@ -65,6 +65,19 @@ def gated(A, W, C, tm: ConstInt, tn: ConstInt, tk: ConstInt, parts: ConstInt):
     ct.store(C, index=(bx, by), tile=(g / (1.0 + ct.exp(-g)) * u).astype(C.dtype))
 
 
+@ct.kernel
+def project_bshd(X, W, R, Out, TM: ConstInt, D: ConstInt):
+    """Out[b, rows, h] = X[b, rows, h] @ W + R[b, rows, h] over (batch, seq, heads, D) arrays:
+    the residual loads, and the sum stores, as (1, TM, 1, D) tiles."""
+    i, h, b = ct.bid(0), ct.bid(1), ct.bid(2)
+    x = ct.load(X, index=(b, i, h, 0), shape=(1, TM, 1, D), padding_mode=ZERO).reshape((TM, D))
+    w = ct.load(W, index=(0, 0), shape=(D, D))
+    acc = ct.mma(x, w, ct.zeros((TM, D), dtype=ct.float32))
+    r = ct.load(R, index=(b, i, h, 0), shape=(1, TM, 1, D), padding_mode=ZERO)
+    out = acc.reshape((1, TM, 1, D)) + r.astype(ct.float32)
+    ct.store(Out, index=(b, i, h, 0), tile=out.astype(Out.dtype))
+
+
 def _attention_ref(q, k, v, scale, group):
     q, k, v = (x.astype(np.float64) for x in (q, k, v))
     k, v = np.repeat(k, group, axis=2), np.repeat(v, group, axis=2)
@@ -117,6 +130,38 @@ def test_extract_of_an_accumulator(target, rng, m, k, n, tm, tn, parts):
                                atol=2e-4)
 
 
+@pytest.mark.parametrize(("seq", "tm"), [(128, 64), (100, 64)])
+def test_fragments_over_bshd_tiles(target, rng, seq, tm):
+    """A residual loaded, and a result stored, as (1, TM, 1, D) tiles of (batch, seq, heads,
+    D) arrays (ones between the kept axes) move in fragments (load_fragments and
+    store_fragments along array axis 1); rows past the sequence read zeros, are not written."""
+    b, heads, d = 2, 3, 64
+    x = (rng.standard_normal((b, seq, heads, d)) / 4).astype(np.float16)
+    w = (rng.standard_normal((d, d)) / 4).astype(np.float16)
+    r = rng.standard_normal((b, seq, heads, d)).astype(np.float16)
+    out = target.to_device(poison((b, seq, heads, d), np.float16))
+    target.launch_tile(project_bshd, (-(-seq // tm), heads, b), target.to_device(x),
+                       target.to_device(w), target.to_device(r), out, tm, d)
+    ref = np.einsum("bshd,de->bshe", x.astype(np.float64), w.astype(np.float64)) + r
+    np.testing.assert_allclose(target.to_host(out).astype(np.float64), ref, atol=1e-2,
+                               rtol=1e-2)
+
+
+def test_bshd_tiles_stay_in_fragments():
+    z = np.zeros
+    x, o = z((1, 128, 2, 64), np.float16), z((1, 128, 2, 64), np.float16)
+    src = project_bshd.cuda_source(x, z((64, 64), np.float16), x, o, 64, 64)
+    assert "load_fragments<tile_f16_1x64x1x64_mma, 1>(R, " in src
+    assert "tt::tile::store_fragments<1>(Out, " in src and "to_blocked" not in src
+    # attention's output, divided and cast, stores from fragments too: the scratch left is
+    # the diagonal tiles' mask's conversion (64 x 64 bools), not the 128 x 128 float32 output
+    src = attention_bshd.cuda_source(*_attention_args(), 128, 64)
+    assert "tt::tile::store_fragments<1>(Out, " in src
+    scratch = int(src.split("#define TT_SCRATCH_BYTES ")[1].split()[0])
+    operands = int(src.split("#define TT_OPERAND_BYTES ")[1].split()[0])
+    assert scratch - operands <= 128 * 64
+
+
 def _attention_args(b=1, seq=256, heads=8, kv=2, d=128):
     z = np.zeros((b, seq, heads + 2 * kv, d), np.float16)
     o = np.zeros((b, seq, heads, d), np.float16)
@@ -160,6 +205,8 @@ def test_compiles(arch):
     for tm, tn, parts in ((128, 128, 2), (64, 32, 4), (128, 64, 4)):
         assert compile_cubin(gated, z((256, 256), np.float16), z((256, 1024), np.float16),
                              z((256, 256), np.float32), tm, tn, 64, parts, arch=arch)
+    x = z((1, 100, 2, 64), np.float16)
+    assert compile_cubin(project_bshd, x, z((64, 64), np.float16), x, x, 64, 64, arch=arch)
 
 
 @ct.kernel

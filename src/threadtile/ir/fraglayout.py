@@ -83,12 +83,7 @@ def assign_layouts(f: ir.Function, threads: int) -> bool:
     return True
 
 
-def _matrix(shape: tuple) -> tuple | None:
-    """The last two axes of a shape whose others are ones (a 3-d load of one batch), else
-    None."""
-    if len(shape) < 2 or any(d != 1 for d in shape[:-2]):
-        return None
-    return tuple(shape[-2:])
+_matrix = tiling.matrix  # (rows, columns) of the tiles fragments hold, else None
 
 
 def _candidate(t: TileType, nw: int) -> str | None:
@@ -272,7 +267,7 @@ def _loaded_for(f: ir.Function, lay: dict, assigns: dict, uses: dict, nw: int) -
     cand = set()
     for name in assigns:
         t = f.locals.get(name)
-        if name not in lay and isinstance(t, TileType) and t.ndim == 2 and \
+        if name not in lay and isinstance(t, TileType) and _matrix(t.shape) and \
                 _candidate(t, nw) == MMA and t.dtype.kind != "c":
             cand.add(name)
     changed = True
@@ -363,6 +358,11 @@ def _convert(e: ir.Expr, want: str) -> ir.Expr:
     t = e.type
     if not isinstance(t, TileType) or t.layout == want:
         return e
+    if t.ndim > 2 and MMA in (t.layout, want):  # the conversions are of 2-d tiles: reshape
+        two = _matrix(t.shape)
+        flat = ir.TileOp(TileType(t.dtype, two, t.layout), e.loc, "reshape", [e], {})
+        done = _convert(flat, want)
+        return ir.TileOp(TileType(t.dtype, t.shape, want), e.loc, "reshape", [done], {})
     if t.layout != BLOCKED and want != BLOCKED:  # (no direct path between fragment layouts)
         e = ir.TileOp(TileType(t.dtype, t.shape), e.loc, "layout", [e], {})
     return ir.TileOp(TileType(t.dtype, t.shape, want), e.loc, "layout", [e], {})

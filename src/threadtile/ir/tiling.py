@@ -49,6 +49,29 @@ def tensor_core(a: TileType, b: TileType) -> bool:
     return ks is not None and b.dtype == a.dtype and n % MMA_N == 0 and k % ks == 0
 
 
+def matrix_axes(shape: tuple) -> tuple[int, int] | None:
+    """The two axes of a tile the tensor cores' fragments hold (``mma`` layout), or None: the
+    last two where the others are ones (a 3-d load of one batch), or the only two that are not
+    one, the second of them the last (attention's (1, TM, 1, D) tile of a (batch, seq, heads,
+    dim) array). Either way the row-major order is the matrix's, so the fragments are the
+    same as the 2-d tile's."""
+    r = len(shape)
+    if r < 2:
+        return None
+    if all(d == 1 for d in shape[:-2]):
+        return r - 2, r - 1
+    big = [k for k, d in enumerate(shape) if d != 1]
+    if len(big) == 2 and big[1] == r - 1:
+        return big[0], big[1]
+    return None
+
+
+def matrix(shape: tuple) -> tuple | None:
+    """(rows, columns) of ``matrix_axes``, or None."""
+    ax = matrix_axes(shape)
+    return None if ax is None else (shape[ax[0]], shape[ax[1]])
+
+
 def padded_m(m: int) -> int:
     """A's rows as tensor cores take them: a multiple of 16 (tile/mma.h ``mma_plan::MP``)."""
     return -(-m // MMA_M) * MMA_M

@@ -3,6 +3,7 @@ scalar, tile or tuple, and the names generated code gives tile and tuple types."
 
 from __future__ import annotations
 
+from ...ir import tiling
 from ...ir.operands import pitch
 from ...lang.types import (
     NARROW_FLOATS,
@@ -43,7 +44,8 @@ def spelled(t: TileType, threads: int) -> str:
                 f"{'true' if swap else 'false'}, {ld}, {wg}>")
     if t.layout == "mmarow":  # (M, 1): the rows of fragment tiles (tile/fragments.h)
         return f"tt::tile::MmaRows<{t.dtype.cname}, {threads}, {t.shape[0]}>"
-    shape = t.shape[-2:] if t.layout == "mma" else t.shape  # (leading ones: the same fragments)
+    # (ones elsewhere: the same fragments as the 2-d tile's, ir/tiling.py matrix_axes)
+    shape = tiling.matrix(t.shape) if t.layout == "mma" else t.shape
     dims = "".join(f", {d}" for d in shape)
     kind = "MmaTile" if t.layout == "mma" else "Tile"
     return f"tt::tile::{kind}<{t.dtype.cname}, {threads}{dims}>"

@@ -370,6 +370,13 @@ def _order(x) -> tuple[str, str]:
     return ords, "_shared" if x.args[0].type.space == "shared" else ""
 
 
+def _rows_axis(t: TileType) -> str:
+    """The axis a tile in fragments has its rows along where it is not the next to last
+    (ones between it and the last: ir/tiling.py matrix_axes), as a template argument."""
+    ax = tiling.matrix_axes(t.shape)[0]
+    return "" if ax == t.ndim - 2 else f"<{ax}>"
+
+
 def _load(em, x, args):
     ords, shared = _order(x)
     dt = x.type.dtype
@@ -377,7 +384,9 @@ def _load(em, x, args):
     padv = literal(pad if dt.is_float else 0, dt) if dt.kind != "b" else "false"
     idx = "".join(", " + a for a in args[1:])
     if x.type.layout == "mma":  # straight into fragments (ir/fraglayout.py _loaded_for)
-        return f"tt::tile::load_fragments<{alias(x.type)}>({args[0]}, {padv}{idx})"
+        ra = _rows_axis(x.type)
+        return (f"tt::tile::load_fragments<{alias(x.type)}{', ' + ra[1:-1] if ra else ''}>("
+                f"{args[0]}, {padv}{idx})")
     return f"tt::tile::load{shared}{_targs(alias(x.type), ords)}({args[0]}, {padv}{idx})"
 
 
@@ -420,7 +429,7 @@ def _mma(em, x, args):
 
 def _store(em, x, args):
     if x.args[1].type.layout == "mma":
-        return f"tt::tile::store_fragments({', '.join(args)})"
+        return f"tt::tile::store_fragments{_rows_axis(x.args[1].type)}({', '.join(args)})"
     ords, shared = _order(x)
     return f"tt::tile::store{shared}{_targs(ords)}({', '.join(args)})"
 

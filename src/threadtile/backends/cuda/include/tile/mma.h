@@ -395,19 +395,20 @@ __device__ __forceinline__ const int64_t* stage_rows(const RT& rows) {
   return ridx;
 }
 
-// an R-d array (R >= 2) takes the tile's two axes last, the axes before them tiles of one
-template <class Arr, class T, int NT, int M, int N, class... I>
+// an R-d array (R >= 2) takes the tile's rows along axis RA (RA < 0: R - 2) and its columns
+// along the last; the other axes are tiles of one (ir/tiling.py matrix_axes)
+template <int RA = -1, class Arr, class T, int NT, int M, int N, class... I>
 __device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, NT, M, N>& x,
                                                 I... idx) {
   typedef MmaTile<T, NT, M, N> X;
-  constexpr int R = sizeof...(I);
-  static_assert(R >= 2, "store_fragments: two axes at least");
+  constexpr int R = sizeof...(I), RR = RA < 0 ? R - 2 : RA;
+  static_assert(R >= 2 && RR < R - 1, "store_fragments: rows along an axis before the last");
   const int64_t ix[R] = {int64_t(idx)...};
   const int t = tid();
-  const int64_t r0 = ix[R - 2] * M, c0 = ix[R - 1] * N;
+  const int64_t r0 = ix[RR] * M, c0 = ix[R - 1] * N;
   bool lead = true;
 #pragma unroll
-  for (int d = 0; d < R - 2; ++d) lead = lead && ix[d] >= 0 && ix[d] < a.shape[d];
+  for (int d = 0; d < R - 1; ++d) lead = lead && (d == RR || (ix[d] >= 0 && ix[d] < a.shape[d]));
   if (!lead) return;
   const bool pairs = sizeof(T) == 2 && pairs_ok(a);
 #pragma unroll
@@ -418,10 +419,9 @@ __device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, N
       if (M < 16 && e >= M * N) continue;  // a padding row
       int64_t g[R];
 #pragma unroll
-      for (int d = 0; d < R - 2; ++d) g[d] = ix[d];
-      g[R - 2] = r0 + e / N, g[R - 1] = c0 + e % N;
-      if (g[R - 2] < 0 || g[R - 1] < 0 || g[R - 2] >= a.shape[R - 2] ||
-          g[R - 1] >= a.shape[R - 1])
+      for (int d = 0; d < R - 1; ++d) g[d] = ix[d];
+      g[RR] = r0 + e / N, g[R - 1] = c0 + e % N;
+      if (g[RR] < 0 || g[R - 1] < 0 || g[RR] >= a.shape[RR] || g[R - 1] >= a.shape[R - 1])
         continue;
       store_pair<R>(a, g, x.v[4 * i + 2 * h], x.v[4 * i + 2 * h + 1], pairs, true,
                     g[R - 1] + 1 < a.shape[R - 1]);
@@ -460,18 +460,19 @@ __device__ __forceinline__ void scatter_fragments(const Arr& a, const MmaTile<T,
 // a tile loaded straight into fragments (ir/fraglayout.py: read only by elementwise operations
 // with an accumulator, as a residual added before the store): each lane reads its pairs of
 // adjacent columns, as store_fragments writes them; past the array's edges, pad
-template <class TL, class Arr, class... I>
+template <class TL, int RA = -1, class Arr, class... I>
 __device__ __forceinline__ TL load_fragments(const Arr& a, typename traits<TL>::elem pad,
                                              I... idx) {
   typedef typename traits<TL>::elem T;
   constexpr int R = sizeof...(I), M = TL::ROWS, N = TL::COLS, NT = traits<TL>::NT;
-  static_assert(R >= 2, "load_fragments: two axes at least");
+  constexpr int RR = RA < 0 ? R - 2 : RA;  // the rows' axis (store_fragments)
+  static_assert(R >= 2 && RR < R - 1, "load_fragments: rows along an axis before the last");
   const int64_t ix[R] = {int64_t(idx)...};
   const int t = tid();
-  const int64_t r0 = ix[R - 2] * M, c0 = ix[R - 1] * N;
+  const int64_t r0 = ix[RR] * M, c0 = ix[R - 1] * N;
   bool lead = true;
 #pragma unroll
-  for (int d = 0; d < R - 2; ++d) lead = lead && ix[d] >= 0 && ix[d] < a.shape[d];
+  for (int d = 0; d < R - 1; ++d) lead = lead && (d == RR || (ix[d] >= 0 && ix[d] < a.shape[d]));
   const bool pairs = sizeof(T) == 2 && pairs_ok(a);
   TL x;
 #pragma unroll
@@ -481,11 +482,11 @@ __device__ __forceinline__ TL load_fragments(const Arr& a, typename traits<TL>::
       const int e = frag_index<NT, M, N>(t, i, 2 * h);
       int64_t g[R];
 #pragma unroll
-      for (int d = 0; d < R - 2; ++d) g[d] = ix[d];
-      g[R - 2] = r0 + e / N, g[R - 1] = c0 + e % N;
+      for (int d = 0; d < R - 1; ++d) g[d] = ix[d];
+      g[RR] = r0 + e / N, g[R - 1] = c0 + e % N;
       T lo = pad, hi = pad;
-      if (lead && (M >= 16 || e < M * N) && g[R - 2] >= 0 && g[R - 1] >= 0 && g[R - 2] < a.shape[R - 2] &&
-          g[R - 1] < a.shape[R - 1]) {
+      if (lead && (M >= 16 || e < M * N) && g[RR] >= 0 && g[R - 1] >= 0 &&
+          g[RR] < a.shape[RR] && g[R - 1] < a.shape[R - 1]) {
         const T* p = a.data + offset(a, g);
         const bool two = g[R - 1] + 1 < a.shape[R - 1];
         bool done = false;
@@ -513,7 +514,8 @@ __device__ __forceinline__ TL load_fragments(const Arr& a, typename traits<TL>::
   return x;
 }
 
-// a reshape that adds or drops leading axes of one keeps the fragments as they are
+// a reshape that adds or drops axes of one keeps the fragments as they are (ir/tiling.py
+// matrix_axes)
 template <int... O, class T, int NT, int M, int N>
 __device__ __forceinline__ MmaTile<T, NT, M, N> reshape(const MmaTile<T, NT, M, N>& x) {
   return x;
