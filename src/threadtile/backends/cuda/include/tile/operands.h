@@ -132,11 +132,8 @@ __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST
   const T* base = a.data;
   int64_t ld = 0;
   if (inside) {
-    int64_t g1[R];
-#pragma unroll
-    for (int d = 0; d < R; ++d) g1[d] = g0[d] + (d == RA ? 1 : 0);
     base = a.data + offset(a, g0);
-    ld = MR > 1 ? offset(a, g1) - offset(a, g0) : 0;
+    ld = MR > 1 ? stride_of(a, RA) : 0;  // from one memory row to the next
     inside = reinterpret_cast<unsigned long long>(base) % 16 == 0 && ld % CH == 0;
   }
   block_sync();  // the buffer's previous reader has finished
@@ -293,21 +290,33 @@ __device__ __forceinline__ void wgmma_operands(const AT& a, const BT& b, float* 
       }
     }
   }
+  // The descriptors as two words (sm90::desc): the low one holds the address (under 256 KiB,
+  // in 16-byte units) and the leading byte offset, so a k step's is the first one's plus a
+  // constant; the high one, the stride of 8 rows (1024 bytes) and the 128-byte swizzle
+  constexpr uint32_t HI = uint32_t(1024 >> 4) | (1u << 30);
+  constexpr int ISZ = int(sizeof(T));
+  auto word = [](uint32_t lo, uint32_t off_bytes) {
+    return (uint64_t(HI) << 32) | (lo + uint32_t(off_bytes >> 4));
+  };
+  const uint32_t b_lo = (sm90::saddr(b.p) >> 4) |
+                        (uint32_t(is_mma_tile<AT>::value ? BT::ROWS * 128 >> 4 : 1) << 16);
+  uint32_t a_lo = 0;
+  if constexpr (!is_mma_tile<AT>::value) a_lo = (sm90::saddr(a.p + 64 * wg * 64) >> 4) | (1u << 16);
   sm90::pin<REGS>(acc);
   sm90::wg_fence();
 #pragma unroll
   for (int s = 0; s < K / 16; ++s) {
     if constexpr (is_mma_tile<AT>::value) {  // B [K][N] in chunks of 64 columns
-      const uint64_t db = sm90::desc(b.p + s * 16 * 64, BT::ROWS * 128, 1024);
+      const uint64_t db = word(b_lo, s * 16 * 64 * ISZ);
 #pragma unroll
       for (int r = 0; r < R; ++r) sm90::wgmma_rs<N, KD, R>(acc + 4 * r, ra[s][r], db);
     } else {  // A [M][K], B [N][K]: K in chunks of 64
       const int ch = s / 4, in = (s % 4) * 16;
-      const uint64_t db = sm90::desc(b.p + ch * N * 64 + in, 16, 1024);
+      const uint64_t db = word(b_lo, (ch * N * 64 + in) * ISZ);
 #pragma unroll
       for (int r = 0; r < R; ++r) {
-        const T* ar = a.p + ch * M * 64 + 64 * (wg + WG * r) * 64 + in;
-        sm90::wgmma_kb<N, KD, R>(acc + 4 * r, sm90::desc(ar, 16, 1024), db);
+        sm90::wgmma_kb<N, KD, R>(acc + 4 * r,
+                                 word(a_lo, (ch * M * 64 + 64 * WG * r * 64 + in) * ISZ), db);
       }
     }
   }
