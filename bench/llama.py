@@ -209,7 +209,8 @@ def bench_attention(cfg, seq: int, batch: int, ctx: int, out: dict) -> None:
     t_tt, t_sdpa = cuda_time_ms(tt_dec), cuda_time_ms(ref_dec)
     nbytes = 2 * batch * ctx * kvh * d * 2
     bound = hbm_bound(torch.cuda.get_device_name())
-    row = {"batch": batch, "cache": ctx, "chunk": cfg.decode_chunk, "tn": cfg.decode_tn,
+    splits, chunk = layer.decode_splits(batch, ctx, qd.device)
+    row = {"batch": batch, "cache": ctx, "splits": splits, "chunk": chunk, "tn": cfg.decode_tn,
            "threadtile_ms": round(t_tt, 4), "sdpa_ms": round(t_sdpa, 4),
            "threadtile_gbs": round(nbytes / t_tt / 1e6, 1),
            "sdpa_gbs": round(nbytes / t_sdpa / 1e6, 1), "vs_sdpa": round(t_sdpa / t_tt, 3),

@@ -177,22 +177,29 @@ class DecoderLayer(torch.nn.Module):
         h = self.out_proj(o.view(b, -1), x)
         return self.mlp(h)
 
+    def decode_splits(self, batch: int, length: int, device=None) -> tuple[int, int]:
+        """(splits, positions a split) of flash decoding for ``batch`` sequences of up to
+        ``length`` cached positions. Splits of about decode_chunk positions, evened out: a
+        length just past a multiple of decode_chunk (4097) makes no split of a few positions
+        (each costs a block and the combination a wider load), its positions go to the
+        others. On a GPU (``device``) the splits grow longer while their blocks still fill
+        the multiprocessors twice over."""
+        c = self.cfg
+        base = c.decode_chunk
+        if device is not None:
+            sms = _multiprocessors(device.index)
+            while 2 * base <= length and batch * c.kv_heads * (length // (2 * base)) >= 2 * sms:
+                base *= 2
+        splits = max(1, length // base)
+        chunk = cdiv(cdiv(length, splits), c.decode_tn) * c.decode_tn
+        return cdiv(length, chunk), chunk
+
     def attention_decode(self, q, kc, vc, lens, length: int) -> torch.Tensor:
         """Flash decoding: q (batch, heads, head_dim) against ``lens[b]`` cached positions
         (``length`` the largest): the splits, then their combination."""
         c = self.cfg
         b = q.shape[0]
-        # splits of about decode_chunk positions, evened out: a length just past a multiple
-        # of decode_chunk (4097) makes no split of a few positions (each costs a block and
-        # the combination a wider load), its positions go to the others
-        base = c.decode_chunk
-        if q.is_cuda:  # longer splits while the blocks still fill the GPU twice over
-            sms = _multiprocessors(q.device.index)
-            while 2 * base <= length and b * c.kv_heads * (length // (2 * base)) >= 2 * sms:
-                base *= 2
-        splits = max(1, length // base)
-        chunk = cdiv(cdiv(length, splits), c.decode_tn) * c.decode_tn
-        splits = cdiv(length, chunk)
+        splits, chunk = self.decode_splits(b, length, q.device if q.is_cuda else None)
         opart = torch.empty(b, c.kv_heads, splits, c.group, c.head_dim, dtype=torch.float32,
                             device=q.device)
         lse = torch.empty(b, c.kv_heads, splits, c.group, dtype=torch.float32, device=q.device)

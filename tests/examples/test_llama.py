@@ -315,6 +315,21 @@ def test_decode_attention_across_split_boundaries(lens):
         assert (got[i] - want).abs().max().item() < 2e-2 * want.abs().max().item(), ln
 
 
+def test_decode_splits_even_out():
+    """The split rule alone (no GPU: no growth by the multiprocessor count): about
+    decode_chunk positions a split, evened out and rounded up to decode_tn, never a split of
+    a few positions."""
+    pytest.importorskip("torch")
+    from llama.layer import DecoderLayer  # noqa: PLC0415
+
+    layer = DecoderLayer(LLAMA3_8B, None)  # decode_chunk 512, decode_tn 64
+    assert layer.decode_splits(32, 4096) == (8, 512)
+    assert layer.decode_splits(32, 4097) == (8, 576)  # not 8 of 512 and one of 1
+    assert layer.decode_splits(1, 100) == (1, 128)
+    small = DecoderLayer(SMALL, None)  # 32 and 16
+    assert small.decode_splits(2, 97) == (3, 48)
+
+
 def test_generate_picks_the_reference_argmax():
     """Greedy tokens: each the reference's argmax, or within bfloat16 error of it (a near tie
     may go either way), with the reference fed the same tokens."""
