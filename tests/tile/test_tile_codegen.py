@@ -117,10 +117,12 @@ def test_reductions_pick_their_path():
     small = tiles.softmax.cuda_source(f32, f32, B=2, N=64)
     assert "tt::tile::reduce_split<tt::tile::MAX, 32, 2, 1>(rows)" in small
     assert "tt::tile::broadcast_smem<2, 64>(" in small
-    # the leading axis, and an arg kind: the general path, each result in order
+    # the leading axis, 1024 columns a multiple of the block's runs: each thread its own
+    # columns, in registers (tests/tile/test_tile_reduce_cols.py); an arg kind over rows of 64:
+    # the general path, each result in order
     src = _column_reductions.cuda_source(f32, np.zeros(1024, np.float32),
                                          np.zeros(8, np.int32))
-    assert "tt::tile::reduce<tt::tile::SUM, 0b1, 1024>(x)" in src
+    assert "tt::tile::reduce_cols<tt::tile::SUM, 1024>(x)" in src
     assert "tt::tile::reduce<tt::tile::ARGMAX, 0b10, 8>(" in src
 
 

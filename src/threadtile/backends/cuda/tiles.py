@@ -194,6 +194,8 @@ def op_scratch(op: ir.TileOp, nt: int) -> int:
         return sum(a.type.size for a in op.args) * _isz(op.type.dtype)
     if k == "reduce":
         x = op.args[0].type
+        if cols_reduction(op, nt):
+            return 0  # in registers
         if rows_reduction(op, nt):
             return op.type.size * (nt // 32) * (_acc_size(x.dtype) + 4)
         if split_reduction(op, nt):
@@ -292,6 +294,21 @@ def split_reduction(op: ir.TileOp, nt: int) -> int:
     return 1 << (g.bit_length() - 1)
 
 
+def cols_reduction(op: ir.TileOp, nt: int) -> bool:
+    """Whether a reduction takes tile.h's reduce_cols (in registers): the leading axes of a
+    blocked tile, the kept ones a multiple of V * NT elements (V the tile's vector width), so
+    that each result's inputs are in the thread that holds it."""
+    x: TileType = op.args[0].type
+    axes = tuple(op.attrs["axes"])
+    if x.layout != "blocked" or op.type.layout != "blocked" or not axes or \
+            axes != tuple(range(len(axes))) or len(axes) >= x.ndim:
+        return False
+    kept = math.prod(x.shape[len(axes):])
+    return kept % (tiling.vec_width(x.shape, nt) * nt) == 0 and \
+        op.type.size == kept and tiling.vec_width(op.type.shape, nt) == \
+        tiling.vec_width(x.shape, nt)
+
+
 def rows_reduction(op: ir.TileOp, nt: int) -> bool:
     """Whether a reduction takes tile.h's reduce_rows: trailing axes, each result combining a
     multiple of NT elements."""
@@ -349,6 +366,8 @@ def _reduce(em, x, args):
     kind = "tt::tile::" + _REDUCE[x.attrs["kind"]] + nan
     if x.type.layout == "mmarow":  # the rows of a fragment tile (tile/fragments.h)
         return f"tt::tile::reduce_mma_rows<{kind}>({args[0]})"
+    if cols_reduction(x, em.threads):
+        return f"tt::tile::reduce_cols{_targs(kind, _dims(x.type.shape))}({args[0]})"
     if rows_reduction(x, em.threads):
         return f"tt::tile::reduce_rows{_targs(kind, _dims(x.type.shape))}({args[0]})"
     g = split_reduction(x, em.threads)

@@ -157,6 +157,38 @@ __device__ __forceinline__ void warp_combine(A& a, int& ia) {
   }
 }
 
+// reducing the leading axes (a column sum: dW = sum(dY * X, axis=0)) where the kept axes hold a
+// multiple of V NT elements: every input of a result lies in the thread that holds the result,
+// in the same slot position of each of the R = E / E_out rows (slot (r P + j / V) V + j % V of
+// result slot j, P = E_out / (V NT)), so each thread combines its own registers, with no
+// barrier and no scratch; the arg kinds' index is the row r
+template <int K, int... O, class T, int NT, int... S>
+__device__ __forceinline__ auto reduce_cols(const Tile<T, NT, S...>& x) {
+  typedef Tile<T, NT, S...> X;
+  typedef typename cond<is_arg(K), int32_t, T>::type RT;
+  typedef Tile<RT, NT, O...> R;
+  typedef typename acc_of<T>::type A;
+  constexpr int V = X::V, EO = R::E, ROWS = X::E / EO, P = EO / (V * NT);
+  static_assert(R::V == V && EO % (V * NT) == 0 && X::E % EO == 0,
+                "reduce_cols: kept axes of a multiple of V NT elements");
+  R r;
+#pragma unroll
+  for (int j = 0; j < R::N; ++j) {
+    const int base = j;  // (j / V) V + j % V: row 0's slot; row i's is i P V further
+    if constexpr (is_arg(K)) {
+      A acc = A(wide(x.v[base]));
+      int best = 0;
+#pragma unroll
+      for (int i = 1; i < ROWS; ++i) combine_arg<K>(acc, best, A(wide(x.v[base + i * P * V])), i);
+      r.v[j] = RT(best);
+    } else {
+      r.v[j] = to<RT>(combine_chains<K, ROWS, A>(
+          [&](int i) { return A(wide(x.v[base + i * P * V])); }));
+    }
+  }
+  return r;
+}
+
 // reducing the trailing axes, R = E / E_out elements per result with R a multiple of NT: each
 // thread combines its own registers (a result's inputs are slots [o*R/NT, (o+1)*R/NT) of
 // every thread), then the warp through shuffles, then the warps through the scratch
