@@ -419,7 +419,8 @@ class Kernel:
                 params.append(ir.Param(name, t, weak=self.tile and (
                                            isinstance(t, Scalar) and node is None or isinstance(
                                                t, TupleType) and not param_ann.has_scalar(node)),
-                                       static_dims=tuple(sorted(dims.get(name, ())))))
+                                       static_dims=tuple(sorted(dims.get(name, ()))),
+                                       wide_index=param_ann.wide_index(node)))
         spec = Specialization(self, params)
         self._dispatch[key] = spec
         return spec

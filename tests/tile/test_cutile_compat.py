@@ -357,3 +357,58 @@ def test_large_tiles_get_more_warps(target, rng):
     target.launch_tile(_colsum, 2, target.to_device(x), y, 32, 1024)
     np.testing.assert_allclose(target.to_host(y), x.astype(np.float64).sum(axis=0), rtol=1e-5,
                                atol=1e-4)
+
+
+@ct.kernel
+def _extents(X, Out):
+    """cuTile's Array.shape and strides are int32: stored into an int32 array with no cast,
+    and ct.num_tiles too."""
+    ct.scatter(Out, (0,), X.shape[0])
+    ct.scatter(Out, (1,), X.shape[1])
+    ct.scatter(Out, (2,), X.strides[0])
+    ct.scatter(Out, (3,), ct.num_tiles(X, axis=1, shape=(1, 4)))
+
+
+@ct.kernel
+def _wide_extents(X: ct.IndexedWithInt64, Out):
+    """An array annotated IndexedWithInt64 has int64 extents: stored into an int64 array."""
+    ct.scatter(Out, (0,), X.shape[0] * X.shape[1])
+
+
+def test_array_extents_are_int32(target):
+    x = np.zeros((10, 20), np.float32)
+    out = target.to_device(np.full(4, -1, np.int32))
+    target.launch_tile(_extents, 1, target.to_device(x), out)
+    assert list(target.to_host(out)) == [10, 20, 20, 5]
+    out64 = target.to_device(np.full(1, -1, np.int64))
+    target.launch_tile(_wide_extents, 1, target.to_device(x), out64)
+    assert target.to_host(out64)[0] == 200
+    ir = _extents.ir(x, np.zeros(4, np.int32))
+    assert "tile.full(int32(X.shape[0])):tile<int32, ()>" in ir
+    assert "tile.full(int32(X.strides[0])):tile<int32, ()>" in ir
+
+
+def test_wide_extents_are_int64():
+    x, out = np.zeros((10, 20), np.float32), np.zeros(1, np.int32)
+    # an int64 into an int32 array: cuTile's rule asks for the cast
+    with pytest.raises(ct.TileTypeError, match="cannot implicitly cast int64 to int32"):
+        _wide_extents.ir(x, out)
+
+
+def test_an_int32_loop_over_shapes_is_still_one_k_loop():
+    """A k loop bounded by A.shape (int32) indexes its loads with the widened loop variable:
+    still one mma_loop (ir/kloop.py)."""
+    src = _shape_bounded_matmul.cuda_source(np.zeros((64, 64), np.float16),
+                                            np.zeros((64, 64), np.float16),
+                                            np.zeros((64, 64), np.float32), 64, 64, 32)
+    assert "mma_loop<" in src and "for (" not in src.split("__global__")[1]
+
+
+@ct.kernel
+def _shape_bounded_matmul(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int],
+                          tk: ct.Constant[int]):
+    acc = ct.zeros((tm, tn), dtype=ct.float32)
+    for k in range(A.shape[1] // tk):
+        acc = ct.mma(ct.load(A, index=(ct.bid(0), k), shape=(tm, tk)),
+                     ct.load(B, index=(k, ct.bid(1)), shape=(tk, tn)), acc)
+    ct.store(C, index=(ct.bid(0), ct.bid(1)), tile=acc)

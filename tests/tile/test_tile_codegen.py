@@ -30,7 +30,7 @@ def test_matmul_source_reads_like_the_kernel():
     assert "using tile_f32_64x64_mma = tt::tile::MmaTile<float, 128, 64, 64>;" in src
     assert "tile_f32_64x64_mma accumulator = tt::tile::full<tile_f32_64x64_mma>(0.0f);" in body
     assert ("accumulator = tt::tile::mma_loop<tile_f16_64x32, tile_f16_32x64, 3>"
-            "(A, B, __half(0.0f), (int64_t)bidx, (int64_t)bidy, 0LL, num_tiles_k, "
+            "(A, B, __half(0.0f), (int64_t)bidx, (int64_t)bidy, 0, num_tiles_k, "
             "accumulator, tt_tma0, tt_tma1);") in body
     assert "for (" not in "\n".join(body)
     assert "tile_f16_64x64_mma accumulator_1 = tt::tile::astype<__half>(accumulator);" in body
@@ -47,7 +47,7 @@ def test_matmul_source_reads_like_the_kernel():
     src = tiles.matmul.cuda_source(f32, f32, f32, tm=64, tn=64, tk=32)
     body = _body(src)
     assert ("accumulator = tt::tile::mma_loop<tile_f32_64x32, tile_f32_32x64, 3>"
-            "(A, B, 0.0f, (int64_t)bidx, (int64_t)bidy, 0LL, num_tiles_k, "
+            "(A, B, 0.0f, (int64_t)bidx, (int64_t)bidy, 0, num_tiles_k, "
             "accumulator, tt_tma0, tt_tma1);") in body
     assert "#define TT_SCRATCH_BYTES 55296" in src
     assert "#define TT_SCRATCH_SM90A 66624" in src

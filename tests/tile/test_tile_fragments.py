@@ -162,7 +162,7 @@ def _flash_args(TM=128, TN=64, D=64):
 def test_softmax_stays_in_registers():
     args, consts = _flash_args()
     src = flash.cuda_source(*args, **consts)
-    body = src[src.index("for (int64_t j"):]
+    body = src[src.index("for (int32_t j"):]
     body = body[:body.index("\n  }\n")]
     # the rows' max and sum by shuffles, their broadcasts in registers, P straight into the
     # second product: inside the loop only the causal mask (blocked) converts
@@ -178,10 +178,10 @@ def test_softmax_stays_in_registers():
         "load_operand<tile_f16_64x64_smemw," in body
     assert "mma<true, 1>(q, k" in body and "mma<true, 0>(" in body
     # Q into its own buffer once, before the loop
-    head = src[:src.index("for (int64_t j")]
+    head = src[:src.index("for (int32_t j")]
     assert "tile_f16_128x64_smemw q = tt::tile::load_operand<" in head
     # the output divided, reshaped to 3-d, cast and stored from fragments: no scratch
-    tail = src[src.index("for (int64_t j"):]
+    tail = src[src.index("for (int32_t j"):]
     tail = tail[tail.index("\n  }\n"):]
     assert "to_blocked" not in tail and "tt::tile::store_fragments(Out, " in tail
     ir = flash.ir(*args, **consts)

@@ -171,14 +171,14 @@ def _attention_args(b=1, seq=256, heads=8, kv=2, d=128):
 
 def test_bshd_operands_go_to_shared_memory():
     src = attention_bshd.cuda_source(*_attention_args(), 128, 64)
-    body = src[src.index("for (int64_t j"):]
+    body = src[src.index("for (int32_t j"):]
     # K (its rows the dim axis, stepping along seq: array axis 1) and V, laid out for wgmma
     assert "smemtw k = tt::tile::load_operand<tile_f16_128x64_smemtw, 0, 1>(K, " in body
     assert "smemw v = tt::tile::load_operand<tile_f16_64x128_smemw, " in body
     # Q once, before the loop; indices in the array's axis order (K: b, j, kvh, 0)
-    head = src[:src.index("for (int64_t j")]
+    head = src[:src.index("for (int32_t j")]
     assert "smemw q = tt::tile::load_operand<" in head
-    assert "(K, __half(0.0f), (int64_t)b, j, (int64_t)kvh, 0LL)" in body
+    assert "(K, __half(0.0f), (int64_t)b, (int64_t)j, (int64_t)kvh, 0LL)" in body
     assert "tt::tile::load<" not in body
 
 

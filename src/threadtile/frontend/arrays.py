@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang.records import RecordType
-from ..lang.types import ArrayType, TileType, bool_, int64, scalar_of
+from ..lang.types import ArrayType, TileType, bool_, int32, int64, scalar_of
 from . import array_views, dataclassdunders, records
 from . import typing as ty
 from .array_views import static_of
@@ -22,13 +22,26 @@ if TYPE_CHECKING:
     from .lower import Lowerer
 
 
+def extent_type(lw: Lowerer, arr: ir.Expr):
+    """The integer type of an array's extents and strides in kernel code: int32 in a cuTile
+    kernel, except for a parameter annotated ``ct.IndexedWithInt64`` (or a list of them);
+    numba's int64 elsewhere."""
+    root = arr.value if isinstance(arr, ir.TupleItem) else arr
+    wide = isinstance(root, ir.Var) and root.name in getattr(lw, "wide_arrays", ())
+    return int32 if getattr(lw.spec, "tile_kernel", False) and not wide else int64
+
+
 def _dim(lw: Lowerer, arr: ir.Expr, attr: str, k: int, loc) -> ir.Expr:
     """``arr.shape[k]`` or ``arr.strides[k]``: a constant where the parameter's annotation
-    makes it static (``ct.ArrayAnnotation(static_shape_dims=...)``)."""
+    makes it static (``ct.ArrayAnnotation(static_shape_dims=...)``). An int32 in a cuTile
+    kernel (``@ct.kernel``: cuTile's ``Array.shape`` and ``Array.strides`` are int32, unless
+    the parameter is annotated ``ct.IndexedWithInt64``), numba's int64 elsewhere."""
+    t = extent_type(lw, arr)
     d = static_of(lw, arr)
     if d and (v := d.get((attr, k))) is not None:
-        return ir.Const(int64, loc, v, weak=True)
-    return ir.ArrayDim(int64, loc, arr, attr, k)
+        return ir.Const(t, loc, v, weak=True)
+    dim = ir.ArrayDim(int64, loc, arr, attr, k)
+    return dim if t is int64 else ir.Cast(t, loc, dim)
 
 
 def array_attr(lw: Lowerer, arr: ir.Expr, attr: str, node):

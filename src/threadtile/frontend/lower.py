@@ -121,6 +121,8 @@ class Lowerer(ast.NodeVisitor):
                   and isinstance(n.ctx, ast.Store)}
         self.static_dims = {p.name: {(a, k): v for a, k, v in p.static_dims}
                             for p in params if p.static_dims and p.name not in stored}
+        # cuTile kernels' array parameters annotated ct.IndexedWithInt64 (int64 shapes)
+        self.wide_arrays = {p.name for p in params if p.wide_index}
         self.array_static: dict[str, dict] = {}  # locals bound once to such an array
         for p in params:
             if not p.is_constant:

@@ -16,6 +16,7 @@ from ..lang.types import ArrayType, TileType, bool_, int32, int64, void
 from . import static, tile_dtypes, tile_more, tile_parts, tile_print, user_reduce
 from . import typing as ty
 from .array_views import _check_dtype, _update, atomic_order_scope
+from .arrays import extent_type
 from .tile_gather import INDEXED
 from .tile_mma import matmul, mma
 from .tiles import (
@@ -360,8 +361,11 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         order = _order(lw, v["order"], nd, node)
         d = ir.ArrayDim(int64, loc, arr, "shape", order[axis])
         s = ir.Const(int64, loc, shape[axis])
-        return ir.BinOp(int64, loc, "//", ir.BinOp(int64, loc, "+", d, ir.Const(
+        n = ir.BinOp(int64, loc, "//", ir.BinOp(int64, loc, "+", d, ir.Const(
             int64, loc, shape[axis] - 1)), s)
+        # an int32 in a cuTile kernel, as its shapes are (arrays.extent_type)
+        t = extent_type(lw, arr)
+        return n if t == int64 else ir.Cast(t, loc, n)
     if fname == "cdiv":
         a, b = [lw.expr(x) for x in node.args]
         one = ir.Const(int64, loc, 1, weak=True)

@@ -130,8 +130,7 @@ def _match(s: ir.For, arrays: set[str]):
             (cast is not None and la.type.dtype != float32):
         return None
     k = s.var
-    ka, kb = la.args[nd], lb.args[nd - 1]
-    if not (isinstance(ka, ir.Var) and ka.name == k and isinstance(kb, ir.Var) and kb.name == k):
+    if not (_is_var(la.args[nd], k) and _is_var(lb.args[nd - 1], k)):
         return None
     changing = {k} | {x.name for x in body}
     fixed = [la.args[nd - 1], lb.args[nd]] + ([la.args[1], lb.args[1]] if ra else [])
@@ -141,6 +140,15 @@ def _match(s: ir.For, arrays: set[str]):
             return None
     batch = (la.args[1], lb.args[1]) if ra else None
     return la, lb, m, last.name, cast, batch
+
+
+def _is_var(e: ir.Expr, name: str) -> bool:
+    """Whether a tile index is the variable ``name``, or its widening to the indices' int64
+    (a cuTile kernel's int32 loop variable: its array shapes are int32)."""
+    if isinstance(e, ir.Cast) and e.type.is_int and e.value.type.is_int and \
+            e.value.type.bits <= e.type.bits:
+        e = e.value
+    return isinstance(e, ir.Var) and e.name == name
 
 
 def _chain(name: str, defs: dict):

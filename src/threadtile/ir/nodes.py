@@ -347,6 +347,9 @@ class Param:
     # an array parameter's extents and strides fixed at compile time (cuTile's
     # ArrayAnnotation(static_shape_dims=..., static_stride_dims=...)): ((attr, axis, value), ...)
     static_dims: tuple = ()
+    # an array parameter of a cuTile kernel annotated ct.IndexedWithInt64: its shape and
+    # strides are int64 there (int32 otherwise, as cuTile has them)
+    wide_index: bool = False
 
 
 @dataclass(eq=False)
