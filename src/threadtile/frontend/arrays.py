@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..errors import TileCodeTypeError
 from ..ir import nodes as ir
 from ..lang.records import RecordType
-from ..lang.types import ArrayType, TileType, bool_, int32, int64, scalar_of
+from ..lang.types import ArrayType, Scalar, TileType, bool_, int32, int64, scalar_of
 from . import array_views, dataclassdunders, records
 from . import typing as ty
 from .array_views import static_of
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .lower import Lowerer
 
 
-def extent_type(lw: Lowerer, arr: ir.Expr):
+def extent_type(lw: Lowerer, arr: ir.Expr) -> Scalar:
     """The integer type of an array's extents and strides in kernel code: int32 in a cuTile
     kernel, except for a parameter annotated ``ct.IndexedWithInt64`` (or a list of them);
     numba's int64 elsewhere."""
@@ -41,7 +41,7 @@ def _dim(lw: Lowerer, arr: ir.Expr, attr: str, k: int, loc) -> ir.Expr:
     if d and (v := d.get((attr, k))) is not None:
         return ir.Const(t, loc, v, weak=True)
     dim = ir.ArrayDim(int64, loc, arr, attr, k)
-    return dim if t is int64 else ir.Cast(t, loc, dim)
+    return dim if t == int64 else ir.Cast(t, loc, dim)
 
 
 def array_attr(lw: Lowerer, arr: ir.Expr, attr: str, node):
