@@ -66,10 +66,18 @@ class KernelCompileError(ThreadtileError):
         self.loc = loc
         self.source_line = source_line
         self.hint = hint
+        # the calls that led to ``loc`` through helper functions the kernel inlines, the
+        # kernel's first: (loc, source line) each, shown above it as a traceback's frames
+        self.callers: list[tuple] = []
         super().__init__(message)
 
+    def add_caller(self, loc, source_line: str | None) -> None:
+        """Record the call (in the caller of the function where the error is) that led to it."""
+        self.callers.insert(0, (loc, source_line))
+
     def __str__(self) -> str:
-        out = format_location(self.loc, self.source_line) if self.loc is not None else []
+        out = [line for loc, text in self.callers for line in format_location(loc, text)]
+        out += format_location(self.loc, self.source_line) if self.loc is not None else []
         out.append(self.message)
         if self.hint:
             out.append(f"({self.hint})")

@@ -179,3 +179,17 @@ def negative_power(a):
 @cuda.jit
 def two_args(a, b):
     a[0] = b[0]
+
+
+def _inner(a):
+    return a.nonexistent  # ERR helper_chain_inner
+
+
+@cuda.jit(device=True)
+def _middle(a):
+    return _inner(a)  # ERR helper_chain_middle
+
+
+@cuda.jit
+def helper_chain(a):
+    a[0] = _middle(a)  # ERR helper_chain

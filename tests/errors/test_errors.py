@@ -100,7 +100,7 @@ def check_error(e: KernelCompileError, case: str, function: str, message: str, h
     assert (e.loc.filename, e.loc.line, e.loc.function) == (BAD_FILE, line, function)
     assert e.message == message
     assert e.hint == hint
-    text = str(e).splitlines()
+    text = str(e).splitlines()[3 * len(e.callers):]  # (the calls that led there come first)
     assert text[0].startswith(f'  "{BAD_FILE}", line {line}, col {e.loc.col + 1}')
     assert text[0].endswith(f", in {function}:")
     source = _LINES[line - 1].strip()
@@ -119,6 +119,9 @@ def test_error_inside_a_device_function_names_it():
     check_error(info.value, "recursive", "recursive",
                 "recursive() calls itself; recursion is not supported in kernels",
                 "rewrite it as a loop", "recursive(n - 1)")
+    # the kernel's call of it first, as a frame of its own
+    assert [c[0].function for c in info.value.callers] == ["calls_recursive"]
+    assert str(info.value).startswith(f'  "{BAD_FILE}", line ')
 
 
 def test_compile_error_at_launch_in_the_simulator():
@@ -184,3 +187,22 @@ def test_jit_names_a_bad_signature():
     with pytest.raises(TypeError, match=r"bad signature 'void\(flaot32\[:\]\)': unknown type "
                                         r"'flaot32' \(did you mean 'float32'\?\)"):
         threadtile.jit("void(flaot32[:])")
+
+
+def test_an_error_in_a_called_function_shows_the_calls():
+    """An error in a function the kernel calls (a device function, a plain helper it inlines)
+    is reported with the chain of calls from the kernel, outermost first, each a traceback
+    frame with its source line and carets, as cuTile reports them."""
+    with pytest.raises(KernelCompileError) as info:
+        bad.helper_chain.ir(A)
+    text = str(info.value)
+    lines = [marker_line(c) for c in ("helper_chain", "helper_chain_middle",
+                                      "helper_chain_inner")]
+    heads = [f'"{BAD_FILE}", line {n}' for n in lines]
+    at = [text.index(h) for h in heads]
+    assert at == sorted(at), text  # the kernel's call, then the helper's, then the error's line
+    assert "in helper_chain:" in text and "in _middle:" in text and "in _inner:" in text
+    assert "a[0] = _middle(a)" in text and "return _inner(a)" in text
+    assert text.rstrip().endswith("(arrays in kernels have .shape, .size, .ndim, .dtype, "
+                                  ".copy() and .reshape())")
+    assert info.value.loc.line == lines[2] and len(info.value.callers) == 2

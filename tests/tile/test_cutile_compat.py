@@ -412,3 +412,27 @@ def _shape_bounded_matmul(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int],
         acc = ct.mma(ct.load(A, index=(ct.bid(0), k), shape=(tm, tk)),
                      ct.load(B, index=(k, ct.bid(1)), shape=(tk, tn)), acc)
     ct.store(C, index=(ct.bid(0), ct.bid(1)), tile=acc)
+
+
+def _bar(x):
+    ct.abracadabra(x)
+
+
+def _foo(x):
+    _bar(x)
+
+
+@ct.kernel
+def _calls_a_bad_helper(x):
+    _foo(x)
+
+
+def test_an_error_in_a_helper_shows_the_calls():
+    """As cuTile: an error in an undecorated helper (inlined) names every call from the kernel
+    to its line, each with its source line and carets."""
+    with pytest.raises(Exception, match="has no attribute 'abracadabra'") as info:
+        _calls_a_bad_helper.ir(np.zeros((), np.float32))
+    text = str(info.value)
+    frames = [m.group(1) for m in re.finditer(r'line \d+, col [\d-]+, in (\w+):', text)]
+    assert frames == ["_calls_a_bad_helper", "_foo", "_bar"], text
+    assert re.search(r"\n +_foo\(x\)\n +\^{7}\n", text) and "ct.abracadabra(x)" in text

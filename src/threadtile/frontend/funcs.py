@@ -82,6 +82,9 @@ def device_call(lw: Lowerer, callee, fn: types.FunctionType, node: ast.Call):
         if getattr(callee, "declared_signatures", None):
             raise
         func = None
+    except KernelCompileError as e:  # in the callee's code: this call is a frame of it
+        inline.note_caller(lw, node, e)
+        raise
     if func is None:  # (outside the handler: an error inside has no chain of contexts)
         return inline.call_function(lw, fn, args, kwargs, node)
     lw.callees.append(func)

@@ -344,6 +344,16 @@ _STACK_LIMIT = 32
 TILE_RECURSION_LIMIT = 1000  # nested inlined calls in a tile kernel (cuTile's limit)
 
 
+def note_caller(lw: Lowerer, node: ast.Call, e: KernelCompileError) -> None:
+    """An error raised in the code of a function the kernel calls (inlined, or lowered as a
+    device function): the call ``node`` becomes a frame of its traceback, as cuTile shows
+    the chain of calls from the kernel to the line."""
+    loc = lw.loc(node)
+    if e.loc is not None and (e.loc.filename, e.loc.line) != (loc.filename, loc.line) and \
+            all(c[0] != loc for c in e.callers):
+        e.add_caller(loc, lw.src.source_line(loc.line))
+
+
 def inline(lw: Lowerer, f: ast.FunctionDef | ast.Lambda, src: SourceInfo, fn, fname: str,
            args: list, kwargs: dict, node: ast.Call, defaults: dict, foreign: bool,
            cells: dict | None = None):
@@ -354,14 +364,17 @@ def inline(lw: Lowerer, f: ast.FunctionDef | ast.Lambda, src: SourceInfo, fn, fn
         raise lw.error(node, f"a call of {name}() inside `and`/`or`, a conditional "
                              "expression or a loop condition",
                        "assign its result to a variable first")
-    with _scope(lw, f, name, src, fn, fname, args, kwargs, node, defaults, foreign,
-                cells) as (
-            tree, prefix, pre):
-        if not isinstance(tree, ast.Lambda):
-            return _lower_body(lw, tree.body, pre, prefix, node)
-        if not (lw._lazy and pre):
-            lw.pre.extend(pre)
-            return lw.expr_value(tree.body)
+    try:
+        with _scope(lw, f, name, src, fn, fname, args, kwargs, node, defaults, foreign,
+                    cells) as (tree, prefix, pre):
+            if not isinstance(tree, ast.Lambda):
+                return _lower_body(lw, tree.body, pre, prefix, node)
+            if not (lw._lazy and pre):
+                lw.pre.extend(pre)
+                return lw.expr_value(tree.body)
+    except KernelCompileError as e:
+        note_caller(lw, node, e)
+        raise
     raise lw.error(node, "a lambda given a computed value inside `and`/`or`, a "
                          "conditional expression or a loop condition",
                    "assign the value to a variable first")
