@@ -66,8 +66,9 @@ class KernelCompileError(ThreadtileError):
         self.loc = loc
         self.source_line = source_line
         self.hint = hint
-        # the calls that led to ``loc`` through helper functions the kernel inlines, the
-        # kernel's first: (loc, source line) each, shown above it as a traceback's frames
+        # the calls that led to ``loc`` through the functions the kernel calls (device
+        # functions, inlined helpers), the kernel's first: (loc, source line) each, shown
+        # above it as a traceback's frames
         self.callers: list[tuple] = []
         super().__init__(message)
 

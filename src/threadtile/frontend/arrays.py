@@ -27,7 +27,7 @@ def extent_type(lw: Lowerer, arr: ir.Expr) -> Scalar:
     kernel, except for a parameter annotated ``ct.IndexedWithInt64`` (or a list of them);
     numba's int64 elsewhere."""
     root = arr.value if isinstance(arr, ir.TupleItem) else arr
-    wide = isinstance(root, ir.Var) and root.name in getattr(lw, "wide_arrays", ())
+    wide = isinstance(root, ir.Var) and root.name in lw.wide_arrays
     return int32 if getattr(lw.spec, "tile_kernel", False) and not wide else int64
 
 

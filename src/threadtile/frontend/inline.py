@@ -349,8 +349,7 @@ def note_caller(lw: Lowerer, node: ast.Call, e: KernelCompileError) -> None:
     device function): the call ``node`` becomes a frame of its traceback, as cuTile shows
     the chain of calls from the kernel to the line."""
     loc = lw.loc(node)
-    if e.loc is not None and (e.loc.filename, e.loc.line) != (loc.filename, loc.line) and \
-            all(c[0] != loc for c in e.callers):
+    if e.loc is not None and (e.loc.filename, e.loc.line) != (loc.filename, loc.line):
         e.add_caller(loc, lw.src.source_line(loc.line))
 
 

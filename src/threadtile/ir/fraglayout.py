@@ -83,13 +83,10 @@ def assign_layouts(f: ir.Function, threads: int) -> bool:
     return True
 
 
-_matrix = tiling.matrix  # (rows, columns) of the tiles fragments hold, else None
-
-
 def _candidate(t: TileType, nw: int) -> str | None:
-    if _matrix(t.shape) is None or (t.ndim > 2 and t.shape[-1] == 1):
+    if tiling.matrix(t.shape) is None or (t.ndim > 2 and t.shape[-1] == 1):
         return None
-    m, n = _matrix(t.shape)
+    m, n = tiling.matrix(t.shape)
     if n == 1:
         return ROWS if tiling.whole_strips(m, nw) else None
     if tiling.few_rows_ok(m, 32 * nw) and n % tiling.MMA_N == 0 and \
@@ -117,7 +114,7 @@ def _produces(v: ir.Expr, want: str, lay: dict, threads: int) -> bool:
     if v.op == "reshape":  # leading axes of one added or dropped: the same fragments
         x = v.args[0]
         return want == MMA and isinstance(x, ir.Var) and lay.get(x.name) == MMA and \
-            _matrix(x.type.shape) == _matrix(v.type.shape) is not None
+            tiling.matrix(x.type.shape) == tiling.matrix(v.type.shape) is not None
     if v.op == "mma":
         return want == MMA and tiling.fragments_ok(*(a.type for a in v.args), threads)
     if v.op in _ELEMENTWISE:
@@ -239,7 +236,7 @@ def _fragment_access(op: ir.TileOp, tile: TileType, nidx: int) -> bool:
     arr = op.args[0].type
     nd = arr.ndim
     return (arr.space == "global" and nd == tile.ndim and nidx == nd and
-            _matrix(tile.shape) is not None and
+            tiling.matrix(tile.shape) is not None and
             tuple(op.attrs.get("order", range(nd))) == tuple(range(nd)))
 
 
@@ -267,7 +264,7 @@ def _loaded_for(f: ir.Function, lay: dict, assigns: dict, uses: dict, nw: int) -
     cand = set()
     for name in assigns:
         t = f.locals.get(name)
-        if name not in lay and isinstance(t, TileType) and _matrix(t.shape) and \
+        if name not in lay and isinstance(t, TileType) and tiling.matrix(t.shape) and \
                 _candidate(t, nw) == MMA and t.dtype.kind != "c":
             cand.add(name)
     changed = True
@@ -359,7 +356,7 @@ def _convert(e: ir.Expr, want: str) -> ir.Expr:
     if not isinstance(t, TileType) or t.layout == want:
         return e
     if t.ndim > 2 and MMA in (t.layout, want):  # the conversions are of 2-d tiles: reshape
-        two = _matrix(t.shape)
+        two = tiling.matrix(t.shape)
         flat = ir.TileOp(TileType(t.dtype, two, t.layout), e.loc, "reshape", [e], {})
         done = _convert(flat, want)
         return ir.TileOp(TileType(t.dtype, t.shape, want), e.loc, "reshape", [done], {})

@@ -303,10 +303,8 @@ def cols_reduction(op: ir.TileOp, nt: int) -> bool:
     if x.layout != "blocked" or op.type.layout != "blocked" or not axes or \
             axes != tuple(range(len(axes))) or len(axes) >= x.ndim:
         return False
-    kept = math.prod(x.shape[len(axes):])
-    return kept % (tiling.vec_width(x.shape, nt) * nt) == 0 and \
-        op.type.size == kept and tiling.vec_width(op.type.shape, nt) == \
-        tiling.vec_width(x.shape, nt)
+    # (the result keeps the last axis, so its vector width is the tile's)
+    return math.prod(x.shape[len(axes):]) % (tiling.vec_width(x.shape, nt) * nt) == 0
 
 
 def rows_reduction(op: ir.TileOp, nt: int) -> bool:
@@ -389,11 +387,12 @@ def _order(x) -> tuple[str, str]:
     return ords, "_shared" if x.args[0].type.space == "shared" else ""
 
 
-def _rows_axis(t: TileType) -> str:
-    """The axis a tile in fragments has its rows along where it is not the next to last
-    (ones between it and the last: ir/tiling.py matrix_axes), as a template argument."""
+def _rows_axis(t: TileType) -> list[str]:
+    """The axis a tile in fragments has its rows along, as the fragment load's and store's
+    template argument where it is not the next to last (ones between it and the last:
+    ir/tiling.py matrix_axes), else none."""
     ax = tiling.matrix_axes(t.shape)[0]
-    return "" if ax == t.ndim - 2 else f"<{ax}>"
+    return [] if ax == t.ndim - 2 else [str(ax)]
 
 
 def _load(em, x, args):
@@ -403,8 +402,7 @@ def _load(em, x, args):
     padv = literal(pad if dt.is_float else 0, dt) if dt.kind != "b" else "false"
     idx = "".join(", " + a for a in args[1:])
     if x.type.layout == "mma":  # straight into fragments (ir/fraglayout.py _loaded_for)
-        ra = _rows_axis(x.type)
-        return (f"tt::tile::load_fragments<{alias(x.type)}{', ' + ra[1:-1] if ra else ''}>("
+        return (f"tt::tile::load_fragments{_targs(alias(x.type), *_rows_axis(x.type))}("
                 f"{args[0]}, {padv}{idx})")
     return f"tt::tile::load{shared}{_targs(alias(x.type), ords)}({args[0]}, {padv}{idx})"
 
@@ -448,7 +446,8 @@ def _mma(em, x, args):
 
 def _store(em, x, args):
     if x.args[1].type.layout == "mma":
-        return f"tt::tile::store_fragments{_rows_axis(x.args[1].type)}({', '.join(args)})"
+        return (f"tt::tile::store_fragments{_targs(*_rows_axis(x.args[1].type))}"
+                f"({', '.join(args)})")
     ords, shared = _order(x)
     return f"tt::tile::store{shared}{_targs(ords)}({', '.join(args)})"
 

@@ -270,12 +270,19 @@ template <int R> __device__ __forceinline__ void pin(float* d) {
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// a shared-memory matrix descriptor with the swizzle of rows of `row` bytes (128: layout 1,
-// 64: layout 2); offsets in bytes
-__device__ __forceinline__ uint64_t desc(const void* p, uint32_t lbo, uint32_t sbo,
-                                         int row = 128) {
-  return uint64_t((saddr(p) & 0x3FFFF) >> 4) | (uint64_t(lbo >> 4) << 16) |
-         (uint64_t(sbo >> 4) << 32) | (uint64_t(row == 128 ? 1 : 2) << 62);
+// a shared-memory matrix descriptor as two words: the low one the address in 16-byte units
+// (shared addresses stay under 256 KiB) and the leading byte offset, so that a stage's or a k
+// step's descriptor is another's low word plus a constant (desc_word's offset); the high one
+// the stride byte offset and the swizzle of rows of `row` bytes (128: layout 1, 64: layout 2).
+// Offsets in bytes
+__device__ __forceinline__ uint32_t desc_lo(const void* p, uint32_t lbo) {
+  return ((saddr(p) & 0x3FFFF) >> 4) | ((lbo >> 4) << 16);
+}
+__host__ __device__ constexpr uint32_t desc_hi(uint32_t sbo, int row = 128) {
+  return (sbo >> 4) | ((row == 128 ? 1u : 2u) << 30);
+}
+__device__ __forceinline__ uint64_t desc_word(uint32_t lo, uint32_t hi, uint32_t off = 0) {
+  return (uint64_t(hi) << 32) | (lo + (off >> 4));
 }
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
@@ -413,8 +420,8 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
     for (int s = 0; s < S - G && s < nk; ++s) issue(s, s);
   }
 #endif
-  // The descriptors' words (desc): the low one holds the address, so a stage's or a k step's
-  // descriptor is the first one's plus a constant (addresses stay under 256 KiB).
+  // The descriptors' words (desc_lo, desc_hi): the low one holds the address, so a stage's or
+  // a k step's descriptor is the first one's plus a constant (addresses stay under 256 KiB).
   constexpr int ISZ = P::ISZ;
   const uint32_t a_lo = (((saddr(As) + 64 * wg * AW * ISZ) & 0x3FFFF) >> 4) | (1u << 16);
   const uint32_t a_hi = uint32_t(8 * P::ROW >> 4) | ((P::ROW == 128 ? 1u : 2u) << 30);

@@ -290,33 +290,29 @@ __device__ __forceinline__ void wgmma_operands(const AT& a, const BT& b, float* 
       }
     }
   }
-  // The descriptors as two words (sm90::desc): the low one holds the address (under 256 KiB,
-  // in 16-byte units) and the leading byte offset, so a k step's is the first one's plus a
-  // constant; the high one, the stride of 8 rows (1024 bytes) and the 128-byte swizzle
-  constexpr uint32_t HI = uint32_t(1024 >> 4) | (1u << 30);
+  // the descriptors built once (sm90::desc_lo): a k step's is the first one's plus its offset;
+  // rows of 128 bytes with the 128-byte swizzle, 8 of them 1024 bytes apart
+  constexpr uint32_t HI = sm90::desc_hi(1024);
   constexpr int ISZ = int(sizeof(T));
-  auto word = [](uint32_t lo, uint32_t off_bytes) {
-    return (uint64_t(HI) << 32) | (lo + uint32_t(off_bytes >> 4));
-  };
-  const uint32_t b_lo = (sm90::saddr(b.p) >> 4) |
-                        (uint32_t(is_mma_tile<AT>::value ? BT::ROWS * 128 >> 4 : 1) << 16);
+  const uint32_t b_lo = sm90::desc_lo(b.p, is_mma_tile<AT>::value ? BT::ROWS * 128 : 16);
   uint32_t a_lo = 0;
-  if constexpr (!is_mma_tile<AT>::value) a_lo = (sm90::saddr(a.p + 64 * wg * 64) >> 4) | (1u << 16);
+  if constexpr (!is_mma_tile<AT>::value) a_lo = sm90::desc_lo(a.p + 64 * wg * 64, 16);
   sm90::pin<REGS>(acc);
   sm90::wg_fence();
 #pragma unroll
   for (int s = 0; s < K / 16; ++s) {
     if constexpr (is_mma_tile<AT>::value) {  // B [K][N] in chunks of 64 columns
-      const uint64_t db = word(b_lo, s * 16 * 64 * ISZ);
+      const uint64_t db = sm90::desc_word(b_lo, HI, s * 16 * 64 * ISZ);
 #pragma unroll
       for (int r = 0; r < R; ++r) sm90::wgmma_rs<N, KD, R>(acc + 4 * r, ra[s][r], db);
     } else {  // A [M][K], B [N][K]: K in chunks of 64
       const int ch = s / 4, in = (s % 4) * 16;
-      const uint64_t db = word(b_lo, (ch * N * 64 + in) * ISZ);
+      const uint64_t db = sm90::desc_word(b_lo, HI, (ch * N * 64 + in) * ISZ);
 #pragma unroll
       for (int r = 0; r < R; ++r) {
-        sm90::wgmma_kb<N, KD, R>(acc + 4 * r,
-                                 word(a_lo, (ch * M * 64 + 64 * WG * r * 64 + in) * ISZ), db);
+        sm90::wgmma_kb<N, KD, R>(
+            acc + 4 * r, sm90::desc_word(a_lo, HI, (ch * M * 64 + 64 * WG * r * 64 + in) * ISZ),
+            db);
       }
     }
   }

@@ -159,8 +159,8 @@ __device__ __forceinline__ void warp_combine(A& a, int& ia) {
 
 // reducing the leading axes (a column sum: dW = sum(dY * X, axis=0)) where the kept axes hold a
 // multiple of V NT elements: every input of a result lies in the thread that holds the result,
-// in the same slot position of each of the R = E / E_out rows (slot (r P + j / V) V + j % V of
-// result slot j, P = E_out / (V NT)), so each thread combines its own registers, with no
+// in the same slot position of each of the R = E / E_out rows (slot j + r P V for result slot j,
+// P = E_out / (V NT)), so each thread combines its own registers, with no
 // barrier and no scratch; the arg kinds' index is the row r
 template <int K, int... O, class T, int NT, int... S>
 __device__ __forceinline__ auto reduce_cols(const Tile<T, NT, S...>& x) {
@@ -173,17 +173,16 @@ __device__ __forceinline__ auto reduce_cols(const Tile<T, NT, S...>& x) {
                 "reduce_cols: kept axes of a multiple of V NT elements");
   R r;
 #pragma unroll
-  for (int j = 0; j < R::N; ++j) {
-    const int base = j;  // (j / V) V + j % V: row 0's slot; row i's is i P V further
+  for (int j = 0; j < R::N; ++j) {  // row 0's slot is j, row i's i P V further
     if constexpr (is_arg(K)) {
-      A acc = A(wide(x.v[base]));
+      A acc = A(wide(x.v[j]));
       int best = 0;
 #pragma unroll
-      for (int i = 1; i < ROWS; ++i) combine_arg<K>(acc, best, A(wide(x.v[base + i * P * V])), i);
+      for (int i = 1; i < ROWS; ++i) combine_arg<K>(acc, best, A(wide(x.v[j + i * P * V])), i);
       r.v[j] = RT(best);
     } else {
       r.v[j] = to<RT>(combine_chains<K, ROWS, A>(
-          [&](int i) { return A(wide(x.v[base + i * P * V])); }));
+          [&](int i) { return A(wide(x.v[j + i * P * V])); }));
     }
   }
   return r;
