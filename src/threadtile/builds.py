@@ -63,9 +63,10 @@ def precompile(launches, arch: str | None = None) -> int:
         for k, args in launches:
             spec = k._spec_for(list(args), {})
             t = target_for(spec, arch, k.options)
-            jobs.append(pc.Job(cubin_key(spec, t), spec.cuda.text, t.arch,
-                               f"{spec.cuda.entry}.cu", t.options))
-        return pc.compile_many(jobs)
+            cuda = spec.cuda
+            jobs.append(pc.Job(cubin_key(spec, t), cuda.text, t.arch, cuda.entry, t.options,
+                               cuda.fit_threads, cuda.scratch_for(t.arch)))
+        return pc.compile_many(jobs, worker="threadtile.blockfit")
     except Exception:  # noqa: BLE001  (each launch compiles its own and reports)
         return 0
 

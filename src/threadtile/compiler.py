@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import errors
+from . import blockfit, errors
 from .backends.cuda.emit import HEADERS, CudaSource, emit_module
 from .frontend.deps import still_valid
 from .frontend.source import get_source
@@ -328,9 +328,13 @@ class Specialization:
 
 
 def cubin_key(spec: Specialization, target: Target) -> str:
-    """The cubin cache's key of ``spec`` built for ``target`` (what :func:`compile` looks up)."""
+    """The cubin cache's key of ``spec`` built for ``target`` (what :func:`compile` looks up;
+    a kernel the occupancy rule may refit has the rule's numbers in it too)."""
     return cache.make_key("cubin", spec.cuda.text, target.arch, " ".join(target.options),
-                          nvrtc.compiler_id(), _headers_fingerprint())
+                          nvrtc.compiler_id(), _headers_fingerprint(),
+                          *((blockfit.rule(), str(spec.cuda.fit_threads),
+                             str(spec.cuda.scratch_for(target.arch)))
+                            if spec.cuda.fit_threads else ()))
 
 
 def compile(spec: Specialization, target: Target) -> Build:  # noqa: A001  (the pipeline's name)
@@ -346,8 +350,13 @@ def compile(spec: Specialization, target: Target) -> Build:  # noqa: A001  (the 
     if cubin is None:
         try:
             with tracer.phase("nvrtc", " ".join((target.arch,) + target.options)):
-                cubin = nvrtc.compile_cubin(cuda.text, target.arch, name=f"{cuda.entry}.cu",
-                                            options=target.options)
+                fit = blockfit.compile_fitted(cuda.text, cuda.entry, target.arch,
+                                              target.options, cuda.fit_threads,
+                                              cuda.scratch_for(target.arch))
+            cubin = fit.cubin
+            if fit.blocks:
+                tracer.event("occupancy", "fit", None, f"__launch_bounds__("
+                             f"{cuda.fit_threads}, {fit.blocks}) on {target.arch}")
         except errors.NvrtcError as e:
             raise _map_nvrtc_error(e, spec) from None
         cache.put(key, cubin)

@@ -18,8 +18,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import uuid
 
+from . import blockfit
 from .backends.cuda.emit import emit_module
 from .compiler import Specialization, Target
 from .frontend.specialize import device_module
@@ -168,37 +168,21 @@ def types(kernel, file=None, signature=None) -> None:
 
 # -- resources without a GPU -------------------------------------------------------------------
 
-_PTXAS = {"num_regs": r"Used (\d+) registers", "shared_size_bytes": r"(\d+) bytes smem",
-          "local_size_bytes": r"(\d+) bytes stack frame",
-          "spill_stores": r"(\d+) bytes spill stores", "spill_loads": r"(\d+) bytes spill loads",
-          "barriers": r"used (\d+) barriers"}
-
-
 @functools.lru_cache(maxsize=64)
 def _ptxas_log(text: str, arch: str, options: tuple[str, ...], entry: str) -> str:
-    opts = options + ("-Xptxas=-v",)
-    log = nvrtc.compile_cubin(text, arch, name=f"{entry}.cu", options=opts).log
-    if f"entry function '{entry}'" not in log:
-        # NVRTC took the cubin from the CUDA compute cache (with a driver present), so ptxas
-        # did not run and reported nothing: once more with a variable of a name never seen
-        # before, which changes the PTX and nothing of the kernel's own code
-        salt = f"\n__device__ int tt_ptxas_report_{uuid.uuid4().hex};\n"
-        log = nvrtc.compile_cubin(text + salt, arch, name=f"{entry}.cu", options=opts).log
-    return log
+    return blockfit.ptxas_log(text, arch, options, entry)[1]
 
 
 def ptxas_report(spec: Specialization, arch: str, options: tuple[str, ...]) -> dict[str, int]:
     """ptxas's report on ``spec``'s entry point for ``arch`` (NVRTC with ``-Xptxas=-v``; no
     GPU): ``num_regs``, ``shared_size_bytes`` (static), ``local_size_bytes`` (the stack
     frame), ``spill_stores``, ``spill_loads`` (bytes) and ``barriers``; 0 for what it does not
-    mention. Made once per source, arch and options."""
-    log = _ptxas_log(spec.cuda.text, arch, tuple(options), spec.cuda.entry)
-    entry = log.split(f"entry function '{spec.cuda.entry}'", 1)[-1]
-    out = {}
-    for key, pattern in _PTXAS.items():
-        m = re.search(pattern, entry)
-        out[key] = int(m[1]) if m else 0
-    return out
+    mention. The build reported is the one a launch runs: where the compiler's occupancy rule
+    asks for another block a multiprocessor (blockfit.py), the tighter one. Made once per
+    source, arch and options."""
+    cuda = spec.cuda
+    return dict(blockfit.fitted_report(cuda.text, cuda.entry, arch, tuple(options),
+                                       cuda.fit_threads, cuda.scratch_for(arch))[1])
 
 
 def attributes(spec: Specialization, arch: str, options: tuple[str, ...]) -> dict[str, int]:

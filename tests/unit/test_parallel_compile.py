@@ -39,7 +39,8 @@ def _jobs(arch="sm_90"):
         spec = k._spec_for(args, {})
         t = target_for(spec, arch, k.options)
         out.append((spec, t, pc.Job(compiler.cubin_key(spec, t), spec.cuda.text, t.arch,
-                                    f"{spec.cuda.entry}.cu", t.options)))
+                                    spec.cuda.entry, t.options, spec.cuda.fit_threads,
+                                    spec.cuda.scratch_for(t.arch))))
     return out
 
 
@@ -67,7 +68,7 @@ def test_workers_fill_the_cache_the_compiler_reads(fresh_cache, monkeypatch):
 
 def test_a_job_that_fails_is_left_to_the_launch(fresh_cache):
     (spec, t, good), = _jobs()[:1]
-    bad = pc.Job("0" * 64, "this is not C++", "sm_90", "bad.cu")
+    bad = pc.Job("0" * 64, "this is not C++", "sm_90", "bad")
     assert pc.compile_many([good, bad], workers=2) == 1
     assert cache.get(good.key) is not None and cache.get(bad.key) is None
 
@@ -84,3 +85,26 @@ def test_off_by_environment_or_for_one_job(fresh_cache, monkeypatch):
     monkeypatch.setenv(pc.ENV, "0")
     assert pc.compile_many(jobs, workers=2) == 0
     assert all(cache.get(j.key) is None for j in jobs)
+
+
+def test_the_workers_apply_the_occupancy_rule(fresh_cache, tmp_path, monkeypatch):
+    """precompile's workers compile as compile() does, occupancy rule included (blockfit.py):
+    a register-bound product the rule refits is cached as the refitted cubin."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tile"))
+    from test_tile_gather_operand import _args, gathered_product
+
+    from threadtile import blockfit
+
+    launches = [(gathered_product.replace_hints(), [*_args()] + [128, 128, 64]), _launches()[0]]
+    assert precompile(launches, arch="sm_90a") == 2
+    spec = launches[0][0]._spec_for(list(launches[0][1]), {})
+    t = target_for(spec, "sm_90a", launches[0][0].options)
+    cuda = spec.cuda
+    fit = blockfit.compile_fitted(cuda.text, cuda.entry, "sm_90a", t.options, cuda.fit_threads,
+                                  cuda.scratch_for("sm_90a"))
+    assert fit.blocks == 3
+    key = compiler.cubin_key(spec, t)
+    assert cache.get(key) == bytes(fit.cubin)

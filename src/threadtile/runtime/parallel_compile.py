@@ -25,20 +25,26 @@ ENV = "THREADTILE_PARALLEL_COMPILE"
 
 @dataclass(frozen=True)
 class Job:
-    """One cubin: its cache key, the CUDA source and how to compile it."""
+    """One cubin: its cache key, the CUDA source and how to compile it (``entry``,
+    ``threads`` and ``scratch``: for the occupancy rule, blockfit.py)."""
 
     key: str
     text: str
     arch: str
-    name: str
+    entry: str
     options: tuple[str, ...] = ()
+    threads: int = 0
+    scratch: int = 0
 
 
 def compile_many(jobs: list[Job], workers: int | None = None,
-                 timeout: float | None = 600.0) -> int:
+                 timeout: float | None = 600.0, worker: str = __name__) -> int:
     """Compile the ``jobs`` whose cubins are not in the cache, in parallel processes; returns
     how many cubins the workers wrote. Nothing happens for fewer than two missing jobs, with
-    ``THREADTILE_PARALLEL_COMPILE=0``, or on one CPU."""
+    ``THREADTILE_PARALLEL_COMPILE=0``, or on one CPU. ``worker`` is the module each process
+    runs (``python -m``): this one compiles each job plainly with NVRTC; another serves the
+    jobs with its own compile through :func:`serve` (threadtile.blockfit: the occupancy
+    rule's)."""
     seen: set[str] = set()
     todo = []
     for j in jobs:
@@ -53,7 +59,7 @@ def compile_many(jobs: list[Job], workers: int | None = None,
     for w in range(n):
         part = [j.__dict__ | {"options": list(j.options)} for j in todo[w::n]]
         try:
-            p = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
+            p = subprocess.Popen([sys.executable, "-m", worker], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         except OSError:
             break
@@ -73,19 +79,27 @@ def compile_many(jobs: list[Job], workers: int | None = None,
     return written
 
 
-def _work() -> None:
-    from . import nvrtc  # noqa: PLC0415
-
+def serve(compile_job) -> None:
+    """A worker's loop: the jobs from standard input, each compiled by ``compile_job(job)``
+    (the job as a dict: ``key``, ``text``, ``arch``, ``entry``, ``options``, ``threads``,
+    ``scratch``) into the cache; prints how many it wrote."""
     done = 0
     for j in json.loads(sys.stdin.buffer.read().decode()):
+        j["options"] = tuple(j["options"])
         try:
-            cubin = nvrtc.compile_cubin(j["text"], j["arch"], name=j["name"],
-                                        options=tuple(j["options"]))
+            cubin = compile_job(j)
         except Exception:  # noqa: BLE001  (the launch compiles it again and reports it)
             continue
         done += bool(cache.put(j["key"], bytes(cubin)))
     print(done)
 
 
+def _plain(j: dict) -> bytes:
+    from . import nvrtc  # noqa: PLC0415
+
+    return nvrtc.compile_cubin(j["text"], j["arch"], name=f"{j['entry']}.cu",
+                               options=j["options"])
+
+
 if __name__ == "__main__":
-    _work()
+    serve(_plain)

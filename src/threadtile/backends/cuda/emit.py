@@ -195,6 +195,9 @@ class CudaSource:
     # the Hopper loop of a batched k loop (its tiles then never cross a batch), 0 for none:
     # the launcher passes a zero map otherwise, which takes the build with the portable loop
     tensormap_rows: tuple = ()
+    # a tile kernel's fixed block, where the compiler may ask ptxas for one more block a
+    # multiprocessor (blockfit.py: no occupancy hint, no Hopper k loop); 0 otherwise
+    fit_threads: int = 0
 
     def scratch_for(self, arch: str) -> int:
         """The dynamic shared memory the tile operations take on ``arch``."""
@@ -206,7 +209,7 @@ class CudaSource:
                 "tensormaps": [[a, list(box)] for a, box in self.tensormaps],
                 "cooperative": self.cooperative, "raises": [list(r) for r in self.raises],
                 "coop_block": list(self.coop_block),
-                "tensormap_rows": list(self.tensormap_rows)}
+                "tensormap_rows": list(self.tensormap_rows), "fit_threads": self.fit_threads}
 
     @classmethod
     def from_json(cls, d: dict) -> CudaSource:
@@ -215,7 +218,8 @@ class CudaSource:
                    bool(d.get("cooperative", False)),
                    tuple(tuple(r) for r in d.get("raises", ())),
                    tuple(int(n) for n in d.get("coop_block", ())),
-                   tuple(int(n) for n in d.get("tensormap_rows", ())))
+                   tuple(int(n) for n in d.get("tensormap_rows", ())),
+                   int(d.get("fit_threads", 0)))
 
 
 def cooperative(module: ir.Module) -> bool:
@@ -286,10 +290,13 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
                                   for k, text in enumerate(formats)] + (
         ["__device__ unsigned long long tt_raised[4];  // code + 1, thread, block (debug)"]
         if raised else [])
+    maps = tiles.tensormap_params(module)
+    fit = module.threads if has_tiles and module.kernel.is_kernel and module.threads and \
+        not module.occupancy and not maps else 0
     return CudaSource("\n".join(out) + "\n", cxx_function_name(module.kernel.name), scratch,
-                      scratch_sm90a, tiles.tensormap_params(module), cooperative(module),
+                      scratch_sm90a, maps, cooperative(module),
                       tuple(raises.describe(k) for k in raised),
-                      coop_block or (), tiles.tensormap_rows(module))
+                      coop_block or (), tiles.tensormap_rows(module), fit or 0)
 
 
 class FunctionEmitter:

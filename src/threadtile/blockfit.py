@@ -1,0 +1,190 @@
+"""One more block a multiprocessor: the compiler's occupancy rule for tile kernels.
+
+ptxas gives a kernel the registers its own heuristics settle on, with no number of resident
+blocks in mind unless ``__launch_bounds__`` names one. For a tile kernel that can leave the
+multiprocessor almost empty: Llama's prefill attention (4 warps, 64x64 tiles, examples/llama)
+gets 211 registers a thread from ptxas, so 2 blocks (8 warps) a multiprocessor, where 168
+registers hold 3 blocks for 80 bytes of spills; with 3 blocks it runs at 326 TFLOP/s
+against 284 (H200). Which of the two is faster is the rule's guess, not a measurement:
+
+For a tile kernel of a fixed block with no ``occupancy`` asked for (the ``@ct.kernel``
+hint, which wins), on an architecture whose limits ir/resources.py knows, and without a
+``--maxrregcount`` among the options: where registers alone hold the resident warps to
+:data:`MAX_WARPS` or fewer, the other limits leave room for another block, and that block
+would leave each thread at least :data:`MIN_SHARE` of the registers ptxas chose, the kernel
+is compiled again with ``__launch_bounds__(threads, blocks + 1)``. That build is kept when
+ptxas fits the block count with at most :data:`SPILL_LIMIT` bytes of spill stores a thread;
+the first build is kept otherwise (``THREADTILE_BLOCKFIT=0`` keeps it always: a way to
+compare). The first compile asks for ptxas's report
+(``-Xptxas=-v``), which costs nothing; the second runs only where the rule applies.
+
+The choice is made per architecture and options, at compile time without a GPU, so that
+``kernel.resources(arch=...)`` reports the build a launch runs; the cubin cache keeps the
+chosen cubin under the source's key (with the rule's numbers in it). An AOT package's cubins
+are the chosen builds; its ``.cu`` files keep the plain bounds (``nvcc`` on them makes
+ptxas's own choice).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import uuid
+from dataclasses import dataclass
+
+from .ir.resources import arch_limits, occupancy
+from .runtime import nvrtc
+
+__all__ = ["Fitted", "compile_fitted", "fitted_report", "more_blocks", "bounded", "ptxas_log",
+           "ptxas_report", "rule"]
+
+ENV = "THREADTILE_BLOCKFIT"  # "0": never (ptxas's own choice everywhere), to compare
+MAX_WARPS = 8  # resident warps a multiprocessor at or under which another block is tried
+MIN_SHARE = 0.75  # the registers a thread the tighter build has, over ptxas's own choice
+SPILL_LIMIT = 128  # bytes of spill stores a thread the tighter build may have
+
+_REPORT = {"num_regs": r"Used (\d+) registers", "shared_size_bytes": r"(\d+) bytes smem",
+           "local_size_bytes": r"(\d+) bytes stack frame",
+           "spill_stores": r"(\d+) bytes spill stores", "spill_loads": r"(\d+) bytes spill loads",
+           "barriers": r"used (\d+) barriers"}
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A kernel's cubin for one architecture and its options: ``text`` is the source it was
+    compiled from, ``blocks`` the blocks a multiprocessor the rule asked ptxas for (None where
+    the kernel kept ptxas's own choice), ``report`` ptxas's report on the entry point
+    (:func:`ptxas_report`; empty where it was not asked for)."""
+
+    cubin: bytes
+    text: str
+    blocks: int | None
+    report: dict
+
+
+def rule() -> str:
+    """The rule's numbers, for the cubin cache's key."""
+    if os.environ.get(ENV) == "0":
+        return "blockfit off"
+    return f"blockfit {MAX_WARPS} {MIN_SHARE} {SPILL_LIMIT}"
+
+
+def ptxas_report(log: str, entry: str) -> dict[str, int] | None:
+    """ptxas's numbers on ``entry`` from an NVRTC log made with ``-Xptxas=-v``:
+    ``num_regs``, ``shared_size_bytes`` (static), ``local_size_bytes`` (the stack frame),
+    ``spill_stores``, ``spill_loads`` (bytes) and ``barriers``, 0 for what it does not
+    mention; None where the log has no report on ``entry``."""
+    marker = f"entry function '{entry}'"
+    if marker not in log:
+        return None
+    part = log.split(marker, 1)[-1]
+    out = {}
+    for key, pattern in _REPORT.items():
+        m = re.search(pattern, part)
+        out[key] = int(m[1]) if m else 0
+    return out
+
+
+def ptxas_log(text: str, arch: str, options: tuple[str, ...], entry: str) -> tuple[bytes, str]:
+    """``text`` compiled for ``arch`` with ptxas's report (``-Xptxas=-v``): the cubin and a
+    log that reports on ``entry``. Where NVRTC took the cubin from the CUDA compute cache (a
+    driver is present), ptxas did not run and reported nothing: the log then comes from a
+    second compile with a variable of a name never seen before, which changes the PTX and
+    nothing of the kernel's own code."""
+    opts = tuple(options) + ("-Xptxas=-v",)
+    cubin = nvrtc.compile_cubin(text, arch, name=f"{entry}.cu", options=opts)
+    log = cubin.log
+    if f"entry function '{entry}'" not in log:
+        salt = f"\n__device__ int tt_ptxas_report_{uuid.uuid4().hex};\n"
+        log = nvrtc.compile_cubin(text + salt, arch, name=f"{entry}.cu", options=opts).log
+    return cubin, log
+
+
+def compile_reported(text: str, arch: str, options: tuple[str, ...],
+                     entry: str) -> tuple[bytes, dict[str, int]]:
+    """``text`` compiled for ``arch`` (:func:`ptxas_log`) with ptxas's numbers on ``entry``
+    (:func:`ptxas_report`)."""
+    cubin, log = ptxas_log(text, arch, options, entry)
+    return cubin, ptxas_report(log, entry) or dict.fromkeys(_REPORT, 0)
+
+
+def more_blocks(arch: str, threads: int, dynamic_shared: int, report: dict,
+                options: tuple[str, ...] = ()) -> int | None:
+    """The blocks a multiprocessor to ask ptxas for, by the rule above, for a kernel of
+    ``threads`` threads a block with ``dynamic_shared`` bytes of dynamic shared memory, of
+    which ptxas reported ``report``; None where the rule leaves the kernel as it is."""
+    lim = arch_limits(arch)
+    regs = report.get("num_regs", 0)
+    if lim is None or not threads or regs <= 0 or any("maxrregcount" in o for o in options):
+        return None
+    shared = dynamic_shared + report.get("shared_size_bytes", 0)
+    barriers = report.get("barriers", 0)
+    occ = occupancy(lim, threads, regs, shared, barriers)
+    if occ.blocks < 1 or "registers" not in occ.limited_by or \
+            occ.blocks * occ.warps_per_block > MAX_WARPS:
+        return None
+    want = occ.blocks + 1
+    if any(v is not None and v < want for k, v in occ.limits.items() if k != "registers"):
+        return None
+    budget = next((r for r in range(regs - 1, 15, -1)
+                   if (occupancy(lim, threads, r, shared, barriers).limits["registers"] or 0)
+                   >= want), 0)
+    return want if budget >= MIN_SHARE * regs else None
+
+
+def bounded(text: str, entry: str, threads: int, blocks: int) -> str | None:
+    """``text`` with its kernel's ``__launch_bounds__(threads)`` asking for ``blocks`` blocks
+    a multiprocessor; None where the source does not spell its bounds that way."""
+    old = f"__launch_bounds__({threads}) {entry}("
+    if text.count(old) != 1:
+        return None
+    return text.replace(old, f"__launch_bounds__({threads}, {blocks}) {entry}(")
+
+
+def compile_fitted(text: str, entry: str, arch: str, options: tuple[str, ...] = (),
+                   threads: int = 0, dynamic_shared: int = 0) -> Fitted:
+    """The cubin of ``text`` for ``arch``: plainly where ``threads`` is 0 (the kernel is not
+    one the rule is for), else by the rule above."""
+    options = tuple(options)
+    if not threads or arch_limits(arch) is None or os.environ.get(ENV) == "0":
+        cubin = nvrtc.compile_cubin(text, arch, name=f"{entry}.cu", options=options)
+        return Fitted(cubin, text, None, {})
+    cubin, rep = compile_reported(text, arch, options, entry)
+    want = more_blocks(arch, threads, dynamic_shared, rep, options)
+    tight = bounded(text, entry, threads, want) if want else None
+    if tight is not None:
+        cubin2, rep2 = compile_reported(tight, arch, options, entry)
+        lim = arch_limits(arch)
+        occ = occupancy(lim, threads, rep2["num_regs"],
+                        dynamic_shared + rep2["shared_size_bytes"], rep2["barriers"])
+        if rep2["spill_stores"] <= SPILL_LIMIT and occ.blocks >= want:
+            return Fitted(cubin2, tight, want, rep2)
+    return Fitted(cubin, text, None, rep)
+
+
+def fitted_report(text: str, entry: str, arch: str, options: tuple[str, ...], threads: int,
+                  dynamic_shared: int) -> tuple[str, dict]:
+    """The source :func:`compile_fitted` compiles and ptxas's report on it (a report is
+    always made here), for ``kernel.resources()``; once per source, arch, options and rule."""
+    return _fitted_report(text, entry, arch, tuple(options), threads, dynamic_shared, rule())
+
+
+@functools.lru_cache(maxsize=32)
+def _fitted_report(text: str, entry: str, arch: str, options: tuple[str, ...], threads: int,
+                   dynamic_shared: int, _rule: str) -> tuple[str, dict]:
+    fit = compile_fitted(text, entry, arch, options, threads, dynamic_shared)
+    if fit.report:
+        return fit.text, fit.report
+    return fit.text, compile_reported(fit.text, arch, options, entry)[1]
+
+
+def _compile_job(j: dict) -> bytes:
+    return compile_fitted(j["text"], j["entry"], j["arch"], j["options"], j["threads"],
+                          j["scratch"]).cubin
+
+
+if __name__ == "__main__":  # a parallel compile's worker (builds.precompile)
+    from .runtime import parallel_compile
+
+    parallel_compile.serve(_compile_job)

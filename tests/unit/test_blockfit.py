@@ -1,0 +1,112 @@
+"""The compiler's occupancy rule (blockfit.py): a tile kernel whose registers hold a
+multiprocessor to 8 warps or fewer is compiled again for one more block where that costs
+little, and ``kernel.resources()`` reports the build a launch runs."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from threadtile import blockfit
+from threadtile.runtime import cache
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tile"))
+from test_tile_gather_operand import _args, gathered_product  # noqa: E402
+
+K = 1024
+
+
+def rep(regs, static=0, barriers=1):
+    return {"num_regs": regs, "shared_size_bytes": static, "barriers": barriers}
+
+
+@pytest.mark.parametrize(("arch", "threads", "dynamic", "report", "want"), [
+    # 4 warps at 211 registers: 2 blocks, 8 warps; 3 blocks leave 168 (80% of 211)
+    ("sm_90a", 128, 56 * K, rep(211), 3),
+    ("sm_80", 128, 40 * K, rep(220), 3),
+    ("sm_80", 128, 56 * K, rep(220), None),  # (164 KiB hold 2 blocks of 57)
+    # 8 warps at 255: 1 block; 2 would leave 128 registers, half of ptxas's choice
+    ("sm_90a", 256, 40 * K, rep(255), None),
+    # 5 blocks of 4 warps (20 warps): enough warps already
+    ("sm_90a", 128, 0, rep(100), None),
+    # shared memory holds it to 2 blocks as well: no room for a third
+    ("sm_90a", 128, 100 * K, rep(211), None),
+    # static shared memory counts with the dynamic scratch
+    ("sm_90a", 128, 60 * K, rep(211, static=40 * K), None),
+    # registers are not the limit (the shared memory is)
+    ("sm_90a", 128, 120 * K, rep(64), None),
+    # an architecture the limits table does not know
+    ("sm_42", 128, 0, rep(211), None),
+])
+def test_more_blocks(arch, threads, dynamic, report, want):
+    assert blockfit.more_blocks(arch, threads, dynamic, report) == want
+
+
+def test_maxrregcount_is_the_users_choice():
+    assert blockfit.more_blocks("sm_90a", 128, 0, rep(211), ("--maxrregcount=200",)) is None
+
+
+def test_bounded_adds_the_block_count_to_the_kernels_bounds():
+    text = 'extern "C" __global__ void __launch_bounds__(128) k(int x) {}\n'
+    assert blockfit.bounded(text, "k", 128, 3) == \
+        'extern "C" __global__ void __launch_bounds__(128, 3) k(int x) {}\n'
+    assert blockfit.bounded(text, "k", 256, 3) is None  # not this block
+    assert blockfit.bounded(text.replace("(128)", "(128, 2)"), "k", 128, 3) is None
+
+
+def test_ptxas_report_reads_the_entrys_numbers():
+    log = ("ptxas info    : Compiling entry function 'other' for 'sm_90a'\n"
+           "ptxas info    : Used 40 registers\n"
+           "ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
+           "ptxas info    : Function properties for k\n"
+           "    80 bytes stack frame, 80 bytes spill stores, 76 bytes spill loads\n"
+           "ptxas info    : Used 168 registers, used 1 barriers, 1024 bytes smem\n")
+    assert blockfit.ptxas_report(log, "k") == {
+        "num_regs": 168, "shared_size_bytes": 1024, "local_size_bytes": 80,
+        "spill_stores": 80, "spill_loads": 76, "barriers": 1}
+    assert blockfit.ptxas_report(log, "missing") is None
+
+
+def _resources(arch):
+    return gathered_product.resources(*_args(), TM=128, TN=128, TK=64, arch=arch)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_a_register_bound_tile_kernel_gets_another_block(arch, tmp_path, monkeypatch):
+    """A 128x128x64 product with a gathered A: ptxas alone gives it over 200 registers (2
+    blocks a multiprocessor); the rule's build holds 3 within the spill limit, and
+    resources() reports that build. THREADTILE_BLOCKFIT=0 keeps ptxas's choice."""
+    monkeypatch.setenv(cache.ENV, str(tmp_path / "on"))
+    fit = _resources(arch)
+    monkeypatch.setenv(blockfit.ENV, "0")
+    monkeypatch.setenv(cache.ENV, str(tmp_path / "off"))
+    plain = _resources(arch)
+    assert plain.blocks_per_sm == 2 and plain.limited_by == ("registers",), plain
+    assert plain.registers > 168
+    assert fit.blocks_per_sm == 3, fit
+    assert fit.registers <= 168 and fit.spill_stores <= blockfit.SPILL_LIMIT
+
+
+def test_the_cubin_cache_tells_the_rule_on_from_off(monkeypatch):
+    from threadtile.compiler import Target, cubin_key
+
+    spec = gathered_product._spec_for(list(_args()), dict(TM=128, TN=128, TK=64))
+    assert spec.cuda.fit_threads == 128
+    on = cubin_key(spec, Target("sm_90a"))
+    monkeypatch.setenv(blockfit.ENV, "0")
+    assert cubin_key(spec, Target("sm_90a")) != on
+
+
+def test_kernels_the_rule_is_not_for_keep_their_bounds():
+    """A thread-level kernel and a tile kernel with an occupancy hint are not refitted."""
+    import threadtile as cuda
+    import threadtile.tile as ct
+
+    @cuda.jit
+    def add(x):
+        x[cuda.grid(1)] += 1
+
+    assert add._spec_for([np.zeros(4, np.float32)], {}).cuda.fit_threads == 0
+    hinted = ct.kernel(occupancy=2, num_warps=4)(gathered_product.py_func)
+    assert hinted._spec_for(list(_args()), dict(TM=128, TN=128, TK=64)).cuda.fit_threads == 0
