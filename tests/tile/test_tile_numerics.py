@@ -20,6 +20,9 @@ from kernels import tiles
 
 import threadtile.tile as ct
 
+ConstInt = ct.Constant[int]
+PAD_ZERO = ct.PaddingMode.ZERO
+
 U_HALF = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8}  # unit roundoffs
 TOL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1.6e-2}  # one or a few roundings
 
@@ -205,6 +208,11 @@ K_LOOP_SHAPES = [
     ((1000, 520, 1030), (128, 256, 64)),  # edge tiles: TMA fills zeros, the store skips
     ((384, 1024, 256), (128, 128, 64)),
     ((512, 1001, 512), (128, 256, 64)),   # rows of 1001 halves: no TMA, the portable loop
+    # K of 32: steps of two k on sm_90a, the last one half a step where their count is odd
+    ((384, 128, 256), (128, 128, 32)),    # 4 k: two whole steps
+    ((384, 96, 256), (128, 128, 32)),     # 3 k: a whole step and a half
+    ((256, 80, 256), (128, 256, 32)),     # 3 k, the last partly past K (TMA's zeros)
+    ((192, 32, 128), (64, 128, 32)),      # 1 k: the half step alone
 ]
 
 
@@ -217,6 +225,30 @@ def test_matmul_k_loop_paths(target, rng, dtype, shape, tiles_mnk):
     c = target.array(poison((m, n), dtype), dtype)
     target.launch_tile(tiles.matmul_8warps, (cdiv(m, tm), cdiv(n, tn)), a, b, c, tm, tn, tk)
     assert_mma_close(target.to_host(c), av, bv, u_out=U_OUT[dtype])
+
+
+@ct.kernel(num_warps=4)
+def matmul_from(A, B, C, first: int, tm: ConstInt, tn: ConstInt, tk: ConstInt):
+    """C = A[:, first tk:] @ B[first tk:, :]: a k loop that starts at ``first``."""
+    bidx, bidy = ct.bid(0), ct.bid(1)
+    acc = ct.zeros((tm, tn), dtype=ct.float32)
+    for k in range(first, ct.num_tiles(A, axis=1, shape=(tm, tk))):
+        a = ct.load(A, index=(bidx, k), shape=(tm, tk), padding_mode=PAD_ZERO)
+        b = ct.load(B, index=(k, bidy), shape=(tk, tn), padding_mode=PAD_ZERO)
+        acc = ct.mma(a, b, acc)
+    ct.store(C, index=(bidx, bidy), tile=acc.astype(C.dtype))
+
+
+@pytest.mark.parametrize(("k", "first"), [(224, 1), (224, 2), (192, 3)])
+def test_k_loop_from_a_later_k(target, rng, k, first):
+    """The loop's first k is not 0: on sm_90a its columns start there, in steps of two k
+    (tk 32) with a half step last where the count is odd."""
+    m, n, tm, tn, tk = 256, 128, 128, 128, 32
+    a, b, av, bv = operands(target, rng, m, k, n, "float16")
+    c = target.array(poison((m, n), "float16"), "float16")
+    target.launch_tile(matmul_from, (cdiv(m, tm), cdiv(n, tn)), a, b, c, first, tm, tn, tk)
+    assert_mma_close(target.to_host(c), av[:, first * tk:], bv[first * tk:],
+                     u_out=U_OUT["float16"])
 
 
 TF32_SHAPES = [

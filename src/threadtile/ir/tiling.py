@@ -189,9 +189,15 @@ def sm90_step(a: TileType, b: TileType, threads: int) -> int:
     """The depth of the Hopper main loop's steps for a k loop of ``a`` and ``b`` tiles: their
     K, halved while its stages would be fewer than 4 and halves keep whole 128-byte rows (a
     128x256x128 loop then runs 64-deep steps in 4 stages, not 2 of 128; the sum over k is the
-    same). tile/kloop_sm90.h's Plan::K."""
+    same). A 16-bit K of 32 (64-byte rows) is doubled where the doubled stages still number
+    SM90_MAX_STAGES: two of the loop's k a step (128-byte rows, half the steps and their
+    waits), the last step half of one where their count is odd. tile/kloop_sm90.h's
+    Plan::K."""
     (m, k), (_, n) = a.shape, b.shape
     isz = a.dtype.itemsize
+    if isz == 2 and k * isz == SM90_ROW_BYTES_MIN and \
+            sm90_stages((m * 2 * k + 2 * k * n) * isz, threads) >= SM90_MAX_STAGES:
+        return 2 * k
     step = k
     while step * isz > SM90_ROW_BYTES and (step // 2 * isz) % SM90_ROW_BYTES == 0 and \
             sm90_stages((m * step + step * n) * isz, threads) < 4:

@@ -165,7 +165,7 @@ struct Mail {
   int stages, a_stage, b_stage;  // stages; bytes of A and of B a stage
   int a_chunks, a_chunk, aw;     // A's boxes a stage, their distance in bytes, their width
   int b_chunks, b_chunk, b_w;    // B's boxes a stage, their distance, their width
-  int k_step, a_row, b_col, b_row0, lo, nk, done;
+  int k_step, a_row, b_col, b_row0, lo, nk, done;  // lo: the first step's column of A
 #ifdef TT_CLUSTER
   int rank;  // the block's rank in its cluster; -1: its copies are its own (the tfloat32 loop)
 #endif
@@ -189,7 +189,7 @@ __device__ __noinline__ void producer_loop() {
       const uint32_t full = m.full + 8 * s;
       if (round > 0) bar_wait_at(m.empty + 8 * s, uint32_t(round - 1) & 1u);
       bar_expect_at(full, m.a_stage + m.b_stage);
-      const int kc = (m.lo + k) * m.k_step;
+      const int kc = m.lo + k * m.k_step;
       for (int c = 0; c < m.a_chunks; ++c)
         tma_load_at(m.as + s * m.a_stage + c * m.a_chunk, m.ma, kc + c * m.aw, m.a_row, full);
       for (int c = 0; c < m.b_chunks; ++c) {
@@ -302,8 +302,13 @@ __host__ __device__ constexpr int stages_for(int stage, int nt) {
   return !whole ? s4 : fit < TT_SM90_MAX_STAGES_WHOLE ? fit : TT_SM90_MAX_STAGES_WHOLE;
 }
 // The depth of a step (ir/tiling.py, sm90_step): K, halved while its stages would be fewer
-// than 4 and halves keep whole rows of TT_SM90_ROW_BYTES
+// than 4 and halves keep whole rows of TT_SM90_ROW_BYTES; a 16-bit K of 32 (rows of 64
+// bytes) doubled where the doubled stages still number TT_SM90_MAX_STAGES: two of the loop's
+// k a step, the last step half of one where their count is odd
 __host__ __device__ constexpr int step_for(int m, int n, int k, int isz, int nt) {
+  if (isz == 2 && k * isz == TT_SM90_ROW_BYTES_MIN &&
+      stages_for((m * 2 * k + 2 * k * n) * isz, nt) >= TT_SM90_MAX_STAGES)
+    return 2 * k;
   int step = k;
   while (step * isz > TT_SM90_ROW_BYTES && (step / 2 * isz) % TT_SM90_ROW_BYTES == 0 &&
          stages_for((m * step + step * n) * isz, nt) < 4)
@@ -313,14 +318,13 @@ __host__ __device__ constexpr int step_for(int m, int n, int k, int isz, int nt)
 
 // The shared memory the loop needs (the formula of ir/tiling.py, sm90_bytes):
 // 1024 bytes of alignment slack, S stages of A and B, and 2 S mbarriers. A step is K deep
-// (the loop's K_, or a part of it: step_for); a stage holds A in K / AW chunks of M rows of AW
+// (the loop's K_, a part of it, or two of it: step_for); a stage holds A in K / AW chunks of M rows of AW
 // elements (rows of 128 bytes, or one chunk of 64-byte rows), then B in N / 64 chunks of K rows
 // of 64 columns.
 template <class TA, int NT, int M, int N, int K_>
 struct Plan {
   static constexpr int ISZ = int(sizeof(TA));
   static constexpr int K = step_for(M, N, K_, ISZ, NT);  // the depth of a step
-  static constexpr int SPLIT = K_ / K;                    // steps a k of the loop as written
   static constexpr int WG = NT / 128;                     // warpgroups
   static constexpr int R = WG > 0 ? M / (64 * WG) : 0;    // 64-row slices per warpgroup
   static constexpr int ROW = K * ISZ < TT_SM90_ROW_BYTES ? K * ISZ : TT_SM90_ROW_BYTES;
@@ -340,13 +344,20 @@ struct Plan {
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+template <int V> struct substeps { static constexpr int value = V; };
+
 template <class TA, int NT, int M, int N, int K_>
 __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& mb, int64_t bi,
                                          int64_t bj, int64_t lo_, int64_t hi_, float* acc,
                                          int64_t a_row0 = 0, int64_t b_row0 = 0) {
   typedef Plan<TA, NT, M, N, K_> P;
   constexpr int K = P::K;  // the depth of a step: the loop's k range in steps
-  const int64_t lo = lo_ * P::SPLIT, hi = hi_ * P::SPLIT;
+  // the loop's columns of A from c0, in nk steps; where a step is two of the loop's k
+  // (step_for) and their count is odd, the last step multiplies only its first K_ columns
+  // (its copies bring K, the rest beyond the loop's range or zeros past the array's end)
+  const int64_t c0 = lo_ * K_, cols = hi_ > lo_ ? (hi_ - lo_) * K_ : 0;
+  const int nk = int((cols + K - 1) / K);
+  const bool tail = K > K_ && cols % K != 0;
   constexpr int S = P::S, R = P::R, AW = P::AW, REGS = R * N / 2;
   constexpr int G = TT_SM90_INFLIGHT;  // groups of multiplies left running at a step's end
   static_assert(P::ok, "no Hopper main loop for these shapes");
@@ -358,7 +369,6 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
   uint64_t* full = reinterpret_cast<uint64_t*>(base + S * P::STAGE);
   uint64_t* empty = full + S;
   const int t = tid(), lane = t & 31, wg = t >> 7;
-  const int nk = hi > lo ? int(hi - lo) : 0;
 
 #ifdef TT_CLUSTER
   static_assert((N / 64) % TT_CLUSTER == 0, "a cluster's blocks copy B's boxes in turn");
@@ -378,7 +388,7 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
     if (nk > 0) {  // the letter to the producer
       tt_mail = Mail{&ma, &mb, saddr(As), saddr(Bs), saddr(full), saddr(empty), S, P::A_BYTES,
                      P::B_BYTES, K / AW, M * AW * P::ISZ, AW, N / 64, 64 * K * P::ISZ, 64, K,
-                     int(a_row0 + bi * M), int(bj * N), int(b_row0), int(lo), nk, 0
+                     int(a_row0 + bi * M), int(bj * N), int(b_row0), int(c0), nk, 0
 #ifdef TT_CLUSTER
                      , int(rank)
 #endif
@@ -397,7 +407,7 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
 #ifndef TT_PRODUCER
   auto issue = [&](int k, int s) {
     bar_expect(&full[s], P::STAGE);
-    const int kc = int(lo + k) * K;
+    const int kc = int(c0) + k * K;
 #pragma unroll
     for (int c = 0; c < K / AW; ++c)
       tma_load(As + s * (M * K) + c * (M * AW), &ma, kc + c * AW, int(a_row0 + bi * M),
@@ -430,14 +440,16 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
   auto word = [](uint32_t lo_, uint32_t hi_) { return (uint64_t(hi_) << 32) | lo_; };
   int s = 0, rs = 0;          // this step's stage, and the next one to release
   uint32_t ph = 0, rph = 0;   // the parities of their uses
-  for (int k = 0; k < nk; ++k) {
+  // step k, its first SUB::value substeps of 16 (all K / 16 but in a tail)
+  auto step = [&](int k, auto sub) {
+    constexpr int SUB = decltype(sub)::value;
     bar_wait(&full[s], ph);
     pin<REGS>(acc);
     wg_fence();
     const uint32_t sa = a_lo + uint32_t(s * (P::A_BYTES >> 4));
     const uint32_t sb = b_lo + uint32_t(s * (P::B_BYTES >> 4));
 #pragma unroll
-    for (int kk = 0; kk < K / 16; ++kk) {
+    for (int kk = 0; kk < SUB; ++kk) {
       // A K-major: chunks of M rows of AW elements, rows of ROW bytes; B chunks of 64 columns
       constexpr int CH = AW / 16;
       const uint64_t db = word(sb + uint32_t(kk * 16 * 64 * ISZ >> 4), b_hi);
@@ -479,6 +491,13 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
     }
 #endif
     if (++s == S) s = 0, ph ^= 1u;
+  };
+  typedef substeps<K / 16> whole;
+  typedef substeps<(K > K_ ? K_ : K) / 16> half;
+  const int nw = nk - int(tail);
+  for (int k = 0; k < nw; ++k) step(k, whole{});
+  if constexpr (K > K_) {
+    if (tail) step(nw, half{});
   }
   wg_wait<0>();
   pin<REGS>(acc);

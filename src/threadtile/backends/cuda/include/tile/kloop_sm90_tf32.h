@@ -136,7 +136,7 @@ __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorM
     if (nk > 0) {  // the letter to the producer
       tt_mail = Mail{&ma, &mb, saddr(As), saddr(Bs), saddr(full), saddr(empty), S, P::A_BYTES,
                      P::B_BYTES, K / AW, M * AW * P::ISZ, AW, N / BW, BW * K * P::ISZ, BW, K,
-                     int(a_row0 + bi * M), int(bj * N), int(b_row0), int(lo), nk, 0};
+                     int(a_row0 + bi * M), int(bj * N), int(b_row0), int(lo) * K, nk, 0};
       bar_arrive(&tt_mail_bar);
     }
 #endif
