@@ -121,12 +121,13 @@ def auto_threads(module: ir.Module) -> int:
         threads *= 2
     if acc > 128 * 128:
         return max(threads, 256)
-    # a 128x128 k loop whose steps are 64 deep or more, 16-bit or inside another loop: two
-    # warpgroups of 64-row slices (plain 128x128x64 516 TFLOP/s against 495 on 4 warps,
-    # batched 475 against 435, persistent 460 against 376; 32-deep steps lose on 8: 320
-    # against 494, H200). float32 operands (tfloat32) inside another loop at any depth: their
-    # Hopper loop runs 32-deep steps either way, and persistent 128x128x64 on 8 warps made
-    # 195 TFLOP/s where 128x128x32 on 4 made 153 (plain: 195 on either; H200, 6378c5b)
+    # a 128x128 k loop whose steps are 64 deep or more (a 16-bit K of 32 steps 64 deep:
+    # tiling.sm90_step), 16-bit or inside another loop: two warpgroups of 64-row slices
+    # (plain 128x128x64 516 TFLOP/s against 495 on 4 warps, batched 475 against 435,
+    # persistent 460 against 376; 32-deep steps lose on 8: 320 against 494, H200). float32
+    # operands (tfloat32) inside another loop at any depth: their Hopper loop runs 32-deep
+    # steps either way, and persistent 128x128x64 on 8 warps made 195 TFLOP/s where
+    # 128x128x32 on 4 made 153 (plain: 195 on either; H200, 6378c5b)
     looped = _looped_kloops(module)
     # a float32 k loop (tfloat32) whose Hopper loop would hold more registers a thread on 4
     # warps than keep its wgmma pipeline (ir/tiling.py sm90_tf32_regs: 64x256 tiles) and fits
@@ -141,8 +142,8 @@ def auto_threads(module: ir.Module) -> int:
                 return 256
     for x in ir.walk_module_exprs(module):
         if isinstance(x, ir.TileOp) and x.op == "mma_loop" and x.type.shape == (128, 128):
-            a = kloop.loaded(x)[0]
-            deep = a.shape[1] >= 64 or a.dtype.itemsize == 4
+            a, b = kloop.loaded(x)
+            deep = tiling.sm90_step(a, b, 256) >= 64 or a.dtype.itemsize == 4
             if deep and (a.dtype.itemsize == 2 or id(x) in looped):
                 return max(threads, 256)
     # several products in fragments (attention's scores and output): more warps where two of
@@ -171,9 +172,10 @@ def wants_producer(module: ir.Module, scratch_sm90a: int) -> bool:
     multiprocessor anyway (8 warps or more, or over half its shared memory), and no
     ``occupancy`` was asked for. Its consumers then have 232 registers a thread where 8 warps
     had 255: a k loop inside another loop whose accumulator takes 128 registers a thread,
-    with steps 64 deep or more, keeps the block as it is (persistent 128x256x64 625 TFLOP/s
-    without against 588 with; plain 128x128x64 540 -> 600, persistent 128x128x64 524 -> 580,
-    64x256x64 457 -> 527; H200, bench/tile_sweep.py)."""
+    with steps 64 deep or more (tiling.sm90_step: a K of 32 runs in steps of 64), keeps the
+    block as it is (persistent 128x256x64 625 TFLOP/s without against 588 with; plain
+    128x128x64 540 -> 600, persistent 128x128x64 524 -> 580, 64x256x64 457 -> 527; H200,
+    bench/tile_sweep.py)."""
     threads = module.threads
     if not threads or module.occupancy:
         return False
@@ -182,7 +184,8 @@ def wants_producer(module: ir.Module, scratch_sm90a: int) -> bool:
     looped = _looped_kloops(module)
     for x in ir.walk_module_exprs(module):
         if isinstance(x, ir.TileOp) and x.op == "mma_loop" and id(x) in looped and \
-                x.type.size // threads >= 128 and kloop.loaded(x)[0].shape[1] >= 64:
+                x.type.size // threads >= 128 and \
+                tiling.sm90_step(*kloop.loaded(x), threads) >= 64:
             return False
     return True
 

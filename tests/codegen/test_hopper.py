@@ -3,6 +3,7 @@ path (tile/kloop_sm90.h): which loops qualify, what the generated source declare
 sm_90a build really issues wgmma and TMA copies while other targets do not. No GPU needed."""
 
 import importlib
+import re
 
 import numpy as np
 import pytest
@@ -210,6 +211,26 @@ def test_deep_k_steps_split_for_stages():
     cuda = tiles.matmul_8warps.specialization([F16, F16, F16], dict(tm=128, tn=256, tk=128)).cuda
     assert cuda.tensormaps == ((0, (64, 128)), (1, (64, 64)))
     assert cuda.scratch_for("sm_90a") == 1024 + 4 * 48 * 1024 + 4 * 16
+
+
+def test_16_bit_k_of_32_steps_two_k():
+    """A 16-bit k loop of K 32 (64-byte rows) runs steps of two k, 128-byte rows, where four
+    stages of the doubled depth fit (256x256 tiles: three, so no); tfloat32's 32 stays. A
+    128x128 such loop gets two warpgroups, as K 64 does."""
+    from threadtile.ir import tiling
+    from threadtile.lang.types import TileType
+
+    def t(m, n, dt=float16):
+        return TileType(dt, (m, n))
+
+    assert tiling.sm90_step(t(128, 32), t(32, 128), 128) == 64
+    assert tiling.sm90_step(t(64, 32), t(32, 64), 128) == 64
+    assert tiling.sm90_step(t(256, 32), t(32, 256), 256) == 32
+    f32 = threadtile_float32
+    assert tiling.sm90_step(t(128, 32, f32), t(32, 128, f32), 128) == 32
+    assert tiling.sm90_boxes(t(128, 32), t(32, 128), 128) == ((64, 128), (64, 64))
+    src = tiles.matmul.cuda_source(*[np.zeros((256, 256), np.float16)] * 3, 128, 128, 32)
+    assert re.search(r"__launch_bounds__\(256[ )]", src)
 
 
 @pytest.mark.parametrize(("dtype", "warps", "tiles_mnk"), [

@@ -206,9 +206,10 @@ def _mm_auto(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.Constan
 
 def test_the_block_is_sized_for_the_accumulator(target, rng):
     """Without num_warps (cuTile has none), each specialization picks its block: 4 warps,
-    8 (two warpgroups) for accumulators larger than 128x128 float32."""
+    8 (two warpgroups) for accumulators larger than 128x128 float32, and for 128x128 ones
+    whose Hopper loop steps 64 deep (a 16-bit K of 32 runs steps of two k)."""
     a16 = np.zeros((64, 64), np.float16)
-    for (tm, tn), threads in (((64, 64), 128), ((64, 128), 128), ((128, 128), 128),
+    for (tm, tn), threads in (((64, 64), 128), ((64, 128), 128), ((128, 128), 256),
                               ((128, 256), 256), ((256, 256), 256)):
         src = _mm_auto.cuda_source(a16, a16, a16, tm, tn, 32)
         # (a k loop on Hopper's main loop: "+ TT_PRODUCER_THREADS", a producer warpgroup in
