@@ -395,21 +395,15 @@ __device__ __forceinline__ const int64_t* stage_rows(const RT& rows) {
   return ridx;
 }
 
-// an R-d array (R >= 2) takes the tile's rows along axis RA (RA < 0: R - 2) and its columns
-// along the last; the other axes are tiles of one (ir/tiling.py matrix_axes)
-template <int RA = -1, class Arr, class T, int NT, int M, int N, class... I>
-__device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, NT, M, N>& x,
-                                                I... idx) {
+// store_fragments' pairs one by one, each tested against the array's bounds: the edge tiles
+// (and layouts the interior path does not take)
+template <int RR, int R, class Arr, class T, int NT, int M, int N>
+__device__ __forceinline__ void store_fragments_checked(const Arr& a,
+                                                        const MmaTile<T, NT, M, N>& x,
+                                                        const int64_t* ix) {
   typedef MmaTile<T, NT, M, N> X;
-  constexpr int R = sizeof...(I), RR = RA < 0 ? R - 2 : RA;
-  static_assert(R >= 2 && RR < R - 1, "store_fragments: rows along an axis before the last");
-  const int64_t ix[R] = {int64_t(idx)...};
   const int t = tid();
   const int64_t r0 = ix[RR] * M, c0 = ix[R - 1] * N;
-  bool lead = true;
-#pragma unroll
-  for (int d = 0; d < R - 1; ++d) lead = lead && (d == RR || (ix[d] >= 0 && ix[d] < a.shape[d]));
-  if (!lead) return;
   const bool pairs = sizeof(T) == 2 && pairs_ok(a);
 #pragma unroll
   for (int i = 0; i < X::BLOCKS; ++i) {
@@ -426,6 +420,70 @@ __device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, N
       store_pair<R>(a, g, x.v[4 * i + 2 * h], x.v[4 * i + 2 * h + 1], pairs, true,
                     g[R - 1] + 1 < a.shape[R - 1]);
     }
+  }
+}
+// ... out of line, where the interior path is inline beside it: its per-pair coordinates and
+// bounds then take no registers on the interior's path (a persistent 128x256 matmul's loop
+// over tiles spilled 1.2 KiB with them inline, H200 490 against 618 TFLOP/s)
+template <int RR, int R, class Arr, class X>
+__device__ __noinline__ void store_fragments_edge(const Arr& a, const X& x, const int64_t* ix) {
+  store_fragments_checked<RR, R>(a, x, ix);
+}
+
+// an R-d array (R >= 2) takes the tile's rows along axis RA (RA < 0: R - 2) and its columns
+// along the last; the other axes are tiles of one (ir/tiling.py matrix_axes). The interior:
+// a tile wholly inside the array, its rows contiguous (a block-uniform test), whose warps are
+// a whole number of its 16-row strips or the reverse. Block i of warp w is strip
+// (w + i NW) % MB, column block (w + i NW) / MB: warp w's first block plus (i NW) % MB strips
+// and (i NW) / MB column blocks, known at compile time, so every pair is one base address a
+// thread plus a multiple of the row stride and a constant. Other tiles store pair by pair
+// with bounds tests (store_fragments_checked, out of line beside the interior path).
+template <int RA = -1, class Arr, class T, int NT, int M, int N, class... I>
+__device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, NT, M, N>& x,
+                                                I... idx) {
+  typedef MmaTile<T, NT, M, N> X;
+  constexpr int R = sizeof...(I), RR = RA < 0 ? R - 2 : RA;
+  static_assert(R >= 2 && RR < R - 1, "store_fragments: rows along an axis before the last");
+  const int64_t ix[R] = {int64_t(idx)...};
+  bool lead = true;
+#pragma unroll
+  for (int d = 0; d < R - 1; ++d) lead = lead && (d == RR || (ix[d] >= 0 && ix[d] < a.shape[d]));
+  if (!lead) return;
+  constexpr int MB = M / 16, NW = NT / 32;
+  if constexpr (M % 16 == 0 && (MB % NW == 0 || NW % MB == 0)) {
+    const int64_t r0 = ix[RR] * M, c0 = ix[R - 1] * N;
+    if (r0 < 0 || c0 < 0 || r0 + M > a.shape[RR] || c0 + N > a.shape[R - 1] ||
+        stride_of(a, R - 1) != 1) {
+      store_fragments_edge<RR, R>(a, x, ix);
+      return;
+    }
+    const int t = tid(), w = t / 32, lane = t % 32;
+    const bool pairs = sizeof(T) == 2 && pairs_ok(a);
+    int64_t g[R];
+#pragma unroll
+    for (int d = 0; d < R - 1; ++d) g[d] = ix[d];
+    g[RR] = r0 + (w % MB) * 16 + (lane >> 2);
+    g[R - 1] = c0 + (w / MB) * 8 + 2 * (lane & 3);
+    T* p = a.data + offset(a, g);
+    const int64_t ld = stride_of(a, RR);
+#pragma unroll
+    for (int i = 0; i < X::BLOCKS; ++i) {
+      const int ds = (i * NW) % MB, dc = (i * NW) / MB;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        T* q = p + (ds * 16 + 8 * h) * ld + dc * 8;
+        const T lo = x.v[4 * i + 2 * h], hi = x.v[4 * i + 2 * h + 1];
+        if constexpr (sizeof(T) == 2) {
+          if (pairs) {
+            *reinterpret_cast<uint32_t*>(q) = bits16(lo) | (bits16(hi) << 16);
+            continue;
+          }
+        }
+        q[0] = lo, q[1] = hi;
+      }
+    }
+  } else {
+    store_fragments_checked<RR, R>(a, x, ix);
   }
 }
 
