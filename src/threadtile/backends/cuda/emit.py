@@ -304,6 +304,7 @@ class FunctionEmitter:
     has_tiles = False  # the module uses tile operations (and their dynamic shared scratch)
     tensormaps: dict = {}  # id of an mma_loop op -> its tensor-map parameters (the kernel's)
     occupancy: int | None = None  # blocks per SM for __launch_bounds__ (with threads)
+    loops = 0  # the loops around the statement being emitted
     captured: dict = {}  # name -> ArrayDecl of the captured global device arrays
     launch_bounds: tuple[int, ...] | None = None  # jit(launch_bounds=...), as given
     external = False  # a device function as the module's root: extern "C", not inlined
@@ -500,7 +501,9 @@ class FunctionEmitter:
             self.indent += 1
             self.line(f"{decl}{var} = {it};")
             self.indent -= 1
+        self.loops += 1
         self.nested(s.body)
+        self.loops -= 1
         self.line("}")
 
     def fresh(self, base: str) -> str:
@@ -514,7 +517,9 @@ class FunctionEmitter:
 
     def s_While(self, s: ir.While) -> None:
         self.line(f"while ({self.e(s.cond)}) {{", s.loc)
+        self.loops += 1
         self.nested(s.body)
+        self.loops -= 1
         self.line("}")
 
     def s_Break(self, s) -> None:

@@ -446,8 +446,10 @@ def _mma(em, x, args):
 
 def _store(em, x, args):
     if x.args[1].type.layout == "mma":
-        return (f"tt::tile::store_fragments{_targs(*_rows_axis(x.args[1].type))}"
-                f"({', '.join(args)})")
+        # (a store inside a loop takes tile/mma.h's interior path, its tested one out of line)
+        axis = _rows_axis(x.args[1].type)
+        targs = _targs(*(axis or ["-1"]), "true") if em.loops else _targs(*axis)
+        return f"tt::tile::store_fragments{targs}({', '.join(args)})"
     ords, shared = _order(x)
     return f"tt::tile::store{shared}{_targs(ords)}({', '.join(args)})"
 

@@ -431,14 +431,19 @@ __device__ __noinline__ void store_fragments_edge(const Arr& a, const X& x, cons
 }
 
 // an R-d array (R >= 2) takes the tile's rows along axis RA (RA < 0: R - 2) and its columns
-// along the last; the other axes are tiles of one (ir/tiling.py matrix_axes). The interior:
-// a tile wholly inside the array, its rows contiguous (a block-uniform test), whose warps are
-// a whole number of its 16-row strips or the reverse. Block i of warp w is strip
-// (w + i NW) % MB, column block (w + i NW) / MB: warp w's first block plus (i NW) % MB strips
-// and (i NW) / MB column blocks, known at compile time, so every pair is one base address a
-// thread plus a multiple of the row stride and a constant. Other tiles store pair by pair
-// with bounds tests (store_fragments_checked, out of line beside the interior path).
-template <int RA = -1, class Arr, class T, int NT, int M, int N, class... I>
+// along the last; the other axes are tiles of one (ir/tiling.py matrix_axes). A store inside
+// a loop (Looped: the compiler says so) of a build without a producer warpgroup takes the
+// interior path where it can: a tile wholly inside the array, its rows contiguous (a
+// block-uniform test), whose warps are a whole number of its 16-row strips or the reverse.
+// Block i of warp w is strip (w + i NW) % MB, column block (w + i NW) / MB: warp w's first
+// block plus (i NW) % MB strips and (i NW) / MB column blocks, known at compile time, so every
+// pair is one base address a thread plus a multiple of the row stride and a constant; the
+// tested path is then out of line. Elsewhere every pair is tested inline
+// (store_fragments_checked): on the H200 the interior path measured slower in stores after
+// the kernel's loops (attention 328 -> 309 TFLOP/s) and with a producer warpgroup (plain
+// 128x128x64 600 -> 575, persistent 561 -> 511).
+template <int RA = -1, bool Looped = false, class Arr, class T, int NT, int M, int N,
+          class... I>
 __device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, NT, M, N>& x,
                                                 I... idx) {
   typedef MmaTile<T, NT, M, N> X;
@@ -450,7 +455,12 @@ __device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, N
   for (int d = 0; d < R - 1; ++d) lead = lead && (d == RR || (ix[d] >= 0 && ix[d] < a.shape[d]));
   if (!lead) return;
   constexpr int MB = M / 16, NW = NT / 32;
-  if constexpr (M % 16 == 0 && (MB % NW == 0 || NW % MB == 0)) {
+#ifdef TT_PRODUCER
+  constexpr bool interior = false;
+#else
+  constexpr bool interior = Looped && M % 16 == 0 && (MB % NW == 0 || NW % MB == 0);
+#endif
+  if constexpr (interior) {
     const int64_t r0 = ix[RR] * M, c0 = ix[R - 1] * N;
     if (r0 < 0 || c0 < 0 || r0 + M > a.shape[RR] || c0 + N > a.shape[R - 1] ||
         stride_of(a, R - 1) != 1) {
