@@ -15,10 +15,10 @@ would leave each thread at least :data:`MIN_SHARE` of the registers ptxas chose,
 is compiled again with ``__launch_bounds__(threads, blocks + 1)``. That build is kept when
 ptxas fits the block count with at most :data:`SPILL_LIMIT` bytes of spill stores a thread;
 the first build is kept otherwise (``THREADTILE_BLOCKFIT=0`` keeps it always: a way to
-compare). The first compile asks for ptxas's report
-(``-Xptxas=-v``), which costs nothing; the second runs only where the rule applies, and
-doubles that kernel's first call (the prefill attention 0.83 -> 1.62 s on a 2-core machine;
-a warm start reads the chosen cubin from the cache).
+compare). The first compile asks for ptxas's report (``-Xptxas=-v``), which costs nothing;
+the second runs only where the rule applies, and doubles that kernel's first call (the
+prefill attention 0.83 -> 1.62 s on a 2-core machine; a warm start reads the chosen cubin
+from the cache).
 
 The choice is made per architecture and options, at compile time without a GPU, so that
 ``kernel.resources(arch=...)`` reports the build a launch runs; the cubin cache keeps the
