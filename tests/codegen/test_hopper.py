@@ -295,24 +295,9 @@ def test_clusters_pair_blocks_that_share_b_only_when_asked(monkeypatch):
         tiles.matmul.specialization([f32] * 3, dict(tm=128, tn=128, tk=32)),  # tfloat32
     ]
     a16 = np.zeros((64, 64), np.float16)
-    from tile.test_cutile_compat import _mm_persistent  # noqa: PLC0415
-    others.append(_mm_persistent._spec_for((a16, a16, a16, 128, 128, 64), {}))
+    others.append(tiles.matmul_persistent._spec_for((a16, a16, a16, 128, 128, 64), {}))
     for s in others:
         assert builds.CLUSTER not in builds.target_for(s, "sm_90a").options
-
-
-@ct.kernel
-def _persistent(A, B, Out, tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.Constant[int]):
-    tiles_n = ct.cdiv(B.shape[1], tn)
-    for t in range(ct.bid(0), ct.cdiv(A.shape[0], tm) * tiles_n, ct.num_blocks(0)):
-        acc = ct.full((tm, tn), 0, dtype=ct.float32)
-        for k in range(ct.num_tiles(A, axis=1, shape=(tm, tk))):
-            a = ct.load(A, index=(t // tiles_n, k), shape=(tm, tk),
-                        padding_mode=ct.PaddingMode.ZERO)
-            b = ct.load(B, index=(k, t % tiles_n), shape=(tk, tn),
-                        padding_mode=ct.PaddingMode.ZERO)
-            acc = ct.mma(a, b, acc)
-        ct.store(Out, index=(t // tiles_n, t % tiles_n), tile=acc.astype(Out.dtype))
 
 
 @pytest.mark.parametrize("tiles_mnk", [(128, 256, 64), (256, 128, 64)])
@@ -323,9 +308,9 @@ def test_a_persistent_loops_epilogue_leaves_its_registers(tiles_mnk):
     ptxas keeps the loop in registers (with the tested path inline: 254 registers and 1.2 KiB
     of spills, 490 against 618 TFLOP/s on the H200)."""
     a16 = np.zeros((4096, 4096), np.float16)
-    r = _persistent.resources(a16, a16, a16, *tiles_mnk, arch="sm_90a")
+    r = tiles.matmul_persistent.resources(a16, a16, a16, *tiles_mnk, arch="sm_90a")
     assert r.spill_stores == 0 and r.registers < 200, r
     # (a store after the kernel's loops keeps the tested path inline)
-    assert "tt::tile::store_fragments<-1, true>(Out, " in \
-        _persistent.cuda_source(a16, a16, a16, *tiles_mnk)
+    assert "tt::tile::store_fragments<-1, true>(C, " in \
+        tiles.matmul_persistent.cuda_source(a16, a16, a16, *tiles_mnk)
     assert "tt::tile::store_fragments(C, " in tiles.matmul.cuda_source(a16, a16, a16, *tiles_mnk)

@@ -51,6 +51,21 @@ def bmm(A, B, C, tm: ConstInt, tn: ConstInt, tk: ConstInt):
 
 
 @ct.kernel
+def matmul_persistent(A, B, C, tm: ConstInt, tn: ConstInt, tk: ConstInt):
+    """A persistent matmul as cuTile's MatMul sample writes it: each block loops over output
+    tiles bid(0), bid(0) + num_blocks(0), ... (float32 operands through tfloat32)."""
+    dt = ct.tfloat32 if A.dtype == ct.float32 else A.dtype
+    tiles_n = ct.cdiv(B.shape[1], tn)
+    for t in range(ct.bid(0), ct.cdiv(A.shape[0], tm) * tiles_n, ct.num_blocks(0)):
+        acc = ct.full((tm, tn), 0, dtype=ct.float32)
+        for k in range(ct.num_tiles(A, axis=1, shape=(tm, tk))):
+            a = ct.load(A, index=(t // tiles_n, k), shape=(tm, tk), padding_mode=PAD_ZERO)
+            b = ct.load(B, index=(k, t % tiles_n), shape=(tk, tn), padding_mode=PAD_ZERO)
+            acc = ct.mma(a.astype(dt), b.astype(dt), acc)
+        ct.store(C, index=(t // tiles_n, t % tiles_n), tile=acc.astype(C.dtype))
+
+
+@ct.kernel
 def softmax(input, output, B: ConstInt, N: ConstInt):
     """cuTile's softmax test kernel: B rows of N per block."""
     rows = ct.load(input, index=(ct.bid(0), 0), shape=(B, N))
@@ -331,6 +346,8 @@ EXAMPLES = {
     "matmul_8warps": [example(_f16, _f16, _f16, tm=128, tn=256, tk=64),
                       example(_bf16, _bf16, _bf16, tm=128, tn=128, tk=64)],
     "matmul_fp32": [example(_f32, _f32, _f32, tm=32, tn=32, tk=8)],
+    "matmul_persistent": [example(_f16, _f16, _f16, tm=128, tn=256, tk=64),
+                          example(_f32, _f32, _f32, tm=128, tn=128, tk=32)],
     "bmm": [example(ArrayType(float16, 3, "C"), ArrayType(float16, 3, "C"),
                     ArrayType(float16, 3, "C"), tm=128, tn=128, tk=64)],
     "softmax": [example(_f32, _f32, B=2, N=64)],

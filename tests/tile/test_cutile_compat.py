@@ -4,6 +4,7 @@ import re
 
 import numpy as np
 import pytest
+from kernels import tiles
 
 import threadtile.tile as ct
 from threadtile.tile.hostapi import ByTarget
@@ -294,34 +295,19 @@ def test_load_of_shape_empty_is_one_element(target):
         assert _scalar_load.compile(ids, x, x[:3], arch=arch).cubin[:4] == b"\x7fELF"
 
 
-@ct.kernel
-def _mm_persistent(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.Constant[int]):
-    dt = ct.tfloat32 if A.dtype == ct.float32 else A.dtype  # (as cuTile's MatMul sample)
-    tiles_n = ct.cdiv(B.shape[1], tn)
-    for t in range(ct.bid(0), ct.cdiv(A.shape[0], tm) * tiles_n, ct.num_blocks(0)):
-        acc = ct.full((tm, tn), 0, dtype=ct.float32)
-        for k in range(ct.num_tiles(A, axis=1, shape=(tm, tk))):
-            a = ct.load(A, index=(t // tiles_n, k), shape=(tm, tk),
-                        padding_mode=ct.PaddingMode.ZERO)
-            b = ct.load(B, index=(k, t % tiles_n), shape=(tk, tn),
-                        padding_mode=ct.PaddingMode.ZERO)
-            acc = ct.mma(a.astype(dt), b.astype(dt), acc)
-        ct.store(C, index=(t // tiles_n, t % tiles_n), tile=acc.astype(C.dtype))
-
-
 def test_a_persistent_k_loop_gets_two_warpgroups(target, rng):
     """A 128x128 k loop inside a loop over tiles (one block a multiprocessor) gets 8 warps;
     the same tiles in a plain kernel 4 (test_the_block_is_sized_for_the_accumulator)."""
     a16 = np.zeros((64, 64), np.float16)
     assert re.search(r"__launch_bounds__\(256[ )]",
-                     _mm_persistent.cuda_source(a16, a16, a16, 128, 128, 64))
+                     tiles.matmul_persistent.cuda_source(a16, a16, a16, 128, 128, 64))
     assert re.search(r"__launch_bounds__\(128[ )]",
-                     _mm_persistent.cuda_source(a16, a16, a16, 64, 128, 64))
+                     tiles.matmul_persistent.cuda_source(a16, a16, a16, 64, 128, 64))
     m, k, n = 300, 200, 260
     a = rng.standard_normal((m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)
     c = target.to_device(np.full((m, n), np.nan, np.float16))
-    target.launch_tile(_mm_persistent, 3, target.to_device(a), target.to_device(b), c,
+    target.launch_tile(tiles.matmul_persistent, 3, target.to_device(a), target.to_device(b), c,
                        128, 128, 64)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(target.to_host(c).astype(np.float64), ref, rtol=2e-3,
@@ -334,9 +320,9 @@ def test_a_persistent_tfloat32_k_loop_gets_two_warpgroups_at_any_depth():
     f32 = np.zeros((64, 64), np.float32)
     for tk in (32, 64):
         assert re.search(r"__launch_bounds__\(256[ )]",
-                         _mm_persistent.cuda_source(f32, f32, f32, 128, 128, tk))
+                         tiles.matmul_persistent.cuda_source(f32, f32, f32, 128, 128, tk))
     assert re.search(r"__launch_bounds__\(128[ )]",
-                     _mm_persistent.cuda_source(f32, f32, f32, 64, 128, 32))
+                     tiles.matmul_persistent.cuda_source(f32, f32, f32, 64, 128, 32))
 
 
 @ct.kernel
