@@ -261,6 +261,22 @@ def test_a_batched_k_loop_is_one_operation(target, rng, dtype):
         assert src.cubin[:4] == b"\x7fELF" and "tt::tile::batch_view(" in src.source
 
 
+@pytest.mark.parametrize("k", [96, 32])
+def test_a_batched_k_loop_of_k_32_in_half_steps(target, rng, k):
+    """K 32, 16-bit: on sm_90a the Hopper loop takes two k a step; with an odd count the last
+    step's copies reach into the next batch's rows of B (or past the last), which it must not
+    multiply."""
+    nb, m, n = 3, 128, 128
+    a = rng.standard_normal((nb, m, k)).astype(np.float16)
+    b = rng.standard_normal((nb, k, n)).astype(np.float16)
+    c = target.to_device(np.full((nb, m, n), np.nan, np.float16))
+    target.launch_tile(_bmm, (2, 2, nb), target.to_device(a), target.to_device(b), c,
+                       64, 64, 32)
+    ref = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(target.to_host(c).astype(np.float64), ref, rtol=2e-3,
+                               atol=2e-3 * 8 * np.abs(ref).max())
+
+
 def test_tfloat32_rounds_to_nearest_even():
     """astype(tfloat32) rounds as cuBLAS's TF32 and cuTile do (measured on an H100): to
     nearest, ties to even; infinities and NaN are kept."""
