@@ -330,6 +330,25 @@ def test_a_persistent_k_loop_gets_two_warpgroups(target, rng):
                                atol=2e-2 * np.abs(ref).max())
 
 
+@pytest.mark.parametrize(("shape", "tiles_mnk"), [((200, 96, 136), (64, 64, 32)),
+                                                 ((256, 128, 256), (64, 128, 64))])
+def test_a_persistent_loops_store_inside_and_at_the_edges(target, rng, shape, tiles_mnk):
+    """A store from fragments inside the loop over tiles, in a block without a producer
+    warpgroup: on sm_90a the tiles inside the array take tile/mma.h's interior path and
+    those at its edges the bounds-tested one, out of line; every element written once."""
+    m, k, n = shape
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    assert "tt::tile::store_fragments<-1, true>(" in \
+        tiles.matmul_persistent.cuda_source(a, b, a, *tiles_mnk)
+    c = target.to_device(np.full((m, n), np.nan, np.float16))
+    target.launch_tile(tiles.matmul_persistent, 5, target.to_device(a), target.to_device(b), c,
+                       *tiles_mnk)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(target.to_host(c).astype(np.float64), ref, rtol=2e-3,
+                               atol=2e-2 * np.abs(ref).max())
+
+
 def test_a_persistent_tfloat32_k_loop_gets_two_warpgroups_at_any_depth():
     """float32 operands through tfloat32: 128x128 tiles in a loop over tiles get 8 warps with
     32-deep steps too (their Hopper loop steps 32 deep either way)."""

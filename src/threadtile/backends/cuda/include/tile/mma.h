@@ -425,9 +425,12 @@ __device__ __forceinline__ void store_fragments_checked(const Arr& a,
 // ... out of line, where the interior path is inline beside it: its per-pair coordinates and
 // bounds then take no registers on the interior's path (a persistent 128x256 matmul's loop
 // over tiles spilled 1.2 KiB with them inline, H200 490 against 618 TFLOP/s)
+// (everything by value: an argument by reference must have an address, and the tile and the
+// array then went through local memory on every call of store_fragments, taken or not)
+template <int R> struct Coords { int64_t v[R]; };
 template <int RR, int R, class Arr, class X>
-__device__ __noinline__ void store_fragments_edge(const Arr& a, const X& x, const int64_t* ix) {
-  store_fragments_checked<RR, R>(a, x, ix);
+__device__ __noinline__ void store_fragments_edge(const Arr a, const X x, const Coords<R> ix) {
+  store_fragments_checked<RR, R>(a, x, ix.v);
 }
 
 // an R-d array (R >= 2) takes the tile's rows along axis RA (RA < 0: R - 2) and its columns
@@ -464,7 +467,10 @@ __device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, N
     const int64_t r0 = ix[RR] * M, c0 = ix[R - 1] * N;
     if (r0 < 0 || c0 < 0 || r0 + M > a.shape[RR] || c0 + N > a.shape[R - 1] ||
         stride_of(a, R - 1) != 1) {
-      store_fragments_edge<RR, R>(a, x, ix);
+      Coords<R> c;
+#pragma unroll
+      for (int d = 0; d < R; ++d) c.v[d] = ix[d];
+      store_fragments_edge<RR, R>(a, x, c);
       return;
     }
     const int t = tid(), w = t / 32, lane = t % 32;
