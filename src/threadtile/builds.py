@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import os
 
+from . import blockfit
 from .compiler import Specialization, Target, wants_producer
 from .ir import clusters
 from .runtime import launcher as rt_launcher
@@ -66,7 +67,7 @@ def precompile(launches, arch: str | None = None) -> int:
             cuda = spec.cuda
             jobs.append(pc.Job(cubin_key(spec, t), cuda.text, t.arch, cuda.entry, t.options,
                                cuda.fit_threads, cuda.scratch_for(t.arch)))
-        return pc.compile_many(jobs, worker="threadtile.blockfit")
+        return pc.compile_many(jobs, worker=blockfit.__name__)
     except Exception:  # noqa: BLE001  (each launch compiles its own and reports)
         return 0
 

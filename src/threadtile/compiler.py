@@ -335,9 +335,7 @@ def cubin_key(spec: Specialization, target: Target) -> str:
     a kernel the occupancy rule may refit has the rule's numbers in it too)."""
     return cache.make_key("cubin", spec.cuda.text, target.arch, " ".join(target.options),
                           nvrtc.compiler_id(), _headers_fingerprint(),
-                          *((blockfit.rule(), str(spec.cuda.fit_threads),
-                             str(spec.cuda.scratch_for(target.arch)))
-                            if spec.cuda.fit_threads else ()))
+                          *((blockfit.rule(),) if spec.cuda.fit_threads else ()))
 
 
 def compile(spec: Specialization, target: Target) -> Build:  # noqa: A001  (the pipeline's name)

@@ -9,10 +9,12 @@ import pytest
 
 import threadtile as tt
 import threadtile.tile as ct
-from threadtile import compiler
+from threadtile import blockfit, compiler
 from threadtile.builds import precompile, target_for
 from threadtile.runtime import cache, nvrtc
 from threadtile.runtime import parallel_compile as pc
+
+WORKER = blockfit.__name__  # the worker precompile runs
 
 
 @ct.kernel
@@ -63,13 +65,13 @@ def test_workers_fill_the_cache_the_compiler_reads(fresh_cache, monkeypatch):
         b = compiler.compile(spec, t)
         assert b.cubin == cache.get(job.key) and len(b.cubin) > 1000
     # everything cached: nothing to do
-    assert pc.compile_many([j for _, _, j in jobs], workers=2) == 0
+    assert pc.compile_many([j for _, _, j in jobs], worker=WORKER, workers=2) == 0
 
 
 def test_a_job_that_fails_is_left_to_the_launch(fresh_cache):
     (spec, t, good), = _jobs()[:1]
     bad = pc.Job("0" * 64, "this is not C++", "sm_90", "bad")
-    assert pc.compile_many([good, bad], workers=2) == 1
+    assert pc.compile_many([good, bad], worker=WORKER, workers=2) == 1
     assert cache.get(good.key) is not None and cache.get(bad.key) is None
 
 
@@ -81,9 +83,10 @@ def test_precompile_leaves_failures_to_the_launches(fresh_cache):
 
 def test_off_by_environment_or_for_one_job(fresh_cache, monkeypatch):
     jobs = [j for _, _, j in _jobs()]
-    assert pc.compile_many(jobs[:1], workers=2) == 0  # one job: compiled where it is needed
+    # one job: compiled where it is needed
+    assert pc.compile_many(jobs[:1], worker=WORKER, workers=2) == 0
     monkeypatch.setenv(pc.ENV, "0")
-    assert pc.compile_many(jobs, workers=2) == 0
+    assert pc.compile_many(jobs, worker=WORKER, workers=2) == 0
     assert all(cache.get(j.key) is None for j in jobs)
 
 
@@ -95,8 +98,6 @@ def test_the_workers_apply_the_occupancy_rule(fresh_cache, tmp_path, monkeypatch
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tile"))
     from test_tile_gather_operand import _args, gathered_product
-
-    from threadtile import blockfit
 
     launches = [(gathered_product.replace_hints(), [*_args()] + [128, 128, 64]), _launches()[0]]
     assert precompile(launches, arch="sm_90a") == 2

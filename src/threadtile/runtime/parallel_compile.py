@@ -2,9 +2,9 @@
 
 NVRTC serializes the compiles of one process, so a dozen configurations of a tile matmul took
 a dozen seconds cold, one after another. :func:`compile_many` hands the compiles that the
-cubin cache lacks to up to one worker process per CPU (``python -m
-threadtile.runtime.parallel_compile``, the jobs as JSON on its standard input: no
-``multiprocessing``, which would import the user's ``__main__`` again in every worker), each
+cubin cache lacks to up to one worker process per CPU (``python -m threadtile.blockfit``,
+the jobs as JSON on its standard input: no ``multiprocessing``, which would import the
+user's ``__main__`` again in every worker), each
 writing its cubins into the same cache; the launches that follow find them there. A job that
 fails is left alone: the launch compiles it again and reports its error as usual.
 ``THREADTILE_PARALLEL_COMPILE=0`` turns it off.
@@ -37,14 +37,14 @@ class Job:
     scratch: int = 0
 
 
-def compile_many(jobs: list[Job], workers: int | None = None,
-                 timeout: float | None = 600.0, worker: str = __name__) -> int:
+def compile_many(jobs: list[Job], *, worker: str, workers: int | None = None,
+                 timeout: float | None = 600.0) -> int:
     """Compile the ``jobs`` whose cubins are not in the cache, in parallel processes; returns
     how many cubins the workers wrote. Nothing happens for fewer than two missing jobs, with
     ``THREADTILE_PARALLEL_COMPILE=0``, or on one CPU. ``worker`` is the module each process
-    runs (``python -m``): this one compiles each job plainly with NVRTC; another serves the
-    jobs with its own compile through :func:`serve` (threadtile.blockfit: the occupancy
-    rule's)."""
+    runs (``python -m``), which serves the jobs through :func:`serve` with the compile the
+    compiler's own path makes (``threadtile.blockfit``: the occupancy rule's), so that the
+    cubins cached are the ones a launch would have built."""
     seen: set[str] = set()
     todo = []
     for j in jobs:
@@ -92,14 +92,3 @@ def serve(compile_job) -> None:
             continue
         done += bool(cache.put(j["key"], bytes(cubin)))
     print(done)
-
-
-def _plain(j: dict) -> bytes:
-    from . import nvrtc  # noqa: PLC0415
-
-    return nvrtc.compile_cubin(j["text"], j["arch"], name=f"{j['entry']}.cu",
-                               options=j["options"])
-
-
-if __name__ == "__main__":
-    serve(_plain)

@@ -296,7 +296,7 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
     return CudaSource("\n".join(out) + "\n", cxx_function_name(module.kernel.name), scratch,
                       scratch_sm90a, maps, cooperative(module),
                       tuple(raises.describe(k) for k in raised),
-                      coop_block or (), tiles.tensormap_rows(module), fit or 0)
+                      coop_block or (), tiles.tensormap_rows(module), fit)
 
 
 class FunctionEmitter:
