@@ -318,9 +318,9 @@ __host__ __device__ constexpr int step_for(int m, int n, int k, int isz, int nt)
 
 // The shared memory the loop needs (the formula of ir/tiling.py, sm90_bytes):
 // 1024 bytes of alignment slack, S stages of A and B, and 2 S mbarriers. A step is K deep
-// (the loop's K_, a part of it, or two of it: step_for); a stage holds A in K / AW chunks of M rows of AW
-// elements (rows of 128 bytes, or one chunk of 64-byte rows), then B in N / 64 chunks of K rows
-// of 64 columns.
+// (the loop's K_, a part of it, or two of it: step_for); a stage holds A in K / AW chunks of
+// M rows of AW elements (rows of 128 bytes, or one chunk of 64-byte rows), then B in N / 64
+// chunks of K rows of 64 columns.
 template <class TA, int NT, int M, int N, int K_>
 struct Plan {
   static constexpr int ISZ = int(sizeof(TA));
@@ -433,11 +433,8 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
   // The descriptors' words (desc_lo, desc_hi): the low one holds the address, so a stage's or
   // a k step's descriptor is the first one's plus a constant (addresses stay under 256 KiB).
   constexpr int ISZ = P::ISZ;
-  const uint32_t a_lo = (((saddr(As) + 64 * wg * AW * ISZ) & 0x3FFFF) >> 4) | (1u << 16);
-  const uint32_t a_hi = uint32_t(8 * P::ROW >> 4) | ((P::ROW == 128 ? 1u : 2u) << 30);
-  const uint32_t b_lo = ((saddr(Bs) & 0x3FFFF) >> 4) | (uint32_t(64 * K * ISZ >> 4) << 16);
-  const uint32_t b_hi = uint32_t(1024 >> 4) | (1u << 30);
-  auto word = [](uint32_t lo_, uint32_t hi_) { return (uint64_t(hi_) << 32) | lo_; };
+  const uint32_t a_lo = desc_lo(As + 64 * wg * AW, 16), b_lo = desc_lo(Bs, 64 * K * ISZ);
+  constexpr uint32_t a_hi = desc_hi(8 * P::ROW, P::ROW), b_hi = desc_hi(1024);
   int s = 0, rs = 0;          // this step's stage, and the next one to release
   uint32_t ph = 0, rph = 0;   // the parities of their uses
   // step k, its first SUB::value substeps of 16 (all K / 16 but in a tail)
@@ -452,11 +449,11 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
     for (int kk = 0; kk < SUB; ++kk) {
       // A K-major: chunks of M rows of AW elements, rows of ROW bytes; B chunks of 64 columns
       constexpr int CH = AW / 16;
-      const uint64_t db = word(sb + uint32_t(kk * 16 * 64 * ISZ >> 4), b_hi);
+      const uint64_t db = desc_word(sb, b_hi, kk * 16 * 64 * ISZ);
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         const int off = ((kk / CH) * (M * AW) + (kk % CH) * 16 + 64 * P::WG * r * AW) * ISZ;
-        wgmma<N, kind<TA>::value, R>(acc + 4 * r, word(sa + uint32_t(off >> 4), a_hi), db);
+        wgmma<N, kind<TA>::value, R>(acc + 4 * r, desc_word(sa, a_hi, off), db);
       }
     }
     wg_commit();

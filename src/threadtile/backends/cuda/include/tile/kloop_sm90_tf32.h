@@ -161,9 +161,8 @@ __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorM
   }
 #endif
   // A's stage as wgmma's second operand: K-major, all M rows, rows of ROW bytes swizzled
-  const uint32_t a_lo = ((saddr(As) & 0x3FFFF) >> 4) | (1u << 16);
-  const uint32_t a_hi = uint32_t(8 * P::ROW >> 4) | ((P::ROW == 128 ? 1u : 2u) << 30);
-  auto word = [](uint32_t lo_, uint32_t hi_) { return (uint64_t(hi_) << 32) | lo_; };
+  const uint32_t a_lo = desc_lo(As, 16);
+  constexpr uint32_t a_hi = desc_hi(8 * P::ROW, P::ROW);
   // B^T's fragments: a[h + 2 jj] is row g + 8h (column col(r, h) of B), k = q4 + 4 jj of the
   // substep; its byte offset in a stage's B, the substep adding 8 rows of 128 bytes
   uint32_t boff[R][4];
@@ -208,7 +207,7 @@ __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorM
 #pragma unroll
     for (int kk = 0; kk < K / 8; ++kk) {
       const int koff = ((kk * 8) / AW) * (M * AW * 4) + ((kk * 8) % AW) * 4;  // bytes
-      const uint64_t db = word(sa + uint32_t(koff >> 4), a_hi);
+      const uint64_t db = desc_word(sa, a_hi, koff);
 #pragma unroll
       for (int r = 0; r < R; ++r) wgmma_tf32<M>(d[r], f[kk][r], db);
     }
