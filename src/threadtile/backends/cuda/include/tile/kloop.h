@@ -64,22 +64,57 @@ __device__ __forceinline__ bool mma_loop_async(const ArrA& A, const ArrB& B, int
     const int64_t n = cols - col;
     return row < rows && n > 0 ? int(n < C ? n : C) * int(sizeof(T)) : 0;
   };
+  constexpr int KC = K / C, NC = N / C;      // 16-byte copies in a row of A's, B's tile
+  constexpr int CA = M * KC, CB = K * NC;     // copies of a step
+  constexpr int IA = (CA + NT - 1) / NT, IB = (CB + NT - 1) / NT;  // a thread's, at most
+  // Where the block's threads cover whole rows (NT a multiple of a row's copies), thread t's
+  // copies of every step are rows r0 + i NT / KC (A) and r0' + i NT / NC (B), at one column:
+  // their addresses are a base fixed over the loop plus compile-time multiples of the row
+  // stride, their bounds a compare or two; the steady step is a few instructions a copy.
+  constexpr bool ROWS = NT % KC == 0 && NT % NC == 0;
+  const int64_t rows_a = A.shape[0], cols_a = A.shape[1], rows_b = B.shape[0];
+  const int ra0 = t / KC, qa = C * (t % KC), rb0 = t / NC, qb = C * (t % NC);
+  const int64_t a_left = rows_a - (bi * M + ra0);  // A's copy i inside iff i NT / KC < this
+  const T* pa = A.data + (bi * M + ra0) * lda + qa;
+  const T* pb = B.data + rb0 * ldb + bj * N + qb;
+  const int nb = inside(0, bj * N + qb, 1, B.shape[1]);  // B's column: bytes inside
   auto issue = [&](int64_t k, int s) {  // step k's tiles into buffer s
     T* as = buf + s * BUF;
     T* bs = as + AS;
+    if constexpr (ROWS) {
+      const int64_t kk = k * K;
+      const int na = inside(0, kk + qa, 1, cols_a);  // A's column this step
 #pragma unroll
-    for (int c = t; c < M * K / C; c += NT) {
-      const int r = c / (K / C), q = C * (c % (K / C));
-      const int64_t gr = bi * M + r, gc = k * K + q;
-      const int n = inside(gr, gc, A.shape[0], A.shape[1]);
-      copy(as + r * LD + q, n ? A.data + gr * lda + gc : A.data, n);
-    }
+      for (int i = 0; i < IA; ++i) {
+        const int r = ra0 + i * (NT / KC);
+        if (CA % NT == 0 || r < M) {
+          const int n = i * (NT / KC) < a_left ? na : 0;
+          copy(as + r * LD + qa, n ? pa + i * (NT / KC) * lda + kk : A.data, n);
+        }
+      }
 #pragma unroll
-    for (int c = t; c < K * N / C; c += NT) {
-      const int r = c / (N / C), q = C * (c % (N / C));
-      const int64_t gr = k * K + r, gc = bj * N + q;
-      const int n = inside(gr, gc, B.shape[0], B.shape[1]);
-      copy(bs + r * LDB + q, n ? B.data + gr * ldb + gc : B.data, n);
+      for (int i = 0; i < IB; ++i) {
+        const int r = rb0 + i * (NT / NC);
+        if (CB % NT == 0 || r < K) {
+          const int n = kk + r < rows_b ? nb : 0;
+          copy(bs + r * LDB + qb, n ? pb + (kk + i * (NT / NC)) * ldb : B.data, n);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int c = t; c < CA; c += NT) {
+        const int r = c / KC, q = C * (c % KC);
+        const int64_t gr = bi * M + r, gc = k * K + q;
+        const int n = inside(gr, gc, rows_a, cols_a);
+        copy(as + r * LD + q, n ? A.data + gr * lda + gc : A.data, n);
+      }
+#pragma unroll
+      for (int c = t; c < CB; c += NT) {
+        const int r = c / NC, q = C * (c % NC);
+        const int64_t gr = k * K + r, gc = bj * N + q;
+        const int n = inside(gr, gc, rows_b, B.shape[1]);
+        copy(bs + r * LDB + q, n ? B.data + gr * ldb + gc : B.data, n);
+      }
     }
   };
   block_sync();  // the scratch's previous user is done with it
@@ -88,13 +123,16 @@ __device__ __forceinline__ bool mma_loop_async(const ArrA& A, const ArrB& B, int
     if (lo + s < hi) issue(lo + s, s);
     asm volatile("cp.async.commit_group;" ::: "memory");  // empty groups keep the count
   }
+  int cur = 0, next = S - 1;  // step k's buffer, step k + S - 1's
   for (int64_t k = lo; k < hi; ++k) {
     asm volatile("cp.async.wait_group %0;" ::"n"(S - 2) : "memory");  // step k has landed
     block_sync();  // for every thread; and every warp is done with step k - 1's buffer
-    if (k + S - 1 < hi) issue(k + S - 1, int((k - lo + S - 1) % S));
+    if (k + S - 1 < hi) issue(k + S - 1, next);
     asm volatile("cp.async.commit_group;" ::: "memory");
-    const T* cur = buf + ((k - lo) % S) * BUF;
-    warp_mma<P, NT, M, N, P::kind == 3>(acc, cur, cur + AS);
+    const T* b = buf + cur * BUF;
+    warp_mma<P, NT, M, N, P::kind == 3>(acc, b, b + AS);
+    cur = cur == S - 1 ? 0 : cur + 1;
+    next = next == S - 1 ? 0 : next + 1;
   }
   asm volatile("cp.async.wait_group 0;" ::: "memory");
   block_sync();  // the scratch is free again
