@@ -69,7 +69,8 @@ def tiles_for(m: int, k: int, n: int, swiglu: bool = False) -> tuple[int, int, i
     at least 16). ``swiglu``: tn is half the accumulator's width (gate and up side by side).
     With few rows (decode's batch) the weight is all of the memory traffic, and 128 x 256
     tiles would stream it through a dozen blocks: tn halves (down to 32) until there are
-    ``MIN_BLOCKS`` blocks."""
+    ``MIN_BLOCKS`` blocks, and tk doubles (to 128) while a step would copy less than
+    ``MIN_STEP_BYTES`` of the weight."""
     tn = _pow2_at_most(n, 128 if swiglu else 256)
     tm = _pow2_at_most(m, 128)
     if swiglu:
@@ -77,7 +78,12 @@ def tiles_for(m: int, k: int, n: int, swiglu: bool = False) -> tuple[int, int, i
             tn //= 2
     while tn > 32 and -(-m // tm) * -(-n // tn) < MIN_BLOCKS:
         tn //= 2
-    return tm, tn, _pow2_at_most(k, 64)
+    tk = _pow2_at_most(k, 64)
+    width = 2 * tn if swiglu else tn  # of the accumulator, and of B's tile
+    while tk < 128 and tk < k and tk * width * 2 < MIN_STEP_BYTES:
+        tk *= 2
+    return tm, tn, tk
 
 
-MIN_BLOCKS = 256  # about two blocks a multiprocessor on an H100 or H200 (132)
+MIN_BLOCKS = 128  # about one block a multiprocessor on an H100 or H200 (132)
+MIN_STEP_BYTES = 8192  # of the weight (bfloat16) a k step copies, at the least

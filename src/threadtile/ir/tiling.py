@@ -136,15 +136,24 @@ def staged_bytes(a: TileType, b: TileType, stages: int = STAGES) -> int:
     return stages * mma_bytes(a, b, fragments=True)
 
 
+STAGES_FEW_ROWS = 4  # for tiles of FEW_ROWS rows or fewer (below)
+FEW_ROWS = 32  # a tile of so few rows reuses each of B's elements little: its loop is bound by
+# the copies in flight, and a fourth buffer keeps more of them (decode's 32 x 14336 @ 14336 x
+# 4096 on 32x32x128 tiles, one block a multiprocessor: 75.7 -> 67.1 us on the H200; more
+# buffers lose where several blocks share a multiprocessor, as the wide SwiGLU's do)
+
+
 def staged_stages(a: TileType, b: TileType, threads: int) -> int:
-    """The buffers the staged k loop's asynchronous copies take for these operands: STAGES,
-    or 2 where STAGES do not fit an sm_80 block; 0 (one buffer, filled element by element)
-    where two do not fit either or a warp's blocks lie in strips shared with other warps
-    (the warps neither a multiple nor a divisor of M / MMA_M)."""
+    """The buffers the staged k loop's asynchronous copies take for these operands: STAGES
+    (STAGES_FEW_ROWS for tiles of FEW_ROWS rows or fewer), or 2 where those do not fit an
+    sm_80 block; 0 (one buffer, filled element by element) where two do not fit either or a
+    warp's blocks lie in strips shared with other warps (the warps neither a multiple nor a
+    divisor of M / MMA_M)."""
     nw, mb = threads // 32, a.shape[0] // MMA_M
     if not (nw % mb == 0 or mb % nw == 0):
         return 0
-    for s in (STAGES, 2):
+    deep = STAGES_FEW_ROWS if a.shape[0] <= FEW_ROWS else STAGES
+    for s in (deep, STAGES, 2):
         if staged_bytes(a, b, s) <= STAGED_MAX_BYTES:
             return s
     return 0
