@@ -209,6 +209,33 @@ def test_batched_k_loop_on_tensor_maps_of_the_rows(gen, dtype, shape):
         assert maps and maps[0] != tensormaps.ZERO
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize(("warps", "tiles_mnk", "shape"), [
+    (4, (32, 32, 64), (20, 200, 72)),     # rows and columns past the arrays, a part step
+    (4, (32, 32, 128), (40, 1000, 100)),
+    (4, (16, 32, 32), (16, 96, 64)),      # fewer copies of A than threads
+    (1, (16, 256, 16), (16, 100, 520)),   # tfloat32: a row of B is more copies than threads
+    (None, (32, 64, 64), (96, 4100, 200)),
+], ids=["4w-32x32x64", "4w-32x32x128", "4w-16x32x32", "1w-16x256x16", "auto-32x64x64"])
+def test_few_row_k_loops_take_the_staged_loop(gen, dtype, warps, tiles_mnk, shape):
+    """GPU only: which C++ loop a build takes has no simulator meaning. Tiles of 32 rows or
+    fewer run the staged loop with four buffers (ir/tiling.py STAGES_FEW_ROWS) whose copies
+    are a base address and compile-time row steps where the block covers whole rows
+    (tile/kloop.h), the general indexing otherwise; both zero what lies past the arrays."""
+    kern = ct.kernel(num_warps=warps)(tiles.matmul.py_func)
+    m, k, n = shape
+    dt = getattr(torch, dtype)
+    tm, tn, tk = tiles_mnk
+    a, b = randn(gen, m, k, dtype=dt), randn(gen, k, n, dtype=dt)
+    if dtype == "float32":
+        a, b = _tf32(a), _tf32(b)
+    c = nans(m, n, dtype=dt)
+    launch(kern, (cdiv(m, tm), cdiv(n, tn)), a, b, c, tm, tn, tk)
+    dot_close(c, a, b, u_out=U_OUT.get(dtype, U32))
+    spec = next(iter(kern._dispatch.values()))
+    assert "mma_loop" in spec.source and ", 4>(" in spec.source
+
+
 def _tf32(x):
     """x rounded to tfloat32 (10 mantissa bits, to nearest, ties to even)."""
     i = x.view(torch.int32)

@@ -81,6 +81,16 @@ def test_k_loops_whose_staged_buffers_would_not_fit_take_fewer():
     assert "mma_loop_staged" in src and "#define TT_SCRATCH_BYTES 162816" in src
 
 
+def test_few_row_k_loops_take_four_buffers():
+    # 32 rows or fewer (ir/tiling.py FEW_ROWS): four staged buffers; 64 rows: three
+    f16 = np.zeros((64, 64), np.float16)
+    src = tiles.matmul.cuda_source(f16, f16, f16, tm=32, tn=32, tk=64)
+    assert "mma_loop_staged<__half, tile_f16_32x64, tile_f16_64x32, 4>(" in src
+    assert f"#define TT_SCRATCH_BYTES {4 * (32 * 72 + 64 * 40) * 2}" in src
+    src = tiles.matmul.cuda_source(f16, f16, f16, tm=64, tn=32, tk=64)
+    assert "mma_loop_staged<__half, tile_f16_64x64, tile_f16_64x32, 3>(" in src
+
+
 def test_accumulator_layout_only_where_every_use_allows_it():
     f32 = np.zeros((64, 64), np.float32)
     # float32 @ float32 multiplies with FMAs: its accumulator stays blocked
@@ -101,7 +111,7 @@ def test_accumulator_layout_only_where_every_use_allows_it():
 def test_float32_matmul_goes_through_tfloat32():
     f32 = np.zeros((64, 64), np.float32)
     src = tiles.matmul.cuda_source(f32, f32, f32, tm=32, tn=32, tk=16)
-    assert "tt::tile::mma_loop_staged<tt::tile::tf32, tile_f32_32x16, tile_f32_16x32, 3>(" \
+    assert "tt::tile::mma_loop_staged<tt::tile::tf32, tile_f32_32x16, tile_f32_16x32, 4>(" \
         in src
     # outside a k loop of that form (here an accumulator of 2 16x8 blocks, too few for 4 warps'
     # fragments), the cast is written out
