@@ -210,6 +210,11 @@ def _compile_cases():
          {"tm": tm, "tn": tn, "tk": tk}),
         ("matmul_add", (z(t, f), z(f, hd), z(t, hd), z(t, hd)), {"tm": tm, "tn": tn, "tk": tk}),
         ("matmul_swiglu", (z(t, hd), z(hd, 2 * f), z(t, f)), {"tm": stm, "tn": stn, "tk": stk}),
+        # decode's projections: 32 rows (the staged loop, four buffers)
+        ("matmul_add", (z(32, f), z(f, hd), z(32, hd), z(32, hd)),
+         dict(zip(("tm", "tn", "tk"), tiles_for(32, f, hd)))),
+        ("matmul_swiglu", (z(32, hd), z(hd, 2 * f), z(32, f)),
+         dict(zip(("tm", "tn", "tk"), tiles_for(32, hd, f, swiglu=True)))),
         ("matmul_swiglu_two", (z(t, hd), z(hd, f), z(hd, f), z(t, f)),
          {"tm": stm, "tn": stn, "tk": stk}),
         ("rope", (z(t, h, d), z(t, dt=np.int32), math.log2(c.rope_theta)), {"NH": h, "D": d}),
@@ -225,9 +230,23 @@ def _compile_cases():
     ]
 
 
+def test_tile_rule_at_8b_shapes():
+    """config.tiles_for: 128 x 256 x 64 for prefill's projections; for decode's 32 rows, tn
+    halved to one block a multiprocessor (128 blocks) and tk doubled while a step would copy
+    under 8 KiB of the weight; the packed SwiGLU's tn is half its accumulator's width."""
+    c = LLAMA3_8B
+    qkv = (c.heads + 2 * c.kv_heads) * c.head_dim
+    assert tiles_for(4096, c.hidden, qkv) == (128, 256, 64)
+    assert tiles_for(4096, c.hidden, c.mlp, swiglu=True) == (128, 128, 64)
+    assert tiles_for(32, c.hidden, qkv) == (32, 32, 128)       # 192 blocks
+    assert tiles_for(32, c.mlp, c.hidden) == (32, 32, 128)     # 128 blocks
+    assert tiles_for(32, c.hidden, c.mlp, swiglu=True) == (32, 64, 64)  # 224 blocks, 16 KiB
+    assert tiles_for(8, 64, 128) == (16, 32, 64)               # small: tk no deeper than K
+
+
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize(("name", "args", "consts"), _compile_cases(),
-                         ids=[c[0] for c in _compile_cases()])
+                         ids=[f"{c[0]}-{c[1][0].shape[0]}" for c in _compile_cases()])
 def test_kernels_compile_to_cubin_at_8b_shapes(name, args, consts, arch):
     cubin = compile_cubin(getattr(K, name), *args, arch=arch, **consts)
     assert cubin[:4] == b"\x7fELF"
