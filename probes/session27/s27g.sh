@@ -1,0 +1,10 @@
+export PYTHONUNBUFFERED=1 THREADTILE_COMMIT=${THREADTILE_COMMIT:-unknown}
+bash probe/nvsetup.sh 2>&1 | grep "^nvrtc ("
+python3 setup.py build_ext --inplace -q > /tmp/ext.log 2>&1 || tail -3 /tmp/ext.log
+cp src/threadtile/runtime/*.so probe/src_old/threadtile/runtime/
+for tree in probe/src_old src; do
+echo "== $tree"
+(cd bench && PYTHONPATH=$PWD/../$tree:$PWD/../examples THREADTILE_CACHE_DIR=/tmp/ttc-$RANDOM timeout 200 python3 llama.py --parts attention,layer 2>&1 | grep -v Warn | tail -8)
+done
+export PYTHONPATH=$PWD/src:$PWD/examples:$PWD/tests THREADTILE_CACHE_DIR=/tmp/tt-cache-$RANDOM
+echo "== GPU suite"; timeout 250 python3 -m pytest -m gpu -q -p no:cacheprovider -n 14 -rfEX tests 2>&1 | grep -v Warn | tail -8
