@@ -82,3 +82,30 @@ def test_the_path_is_reduce_split():
     src = row_reductions.cuda_source(np.zeros((16, 4), np.float32), v16, v16, v16, v16, R=16,
                                      C=4)
     assert "reduce_split<tt::tile::SUM, 4, 16>" in src
+
+
+@ct.kernel
+def center_rows(X, Y, M, R: ConstInt, C: ConstInt):
+    """Each row minus its maximum, and the maximum at both ends: the (R, 1) maxima, fewer than
+    the block's threads, broadcast back over the (R, C) tile and a (C, R) one."""
+    x = ct.load(X, index=(0, 0), shape=(R, C))
+    m = ct.max(x, axis=1, keepdims=True)
+    ct.store(Y, index=(0, 0), tile=x - m)
+    ct.store(M, index=(0, 0), tile=ct.broadcast_to(ct.reshape(m, (1, R)), (C, R)))
+
+
+@pytest.mark.parametrize(("r", "c"), [(4, 64), (2, 128), (8, 32), (1, 64), (16, 16), (32, 8)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int64, np.float64])
+def test_few_row_results_broadcast_back(target, rng, r, c, dtype):
+    """The broadcast of a replicated source of 32 elements or fewer takes warp shuffles on the
+    GPU (tile/shapes.h broadcast_smem), the scratch otherwise; values of every width."""
+    if np.issubdtype(dtype, np.integer):
+        x = rng.integers(-1000, 1000, (r, c)).astype(dtype)
+    else:
+        x = rng.standard_normal((r, c)).astype(dtype)
+    y = target.to_device(poison((r, c), dtype))
+    m = target.to_device(poison((c, r), dtype))
+    target.launch_tile(center_rows, 1, target.to_device(x), y, m, r, c)
+    mx = x.max(axis=1, keepdims=True)
+    np.testing.assert_array_equal(target.to_host(y), x - mx)
+    np.testing.assert_array_equal(target.to_host(m), np.broadcast_to(mx.reshape(1, r), (c, r)))

@@ -5,7 +5,8 @@
 // register_broadcast; reshape chooses at compile time, with the same rule as register_reshape):
 //   broadcast       leading axes added or a one-element tile expanded, between tiles of one
 //                   vector width: in registers
-//   broadcast_smem  any other broadcast (NumPy's rules): through the scratch
+//   broadcast_smem  any other broadcast (NumPy's rules): through the scratch, or by warp
+//                   shuffles from a replicated source of 32 elements or fewer
 //   reshape         in registers where both shapes have one vector width or the tile is
 //                   smaller than the block; else through the scratch
 //   permute         always through the scratch (rows padded where the last axis moves)
@@ -66,24 +67,51 @@ __device__ __forceinline__ Tile<T, NT, O...> reshape(const Tile<T, NT, S...>& x)
   return r;
 }
 
-// any other broadcast (NumPy's rules, source axes right-aligned)
+// v from lane `lane` of the warp (any type of up to 8 bytes, by its bits)
+template <class T>
+__device__ __forceinline__ T shfl_bits(const T& v, int lane) {
+  static_assert(sizeof(T) <= 8, "shfl_bits: 8 bytes at most");
+  T r;
+  if constexpr (sizeof(T) == 8) {
+    unsigned long long b;
+    memcpy(&b, &v, 8);
+    b = __shfl_sync(0xffffffffu, b, lane);
+    memcpy(&r, &b, 8);
+  } else {
+    unsigned b = 0;
+    memcpy(&b, &v, sizeof(T));
+    b = __shfl_sync(0xffffffffu, b, lane);
+    memcpy(&r, &b, sizeof(T));
+  }
+  return r;
+}
+
+// any other broadcast (NumPy's rules, source axes right-aligned): through the scratch; or,
+// from a replicated source of at most 32 elements that divide 32 (lane l of every warp holds
+// element l % E: flash decoding's (G, 1) row maxima and sums over its (G, TN) scores), each
+// element by a shuffle from the lane that holds it, with no scratch and no barrier
 template <int... O, class T, int NT, int... S>
 __device__ __forceinline__ Tile<T, NT, O...> broadcast_smem(const Tile<T, NT, S...>& x) {
   typedef Tile<T, NT, S...> X;
   typedef Tile<T, NT, O...> R;
-  static_assert(X::E * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  constexpr bool lanes = X::E < NT && X::E <= 32 && 32 % X::E == 0 && NT % 32 == 0;
+  static_assert(lanes || X::E * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  constexpr int off = traits<R>::rank - traits<X>::rank;
   T* buf = scratch<T>();
-  to_scratch(x, buf);
+  if constexpr (!lanes) to_scratch(x, buf);
   R r;
   const int t = tid();
-  constexpr int off = traits<R>::rank - traits<X>::rank;
 #pragma unroll
   for (int k = 0; k < R::N; ++k) {
     int c[traits<R>::rank + 1], s[traits<X>::rank + 1];
     coords<R>(elem<R>(t, k), c);
 #pragma unroll
     for (int d = 0; d < traits<X>::rank; ++d) s[d] = traits<X>::dim(d) == 1 ? 0 : c[d + off];
-    r.v[k] = buf[flat<X>(s)];
+    if constexpr (lanes) {
+      r.v[k] = shfl_bits(x.v[0], flat<X>(s));
+    } else {
+      r.v[k] = buf[flat<X>(s)];
+    }
   }
   return r;
 }
