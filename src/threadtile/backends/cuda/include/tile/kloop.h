@@ -123,16 +123,15 @@ __device__ __forceinline__ bool mma_loop_async(const ArrA& A, const ArrB& B, int
     if (lo + s < hi) issue(lo + s, s);
     asm volatile("cp.async.commit_group;" ::: "memory");  // empty groups keep the count
   }
-  int cur = 0, next = S - 1;  // step k's buffer, step k + S - 1's
+  int cur = 0;  // step k's buffer; step k + S - 1's is the one before it (step k - 1's)
   for (int64_t k = lo; k < hi; ++k) {
     asm volatile("cp.async.wait_group %0;" ::"n"(S - 2) : "memory");  // step k has landed
     block_sync();  // for every thread; and every warp is done with step k - 1's buffer
-    if (k + S - 1 < hi) issue(k + S - 1, next);
+    if (k + S - 1 < hi) issue(k + S - 1, cur == 0 ? S - 1 : cur - 1);
     asm volatile("cp.async.commit_group;" ::: "memory");
     const T* b = buf + cur * BUF;
     warp_mma<P, NT, M, N, P::kind == 3>(acc, b, b + AS);
     cur = cur == S - 1 ? 0 : cur + 1;
-    next = next == S - 1 ? 0 : next + 1;
   }
   asm volatile("cp.async.wait_group 0;" ::: "memory");
   block_sync();  // the scratch is free again

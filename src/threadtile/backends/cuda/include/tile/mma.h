@@ -143,16 +143,15 @@ __device__ __forceinline__ void stage_operands(const Tile<TA, NT, M, K>& a,
 // a lane's fragments of A (rows i0..i0+15, k0..k0+KS) and B (k0.., columns j0..j0+7)
 template <class P, class TA>
 __device__ __forceinline__ void frag_a(uint32_t* ra, const TA* As, int i0, int k0, int lane) {
-  const int g = lane >> 2, q = lane & 3;
-  const TA* a0 = As + (i0 + g) * P::LD + k0;
-  const TA* a1 = a0 + 8 * P::LD;
-  if constexpr (P::kind == 3) {  // one tf32 per register
+  if constexpr (P::kind == 3) {  // one tf32 per register: rows g, g + 8; k = q, q + 4
+    const int g = lane >> 2, q = lane & 3;
+    const TA* a0 = As + (i0 + g) * P::LD + k0;
+    const TA* a1 = a0 + 8 * P::LD;
     ra[0] = word(a0 + q), ra[1] = word(a1 + q), ra[2] = word(a0 + q + 4),
     ra[3] = word(a1 + q + 4);
   } else {  // two 16-bit values per register: k = 2q, 2q + 1 (and 8 more); one ldmatrix of
     // the four 8x8 matrices (rows i0.., i0 + 8.. at k0, then at k0 + 8): lane l gives row
     // i0 + l % 16 at column k0 + 8 (l / 16), rows 16 bytes aligned (A's padded rows, LD)
-    (void)a1;
     const TA* row = As + (i0 + (lane & 15)) * P::LD + k0 + 8 * (lane >> 4);
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
                  : "=r"(ra[0]), "=r"(ra[1]), "=r"(ra[2]), "=r"(ra[3])
