@@ -210,7 +210,7 @@ def _compile_cases():
          {"tm": tm, "tn": tn, "tk": tk}),
         ("matmul_add", (z(t, f), z(f, hd), z(t, hd), z(t, hd)), {"tm": tm, "tn": tn, "tk": tk}),
         ("matmul_swiglu", (z(t, hd), z(hd, 2 * f), z(t, f)), {"tm": stm, "tn": stn, "tk": stk}),
-        # decode's projections: 32 rows (the staged loop, four buffers)
+        # decode's projections: 32 rows (the staged loop, five or six buffers)
         ("matmul_add", (z(32, f), z(f, hd), z(32, hd), z(32, hd)),
          dict(zip(("tm", "tn", "tk"), tiles_for(32, f, hd)))),
         ("matmul_swiglu", (z(32, hd), z(hd, 2 * f), z(32, f)),

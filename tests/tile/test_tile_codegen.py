@@ -2,6 +2,7 @@
 for each, the shared-memory scratch, and the IR the frontend makes of cuTile idioms.
 (Every kernel of tests/kernels/tiles.py also compiles to a cubin in tests/codegen.)"""
 
+import ml_dtypes
 import numpy as np
 import pytest
 from kernels import tiles
@@ -81,12 +82,20 @@ def test_k_loops_whose_staged_buffers_would_not_fit_take_fewer():
     assert "mma_loop_staged" in src and "#define TT_SCRATCH_BYTES 162816" in src
 
 
-def test_few_row_k_loops_take_four_buffers():
-    # 32 rows or fewer (ir/tiling.py FEW_ROWS): four staged buffers; 64 rows: three
+def test_few_row_k_loops_take_more_buffers():
+    # 32 rows or fewer (ir/tiling.py FEW_ROWS): as many staged buffers as fit in 112 KiB (two
+    # blocks a multiprocessor), between four and eight; 64 rows: three
     f16 = np.zeros((64, 64), np.float16)
-    src = tiles.matmul.cuda_source(f16, f16, f16, tm=32, tn=32, tk=64)
-    assert "mma_loop_staged<__half, tile_f16_32x64, tile_f16_64x32, 4>(" in src
-    assert f"#define TT_SCRATCH_BYTES {4 * (32 * 72 + 64 * 40) * 2}" in src
+    src = tiles.matmul.cuda_source(f16, f16, f16, tm=32, tn=32, tk=64)  # 9.5 KiB a buffer
+    assert "mma_loop_staged<__half, tile_f16_32x64, tile_f16_64x32, 8>(" in src
+    assert f"#define TT_SCRATCH_BYTES {8 * (32 * 72 + 64 * 40) * 2}" in src
+    bf16 = np.zeros((64, 512), ml_dtypes.bfloat16)  # decode's 32x32x128 tiles: 18.5 KiB
+    src = tiles.matmul.cuda_source(bf16, bf16, bf16, tm=32, tn=32, tk=128)
+    assert "tile_bf16_128x32, 6>(" in src
+    src = tiles.matmul.cuda_source(bf16, bf16, bf16, tm=32, tn=128, tk=64)  # 21.5 KiB: 5
+    assert "tile_bf16_64x128, 5>(" in src
+    src = tiles.matmul.cuda_source(bf16, bf16, bf16, tm=16, tn=128, tk=128)  # 39 KiB: four
+    assert "tile_bf16_128x128, 4>(" in src  # (at least, though only two fit in 112 KiB)
     src = tiles.matmul.cuda_source(f16, f16, f16, tm=64, tn=32, tk=64)
     assert "mma_loop_staged<__half, tile_f16_64x64, tile_f16_64x32, 3>(" in src
 
@@ -111,7 +120,7 @@ def test_accumulator_layout_only_where_every_use_allows_it():
 def test_float32_matmul_goes_through_tfloat32():
     f32 = np.zeros((64, 64), np.float32)
     src = tiles.matmul.cuda_source(f32, f32, f32, tm=32, tn=32, tk=16)
-    assert "tt::tile::mma_loop_staged<tt::tile::tf32, tile_f32_32x16, tile_f32_16x32, 4>(" \
+    assert "tt::tile::mma_loop_staged<tt::tile::tf32, tile_f32_32x16, tile_f32_16x32, 8>(" \
         in src
     # outside a k loop of that form (here an accumulator of 2 16x8 blocks, too few for 4 warps'
     # fragments), the cast is written out

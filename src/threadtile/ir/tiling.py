@@ -136,23 +136,30 @@ def staged_bytes(a: TileType, b: TileType, stages: int = STAGES) -> int:
     return stages * mma_bytes(a, b, fragments=True)
 
 
-STAGES_FEW_ROWS = 4  # for tiles of FEW_ROWS rows or fewer (below)
+STAGES_FEW_ROWS = (4, 8)  # the least and most buffers for tiles of FEW_ROWS rows or fewer
 FEW_ROWS = 32  # a tile of so few rows reuses each of B's elements little: its loop is bound by
-# the copies in flight, and a fourth buffer keeps more of them (decode's 32 x 14336 @ 14336 x
-# 4096 on 32x32x128 tiles, one block a multiprocessor: 75.7 -> 67.1 us on the H200; more
-# buffers lose where several blocks share a multiprocessor, as the wide SwiGLU's do)
+# the copies in flight, and more buffers keep more of them in flight, as many as fit in
+FEW_ROWS_BYTES = 112 * 1024  # (two blocks a multiprocessor of 228 KiB still). H200, decode's
+# 32-row products on 32x32x128 tiles (18.5 KiB a buffer): 32 x 14336 @ 14336 x 4096 on 3, 4, 6,
+# 8 buffers 71.8, 64.2, 60.0, 56.8 us; 32 x 4096 @ 4096 x 6144 (192 blocks) 34.5, 33.2, 31.7,
+# 36.7 us (at 8, 151 KiB: one block a multiprocessor). Six it is.
 
 
 def staged_stages(a: TileType, b: TileType, threads: int) -> int:
     """The buffers the staged k loop's asynchronous copies take for these operands: STAGES
-    (STAGES_FEW_ROWS for tiles of FEW_ROWS rows or fewer), or 2 where those do not fit an
+    (for tiles of FEW_ROWS rows or fewer, the most of STAGES_FEW_ROWS that fit in
+    FEW_ROWS_BYTES, four at least), or 2 where those do not fit an
     sm_80 block; 0 (one buffer, filled element by element) where two do not fit either or a
     warp's blocks lie in strips shared with other warps (the warps neither a multiple nor a
     divisor of M / MMA_M)."""
     nw, mb = threads // 32, a.shape[0] // MMA_M
     if not (nw % mb == 0 or mb % nw == 0):
         return 0
-    deep = STAGES_FEW_ROWS if a.shape[0] <= FEW_ROWS else STAGES
+    deep = STAGES
+    if a.shape[0] <= FEW_ROWS:
+        least, most = STAGES_FEW_ROWS
+        deep = max([least] + [s for s in range(least, most + 1)
+                              if staged_bytes(a, b, s) <= FEW_ROWS_BYTES])
     for s in (deep, STAGES, 2):
         if staged_bytes(a, b, s) <= STAGED_MAX_BYTES:
             return s

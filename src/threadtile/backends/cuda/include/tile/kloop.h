@@ -36,6 +36,47 @@ namespace tile {
 // extends past its array; float32 arrays through tfloat32 round as warp_mma loads fragments.
 // Returns false, having done nothing, where the arrays do not allow it.
 constexpr int STAGES = TT_STAGES;  // config.h (ir/tiling.py)
+
+// Whether the staged loop splits each step's k over the warps (KSPLIT, below): where a warp's
+// own blocks of the accumulator are one or two 16x8 blocks (a tile of few rows or columns, as
+// decoding's 32-row products), its products are one or two dependent chains of K / KS mmas a
+// step, and a lone warp a scheduler waits on each. Split instead, each warp multiplies every
+// block of the tile over its share of the step's k: many chains of a few mmas, half the
+// fragment loads; the warps' sums meet once, after the loop, through the scratch.
+template <class P, int NT, int M, int N>
+__host__ __device__ constexpr bool k_split() {
+  constexpr int NW = NT / 32, NBLK = (frag_rows<M>() / 16) * (N / 8);
+  return NW > 1 && M >= 16 && NBLK <= 16 && NBLK <= 2 * NW && NBLK % NW == 0 &&
+         (P::K / P::KS) % NW == 0 && NW * NBLK * 32 * 16 <= TT_SCRATCH_BYTES;
+}
+
+// part (every 16x8 block of the (M, N) tile, block b = c MB + r at rows 16 r, columns 8 c:
+// lane l's four values of it at part[4b]) += this warp's share of A @ B from the staged
+// operands: k sub-steps w, w + NW, ... (Round: float32 operands rounded to tfloat32)
+template <class P, int NT, int M, int N, bool Round, class TA>
+__device__ __forceinline__ void warp_mma_ksplit(float* part, const TA* As, const TA* Bs) {
+  constexpr int NW = NT / 32, MB = frag_rows<M>() / 16, NB = N / 8;
+  const int t = tid(), w = t / 32, lane = t % 32;
+#pragma unroll
+  for (int i = 0; i < P::K / P::KS / NW; ++i) {
+    const int k0 = (w + i * NW) * P::KS;
+    uint32_t ra[MB][4];
+#pragma unroll
+    for (int r = 0; r < MB; ++r) {
+      frag_a<P>(ra[r], As, r * 16, k0, lane);
+      if constexpr (Round)
+        for (int j = 0; j < 4; ++j) ra[r][j] = round_tf32(ra[r][j]);
+    }
+#pragma unroll
+    for (int c = 0; c < NB; ++c) {
+      uint32_t rb[2];
+      frag_b<P>(rb, Bs, c * 8, k0, lane);
+      if constexpr (Round) rb[0] = round_tf32(rb[0]), rb[1] = round_tf32(rb[1]);
+#pragma unroll
+      for (int r = 0; r < MB; ++r) mma_sync<P::kind>(part + 4 * (c * MB + r), ra[r], rb);
+    }
+  }
+}
 template <class P, int NT, int M, int N, int S, class ArrA, class ArrB>
 __device__ __forceinline__ bool mma_loop_async(const ArrA& A, const ArrB& B, int64_t bi,
                                                int64_t bj, int64_t lo, int64_t hi, float* acc) {
@@ -78,11 +119,48 @@ __device__ __forceinline__ bool mma_loop_async(const ArrA& A, const ArrB& B, int
   const T* pa = A.data + (bi * M + ra0) * lda + qa;
   const T* pb = B.data + rb0 * ldb + bj * N + qb;
   const int nb = inside(0, bj * N + qb, 1, B.shape[1]);  // B's column: bytes inside
-  auto issue = [&](int64_t k, int s) {  // step k's tiles into buffer s
+  // ROWS's interior steps (the step's k inside A's columns and B's rows): each copy's source
+  // a pointer the steps advance (by K columns of A, K rows of B), its bytes fixed over the
+  // loop (a row of A past the array's end, a column of B past its edge: none, from a row or
+  // column inside); a few instructions a copy
+  const T* fa[ROWS ? IA : 1];
+  const T* fb[ROWS ? IB : 1];
+  int fna[ROWS ? IA : 1];
+  const int64_t kstep_b = K * ldb;
+  if constexpr (ROWS) {
+#pragma unroll
+    for (int i = 0; i < IA; ++i) {
+      const bool in = i * (NT / KC) < a_left;
+      fa[i] = (in ? pa + i * (NT / KC) * lda : A.data + qa) + lo * K;
+      fna[i] = in ? 16 : 0;
+    }
+    const T* pb0 = (nb ? pb : B.data + rb0 * ldb) + lo * kstep_b;
+#pragma unroll
+    for (int i = 0; i < IB; ++i) fb[i] = pb0 + i * (NT / NC) * ldb;
+  }
+  auto issue = [&](int64_t k, int s) {  // step k's tiles into buffer s (k = lo, lo + 1, ...)
     T* as = buf + s * BUF;
     T* bs = as + AS;
     if constexpr (ROWS) {
       const int64_t kk = k * K;
+      const bool interior = kk + K <= cols_a && kk + K <= rows_b;
+      if (interior) {
+#pragma unroll
+        for (int i = 0; i < IA; ++i) {
+          const int r = ra0 + i * (NT / KC);
+          if (CA % NT == 0 || r < M) copy(as + r * LD + qa, fa[i], fna[i]);
+        }
+#pragma unroll
+        for (int i = 0; i < IB; ++i) {
+          const int r = rb0 + i * (NT / NC);
+          if (CB % NT == 0 || r < K) copy(bs + r * LDB + qb, fb[i], nb);
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < IA; ++i) fa[i] += K;
+#pragma unroll
+      for (int i = 0; i < IB; ++i) fb[i] += kstep_b;
+      if (interior) return;
       const int na = inside(0, kk + qa, 1, cols_a);  // A's column this step
 #pragma unroll
       for (int i = 0; i < IA; ++i) {
@@ -123,6 +201,9 @@ __device__ __forceinline__ bool mma_loop_async(const ArrA& A, const ArrB& B, int
     if (lo + s < hi) issue(lo + s, s);
     asm volatile("cp.async.commit_group;" ::: "memory");  // empty groups keep the count
   }
+  constexpr bool KS = k_split<P, NT, M, N>();
+  constexpr int NBLK = (frag_rows<M>() / 16) * (N / 8), NW = NT / 32;
+  float part[KS ? NBLK * 4 : 1] = {};  // KS: every block of the tile, this warp's share of k
   int cur = 0;  // step k's buffer; step k + S - 1's is the one before it (step k - 1's)
   for (int64_t k = lo; k < hi; ++k) {
     asm volatile("cp.async.wait_group %0;" ::"n"(S - 2) : "memory");  // step k has landed
@@ -130,11 +211,32 @@ __device__ __forceinline__ bool mma_loop_async(const ArrA& A, const ArrB& B, int
     if (k + S - 1 < hi) issue(k + S - 1, cur == 0 ? S - 1 : cur - 1);
     asm volatile("cp.async.commit_group;" ::: "memory");
     const T* b = buf + cur * BUF;
-    warp_mma<P, NT, M, N, P::kind == 3>(acc, b, b + AS);
+    if constexpr (KS)
+      warp_mma_ksplit<P, NT, M, N, P::kind == 3>(part, b, b + AS);
+    else
+      warp_mma<P, NT, M, N, P::kind == 3>(acc, b, b + AS);
     cur = cur == S - 1 ? 0 : cur + 1;
   }
   asm volatile("cp.async.wait_group 0;" ::: "memory");
   block_sync();  // the scratch is free again
+  if constexpr (KS) {  // the warps' sums: each warp's blocks of the tile, then its own blocks
+    float4* red = scratch<float4>();  // [warp][block][lane]
+    const int w = t / 32, lane = t % 32;
+#pragma unroll
+    for (int b = 0; b < NBLK; ++b)
+      red[(w * NBLK + b) * 32 + lane] =
+          make_float4(part[4 * b], part[4 * b + 1], part[4 * b + 2], part[4 * b + 3]);
+    block_sync();
+#pragma unroll
+    for (int i = 0; i < NBLK / NW; ++i) {  // block w + i NW is the accumulator's i-th
+#pragma unroll
+      for (int u = 0; u < NW; ++u) {
+        const float4 x = red[(u * NBLK + w + i * NW) * 32 + lane];
+        acc[4 * i] += x.x, acc[4 * i + 1] += x.y, acc[4 * i + 2] += x.z, acc[4 * i + 3] += x.w;
+      }
+    }
+    block_sync();  // the scratch is free again
+  }
   return true;
 #else
   return false;
