@@ -10,6 +10,9 @@ Each is the plain kernel a user writes first; the tile sizes are chosen by the h
   ``silu(gate) * up``. Their k loops have the one form the compiler pipelines (docs/tiles.md,
   "The k loop"); ``matmul_swiglu_two`` is the SwiGLU as first written (two accumulators,
   the weights unpacked), kept for the benchmark;
+- ``matmul_part`` with ``combine``: a product split along K for few rows and a long K (decode's
+  MLP down projection), each split's float32 partial product stored, then summed (with the
+  residual) and rounded once;
 - ``rope``: rotate-half rotary embedding of one token's heads per block, in place;
 - ``kv_store``: one token's K and V rows into the caches at a position per sequence;
 - ``attention_prefill``: causal flash attention with grouped-query heads (online softmax in
@@ -99,6 +102,36 @@ def matmul_swiglu_two(A, Wg, Wu, C, tm: ConstInt, tn: ConstInt, tk: ConstInt):
         g = ct.mma(a, ct.load(Wg, index=(k, by), shape=(tk, tn), padding_mode=ZERO), g)
         u = ct.mma(a, ct.load(Wu, index=(k, by), shape=(tk, tn), padding_mode=ZERO), u)
     ct.store(C, index=(bx, by), tile=(g / (1.0 + ct.exp(-g)) * u).astype(C.dtype))
+
+
+
+@ct.kernel
+def matmul_part(A, B, P, tm: ConstInt, tn: ConstInt, tk: ConstInt, steps: int):
+    """Split-K's first half: ``P[s] = A[:, K_s] @ B[K_s, :]`` in float32 for the ``steps``
+    tiles of tk from ``s steps`` on (``s = bid(2)``), one (tm, tn) tile per block. For few
+    rows (decode's 32 tokens) C has few tiles: the splits give the GPU enough blocks, each
+    streaming wide rows of B. P is (splits, M, N); ``combine`` sums it."""
+    bx, by, s = ct.bid(0), ct.bid(1), ct.bid(2)
+    acc = ct.zeros((tm, tn), dtype=ct.float32)
+    first = s * steps
+    last = min(first + steps, ct.num_tiles(A, axis=1, shape=(tm, tk)))
+    for k in range(first, last):
+        a = ct.load(A, index=(bx, k), shape=(tm, tk), padding_mode=ZERO)
+        b = ct.load(B, index=(k, by), shape=(tk, tn), padding_mode=ZERO)
+        acc = ct.mma(a, b, acc)
+    ct.store(P, index=(s, bx, by), tile=acc.reshape((1, tm, tn)))
+
+
+@ct.kernel
+def combine(P, R, C, S: ConstInt, tm: ConstInt, tn: ConstInt, residual: ConstBool):
+    """Split-K's second half: C = the sum of P's S splits (+ R where ``residual``), rounded
+    once to C's dtype."""
+    bx, by = ct.bid(0), ct.bid(1)
+    acc = ct.sum(ct.load(P, index=(0, bx, by), shape=(S, tm, tn), padding_mode=ZERO), axis=0)
+    if residual:
+        acc = acc + ct.load(R, index=(bx, by), shape=(tm, tn), padding_mode=ZERO).astype(
+            ct.float32)
+    ct.store(C, index=(bx, by), tile=acc.astype(C.dtype))
 
 
 def pack_gate_up(wg: np.ndarray, wu: np.ndarray, tn: int):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from conftest import HAVE_GPU, SIMULATE, compile_cubin
 from llama import kernels as K
-from llama.config import LLAMA3_8B, SMALL, tiles_for
+from llama.config import LLAMA3_8B, SMALL, split_for, tiles_for
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -88,6 +88,47 @@ def test_matmul_swiglu(m, k, f, tn):
     want = g / (1 + np.exp(-g)) * u
     np.testing.assert_allclose(f64(c), want, rtol=U_BF16 * 1.01, atol=1e-5)
     np.testing.assert_allclose(f64(c2), want, rtol=U_BF16 * 1.01, atol=1e-5)
+
+
+@pytest.mark.parametrize(("m", "k", "n", "splits", "tk"), [
+    (16, 128, 64, 4, 16),   # even splits
+    (12, 100, 40, 4, 16),   # edges in m, n and K; the last split short
+    (12, 40, 40, 4, 16),    # a split past K: zeros
+])
+def test_split_k_matmul_and_combine(m, k, n, splits, tk):
+    """matmul_part's splits of K (the last one short, or past K: zeros), then combine's sum
+    with and without the residual: float32 partials, one bfloat16 rounding."""
+    rng = np.random.default_rng()
+    a, b, want = _mm_operands(rng, m, k, n)
+    r = bf16(rng.standard_normal((m, n)))
+    tm, tn = 16, 32
+    steps = math.ceil(math.ceil(k / tk) / splits)
+    part = np.full((splits, m, n), np.nan, np.float32)
+    c, d = np.full((m, n), np.nan, BF16), np.full((m, n), np.nan, BF16)
+    grid = (math.ceil(m / tm), math.ceil(n / tn))
+    with sim():
+        K.matmul_part[(*grid, splits)](a, b, part, tm, tn, tk, steps)
+        K.combine[grid](part, r, c, splits, tm, tn, False)
+        K.combine[grid](part, r, d, splits, tm, tn, True)
+    for s in range(splits):  # each split: its own range of K
+        ks = slice(s * steps * tk, min((s + 1) * steps * tk, k))
+        np.testing.assert_allclose(part[s], f64(a[:, ks]) @ f64(b[ks]), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(f64(c), want, rtol=U_BF16 * 1.01, atol=1e-5 * k)
+    np.testing.assert_allclose(f64(d), want + f64(r), rtol=U_BF16 * 1.01, atol=1e-5 * k)
+
+
+def test_split_rule_at_8b_shapes():
+    """config.split_for: of decode's 32-row products only the down projection (K 14336)
+    splits, into 8 (32 x 8 blocks of 128 columns, 28 k steps each); the others' K of 4096
+    would make splits of 8 steps, and more rows keep the plain tiles."""
+    c = LLAMA3_8B
+    qkv = (c.heads + 2 * c.kv_heads) * c.head_dim
+    assert split_for(32, c.mlp, c.hidden) == (32, 128, 64, 8)
+    assert split_for(16, c.mlp, c.hidden) == (16, 128, 64, 8)
+    assert split_for(32, c.hidden, qkv) is None
+    assert split_for(32, c.hidden, c.hidden) is None
+    assert split_for(64, c.mlp, c.hidden) is None
+    assert split_for(8, SMALL.mlp, SMALL.hidden) is None  # the tests' small model: plain
 
 
 def test_pack_gate_up_refuses_mismatched_weights():
@@ -215,6 +256,11 @@ def _compile_cases():
          dict(zip(("tm", "tn", "tk"), tiles_for(32, f, hd)))),
         ("matmul_swiglu", (z(32, hd), z(hd, 2 * f), z(32, f)),
          dict(zip(("tm", "tn", "tk"), tiles_for(32, hd, f, swiglu=True)))),
+        # decode's projections split along K (config.split_for), then their sums
+        ("matmul_part", (z(32, f), z(f, hd), z(8, 32, hd, dt=np.float32)),
+         {"tm": 32, "tn": 128, "tk": 64, "steps": 28}),
+        ("combine", (z(8, 32, hd, dt=np.float32), z(32, hd), z(32, hd)),
+         {"S": 8, "tm": 32, "tn": 128, "residual": True}),
         ("matmul_swiglu_two", (z(t, hd), z(hd, f), z(hd, f), z(t, f)),
          {"tm": stm, "tn": stn, "tk": stk}),
         ("rope", (z(t, h, d), z(t, dt=np.int32), math.log2(c.rope_theta)), {"NH": h, "D": d}),
