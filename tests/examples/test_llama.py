@@ -428,6 +428,29 @@ def test_medium_model_on_the_gpu():
     _check_model(torch, m, ref, batch=3, prompt=200, device="cuda")
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAVE_GPU, reason="no GPU")
+@pytest.mark.parametrize("m", [32, 5])
+def test_split_down_projection_on_the_gpu(m):
+    """Decode's down projection at Llama-3-8B's shape through DecoderLayer.matmul, which
+    splits K there (config.split_for: 8 splits of 128-wide tiles; 5 rows: a 16-row tile
+    with rows past the array), against float64: one bfloat16 rounding of the float32 sum."""
+    torch = pytest.importorskip("torch")
+    from llama.layer import DecoderLayer  # noqa: PLC0415
+
+    c = LLAMA3_8B
+    assert split_for(m, c.mlp, c.hidden) is not None
+    g = torch.Generator(device="cuda").manual_seed(11)
+    a = torch.randn(m, c.mlp, device="cuda", generator=g).to(torch.bfloat16)
+    w = (torch.randn(c.mlp, c.hidden, device="cuda", generator=g) / c.mlp ** 0.5).to(
+        torch.bfloat16)
+    r = torch.randn(m, c.hidden, device="cuda", generator=g).to(torch.bfloat16)
+    out = DecoderLayer.matmul(a, w, residual=r)
+    want = a.double() @ w.double() + r.double()
+    err = (out.double() - want).abs() / want.abs().clamp_min(1.0)
+    assert out.shape == (m, c.hidden) and float(err.max()) <= 2 * U_BF16
+
+
 def test_command_line_generates_in_the_simulator(capsys):
     pytest.importorskip("torch")
     from llama import run  # noqa: PLC0415
