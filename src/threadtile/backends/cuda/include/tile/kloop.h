@@ -14,7 +14,8 @@
 //                     one row strip or hold whole strips: ir/tiling.py staged_stages), on
 //                     sm_80 and later where the arrays' rows are contiguous with 16-byte
 //                     aligned starts: mma_loop_async, copies Stages - 1 steps ahead, zeros
-//                     past the arrays' edges
+//                     past the arrays' edges; each step's k split over the warps where a
+//                     warp holds one or two 16x8 blocks of the accumulator (k_split)
 //   guarded           otherwise (strided or unaligned arrays, buffers too large, and mma_loop
 //                     off the Hopper path, in a function of its own there): mma_loop_guarded,
 //                     one buffer filled element by element
@@ -37,7 +38,7 @@ namespace tile {
 // Returns false, having done nothing, where the arrays do not allow it.
 constexpr int STAGES = TT_STAGES;  // config.h (ir/tiling.py)
 
-// Whether the staged loop splits each step's k over the warps (KSPLIT, below): where a warp's
+// Whether the staged loop splits each step's k over the warps (SPLIT, below): where a warp's
 // own blocks of the accumulator are one or two 16x8 blocks (a tile of few rows or columns, as
 // decoding's 32-row products), its products are one or two dependent chains of K / KS mmas a
 // step, and a lone warp a scheduler waits on each. Split instead, each warp multiplies every
@@ -201,9 +202,9 @@ __device__ __forceinline__ bool mma_loop_async(const ArrA& A, const ArrB& B, int
     if (lo + s < hi) issue(lo + s, s);
     asm volatile("cp.async.commit_group;" ::: "memory");  // empty groups keep the count
   }
-  constexpr bool KS = k_split<P, NT, M, N>();
+  constexpr bool SPLIT = k_split<P, NT, M, N>();
   constexpr int NBLK = (frag_rows<M>() / 16) * (N / 8), NW = NT / 32;
-  float part[KS ? NBLK * 4 : 1] = {};  // KS: every block of the tile, this warp's share of k
+  float part[SPLIT ? NBLK * 4 : 1] = {};  // every block of the tile, this warp's share of k
   int cur = 0;  // step k's buffer; step k + S - 1's is the one before it (step k - 1's)
   for (int64_t k = lo; k < hi; ++k) {
     asm volatile("cp.async.wait_group %0;" ::"n"(S - 2) : "memory");  // step k has landed
@@ -211,7 +212,7 @@ __device__ __forceinline__ bool mma_loop_async(const ArrA& A, const ArrB& B, int
     if (k + S - 1 < hi) issue(k + S - 1, cur == 0 ? S - 1 : cur - 1);
     asm volatile("cp.async.commit_group;" ::: "memory");
     const T* b = buf + cur * BUF;
-    if constexpr (KS)
+    if constexpr (SPLIT)
       warp_mma_ksplit<P, NT, M, N, P::kind == 3>(part, b, b + AS);
     else
       warp_mma<P, NT, M, N, P::kind == 3>(acc, b, b + AS);
@@ -219,7 +220,7 @@ __device__ __forceinline__ bool mma_loop_async(const ArrA& A, const ArrB& B, int
   }
   asm volatile("cp.async.wait_group 0;" ::: "memory");
   block_sync();  // the scratch is free again
-  if constexpr (KS) {  // the warps' sums: each warp's blocks of the tile, then its own blocks
+  if constexpr (SPLIT) {  // the warps' sums: each warp's blocks of the tile, then its own blocks
     float4* red = scratch<float4>();  // [warp][block][lane]
     const int w = t / 32, lane = t % 32;
 #pragma unroll
