@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import threading
 import uuid
 from dataclasses import dataclass
 
@@ -147,11 +148,27 @@ def bounded(text: str, entry: str, threads: int, blocks: int) -> str | None:
 def compile_fitted(text: str, entry: str, arch: str, options: tuple[str, ...] = (),
                    threads: int = 0, dynamic_shared: int = 0) -> Fitted:
     """The cubin of ``text`` for ``arch``: plainly where ``threads`` is 0 (the kernel is not
-    one the rule is for), else by the rule above."""
+    one the rule is for), else by the rule above. The choice and ptxas's report on it are
+    remembered for :func:`fitted_report` (a build then a ``resources()`` compile once)."""
     options = tuple(options)
     if not threads or arch_limits(arch) is None or os.environ.get(ENV) == "0":
         cubin = nvrtc.compile_cubin(text, arch, name=f"{entry}.cu", options=options)
         return Fitted(cubin, text, None, {})
+    fit = _fit(text, entry, arch, options, threads, dynamic_shared)
+    with _LOCK:
+        _REPORTS[(text, entry, arch, options, threads, dynamic_shared, rule())] = \
+            (fit.text, fit.report)
+        while len(_REPORTS) > 64:  # (the oldest first)
+            del _REPORTS[next(iter(_REPORTS))]
+    return fit
+
+
+_REPORTS: dict = {}  # compile_fitted's choices and reports, by its arguments and the rule
+_LOCK = threading.Lock()
+
+
+def _fit(text: str, entry: str, arch: str, options: tuple[str, ...], threads: int,
+         dynamic_shared: int) -> Fitted:
     cubin, rep = compile_reported(text, arch, options, entry)
     want = more_blocks(arch, threads, dynamic_shared, rep, options)
     tight = bounded(text, entry, threads, want) if want else None
@@ -175,6 +192,10 @@ def fitted_report(text: str, entry: str, arch: str, options: tuple[str, ...], th
 @functools.lru_cache(maxsize=32)
 def _fitted_report(text: str, entry: str, arch: str, options: tuple[str, ...], threads: int,
                    dynamic_shared: int, _rule: str) -> tuple[str, dict]:
+    with _LOCK:
+        known = _REPORTS.get((text, entry, arch, options, threads, dynamic_shared, _rule))
+    if known is not None:
+        return known
     fit = compile_fitted(text, entry, arch, options, threads, dynamic_shared)
     if fit.report:
         return fit.text, fit.report

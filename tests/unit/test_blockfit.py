@@ -110,3 +110,26 @@ def test_kernels_the_rule_is_not_for_keep_their_bounds():
     assert add._spec_for([np.zeros(4, np.float32)], {}).cuda.fit_threads == 0
     hinted = ct.kernel(occupancy=2, num_warps=4)(gathered_product.py_func)
     assert hinted._spec_for(list(_args()), dict(TM=128, TN=128, TK=64)).cuda.fit_threads == 0
+
+
+def test_resources_reuse_the_builds_compiles(tmp_path, monkeypatch):
+    """resources() after a build takes the rule's choice and ptxas's report from the build's
+    own compiles (blockfit.compile_fitted remembers them) instead of compiling again: the
+    plain build and the refit, once each."""
+    monkeypatch.setenv(cache.ENV, str(tmp_path))
+    calls = []
+    real = blockfit.compile_reported
+
+    def counted(text, arch, options, entry):
+        calls.append(text)
+        return real(text, arch, options, entry)
+
+    monkeypatch.setattr(blockfit, "compile_reported", counted)
+    blockfit._fitted_report.cache_clear()  # (what earlier tests left in this process)
+    monkeypatch.setattr(blockfit, "_REPORTS", {})
+    import threadtile.tile as ct
+
+    fresh = ct.kernel(gathered_product.py_func)  # (no build in memory either)
+    res = fresh.resources(*_args(), TM=128, TN=128, TK=64, arch="sm_90a")
+    assert res.blocks_per_sm == 3  # the refit build
+    assert len(calls) == 2 and len(set(calls)) == 2  # the plain source, then the bounded one
