@@ -142,7 +142,8 @@ FEW_ROWS = 32  # a tile of so few rows reuses each of B's elements little: its l
 FEW_ROWS_BYTES = 112 * 1024  # (two blocks a multiprocessor of 228 KiB still). H200, decode's
 # 32-row products on 32x32x128 tiles (18.5 KiB a buffer): 32 x 14336 @ 14336 x 4096 on 3, 4, 6,
 # 8 buffers 71.8, 64.2, 60.0, 56.8 us; 32 x 4096 @ 4096 x 6144 (192 blocks) 34.5, 33.2, 31.7,
-# 36.7 us (at 8, 151 KiB: one block a multiprocessor). Six it is.
+# 36.7 us (at 8, 151 KiB: one block a multiprocessor). Six it is. (An A100's 164 KiB hold one
+# block of six buffers where four let two share it: not measured, no A100 lent.)
 
 
 def staged_stages(a: TileType, b: TileType, threads: int) -> int:
