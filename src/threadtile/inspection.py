@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -22,6 +22,7 @@ import tempfile
 from . import blockfit
 from .backends.cuda.emit import emit_module
 from .compiler import Specialization, Target
+from .compiler import compile as compile_build
 from .frontend.specialize import device_module
 from .ir import nodes as ir
 from .ir import passes
@@ -185,19 +186,40 @@ def ptxas_report(spec: Specialization, arch: str, options: tuple[str, ...]) -> d
                                        cuda.fit_threads, cuda.scratch_for(arch))[1])
 
 
+def elf_section_bytes(cubin: bytes, name: str) -> int:
+    """The size of section ``name`` of a cubin (an ELF64 file; 0 where it has none): the
+    user's constant memory (``__constant__`` arrays, print's formats) is ``.nv.constant3``,
+    one kernel a module as threadtile builds them."""
+    b = bytes(cubin)
+    if b[:4] != b"\x7fELF" or b[4] != 2:
+        raise ValueError("not an ELF64 cubin")
+    shoff, = struct.unpack_from("<Q", b, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", b, 0x3A)
+
+    def header(i):  # (name offset, ..., file offset, size)
+        return struct.unpack_from("<IIQQQQ", b, shoff + i * shentsize)
+
+    names = header(shstrndx)[4]
+    for i in range(shnum):
+        h = header(i)
+        start = names + h[0]
+        if b[start:b.index(b"\0", start)].decode() == name:
+            return h[5]
+    return 0
+
+
 def attributes(spec: Specialization, arch: str, options: tuple[str, ...]) -> dict[str, int]:
     """What the driver's function attributes would say of ``spec`` on ``arch``, without a GPU:
     registers, static shared and local (stack frame) bytes from ptxas's report
-    (:func:`ptxas_report`), the user's constant memory from the PTX's ``.const``
-    declarations, and the largest block those registers allow (64 Ki registers per block,
-    allotted per warp in units of 256, ir/resources.max_block_threads)."""
-    text = spec.cuda.text
+    (:func:`ptxas_report`), the user's constant memory from the cubin's constant bank
+    (:func:`elf_section_bytes`), and the largest block those registers allow (64 Ki
+    registers per block, allotted per warp in units of 256, ir/resources.max_block_threads)."""
     report = ptxas_report(spec, arch, options)
     out = {k: report[k] for k in ("num_regs", "shared_size_bytes", "local_size_bytes")}
-    ptx = _ptx(text, arch, tuple(options), spec.cuda.entry)
-    out["const_size_bytes"] = sum(int(n) * {"8": 1, "16": 2, "32": 4, "64": 8}[b] for b, n in
-                                  re.findall(r"^\.const \.align \d+ \.[bfsu](8|16|32|64) "
-                                             r"\w+\[(\d+)\]", ptx, re.M))
+    target = Target(arch, tuple(options))
+    cubin = spec._builds[target].cubin if target in spec._builds else \
+        compile_build(spec, target).cubin  # (the cubin cache's, after ptxas_report's compile)
+    out["const_size_bytes"] = elf_section_bytes(cubin, ".nv.constant3")
     # (every architecture from sm_75 on shares the register file's rules: ArchLimits' own)
     out["max_threads_per_block"] = max_block_threads(arch_limits(arch) or ArchLimits(0, 0, 0, 0),
                                                      out["num_regs"])
