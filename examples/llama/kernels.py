@@ -104,7 +104,6 @@ def matmul_swiglu_two(A, Wg, Wu, C, tm: ConstInt, tn: ConstInt, tk: ConstInt):
     ct.store(C, index=(bx, by), tile=(g / (1.0 + ct.exp(-g)) * u).astype(C.dtype))
 
 
-
 @ct.kernel
 def matmul_part(A, B, P, tm: ConstInt, tn: ConstInt, tk: ConstInt, steps: int):
     """Split-K's first half: ``P[s] = A[:, K_s] @ B[K_s, :]`` in float32 for the ``steps``

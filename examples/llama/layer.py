@@ -24,16 +24,6 @@ from . import kernels as K
 from .config import Config, split_for, tiles_for
 
 
-def _partials(a: torch.Tensor, k: int, tk: int, b: torch.Tensor, shape: tuple, tiles: tuple,
-              tm: int, tn: int) -> torch.Tensor:
-    """The float32 partial products of ``a @ b`` split along K into ``shape[0]`` splits
-    (``matmul_part``), for ``tiles`` (rows, columns) of C."""
-    splits = shape[0]
-    part = torch.empty(shape, dtype=torch.float32, device=a.device)
-    K.matmul_part[(*tiles, splits)](a, b, part, tm, tn, tk, cdiv(cdiv(k, tk), splits))
-    return part
-
-
 def _next_pow2(n: int) -> int:
     return 1 << max(n - 1, 0).bit_length()
 
@@ -118,10 +108,11 @@ class DecoderLayer(torch.nn.Module):
         split = split_for(m, k, n)
         if split is not None:  # few rows: K split over blocks, then the sum (config.split_for)
             tm, tn, tk, splits = split
-            part = _partials(a, k, tk, b, (splits, m, n), (cdiv(m, tm), cdiv(n, tn)), tm, tn)
-            K.combine[(cdiv(m, tm), cdiv(n, tn))](
-                part, c if residual is None else residual, c, splits, tm, tn,
-                residual is not None)
+            tiles = (cdiv(m, tm), cdiv(n, tn))
+            part = torch.empty(splits, m, n, dtype=torch.float32, device=a.device)
+            K.matmul_part[(*tiles, splits)](a, b, part, tm, tn, tk, cdiv(cdiv(k, tk), splits))
+            K.combine[tiles](part, c if residual is None else residual, c, splits, tm, tn,
+                             residual is not None)
             return c
         tm, tn, tk = tiles_for(m, k, n)
         grid = (cdiv(m, tm), cdiv(n, tn))
@@ -135,10 +126,10 @@ class DecoderLayer(torch.nn.Module):
         """h + Wdown (silu(Wg n) * Wu n), n = rmsnorm(h)."""
         n = self.rms_norm(h, self.w.mlp_norm)
         m, k = n.shape
-        f = self.cfg.mlp
-        act = torch.empty(m, f, dtype=h.dtype, device=h.device)
-        tm, tn, tk = tiles_for(m, k, f, swiglu=True)
-        K.matmul_swiglu[(cdiv(m, tm), f // tn)](n, self._gate_up(tn), act, tm, tn, tk)
+        tm, tn, tk = tiles_for(m, k, self.cfg.mlp, swiglu=True)
+        act = torch.empty(m, self.cfg.mlp, dtype=h.dtype, device=h.device)
+        K.matmul_swiglu[(cdiv(m, tm), self.cfg.mlp // tn)](n, self._gate_up(tn), act, tm, tn,
+                                                             tk)
         return self.down_proj(act, h)
 
     # the two projections that end in the residual: hooks where the tensor-parallel layer

@@ -29,7 +29,6 @@ ptxas's own choice).
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import threading
@@ -155,16 +154,19 @@ def compile_fitted(text: str, entry: str, arch: str, options: tuple[str, ...] = 
         cubin = nvrtc.compile_cubin(text, arch, name=f"{entry}.cu", options=options)
         return Fitted(cubin, text, None, {})
     fit = _fit(text, entry, arch, options, threads, dynamic_shared)
-    with _LOCK:
-        _REPORTS[(text, entry, arch, options, threads, dynamic_shared, rule())] = \
-            (fit.text, fit.report)
-        while len(_REPORTS) > 64:  # (the oldest first)
-            del _REPORTS[next(iter(_REPORTS))]
+    _remember((text, entry, arch, options, threads, dynamic_shared, rule()), fit.text, fit.report)
     return fit
 
 
-_REPORTS: dict = {}  # compile_fitted's choices and reports, by its arguments and the rule
-_LOCK = threading.Lock()
+_REPORTS: dict = {}  # the compiled source and ptxas's report, by compile_fitted's arguments and
+_LOCK = threading.Lock()  # the rule (the 64 most recent)
+
+
+def _remember(key: tuple, text: str, report: dict) -> None:
+    with _LOCK:
+        _REPORTS[key] = (text, report)
+        while len(_REPORTS) > 64:  # (the oldest first)
+            del _REPORTS[next(iter(_REPORTS))]
 
 
 def _fit(text: str, entry: str, arch: str, options: tuple[str, ...], threads: int,
@@ -185,21 +187,17 @@ def _fit(text: str, entry: str, arch: str, options: tuple[str, ...], threads: in
 def fitted_report(text: str, entry: str, arch: str, options: tuple[str, ...], threads: int,
                   dynamic_shared: int) -> tuple[str, dict]:
     """The source :func:`compile_fitted` compiles and ptxas's report on it (a report is
-    always made here), for ``kernel.resources()``; once per source, arch, options and rule."""
-    return _fitted_report(text, entry, arch, tuple(options), threads, dynamic_shared, rule())
-
-
-@functools.lru_cache(maxsize=32)
-def _fitted_report(text: str, entry: str, arch: str, options: tuple[str, ...], threads: int,
-                   dynamic_shared: int, _rule: str) -> tuple[str, dict]:
+    always made here), for ``kernel.resources()``; once per source, arch, options and rule
+    (a build's own compile counts)."""
+    key = (text, entry, arch, tuple(options), threads, dynamic_shared, rule())
     with _LOCK:
-        known = _REPORTS.get((text, entry, arch, options, threads, dynamic_shared, _rule))
+        known = _REPORTS.get(key)
     if known is not None:
         return known
-    fit = compile_fitted(text, entry, arch, options, threads, dynamic_shared)
-    if fit.report:
-        return fit.text, fit.report
-    return fit.text, compile_reported(fit.text, arch, options, entry)[1]
+    fit = compile_fitted(text, entry, arch, tuple(options), threads, dynamic_shared)
+    report = fit.report or compile_reported(fit.text, arch, tuple(options), entry)[1]
+    _remember(key, fit.text, report)
+    return fit.text, report
 
 
 def _compile_job(j: dict) -> bytes:

@@ -22,7 +22,6 @@ import tempfile
 from . import blockfit
 from .backends.cuda.emit import emit_module
 from .compiler import Specialization, Target
-from .compiler import compile as compile_build
 from .frontend.specialize import device_module
 from .ir import nodes as ir
 from .ir import passes
@@ -216,9 +215,7 @@ def attributes(spec: Specialization, arch: str, options: tuple[str, ...]) -> dic
     registers per block, allotted per warp in units of 256, ir/resources.max_block_threads)."""
     report = ptxas_report(spec, arch, options)
     out = {k: report[k] for k in ("num_regs", "shared_size_bytes", "local_size_bytes")}
-    target = Target(arch, tuple(options))
-    cubin = spec._builds[target].cubin if target in spec._builds else \
-        compile_build(spec, target).cubin  # (the cubin cache's, after ptxas_report's compile)
+    cubin = spec.build(Target(arch, tuple(options))).cubin  # (the cubin cache's, by now)
     out["const_size_bytes"] = elf_section_bytes(cubin, ".nv.constant3")
     # (every architecture from sm_75 on shares the register file's rules: ArchLimits' own)
     out["max_threads_per_block"] = max_block_threads(arch_limits(arch) or ArchLimits(0, 0, 0, 0),

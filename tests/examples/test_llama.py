@@ -117,6 +117,30 @@ def test_split_k_matmul_and_combine(m, k, n, splits, tk):
     np.testing.assert_allclose(f64(d), want + f64(r), rtol=U_BF16 * 1.01, atol=1e-5 * k)
 
 
+def test_layer_matmul_takes_the_split_in_the_simulator(monkeypatch):
+    """DecoderLayer.matmul's split path (the rule's thresholds lowered to small shapes):
+    matmul_part then combine, with and without the residual, against float64."""
+    torch = pytest.importorskip("torch")
+    from llama import config  # noqa: PLC0415
+    from llama.layer import DecoderLayer  # noqa: PLC0415
+
+    small = {"SPLIT_TN": 32, "SPLIT_TK": 16, "SPLIT_BLOCKS": 4, "SPLIT_MIN_STEPS": 2}
+    for name, v in small.items():
+        monkeypatch.setattr(config, name, v)
+    m, k, n = 12, 128, 64
+    assert config.split_for(m, k, n) == (16, 32, 16, 2)
+    rng = np.random.default_rng()
+    a, b, want = _mm_operands(rng, m, k, n)
+    r = bf16(rng.standard_normal((m, n)))
+    t = lambda x: torch.from_numpy(f64(x)).to(torch.bfloat16)  # noqa: E731
+    with sim():
+        c = DecoderLayer.matmul(t(a), t(b))
+        d = DecoderLayer.matmul(t(a), t(b), residual=t(r))
+    np.testing.assert_allclose(c.double().numpy(), want, rtol=U_BF16 * 1.01, atol=1e-5 * k)
+    np.testing.assert_allclose(d.double().numpy(), want + f64(r), rtol=U_BF16 * 1.01,
+                               atol=1e-5 * k)
+
+
 def test_split_rule_at_8b_shapes():
     """config.split_for: of decode's 32-row products only the down projection (K 14336)
     splits, into 8 (32 x 8 blocks of 128 columns, 28 k steps each); the others' K of 4096

@@ -125,8 +125,7 @@ def test_resources_reuse_the_builds_compiles(tmp_path, monkeypatch):
         return real(text, arch, options, entry)
 
     monkeypatch.setattr(blockfit, "compile_reported", counted)
-    blockfit._fitted_report.cache_clear()  # (what earlier tests left in this process)
-    monkeypatch.setattr(blockfit, "_REPORTS", {})
+    monkeypatch.setattr(blockfit, "_REPORTS", {})  # (what earlier tests left in this process)
     import threadtile.tile as ct
 
     fresh = ct.kernel(gathered_product.py_func)  # (no build in memory either)
