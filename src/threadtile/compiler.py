@@ -179,6 +179,9 @@ def wants_producer(module: ir.Module, scratch_sm90a: int) -> bool:
     threads = module.threads
     if not threads or module.occupancy:
         return False
+    if any(isinstance(x, ir.TileOp) and x.op == "mma_loop" and
+           kloop.loaded(x)[0].dtype in tiling.FLOAT8_TYPES for x in ir.walk_module_exprs(module)):
+        return False  # the float8 loop issues its own copies (its registers are counted)
     if threads < 256 and 2 * scratch_sm90a <= tiling.SM90_SHARED_PER_SM:
         return False
     looped = _looped_kloops(module)

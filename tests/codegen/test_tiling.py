@@ -1,6 +1,6 @@
 """ir/tiling.py is the one source of the tile facts: tile/config.h is what it generates, and the
 formulas tile.h still computes on those numbers (the layout's vector width, the scratch of an
-mma, of the staged k loop and of the Hopper main loops, 16-bit and tfloat32) agree with
+mma, of the staged k loop and of the Hopper main loops, 16-bit, tfloat32 and 8-bit) agree with
 Python's over a sweep of shapes, checked by static_asserts compiled with NVRTC. No GPU
 needed."""
 
@@ -8,13 +8,22 @@ from pathlib import Path
 
 import threadtile
 from threadtile.ir import tiling
-from threadtile.lang.types import TileType, bfloat16, float16, float32, tfloat32
+from threadtile.lang.types import (
+    TileType,
+    bfloat16,
+    float8_e4m3fn,
+    float8_e5m2,
+    float16,
+    float32,
+    tfloat32,
+)
 from threadtile.runtime import nvrtc
 
 CONFIG = Path(threadtile.__file__).parent / "backends/cuda/include/tile/config.h"
 CTYPE = {float16: "__half", bfloat16: "__nv_bfloat16", tfloat32: "tt::tile::tf32",
          float32: "float"}
 PRELUDE = ("#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#define TT_HALF 1\n"
+           "#include <cuda_fp8.h>\n#include <cuda_fp4.h>\n#define TT_FP8 1\n"
            '#include "threadtile.h"\n#define TT_SCRATCH_BYTES 262144\n#include "tile.h"\n'
            "namespace tt { namespace tile {\n")
 
@@ -61,6 +70,21 @@ def test_tile_h_agrees_with_tiling_py():
                     plan90 = f"sm90::Plan<float, {nt}, {m}, {n}, {k}>"
                     checks.append(f"static_assert({plan90}::bytes == "
                                   f"{tiling.sm90_bytes(a, b, nt)}, \"sm90 tf32\");")
+    # 8-bit floats: kloop_sm90_f8.h's Plan (its part of C's rows included) against
+    # sm90_f8_bytes and sm90_f8_part
+    for dt, name in ((float8_e4m3fn, "__nv_fp8_e4m3"), (float8_e5m2, "__nv_fp8_e5m2")):
+        for m in (16, 32, 64, 96, 128, 256):
+            for n in (64, 128, 256):
+                for k in (32, 64, 128, 256):
+                    a, b = TileType(dt, (m, k)), TileType(dt, (k, n))
+                    for nt in (128, 256, 512):
+                        plan90 = f"sm90::Plan<{name}, {nt}, {m}, {n}, {k}>"
+                        checks.append(f"static_assert({plan90}::bytes == "
+                                      f"{tiling.sm90_bytes(a, b, nt)}, \"sm90 f8\");")
+                        wg = nt // 128
+                        r = n // (64 * wg) if n % (64 * wg) == 0 else 0
+                        checks.append(f"static_assert({plan90}::PN == "
+                                      f"{tiling.sm90_f8_part(m, r, k, nt)}, \"sm90 f8 part\");")
     src = PRELUDE + "\n".join(checks) + "\n} }\n"
     assert len(checks) > 300
     assert nvrtc.compile_ptx(src, "sm_90a") is not None

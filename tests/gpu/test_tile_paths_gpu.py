@@ -213,6 +213,85 @@ def test_batched_k_loop_on_tensor_maps_of_the_rows(gen, dtype, shape):
         assert maps and maps[0] != tensormaps.ZERO
 
 
+def _f8_close(got, a, b):
+    """|got - a@b| within the 8-bit wgmma's rounding of each step's sum (its terms aligned to
+    the largest with about 13 bits: 2^-10 of the sum of magnitudes is a loose bound that a
+    wrong element, a missing step or a float16 product rounding would still break)."""
+    a64, b64 = a.double(), b.double()
+    ref, mag = a64 @ b64, a64.abs() @ b64.abs()
+    assert not torch.isnan(got).any(), "unwritten (NaN) elements"
+    bad = (got.double() - ref).abs() > 2.0 ** -10 * mag + 1e-30
+    assert not bad.any(), f"{int(bad.sum())} elements off"
+
+
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2"])
+@pytest.mark.parametrize(("tiles_mnk", "shape"), [
+    ((128, 256, 128), (512, 256, 1024)),   # BatchMatMul's float8 tiles
+    ((64, 128, 64), (300, 520, 700)),      # edge tiles in every axis: TMA's zeros
+    ((128, 128, 128), (256, 384, 512)),
+    ((32, 128, 128), (96, 256, 384)),
+    ((128, 128, 256), (256, 512, 256)),
+    ((128, 256, 64), (256, 320, 512)),     # C's transposing buffer larger than the stages
+], ids=["128x256x128", "64x128x64-edges", "128x128x128", "32x128x128", "128x128x256",
+        "128x256x64"])
+def test_float8_k_loop_sums_as_the_tensor_cores(gen, name, tiles_mnk, shape):
+    """GPU only: the sm_90a build's float8 main loop (tile/kloop_sm90_f8.h) sums each step's
+    products on the tensor cores, with their rounding, not the simulator's exact one. Each
+    step of 128 k is summed as cuBLAS's 8-bit GEMM (torch._scaled_mm) sums it, so with K tiles
+    of 128 the two agree bit for bit; every shape is within the tensor cores' rounding of
+    the exact product."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs a compute capability 9.0 GPU")
+    kern = ct.kernel(tiles.matmul.py_func)
+    m, k, n = shape
+    tm, tn, tk = tiles_mnk
+    dt = getattr(torch, name)
+    a, b = randn(gen, m, k, dtype=dt), randn(gen, k, n, dtype=dt)
+    c = nans(m, n)
+    launch(kern, (cdiv(m, tm), cdiv(n, tn)), a, b, c, tm, tn, tk)
+    _f8_close(c, a, b)
+    spec = next(iter(kern._dispatch.values()))
+    assert spec.arch == "sm_90a" and "tt_tma0" in spec.source
+    if name == "float8_e4m3fn" and tk == 128 and k % 128 == 0 and m % 16 == n % 16 == 0:
+        one = torch.ones((), device="cuda")
+        want = torch._scaled_mm(a, b.t().contiguous().t(), scale_a=one, scale_b=one,
+                                out_dtype=torch.float32)
+        assert torch.equal(c, want), f"{int((c != want).sum())} elements differ from cuBLAS"
+
+
+def test_float8_k_loop_on_arrays_tma_cannot_copy(gen):
+    """GPU only: rows of B that are not whole 16-byte units (N = 260) get no tensor map, and
+    the launch takes the build with the loop as written: 8-bit values widened to float16, exact
+    products summed in float32."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs a compute capability 9.0 GPU")
+    kern = ct.kernel(tiles.matmul.py_func)
+    m, k, n = 256, 256, 260
+    a = randn(gen, m, k, dtype=torch.float8_e4m3fn)
+    b = randn(gen, k, n, dtype=torch.float8_e4m3fn)
+    c = nans(m, n)
+    launch(kern, (cdiv(m, 128), cdiv(n, 256)), a, b, c, 128, 256, 128)
+    dot_close(c, a.float(), b.float())
+
+
+def test_float8_batched_loop_of_the_sample(gen):
+    """GPU only: cuTile's BatchMatMul sample's float8 case (4 x 512x256 @ 256x1024, tiles
+    128x256x128, 3-d loads reshaped): equal to torch._scaled_mm batch by batch, as the sample
+    checks it."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs a compute capability 9.0 GPU")
+    nb, m, k, n = 4, 512, 256, 1024
+    a = randn(gen, nb, m, k, dtype=torch.float8_e4m3fn)
+    b = randn(gen, nb, k, n, dtype=torch.float8_e4m3fn)
+    c = nans(nb, m, n)
+    launch(tiles.bmm, (cdiv(m, 128), cdiv(n, 256), nb), a, b, c, 128, 256, 128)
+    one = torch.ones((), device="cuda")
+    for z in range(nb):
+        want = torch._scaled_mm(a[z], b[z].t().contiguous().t(), scale_a=one, scale_b=one,
+                                out_dtype=torch.float32)
+        assert torch.equal(c[z], want), f"batch {z}: {int((c[z] != want).sum())} differ"
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
 @pytest.mark.parametrize(("warps", "tiles_mnk", "shape"), [
     (4, (32, 32, 64), (20, 200, 72)),     # rows and columns past the arrays, a part step

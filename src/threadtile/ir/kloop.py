@@ -81,6 +81,8 @@ def _fuse(f: ir.Function, s: ir.For, arrays: set[str], threads: int) -> ir.Assig
     # a batched loop (3-d loads) multiplies the 2-d tiles of a batch
     a2, b2 = (la.type, lb.type) if batch is None else (_drop_batch(la.type), _drop_batch(lb.type))
     hopper = tiling.sm90_bytes(a2, b2, threads) > 0
+    if a2.dtype in tiling.FLOAT8_TYPES and not hopper:
+        return None  # runs as written (mma_loop has no staged loop for 8-bit operands)
     i, j = (la.args[1], lb.args[2]) if batch is None else (la.args[2], lb.args[3])
     args = [la.args[0], lb.args[0], i, j, s.start, s.stop, ir.Var(mma.type, s.loc, acc)]
     if batch is not None:
@@ -94,7 +96,8 @@ def _match(s: ir.For, arrays: set[str]):
     """(load of A, load of B, the mma, the accumulator's name, the cast's dtype or None, the
     two batch indices or None) of a loop body of the qualifying form, else None. Each operand
     of the mma is a load, or a load taken through a reshape that drops a leading axis of 1
-    (3-d loads of a batch) and a cast to tfloat32 of float32 values, in either order."""
+    (3-d loads of a batch) and a cast to tfloat32 of float32 values (or the mma's widening of
+    8-bit floats to float16), in either order."""
     body = s.body
     if not body or not all(isinstance(x, ir.Assign) and isinstance(x.value, ir.TileOp)
                            for x in body):
@@ -116,7 +119,9 @@ def _match(s: ir.For, arrays: set[str]):
     (la, ca, ra, _), (lb, cb, rb, _) = chains
     if (ca is None) != (cb is None) or ra != rb:
         return None
-    cast = tfloat32 if ca is not None else None
+    if ca is not None and ca.type.dtype != cb.type.dtype:
+        return None
+    cast = ca.type.dtype if ca is not None else None
     nd = 3 if ra else 2
     for ld in (la, lb):
         arr = ld.args[0]
@@ -126,8 +131,10 @@ def _match(s: ir.For, arrays: set[str]):
                 ld.attrs.get("padding") in (None, "zero") and ld.type.shape[:nd - 2] ==
                 (1,) * (nd - 2)):
             return None
-    if la.type.dtype not in (float16, bfloat16, float32) or lb.type.dtype != la.type.dtype or \
-            (cast is not None and la.type.dtype != float32):
+    if la.type.dtype not in (float16, bfloat16, float32) + tiling.FLOAT8_TYPES or \
+            lb.type.dtype != la.type.dtype or \
+            (cast is not None and (cast, la.type.dtype) not in _CASTS) or \
+            (cast is None and la.type.dtype in tiling.FLOAT8_TYPES):
         return None
     k = s.var
     if not (_is_var(la.args[nd], k) and _is_var(lb.args[nd - 1], k)):
@@ -142,6 +149,11 @@ def _match(s: ir.For, arrays: set[str]):
     return la, lb, m, last.name, cast, batch
 
 
+# the casts a loop's operands may take between load and mma: float32 to tfloat32, and the
+# 8-bit floats' widening to float16 that the frontend puts before their mma (exact)
+_CASTS = {(tfloat32, float32)} | {(float16, t) for t in tiling.FLOAT8_TYPES}
+
+
 def _is_var(e: ir.Expr, name: str) -> bool:
     """Whether a tile index is the variable ``name``, or its widening to the indices' int64
     (a cuTile kernel's int32 loop variable: its array shapes are int32)."""
@@ -153,7 +165,7 @@ def _is_var(e: ir.Expr, name: str) -> bool:
 
 def _chain(name: str, defs: dict):
     """(the load, the cast or None, whether a reshape, the names) from an operand back to its
-    load through at most one cast to tfloat32 and one reshape dropping a leading 1."""
+    load through at most one cast (``_CASTS``) and one reshape dropping a leading 1."""
     cast, reshape, names = None, False, []
     while True:
         x = defs.get(name)
@@ -165,8 +177,8 @@ def _chain(name: str, defs: dict):
         src = x.args[0] if x.args else None
         if not isinstance(src, ir.Var):
             return None
-        if x.op == "cast" and cast is None and x.type.dtype == tfloat32 and \
-                src.type.dtype == float32:
+        if x.op == "cast" and cast is None and \
+                (x.type.dtype, src.type.dtype) in _CASTS:
             cast = x
         elif x.op == "reshape" and not reshape and src.type.shape[:1] == (1,) and \
                 src.type.shape[1:] == x.type.shape and len(x.type.shape) == 2:

@@ -13,7 +13,16 @@ and tile.h only asserts the instructions' own requirements.
 
 from __future__ import annotations
 
-from ..lang.types import Scalar, TileType, bfloat16, float16, float32, tfloat32
+from ..lang.types import (
+    Scalar,
+    TileType,
+    bfloat16,
+    float8_e4m3fn,
+    float8_e5m2,
+    float16,
+    float32,
+    tfloat32,
+)
 
 # -- the tile layout ---------------------------------------------------------------------------
 
@@ -226,6 +235,8 @@ def sm90_bytes(a: TileType, b: TileType, threads: int) -> int:
     """Shared memory of the Hopper main loop for these operands, 0 where it does not apply."""
     if a.dtype == float32:
         return sm90_tf32_bytes(a, b, threads)
+    if a.dtype.name in FLOAT8:
+        return sm90_f8_bytes(a, b, threads)
     (m, _), (_, n) = a.shape, b.shape
     k = sm90_step(a, b, threads)
     isz = a.dtype.itemsize
@@ -273,6 +284,48 @@ def sm90_tf32_bytes(a: TileType, b: TileType, threads: int) -> int:
     return SM90_ALIGN + stages * stage + 2 * 8 * stages if ok else 0
 
 
+# 8-bit floats (include/tile/kloop_sm90_f8.h): as tfloat32, the transposed product with B^T's
+# fragments from registers (wgmma takes 8-bit operands K-major only). Each step is the loop's
+# own K (never split: its sum, in the tensor cores' rounding, is one mma's), summed from zero
+# and then added to the float32 accumulator, one part of SM90_F8_PARTS rows of C at a time.
+FLOAT8 = ("float8_e4m3fn", "float8_e5m2")
+FLOAT8_TYPES = (float8_e4m3fn, float8_e5m2)
+SM90_F8_PARTS = (256, 128, 64, 32)  # wgmma's N for a part of C's rows (tools/gen_wgmma.py)
+SM90_F8_B_BOX = 128  # B is copied in boxes of 128 columns (128-byte rows)
+SM90_F8_SPARE = 24  # registers a thread keeps beside the loop's data (addresses, counters)
+
+
+def sm90_f8_part(m: int, r: int, k: int, threads: int) -> int:
+    """The rows of C a part of the float8 loop multiplies (wgmma's N), 0 for none: the widest
+    of SM90_F8_PARTS dividing ``m`` whose registers fit a thread of ``threads`` with the
+    accumulator's ``r m / 2``, a slice's fragments of a step (k / 8), their offsets (8 r) and
+    SM90_F8_SPARE (tile/kloop_sm90_f8.h f8_part)."""
+    regs = min(65536 // threads, 255) if threads > 0 else 0
+    fixed = r * m // 2 + k // 8 + 8 * r + SM90_F8_SPARE
+    return next((pn for pn in SM90_F8_PARTS if pn <= m and m % pn == 0 and
+                 fixed + pn // 2 <= regs), 0)
+
+
+def sm90_f8_bytes(a: TileType, b: TileType, threads: int) -> int:
+    """Shared memory of the Hopper main loop for 8-bit float operands, 0 where it does not
+    apply (tile/kloop_sm90_f8.h, PlanF8)."""
+    (m, k), (_, n) = a.shape, b.shape
+    if a.dtype.name not in FLOAT8 or b.dtype != a.dtype or threads % 128 or not threads:
+        return 0
+    stage = m * k + k * n
+    stages = sm90_stages(stage, threads)
+    wg = threads // 128
+    r = n // (64 * wg) if n % (64 * wg) == 0 else 0
+    row = min(k, SM90_ROW_BYTES)
+    ok = (r > 0 and sm90_f8_part(m, r, k, threads) > 0 and m <= SM90_MAX_BOX and
+          row in (SM90_ROW_BYTES_MIN, SM90_ROW_BYTES) and k % row == 0 and k <= SM90_MAX_BOX
+          and n % SM90_F8_B_BOX == 0 and stages > SM90_INFLIGHT and
+          m * (n + SM90_TF32_PAD) * 4 <= SM90_STAGE_BUDGET)
+    # the stages and their barriers, or the transposing buffer of C where it is larger
+    return SM90_ALIGN + max(stages * stage + 2 * 8 * stages,
+                            m * (n + SM90_TF32_PAD) * 4) if ok else 0
+
+
 SM90_TF32_REGS = 200  # sm90_tf32_regs past which ptxas serializes or spills (4 warps)
 
 
@@ -289,11 +342,13 @@ def sm90_tf32_regs(a: TileType, b: TileType, threads: int) -> int:
 def sm90_boxes(a: TileType, b: TileType,
                threads: int) -> tuple[tuple[int, int], tuple[int, int]]:
     """The TMA boxes (innermost extent first, in elements) of A's and B's tensor maps (for
-    steps of sm90_step); a box whose rows are 64 bytes is copied with the 64-byte swizzle,
-    else the 128-byte one. B's boxes are 64 columns of 16-bit values, 32 of float32."""
+    steps of sm90_step; the float8 loop's steps are its K); a box whose rows are 64 bytes is
+    copied with the 64-byte swizzle, else the 128-byte one. B's boxes are 64 columns of
+    16-bit values, 32 of float32, 128 of 8-bit floats."""
     (m, _), (_, n) = a.shape, b.shape
-    k = sm90_step(a, b, threads)
-    bw = SM90_TF32_B_BOX if a.dtype == float32 else SM90_N_STEP
+    f8 = a.dtype.name in FLOAT8
+    k = a.shape[1] if f8 else sm90_step(a, b, threads)
+    bw = SM90_TF32_B_BOX if a.dtype == float32 else SM90_F8_B_BOX if f8 else SM90_N_STEP
     return (min(k * a.dtype.itemsize, SM90_ROW_BYTES) // a.dtype.itemsize, m), \
         (min(n, bw), k)
 
@@ -310,7 +365,8 @@ def config_header() -> str:
             ("TT_SM90_MAX_STAGES_WHOLE", SM90_MAX_STAGES_WHOLE),
             ("TT_SM90_SHARED_PER_SM", SM90_SHARED_PER_SM), ("TT_SM90_INFLIGHT", SM90_INFLIGHT),
             ("TT_SM90_STAGE_BUDGET", SM90_STAGE_BUDGET), ("TT_SM90_ALIGN", SM90_ALIGN),
-            ("TT_SM90_TF32_B_BOX", SM90_TF32_B_BOX), ("TT_SM90_TF32_PAD", SM90_TF32_PAD)]
+            ("TT_SM90_TF32_B_BOX", SM90_TF32_B_BOX), ("TT_SM90_TF32_PAD", SM90_TF32_PAD),
+            ("TT_SM90_F8_B_BOX", SM90_F8_B_BOX), ("TT_SM90_F8_SPARE", SM90_F8_SPARE)]
     lines = ["// Generated by tools/gen_tile_config.py from src/threadtile/ir/tiling.py: edit",
              "// that file, not this one. The sizes of tile code that tile.h and the compiler",
              "// share (the tile layout's vector width, the tensor cores' shape, the scratch of",

@@ -36,7 +36,7 @@ _LOCK = threading.Lock()
 _DTYPES = {"float16": "FLOAT16", "bfloat16": "BFLOAT16", "float32": "FLOAT32",
            "int8": "UINT8", "uint8": "UINT8", "int32": "INT32", "uint32": "UINT32",
            "float64": "FLOAT64", "int64": "INT64", "uint64": "UINT64", "uint16": "UINT16",
-           "int16": "UINT16"}
+           "int16": "UINT16", "float8_e4m3fn": "UINT8", "float8_e5m2": "UINT8"}
 
 
 def encode(p: TensorMapParam, dtype, ptr: int, shape: tuple, strides: tuple) -> bytes:

@@ -26,3 +26,5 @@
 #define TT_SM90_ALIGN 1024
 #define TT_SM90_TF32_B_BOX 32
 #define TT_SM90_TF32_PAD 8
+#define TT_SM90_F8_B_BOX 128
+#define TT_SM90_F8_SPARE 24

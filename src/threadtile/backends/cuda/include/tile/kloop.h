@@ -8,7 +8,8 @@
 //   Hopper main loop  mma_loop, built for sm_90a, sm90::Plan::ok, a float32 accumulator and
 //                     both tensor maps present: sm90::mainloop (kloop_sm90.h), TMA + wgmma;
 //                     for float32 operands cast to tfloat32, sm90::mainloop_tf32
-//                     (kloop_sm90_tf32.h: the transposed product, B^T from registers)
+//                     (kloop_sm90_tf32.h: the transposed product, B^T from registers); for
+//                     8-bit floats, sm90::mainloop_f8 (kloop_sm90_f8.h, the same way)
 //   cp.async          mma_loop_staged<..., Stages> (the compiler gives Stages, STAGES or 2,
 //                     where that many buffers fit an sm_80 block and each warp's blocks lie in
 //                     one row strip or hold whole strips: ir/tiling.py staged_stages), on
@@ -19,6 +20,8 @@
 //   guarded           otherwise (strided or unaligned arrays, buffers too large, and mma_loop
 //                     off the Hopper path, in a function of its own there): mma_loop_guarded,
 //                     one buffer filled element by element
+//   plain             8-bit float operands off the Hopper path: mma_loop_plain, the loop as
+//                     written (each step's tiles loaded, widened to float16, multiplied)
 #pragma once
 
 #include "elementwise.h"
@@ -26,6 +29,7 @@
 #include "mma.h"
 #include "kloop_sm90.h"
 #include "kloop_sm90_tf32.h"
+#include "kloop_sm90_f8.h"
 
 namespace tt {
 namespace tile {
@@ -313,6 +317,18 @@ __device__ __forceinline__ ::tt::Array<T, 2> batch_view(const ::tt::Array<T, 3>&
           {a.strides[1], a.strides[2]}};
 }
 
+// The k loop of 8-bit float operands off the Hopper path, as written: each step's tiles
+// loaded, widened to float16 (exactly) and multiplied into the accumulator
+template <class TLA, class TLB, class TC, int NT, int M, int N, class ArrA, class ArrB>
+__device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_plain(
+    const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t bi, int64_t bj,
+    int64_t lo, int64_t hi, MmaTile<TC, NT, M, N> r) {
+  for (int64_t k = lo; k < hi; ++k)
+    r = mma<true>(astype<__half>(load<TLA>(A, pad, bi, k)),
+                  astype<__half>(load<TLB>(B, pad, k, bj)), r);
+  return r;
+}
+
 // mma_loop off the Hopper path (arrays TMA cannot copy): a function of its own where the
 // Hopper loop is compiled too, so that its registers are its own and not the main loop's
 template <class TLA, class TLB, int Staged, class TC, int NT, int M, int N, class ArrA,
@@ -326,8 +342,12 @@ MmaTile<TC, NT, M, N> mma_loop_portable(const ArrA& A, const ArrB& B,
                                         typename traits<TLA>::elem pad, int64_t bi, int64_t bj,
                                         int64_t lo, int64_t hi, MmaTile<TC, NT, M, N> r) {
   typedef typename traits<TLA>::elem TE;  // float32 operands multiply as tfloat32
-  typedef typename cond<same<TE, float>::value, tf32, TE>::type TM;
-  return mma_loop_staged<TM, TLA, TLB, Staged>(A, B, pad, bi, bj, lo, hi, r);
+  if constexpr (sm90::f8_kind<TE>::value != 0) {
+    return mma_loop_plain<TLA, TLB>(A, B, pad, bi, bj, lo, hi, r);
+  } else {
+    typedef typename cond<same<TE, float>::value, tf32, TE>::type TM;
+    return mma_loop_staged<TM, TLA, TLB, Staged>(A, B, pad, bi, bj, lo, hi, r);
+  }
 }
 
 // for (k = lo; k < hi; ++k) acc = mma(load<TLA>(A, pad, bi, k), load<TLB>(B, pad, k, bj), acc),
@@ -352,6 +372,8 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
   if (tma && sm90::present(ma) && sm90::present(mb)) {
     if constexpr (same<TA, float>::value)  // operands cast to tfloat32
       sm90::mainloop_tf32<NT, M, N, K>(ma, mb, bi, bj, lo, hi, r.v, a_row0, b_row0);
+    else if constexpr (sm90::f8_kind<TA>::value != 0)  // 8-bit floats
+      sm90::mainloop_f8<TA, NT, M, N, K>(ma, mb, bi, bj, lo, hi, r.v, a_row0, b_row0);
     else
       sm90::mainloop<TA, NT, M, N, K>(ma, mb, bi, bj, lo, hi, r.v, a_row0, b_row0);
     return r;
