@@ -5,19 +5,23 @@ config, a smoke run). Two modes, as bench/llama.py's ``layer`` part: prefill (ba
 tokens, causal) and decode (batch 32, one token each against a 4096-token cache).
 
 1. One GPU (cuda:0): threadtile's ``DecoderLayer`` (and the same layer in torch eager,
-   bench/llama.py's ``EagerLayer``), timed with ``_common.cuda_time_ms`` (CUDA-event medians);
-   its inputs and outputs go to a temporary folder.
+   bench/llama.py's ``EagerLayer``), timed with ``_common.cuda_time_ms`` (CUDA-event medians)
+   and as a CUDA graph's replay (``graphed_time_ms``); its inputs and outputs go to a
+   temporary folder.
 2. ``--world`` ranks (``torch.multiprocessing.spawn``, NCCL, rank r on cuda:r): each builds
    the whole layer's weights from the same seed and keeps its share (``TPDecoderLayer``:
    column-parallel Wqkv and gate/up, row-parallel Wo and Wdown, a bfloat16 all-reduce after
    each of those two), runs prefill and decode on the same inputs (its KV heads of the same
    cache) and compares the output with the one-GPU layer's. Times: each repetition starts
    after a barrier, CUDA events on each rank around the layer; a repetition's time is the
-   slowest rank's, and the median of those is reported. The eager layer the same way, torch
-   matmuls and SDPA on the same shards with the same all-reduces.
+   slowest rank's, and the median of those is reported; again with each rank's layer, its
+   all-reduces included, captured into a CUDA graph (``tp_graphed_ms``: device time without
+   the host's launch gaps, which a decode step's small kernels can leave). The eager layer
+   the same way, torch matmuls and SDPA on the same shards with the same all-reduces.
 
 Rank 0 writes results/llama_tp.json (``--small``: llama_tp_small.json): per mode the one-GPU
-and TP times, the speedup and the largest difference from the one-GPU output.
+and TP times (launched and graphed), the speedups and the largest difference from the
+one-GPU output.
 
     python bench/llama_tp.py             # 2 GPUs, Llama-3-8B shapes
     python bench/llama_tp.py --small     # the tiny config: a smoke run
@@ -36,7 +40,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import cuda_time_ms, cuda_times_ms, write
+from _common import cuda_time_ms, cuda_times_ms, graphed_time_ms, write
 
 HERE = Path(__file__).resolve().parent
 MODES = ("prefill", "decode")
@@ -117,7 +121,9 @@ def one_gpu(cfg, o: argparse.Namespace, tmp: Path) -> dict:
     for mode, fn in runs.items():
         ref[mode] = fn().cpu()
         out[mode] = {"one_gpu_ms": cuda_time_ms(fn, reps=o.reps)}
-        print(f"1 GPU {mode}: {out[mode]['one_gpu_ms']:.3f} ms", flush=True)
+        out[mode]["one_gpu_graphed_ms"], why = graphed_time_ms(fn, reps=o.reps)
+        print(f"1 GPU {mode}: {out[mode]['one_gpu_ms']:.3f} ms, as a CUDA graph "
+              f"{out[mode]['one_gpu_graphed_ms'] or why}", flush=True)
     if not o.no_eager:
         eager = _eager_module().EagerLayer(cfg, w)
         ek, ev = kc.clone(), vc.clone()
@@ -147,6 +153,28 @@ def tp_time_ms(fn, rank: int, reps: int, warmup: int = 5) -> float:
     t = torch.tensor(cuda_times_ms(fn, warmup, reps, before=barrier), device=f"cuda:{rank}")
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
     return statistics.median(t.tolist())
+
+
+def tp_graphed_ms(fn, rank: int, reps: int) -> tuple[float | None, str | None]:
+    """``fn`` (the rank's layer, its all-reduces included: NCCL's kernels are captured like
+    the rest) captured into a CUDA graph on every rank and its replays timed as
+    ``tp_time_ms`` times them: the device time without the host's launch gaps. (ms, None) or
+    (None, why the capture failed)."""
+    import torch  # noqa: PLC0415
+
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                fn()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            fn()
+    except Exception as e:  # noqa: BLE001  (recorded: what could not be captured)
+        return None, f"{type(e).__name__}: {str(e)[:200]}"
+    return tp_time_ms(graph.replay, rank, reps), None
 
 
 def _eager_tp_class(base):
@@ -195,6 +223,9 @@ def rank_main(rank: int, o: argparse.Namespace, tmp: str, port: int, one: dict) 
         for mode, fn in runs.items():
             res[mode].update(_diff(fn(), ref[mode]))
             res[mode]["tp_ms"] = tp_time_ms(fn, rank, o.reps)
+            res[mode]["tp_graphed_ms"], why = tp_graphed_ms(fn, rank, o.reps)
+            if why:
+                print(f"rank {rank} {mode}: no CUDA graph ({why})", flush=True)
         if not o.no_eager:
             weights = shard_weights(cfg, full, rank, world, dev)
             eager = _eager_tp_class(_eager_module().EagerLayer)(sc, weights)
@@ -222,6 +253,10 @@ def report(cfg, o: argparse.Namespace, res: dict) -> None:
                "tp_ms": round(r["tp_ms"], 4), "speedup": round(r["one_gpu_ms"] / r["tp_ms"], 3),
                "max_abs_diff": r["max_abs_diff"], "max_rel_diff": r["max_rel_diff"],
                "matches_one_gpu": r["max_rel_diff"] < 3e-2}
+        if r.get("one_gpu_graphed_ms") and r.get("tp_graphed_ms"):
+            row.update(one_gpu_graphed_ms=round(r["one_gpu_graphed_ms"], 4),
+                       tp_graphed_ms=round(r["tp_graphed_ms"], 4),
+                       graphed_speedup=round(r["one_gpu_graphed_ms"] / r["tp_graphed_ms"], 3))
         if "eager_tp_ms" in r:
             row.update(eager_one_gpu_ms=round(r["eager_one_gpu_ms"], 4),
                        eager_tp_ms=round(r["eager_tp_ms"], 4),
@@ -230,17 +265,21 @@ def report(cfg, o: argparse.Namespace, res: dict) -> None:
         out[mode] = row
         eager = (f"; eager {row['eager_one_gpu_ms']:.3f} -> {row['eager_tp_ms']:.3f} ms "
                  f"({row['eager_speedup']:.2f}x)" if "eager_tp_ms" in row else "")
+        graphed = (f"; as CUDA graphs {row['one_gpu_graphed_ms']:.3f} -> "
+                   f"{row['tp_graphed_ms']:.3f} ms ({row['graphed_speedup']:.2f}x)"
+                   if "tp_graphed_ms" in row else "")
         print(f"{mode}: 1 GPU {row['one_gpu_ms']:.3f} ms, {o.world} GPUs {row['tp_ms']:.3f} ms "
               f"({row['speedup']:.2f}x), max abs diff {row['max_abs_diff']} "
-              f"(rel {row['max_rel_diff']}){eager}", flush=True)
+              f"(rel {row['max_rel_diff']}){graphed}{eager}", flush=True)
         if not row["matches_one_gpu"]:
             print(f"{mode}: the TP output does NOT match one GPU's", flush=True)
     path = write("llama_tp_small" if o.small else "llama_tp", out,
                  notes=f"Llama-3-8B layer shapes, bfloat16, seeded random weights; tensor "
                        f"parallel over {o.world} GPUs (NCCL, bfloat16 all-reduces after Wo "
                        f"and Wdown) against one GPU; times are CUDA-event medians, each "
-                       f"repetition's the slowest rank's; eager: torch matmuls and SDPA on the "
-                       f"same shards")
+                       f"repetition's the slowest rank's; graphed: the layer (NCCL's "
+                       f"all-reduces included) captured into a CUDA graph on each rank and "
+                       f"replayed; eager: torch matmuls and SDPA on the same shards")
     print(f"wrote {path}", flush=True)
 
 
