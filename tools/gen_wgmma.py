@@ -11,7 +11,7 @@ OUT = Path(__file__).parents[1] / "src/threadtile/backends/cuda/include/tile/wgm
 SHAPES = (32, 64, 128, 192, 256)
 KINDS = {1: "f16", 2: "bf16"}
 TF32_SHAPES = (64, 128, 192, 256)  # ir/tiling.py SM90_TF32_M: C's rows in the tf32 loop
-F8_SHAPES = (32, 64, 128, 256)  # ir/tiling.py SM90_F8_PARTS: parts of C's rows in the float8 loop
+F8_SHAPES = (32, 64, 128, 256)  # ir/tiling.py SM90_F8_PARTS: parts of C's columns (float8 loop)
 F8_KINDS = {1: "e4m3", 2: "e5m2"}
 
 
@@ -77,25 +77,25 @@ def one_tf32(n: int) -> str:
 
 
 def one_f8(n: int, kind: int) -> str:
-    """An 8-bit float instruction for the k loop of float8 operands (tile/kloop_sm90_f8.h): A in
-    four registers (four 8-bit values each: mma.sync's m16n8k32 A fragment), B K-major in
-    shared memory, the N/2 accumulators contiguous; ``scale_d`` 0 starts the sum at zero (the
-    first of a product's instructions), 1 adds to it."""
+    """An 8-bit float instruction for the k loop of float8 operands (tile/kloop_sm90_f8.h): A
+    and B both K-major in shared memory (descriptors; 8-bit operands take no transposes), the
+    N/2 accumulators contiguous; ``scale_d`` 0 starts the sum at zero (the first of a
+    product's instructions), 1 adds to it."""
     regs = n // 2
     dlist = ", ".join(f"%{i}" for i in range(regs))
     dlines = "\n".join(f'      "{dlist[i:i + 80]}"' for i in range(0, len(dlist), 80))
     outs = ",\n        ".join(", ".join(f'"+f"(d[{i}])' for i in range(j, min(j + 4, regs)))
                              for j in range(0, regs, 4))
     t = F8_KINDS[kind]
-    sig = f"void wgmma_f8_{n}_{t}(float* d, const uint32_t* a, uint64_t b, int scale_d)"
+    sig = f"void wgmma_f8_{n}_{t}(float* d, uint64_t a, uint64_t b, int scale_d)"
     return f"""__device__ __forceinline__ {sig} {{
   asm volatile(
-      "{{ .reg .pred p; setp.ne.b32 p, %{regs + 5}, 0;\\n"
+      "{{ .reg .pred p; setp.ne.b32 p, %{regs + 2}, 0;\\n"
       "wgmma.mma_async.sync.aligned.m64n{n}k32.f32.{t}.{t} {{"
 {dlines}
-      "}}, {{%{regs}, %{regs + 1}, %{regs + 2}, %{regs + 3}}}, %{regs + 4}, p, 1, 1; }}"
+      "}}, %{regs}, %{regs + 1}, p, 1, 1; }}"
       : {outs}
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d)
+      : "l"(a), "l"(b), "r"(scale_d)
       : "memory");
 }}
 """
@@ -112,8 +112,8 @@ def main() -> None:
 // A fragment), B N-major; wgmma_kb: A and B both K-major in shared memory (attention's Q and
 // K, tile/operands.h); wgmma_tf32<N>: tfloat32, A in four registers, B K-major, the N/2
 // accumulators d[0..N/2) (tile/kloop_sm90_tf32.h); wgmma_f8<N, Kind>: 8-bit floats (Kind 1
-// e4m3, 2 e5m2), A in four registers, B K-major, d[0..N/2), scale_d 0 starting from zero
-// (tile/kloop_sm90_f8.h). Needs sm_90a.
+// e4m3, 2 e5m2), A and B both K-major in shared memory, d[0..N/2), scale_d 0 starting from
+// zero (tile/kloop_sm90_f8.h). Needs sm_90a.
 #pragma once
 
 namespace tt {
@@ -166,7 +166,7 @@ __device__ __forceinline__ void wgmma_tf32(float* d, const uint32_t* a, uint64_t
         f"wgmma_f8_{n}_{F8_KINDS[kind]}(d, a, b, scale_d);"
         for i, (n, kind) in enumerate((n, k) for n in F8_SHAPES for k in F8_KINDS))
     parts.append(f"""template <int N, int Kind>
-__device__ __forceinline__ void wgmma_f8(float* d, const uint32_t* a, uint64_t b, int scale_d) {{
+__device__ __forceinline__ void wgmma_f8(float* d, uint64_t a, uint64_t b, int scale_d) {{
 {cases}
   else static_assert(N == 0, "wgmma_f8: no instruction for this N and dtype");
 }}

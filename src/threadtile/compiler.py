@@ -108,8 +108,12 @@ def auto_threads(module: ir.Module) -> int:
     on 4, H200). 128x128 accumulators with 32-deep steps measured faster on 4 warps, several
     blocks sharing a multiprocessor (bench/tile_sweep.py).
     A kernel whose largest other tile would hold over MAX_PER_THREAD elements a thread gets
-    more warps, up to 16.
+    more warps, up to 16. A k loop of 8-bit floats gets the block its Hopper loop takes
+    (``_float8_threads``).
     """
+    f8 = _float8_threads(module)
+    if f8:
+        return f8
     tiles = [x.type for x in ir.walk_module_exprs(module)
              if isinstance(x, ir.TileOp) and isinstance(x.type, TileType)]
     acc = max((t.size for t in tiles if t.layout == "mma"), default=0)
@@ -156,6 +160,34 @@ def auto_threads(module: ir.Module) -> int:
             rows % (16 * threads // 16) == 0:
         threads *= 2
     return threads
+
+
+F8_BLOCKS = (256, 128, 512)  # the blocks an 8-bit k loop tries for its Hopper loop, in order
+
+
+def _float8_threads(module: ir.Module) -> int | None:
+    """The block for a kernel with a k loop of 8-bit floats: the one it has where the loop
+    took the Hopper float8 loop (tile/kloop_sm90_f8.h: the default 4 warps where its plan
+    fits them); where it did not, the first of F8_BLOCKS on which it would (two warpgroups
+    first: one slice of 64 rows each for 128-row tiles). Else None. Counting the 8-bit tiles
+    by their elements, as the rule below counts others, would give 128x256x128 tiles 16
+    warps, on which no 128-row loop has a plan."""
+    for x in ir.walk_module_exprs(module):
+        if isinstance(x, ir.TileOp) and x.op == "mma_loop" and \
+                kloop.loaded(x)[0].dtype in tiling.FLOAT8_TYPES:
+            return module.threads
+    arrays = {p.name for p in module.kernel.params if not p.is_constant}
+    for s in ir.walk_stmts(module.kernel.body):
+        got = kloop.match(s, arrays) if isinstance(s, ir.For) else None
+        if got is None or got[0].type.dtype not in tiling.FLOAT8_TYPES:
+            continue
+        a, b = got[0].type, got[1].type
+        if got[5] is not None:  # batched: the 2-d tiles of a batch
+            a, b = TileType(a.dtype, a.shape[1:]), TileType(b.dtype, b.shape[1:])
+        for threads in F8_BLOCKS:
+            if tiling.sm90_f8_bytes(a, b, threads):
+                return threads
+    return None
 
 
 def _looped_kloops(module: ir.Module) -> set[int]:

@@ -70,7 +70,7 @@ def test_tile_h_agrees_with_tiling_py():
                     plan90 = f"sm90::Plan<float, {nt}, {m}, {n}, {k}>"
                     checks.append(f"static_assert({plan90}::bytes == "
                                   f"{tiling.sm90_bytes(a, b, nt)}, \"sm90 tf32\");")
-    # 8-bit floats: kloop_sm90_f8.h's Plan (its part of C's rows included) against
+    # 8-bit floats: kloop_sm90_f8.h's Plan (its part of C's columns included) against
     # sm90_f8_bytes and sm90_f8_part
     for dt, name in ((float8_e4m3fn, "__nv_fp8_e4m3"), (float8_e5m2, "__nv_fp8_e5m2")):
         for m in (16, 32, 64, 96, 128, 256):
@@ -82,9 +82,10 @@ def test_tile_h_agrees_with_tiling_py():
                         checks.append(f"static_assert({plan90}::bytes == "
                                       f"{tiling.sm90_bytes(a, b, nt)}, \"sm90 f8\");")
                         wg = nt // 128
-                        r = n // (64 * wg) if n % (64 * wg) == 0 else 0
+                        r = m // (64 * wg) if m % (64 * wg) == 0 else 0
                         checks.append(f"static_assert({plan90}::PN == "
-                                      f"{tiling.sm90_f8_part(m, r, k, nt)}, \"sm90 f8 part\");")
+                                      f"{tiling.sm90_f8_part(r, n, k, nt) if r else 0}, "
+                                      "\"sm90 f8 part\");")
     src = PRELUDE + "\n".join(checks) + "\n} }\n"
     assert len(checks) > 300
     assert nvrtc.compile_ptx(src, "sm_90a") is not None

@@ -229,14 +229,15 @@ def _f8_close(got, a, b):
     ((128, 256, 128), (512, 256, 1024)),   # BatchMatMul's float8 tiles
     ((64, 128, 64), (300, 520, 700)),      # edge tiles in every axis: TMA's zeros
     ((128, 128, 128), (256, 384, 512)),
-    ((32, 128, 128), (96, 256, 384)),
-    ((128, 128, 256), (256, 512, 256)),
-    ((128, 256, 64), (256, 320, 512)),     # C's transposing buffer larger than the stages
-], ids=["128x256x128", "64x128x64-edges", "128x128x128", "32x128x128", "128x128x256",
+    ((256, 128, 128), (512, 256, 384)),    # two slices a warpgroup
+    ((128, 128, 256), (256, 512, 256)),    # two 128-k chunks a stage
+    ((128, 256, 64), (256, 320, 512)),     # 64-byte rows (the 64-byte swizzle)
+], ids=["128x256x128", "64x128x64-edges", "128x128x128", "256x128x128", "128x128x256",
         "128x256x64"])
 def test_float8_k_loop_sums_as_the_tensor_cores(gen, name, tiles_mnk, shape):
-    """GPU only: the sm_90a build's float8 main loop (tile/kloop_sm90_f8.h) sums each step's
-    products on the tensor cores, with their rounding, not the simulator's exact one. Each
+    """GPU only: the sm_90a build's float8 main loop (tile/kloop_sm90_f8.h: B's stages
+    transposed in place, both operands descriptors) sums each step's products on the tensor
+    cores, with their rounding, not the simulator's exact one. Each
     step of 128 k is summed as cuBLAS's 8-bit GEMM (torch._scaled_mm) sums it, so with K tiles
     of 128 the two agree bit for bit; every shape is within the tensor cores' rounding of
     the exact product."""

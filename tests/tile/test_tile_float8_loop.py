@@ -56,7 +56,7 @@ def _arrays(rng, name, m, k, n, batch=None):
 
 @pytest.mark.parametrize("name", FP8)
 @pytest.mark.parametrize("tiles_mnk", [(128, 256, 128), (64, 128, 64), (128, 128, 128),
-                                       (32, 128, 128), (128, 128, 256), (128, 256, 64)])
+                                       (256, 128, 128), (128, 128, 256), (128, 256, 64)])
 def test_hopper_shapes_fuse_with_the_widening_as_their_cast(name, tiles_mnk):
     a, b, c = _arrays(np.random.default_rng(0), name, 256, 256, 512)
     ir = f8_matmul.ir(a, b, c, *tiles_mnk)
@@ -65,35 +65,49 @@ def test_hopper_shapes_fuse_with_the_widening_as_their_cast(name, tiles_mnk):
     assert "tt_tma0" in src and "tt_tma1" in src
 
 
-@pytest.mark.parametrize("tiles_mnk", [(128, 64, 128), (128, 128, 32), (16, 128, 128),
-                                       (256, 256, 128)], ids=["N-64", "K-32", "M-16", "256x256"])
+@pytest.mark.parametrize("tiles_mnk", [(128, 64, 128), (128, 128, 32), (32, 128, 128),
+                                       (256, 256, 128)], ids=["N-64", "K-32", "M-32", "256x256"])
 def test_other_shapes_stay_the_loop_as_written(tiles_mnk):
     """N not a multiple of 128 (B's 128-byte boxes), K of 32 (rows under 64 bytes), M under
-    32 (the narrowest part), 256x256 (C's transposing buffer over the stages' budget): no
-    Hopper float8 loop, so no fusion (the staged loop has no 8-bit path); the loop keeps its
-    loads, widenings and mmas."""
+    64 (wgmma's rows), 256x256 (its accumulator alone fills a thread's registers on every
+    block): no Hopper float8 loop, so no fusion (the staged loop has no 8-bit path); the
+    loop keeps its loads, widenings and mmas."""
     a, b, c = _arrays(np.random.default_rng(0), "float8_e4m3fn", 256, 256, 512)
     ir = f8_matmul.ir(a, b, c, *tiles_mnk)
     assert "mma_loop(" not in ir and "tile.mma(" in ir
 
 
 def test_the_part_rule_fits_the_registers():
-    # 128x256 on 8 warps: two slices of 128 rows, the whole 128 rows a part
-    assert tiling.sm90_f8_part(128, 2, 128, 256) == 128
-    # on 16 warps (128 registers a thread): one slice, parts of 32
-    assert tiling.sm90_f8_part(128, 1, 128, 512) == 32
-    # 256x256 on 4 warps: 4 slices of 256 rows take more registers than a thread has
-    assert tiling.sm90_f8_part(256, 4, 128, 128) == 0
+    # 128x256x128 on 8 warps: one slice of 256 columns (128 registers), parts of 64 columns
+    # two in flight; the transposition's 8 blocks a warp (32 words) fit beside them
+    assert tiling.sm90_f8_tasks(256, 128, 256) == 8
+    assert tiling.sm90_f8_part(1, 256, 128, 256) == 64
+    # 64x128x128 on 4 warps: 64 registers of accumulator leave room for whole-width parts
+    assert tiling.sm90_f8_part(1, 128, 128, 128) == 128
+    # 256x256 on 4 warps: 4 slices of 256 columns take more registers than a thread has
+    assert tiling.sm90_f8_part(4, 256, 128, 128) == 0
     a = TileType(float8_e4m3fn, (256, 128))
     assert tiling.sm90_f8_bytes(a, TileType(float8_e4m3fn, (128, 256)), 128) == 0
     assert tiling.sm90_f8_bytes(TileType(float8_e4m3fn, (128, 128)),
                                 TileType(float8_e4m3fn, (128, 256)), 256) > 0
 
 
+def test_the_block_is_the_one_the_loop_takes():
+    """An 8-bit k loop keeps the default block (4 warps) where its Hopper float8 plan fits
+    there, else takes the first of 8, 4 and 16 warps where it fits (compiler._float8_threads),
+    not the block its 8-bit tiles' element counts would ask for (16 warps for 128x256x128, on
+    which a 128-row tile has no plan)."""
+    a, b, c = _arrays(np.random.default_rng(0), "float8_e4m3fn", 256, 256, 512)
+    for tiles_mnk, threads in (((128, 256, 128), 256), ((64, 128, 128), 128),
+                               ((128, 128, 128), 128)):
+        spec = f8_matmul._spec_for([a, b, c], dict(zip(("tm", "tn", "tk"), tiles_mnk)))
+        assert spec.module.threads == threads, tiles_mnk
+
+
 @pytest.mark.parametrize("name", FP8)
 @pytest.mark.parametrize(("tiles_mnk", "shape"), [
     ((64, 128, 64), (200, 300, 260)),     # edge tiles in every axis: zeros past the arrays
-    ((32, 128, 128), (64, 256, 256)),
+    ((64, 128, 128), (64, 256, 256)),
     ((64, 128, 64), (64, 128, 128)),      # edge tiles the other way: K of 128, N of 128
 ])
 def test_simulated_loop_is_the_exact_product(rng, name, tiles_mnk, shape):
@@ -109,9 +123,9 @@ def test_simulated_loop_is_the_exact_product(rng, name, tiles_mnk, shape):
 @pytest.mark.parametrize("name", FP8)
 def test_simulated_batched_loop(rng, name):
     a, b, c = _arrays(rng, name, 96, 128, 256, batch=3)
-    tm, tn, tk = 32, 128, 64
+    tm, tn, tk = 64, 128, 64
     assert "mma_loop(" in f8_bmm.ir(a, b, c, tm, tn, tk)
-    SIM.launch_tile(f8_bmm, (3, 3, 2), a, b, c, tm, tn, tk)
+    SIM.launch_tile(f8_bmm, (3, 2, 2), a, b, c, tm, tn, tk)
     want = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-4)
 

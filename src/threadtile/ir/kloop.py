@@ -68,7 +68,7 @@ def fuse_k_loops(f: ir.Function, threads: int) -> bool:
 def _fuse(f: ir.Function, s: ir.For, arrays: set[str], threads: int) -> ir.Assign | None:
     if not (isinstance(s.step, ir.Const) and s.step.value == 1):
         return None
-    got = _match(s, arrays)
+    got = match(s, arrays)
     if got is None:
         return None
     la, lb, mma, acc, cast, batch = got
@@ -92,7 +92,7 @@ def _fuse(f: ir.Function, s: ir.For, arrays: set[str], threads: int) -> ir.Assig
     return ir.Assign(s.loc, acc, ir.TileOp(mma.type, s.loc, "mma_loop", args, attrs))
 
 
-def _match(s: ir.For, arrays: set[str]):
+def match(s: ir.For, arrays: set[str]):
     """(load of A, load of B, the mma, the accumulator's name, the cast's dtype or None, the
     two batch indices or None) of a loop body of the qualifying form, else None. Each operand
     of the mma is a load, or a load taken through a reshape that drops a leading axis of 1

@@ -284,26 +284,32 @@ def sm90_tf32_bytes(a: TileType, b: TileType, threads: int) -> int:
     return SM90_ALIGN + stages * stage + 2 * 8 * stages if ok else 0
 
 
-# 8-bit floats (include/tile/kloop_sm90_f8.h): as tfloat32, the transposed product with B^T's
-# fragments from registers (wgmma takes 8-bit operands K-major only). Each step is the loop's
-# own K (never split: its sum, in the tensor cores' rounding, is one mma's), summed from zero
-# and then added to the float32 accumulator, one part of SM90_F8_PARTS rows of C at a time.
+# 8-bit floats (include/tile/kloop_sm90_f8.h): wgmma takes 8-bit operands K-major only, so
+# each stage's B (N-major, as TMA copies it) is transposed in place by the block, then both
+# operands are descriptors. Each step is the loop's own K (never split: its sum, in the
+# tensor cores' rounding, is one mma's), summed from zero and added to the float32
+# accumulator, in parts of SM90_F8_PARTS columns, two in flight.
 FLOAT8 = ("float8_e4m3fn", "float8_e5m2")
 FLOAT8_TYPES = (float8_e4m3fn, float8_e5m2)
-SM90_F8_PARTS = (256, 128, 64, 32)  # wgmma's N for a part of C's rows (tools/gen_wgmma.py)
+SM90_F8_PARTS = (256, 128, 64, 32)  # wgmma's N for a part of C's columns (tools/gen_wgmma.py)
 SM90_F8_B_BOX = 128  # B is copied in boxes of 128 columns (128-byte rows)
 SM90_F8_SPARE = 24  # registers a thread keeps beside the loop's data (addresses, counters)
 
 
-def sm90_f8_part(m: int, r: int, k: int, threads: int) -> int:
-    """The rows of C a part of the float8 loop multiplies (wgmma's N), 0 for none: the widest
-    of SM90_F8_PARTS dividing ``m`` whose registers fit a thread of ``threads`` with the
-    accumulator's ``r m / 2``, a slice's fragments of a step (k / 8), their offsets (8 r) and
-    SM90_F8_SPARE (tile/kloop_sm90_f8.h f8_part)."""
+def sm90_f8_tasks(n: int, k: int, threads: int) -> int:
+    """The 4x4-byte blocks of a stage's B a warp transposes (tile/kloop_sm90_f8.h f8_tasks)."""
+    return (k // 4) * (n // 4) // 32 // (threads // 32) if threads >= 32 else 0
+
+
+def sm90_f8_part(r: int, n: int, k: int, threads: int) -> int:
+    """The columns of C a part of the float8 loop multiplies (wgmma's N), 0 for none: the
+    widest of SM90_F8_PARTS dividing ``n`` whose registers fit a thread of ``threads`` with
+    the accumulator's ``r n / 2``, the larger of two parts in flight (``pn``) and the
+    transposition's words (4 a block), and SM90_F8_SPARE (f8_part)."""
     regs = min(65536 // threads, 255) if threads > 0 else 0
-    fixed = r * m // 2 + k // 8 + 8 * r + SM90_F8_SPARE
-    return next((pn for pn in SM90_F8_PARTS if pn <= m and m % pn == 0 and
-                 fixed + pn // 2 <= regs), 0)
+    fixed, words = r * n // 2 + SM90_F8_SPARE, 4 * sm90_f8_tasks(n, k, threads)
+    return next((pn for pn in SM90_F8_PARTS if pn <= n and n % pn == 0 and
+                 fixed + max(pn, words) <= regs), 0)
 
 
 def sm90_f8_bytes(a: TileType, b: TileType, threads: int) -> int:
@@ -315,15 +321,14 @@ def sm90_f8_bytes(a: TileType, b: TileType, threads: int) -> int:
     stage = m * k + k * n
     stages = sm90_stages(stage, threads)
     wg = threads // 128
-    r = n // (64 * wg) if n % (64 * wg) == 0 else 0
+    r = m // (64 * wg) if m % (64 * wg) == 0 else 0
     row = min(k, SM90_ROW_BYTES)
-    ok = (r > 0 and sm90_f8_part(m, r, k, threads) > 0 and m <= SM90_MAX_BOX and
+    tasks = sm90_f8_tasks(n, k, threads)
+    ok = (r > 0 and sm90_f8_part(r, n, k, threads) > 0 and m <= SM90_MAX_BOX and
           row in (SM90_ROW_BYTES_MIN, SM90_ROW_BYTES) and k % row == 0 and k <= SM90_MAX_BOX
-          and n % SM90_F8_B_BOX == 0 and stages > SM90_INFLIGHT and
-          m * (n + SM90_TF32_PAD) * 4 <= SM90_STAGE_BUDGET)
-    # the stages and their barriers, or the transposing buffer of C where it is larger
-    return SM90_ALIGN + max(stages * stage + 2 * 8 * stages,
-                            m * (n + SM90_TF32_PAD) * 4) if ok else 0
+          and n % SM90_F8_B_BOX == 0 and n <= SM90_MAX_N and tasks > 0 and
+          tasks * 32 * (threads // 32) == (k // 4) * (n // 4) and stages > SM90_INFLIGHT)
+    return SM90_ALIGN + stages * stage + 2 * 8 * stages if ok else 0
 
 
 SM90_TF32_REGS = 200  # sm90_tf32_regs past which ptxas serializes or spills (4 warps)

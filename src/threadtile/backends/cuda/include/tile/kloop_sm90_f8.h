@@ -2,28 +2,29 @@
 // (float8_e4m3fn, float8_e5m2; sm_90a): TMA and 8-bit wgmma.
 //
 // Path: kloop.h's mma_loop takes sm90::mainloop_f8 for operands loaded as 8-bit floats
-// (Plan<__nv_fp8_e4m3 or __nv_fp8_e5m2, ...>::ok, ir/tiling.py sm90_f8_bytes: M, the result's
-// rows, a multiple of 32 up to 256; N a multiple of 128 and of 64 per warpgroup; K 64, 128 or
-// 256; registers for the accumulator and one part's product, below). Elsewhere the loop runs
-// as written (mma_loop_plain: 8-bit values widened to float16, exact products, float32 sums).
+// (Plan<__nv_fp8_e4m3 or __nv_fp8_e5m2, ...>::ok, ir/tiling.py sm90_f8_bytes: M a multiple of
+// 64 per warpgroup up to 256, N 128 or 256, K 64, 128 or 256, registers for the accumulator
+// and two parts, below). Elsewhere the loop runs as written (kloop.h mma_loop_plain: 8-bit
+// values widened to float16, exact products, float32 sums).
 //
 // The numbers: each step (one mma of the loop as written, K deep) sums its K products on the
-// tensor cores from zero, with the 8-bit wgmma's own rounding (not float32's: its sum is
-// aligned to the largest term with fewer bits), and that step's sum is added to the float32
+// tensor cores from zero -- with the 8-bit wgmma's own rounding, not float32's: its terms
+// are aligned to the largest with fewer bits -- and that sum is added to the float32
 // accumulator. cuBLAS's 8-bit GEMM (torch._scaled_mm without fast accumulation) sums 128 k at
-// a time the same way, so with K = 128 the two agree bit for bit (H200, 4x512x256x1024).
+// a time the same way, so with K = 128 the two agree bit for bit (H200).
 //
-// The layout is kloop_sm90_tf32.h's: wgmma reads 8-bit operands K-major only and B arrives
-// N-major, so the loop computes acc^T += B^T A^T, B^T's fragments in registers (four bytes of
-// four rows of B's stage each) and A's stage, K-major as copied, wgmma's second operand. TMA
-// copies A in chunks of M rows of AW = min(K, 128) bytes (the 128- or 64-byte swizzle) and B
-// in N / 128 chunks of K rows of 128 columns (128-byte swizzle), S stages deep. Warpgroup g
-// holds the 64 columns of its slices g, g + WG, ... of the result as rows (R slices); a
-// slice's M result rows are multiplied in parts of PN (m64nPNk32), each part's K / 32
-// instructions one group that is waited for before its sum joins the accumulator: one part
-// in flight, PN / 2 registers for it beside the accumulator's R M / 2. The accumulator comes in
-// and goes out in the MmaTile layout (mma.h) through the stages' memory, as in the tfloat32
-// loop.
+// wgmma reads 8-bit operands K-major only. TMA copies A K-major (chunks of M rows of
+// ROW = min(K, 128) bytes, the 128- or 64-byte swizzle) and B as its rows lie, N-major (N / 128
+// chunks of K rows of 128 columns, 128-byte swizzle), S stages deep. When a stage has landed
+// the block transposes its B in place, K-major in the layout A has (N rows of ROW bytes in
+// chunks of 128 k, the same swizzle): each warp takes 4x4-byte blocks, lane l the block at
+// k rows 4 (l ^ c) and n columns 4 (l + 32 h) (whose four 32-bit loads and, after the block
+// has read all of them, four 32-bit stores hit 32 distinct banks: 16 where ROW is 64), the
+// bytes permuted in registers. Then both operands are descriptors: warpgroup g multiplies the
+// 64-row slices g, g + WG, ... (R of them) of M, each in parts of PN columns (m64nPNk32), a
+// part's K / 32 instructions one group; two parts in flight, each added into the
+// accumulator when it is done. The accumulator is mma.h's MmaTile, as in kloop_sm90.h: warp
+// w's strip r is slice r of its warpgroup, value 4i + j of a lane register 4(iR + r) + j.
 #pragma once
 
 #include "kloop_sm90.h"
@@ -38,16 +39,20 @@ template <> struct f8_kind<__nv_fp8_e4m3> { static constexpr int value = 1; };
 template <> struct f8_kind<__nv_fp8_e5m2> { static constexpr int value = 2; };
 #endif
 
-// The rows of a part (wgmma's N) for an accumulator of R slices of M rows in blocks of NT
-// threads (ir/tiling.py sm90_f8_part): the widest of 256, 128, 64, 32 that divides M and
+// The 4x4-byte blocks of B's transposition a warp takes a step
+__host__ __device__ constexpr int f8_tasks(int n, int k, int nt) {
+  return nt >= 32 ? (k / 4) * (n / 4) / 32 / (nt / 32) : 0;
+}
+// The columns of a part (wgmma's N) for an accumulator of R slices of N columns in blocks of
+// NT threads (ir/tiling.py sm90_f8_part): the widest of 256, 128, 64, 32 that divides N and
 // leaves the registers of a thread (65536 / NT, at most 255) room for the accumulator
-// (R M / 2), the part (PN / 2), one slice's fragments of a step (K / 8), their byte offsets
-// (8 R) and TT_SM90_F8_SPARE more; 0 for none
-__host__ __device__ constexpr int f8_part(int m, int r, int k, int nt) {
+// (R N / 2) and the larger of two parts in flight (PN) and the transposition's words
+// (4 tasks), with TT_SM90_F8_SPARE more; 0 for none
+__host__ __device__ constexpr int f8_part(int r, int n, int k, int nt) {
   const int regs = nt > 0 ? (65536 / nt < 255 ? 65536 / nt : 255) : 0;
-  const int fixed = r * m / 2 + k / 8 + 8 * r + TT_SM90_F8_SPARE;
+  const int fixed = r * n / 2 + TT_SM90_F8_SPARE, words = 4 * f8_tasks(n, k, nt);
   for (int pn = 256; pn >= 32; pn /= 2)
-    if (pn <= m && m % pn == 0 && fixed + pn / 2 <= regs) return pn;
+    if (pn <= n && n % pn == 0 && fixed + (pn > words ? pn : words) <= regs) return pn;
   return 0;
 }
 
@@ -57,7 +62,7 @@ struct PlanF8 {
   static constexpr int K = K_;      // a step is the loop's own k: its sum is one product's
   static constexpr int SPLIT = 1;
   static constexpr int WG = NT / 128;
-  static constexpr int R = WG > 0 && N % (64 * WG) == 0 ? N / (64 * WG) : 0;
+  static constexpr int R = WG > 0 && M % (64 * WG) == 0 ? M / (64 * WG) : 0;  // slices each
   static constexpr int ROW = K < TT_SM90_ROW_BYTES ? K : TT_SM90_ROW_BYTES;
   static constexpr int AW = ROW;                   // A's chunks: rows of AW bytes
   static constexpr int BW = TT_SM90_F8_B_BOX;      // B's chunks: K rows of BW columns
@@ -65,16 +70,15 @@ struct PlanF8 {
   static constexpr int B_BYTES = K * N;
   static constexpr int STAGE = A_BYTES + B_BYTES;
   static constexpr int S = stages_for(STAGE, NT);
-  static constexpr int LD = N + TT_SM90_TF32_PAD;  // the transposing buffer's rows, in floats
-  static constexpr int PN = f8_part(M, R, K, NT);
+  static constexpr int TASKS = f8_tasks(N, K, NT);
+  static constexpr int PN = R > 0 ? f8_part(R, N, K, NT) : 0;
   static constexpr bool ok = NT % 128 == 0 && R > 0 && PN > 0 && M <= TT_SM90_MAX_BOX &&
                              (ROW == TT_SM90_ROW_BYTES || ROW == TT_SM90_ROW_BYTES_MIN) &&
                              K % ROW == 0 && K <= TT_SM90_MAX_BOX && N % BW == 0 &&
-                             S > TT_SM90_INFLIGHT && M * LD * 4 <= TT_SM90_STAGE_BUDGET;
-  // the stages and their barriers, or the transposing buffer where it is larger (it is used
-  // before the barriers are made and after they are done)
-  static constexpr int LOOP = S * STAGE + 2 * S * 8;
-  static constexpr int bytes = ok ? TT_SM90_ALIGN + (LOOP > M * LD * 4 ? LOOP : M * LD * 4) : 0;
+                             N <= TT_SM90_MAX_N && TASKS > 0 &&
+                             TASKS * 32 * (NT / 32) == (K / 4) * (N / 4) &&
+                             S > TT_SM90_INFLIGHT;
+  static constexpr int bytes = ok ? TT_SM90_ALIGN + S * STAGE + 2 * S * 8 : 0;
 };
 #ifdef TT_FP8
 template <int NT, int M, int N, int K_>
@@ -84,9 +88,12 @@ struct Plan<__nv_fp8_e5m2, NT, M, N, K_> : PlanF8<NT, M, N, K_> {};
 #endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-__device__ __forceinline__ uint32_t lds8(uint32_t a) {
+__device__ __forceinline__ void sts32(uint32_t a, uint32_t v) {
+  asm volatile("st.shared.b32 [%0], %1;" ::"r"(a), "r"(v) : "memory");
+}
+__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel) {
   uint32_t v;
-  asm volatile("ld.shared.u8 %0, [%1];" : "=r"(v) : "r"(a));
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(v) : "r"(a), "r"(b), "r"(sel));
   return v;
 }
 
@@ -95,8 +102,10 @@ __device__ __forceinline__ void mainloop_f8(const TensorMap& ma, const TensorMap
                                             int64_t bj, int64_t lo, int64_t hi, float* acc,
                                             int64_t a_row0 = 0, int64_t b_row0 = 0) {
   typedef Plan<T, NT, M, N, K_> P;
-  constexpr int K = P::K, S = P::S, R = P::R, AW = P::AW, BW = P::BW, WG = P::WG, LD = P::LD;
-  constexpr int PN = P::PN, Q = M / 2, QP = PN / 2, KIND = f8_kind<T>::value;
+  constexpr int K = P::K, S = P::S, R = P::R, ROW = P::ROW, BW = P::BW, WG = P::WG;
+  constexpr int PN = P::PN, QP = PN / 2, NP = N / PN, KIND = f8_kind<T>::value;
+  constexpr int TASKS = P::TASKS, KB = K / 4, KMASK = (KB < 32 ? KB : 32) - 1;
+  constexpr int NW = NT / 32, REGS = R * N / 2;
   static_assert(P::ok && KIND != 0, "no Hopper float8 main loop for these shapes");
 #if defined(TT_CLUSTER) || defined(TT_PRODUCER)
   static_assert(NT == 0, "the float8 loop takes no clusters and no producer (compiler.py)");
@@ -108,118 +117,121 @@ __device__ __forceinline__ void mainloop_f8(const TensorMap& ma, const TensorMap
   unsigned char* Bs = base + S * P::A_BYTES;
   uint64_t* full = reinterpret_cast<uint64_t*>(base + S * P::STAGE);
   uint64_t* empty = full + S;
-  float* X = reinterpret_cast<float*>(base);  // C[m][n], rows of LD floats, outside the loop
-  const int t = tid(), lane = t & 31, g = lane >> 2, q4 = lane & 3, w4 = (t >> 5) & 3;
-  const int wg = t >> 7;
+  const int t = tid(), lane = t & 31, w = t >> 5, wg = t >> 7;
   const int nk = hi > lo ? int(hi - lo) : 0;
-  // column (of the result) of fragment row g + 8h of slice r
-  auto col = [&](int r, int h) { return 64 * (wg + WG * r) + 16 * w4 + g + 8 * h; };
-  // the MmaTile's blocks: warp w holds blocks w, w + NW, ... (rows 16 (b % MB), columns
-  // 8 (b / MB)), two float pairs each: rows g and g + 8, columns 2 q4 and + 1
-  constexpr int NW = NT / 32, MB = M / 16, BLOCKS = MB * (N / 8) / NW;
-  const int w = t >> 5;
-  auto pair = [&](int i, int h) {
-    const int b = w + i * NW;
-    return X + (16 * (b % MB) + g + 8 * h) * LD + 8 * (b / MB) + 2 * q4;
-  };
-  float d[R][Q];
 
-  block_sync();  // the scratch's previous user is done with it
-#pragma unroll
-  for (int i = 0; i < BLOCKS; ++i)
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-      *reinterpret_cast<float2*>(pair(i, h)) =
-          make_float2(acc[4 * i + 2 * h], acc[4 * i + 2 * h + 1]);
-  block_sync();
-#pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int q = 0; q < Q; ++q)
-      d[r][q] = X[(8 * (q >> 2) + 2 * q4 + (q & 1)) * LD + col(r, (q >> 1) & 1)];
-  block_sync();  // X is read: the stages may fill
   auto issue = [&](int k, int s) {
     bar_expect(&full[s], P::STAGE);
     const int kc = int(lo + k) * K;
 #pragma unroll
-    for (int c = 0; c < K / AW; ++c)
-      tma_load(As + s * P::A_BYTES + c * (M * AW), &ma, kc + c * AW, int(a_row0 + bi * M),
+    for (int c = 0; c < K / ROW; ++c)
+      tma_load(As + s * P::A_BYTES + c * (M * ROW), &ma, kc + c * ROW, int(a_row0 + bi * M),
                &full[s]);
 #pragma unroll
     for (int c = 0; c < N / BW; ++c)
       tma_load(Bs + s * P::B_BYTES + c * (BW * K), &mb, int(bj * N + BW * c),
                int(b_row0 + kc), &full[s]);
   };
+  block_sync();  // the scratch's previous user is done with it
   if (t == 0) {
 #pragma unroll
-    for (int s = 0; s < S; ++s) bar_init(&full[s], 1), bar_init(&empty[s], NT / 32);
+    for (int s = 0; s < S; ++s) bar_init(&full[s], 1), bar_init(&empty[s], NW);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     for (int s = 0; s < S && s < nk; ++s) issue(s, s);
   }
   block_sync();
 
-  // A's stage as wgmma's second operand: K-major, all M rows, rows of ROW bytes swizzled
-  const uint32_t a_lo = desc_lo(As, 16);
-  constexpr uint32_t a_hi = desc_hi(8 * P::ROW, P::ROW);
-  // B^T's fragments: register e of a substep holds column n = col(r, e & 1) of B, its byte j
-  // the substep's row 16 (e >> 1) + 4 q4 + j. In a stage that byte lies at
-  //   chunk(n) + row * BW + (((n % BW) >> 4) ^ (row & 7)) << 4 + n % 16
-  // (128-byte rows, 16-byte units swizzled by the row), and since the substep's rows, the 16
-  // more and j's 128-byte rows leave bits 0..6 alone, the address is (u + 128 j) ^ (j << 4)
-  // plus multiples of 128, u = the stage + v[r][h] (the byte of row 4 q4): one register per
-  // column, the loads' offsets immediate
-  uint32_t v[R][2];
+  // The transposition's blocks: task i of this warp is u = w + NW i, at k rows 4 kb and n
+  // columns 4 nb, kb = (lane & KMASK) ^ (u % KB), nb = lane + 32 (u / KB). rd[i]: the byte of
+  // its first row in B's stage as copied (chunks of K rows of BW columns, 128-byte rows, the
+  // 16-byte units swizzled by the row: its next rows are 128 bytes on, their units XOR-ed
+  // with the row's low bits, which the first row's leave 0 in bits 0..1); wr[i]: the byte
+  // of its first column in the transposed B (chunks of 128 k of N rows of ROW bytes, units
+  // swizzled by the row as A's are)
+  uint32_t rd[TASKS], wr[TASKS];
 #pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int n = col(r, h), kr = 4 * q4, c = n % BW;
-      v[r][h] = uint32_t((n / BW) * (BW * K) + kr * BW + (((c >> 4) ^ (kr & 7)) << 4) + (c & 15));
-    }
+  for (int i = 0; i < TASKS; ++i) {
+    const int u = w + NW * i, kb = (lane & KMASK) ^ (u % KB), nb = lane + 32 * (u / KB);
+    const int k = 4 * kb, n = 4 * nb, nc = n % BW;
+    rd[i] = uint32_t((n / BW) * (BW * K) + k * BW + (((nc >> 4) ^ (k & 7)) << 4) + (nc & 15));
+    const int kc = k % ROW, sw = ROW == 128 ? (n & 7) : ((n >> 1) & 3);
+    wr[i] = uint32_t((k / ROW) * (N * ROW) + n * ROW + (((kc >> 4) ^ sw) << 4) + (kc & 15));
+  }
+  // row n + j of the transposed B against row n's: n is a multiple of 4, so j only changes
+  // the swizzle's low bits (row bits 0..2 swizzle 128-byte rows, bits 1..2 64-byte ones)
+  auto wr_at = [](uint32_t a, int j) {
+    return (a + uint32_t(j * ROW)) ^ uint32_t((ROW == 128 ? j : j >> 1) << 4);
+  };
+  const uint32_t a_lo = desc_lo(As + 64 * wg * ROW, 16), b_lo = desc_lo(Bs, 16);
+  constexpr uint32_t hi_ = desc_hi(8 * ROW, ROW);
   const uint32_t bs0 = saddr(Bs);
   int s = 0;
   uint32_t ph = 0;
   for (int k = 0; k < nk; ++k) {
     bar_wait(&full[s], ph);
-    const uint32_t sa = a_lo + uint32_t(s * (P::A_BYTES >> 4));
     const uint32_t sb = bs0 + uint32_t(s * P::B_BYTES);
+    {  // B's stage transposed in place: every block read, then written
+      uint32_t x[TASKS][4];
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      uint32_t u[2][4];
+      for (int i = 0; i < TASKS; ++i)
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
+        for (int j = 0; j < 4; ++j)
+          x[i][j] = lds32((sb + rd[i] + uint32_t(j * BW)) ^ uint32_t((j & 3) << 4));
+      block_sync();
 #pragma unroll
-        for (int j = 0; j < 4; ++j) u[h][j] = (sb + v[r][h]) ^ uint32_t(j << 4);
-      uint32_t f[K / 32][4];
+      for (int i = 0; i < TASKS; ++i) {
+        // x[i][j] holds row k + j's bytes of columns n..n+3; column n + c's four rows:
+        const uint32_t lo01 = prmt(x[i][0], x[i][1], 0x5140);
+        const uint32_t lo23 = prmt(x[i][2], x[i][3], 0x5140);
+        const uint32_t hi01 = prmt(x[i][0], x[i][1], 0x7362);
+        const uint32_t hi23 = prmt(x[i][2], x[i][3], 0x7362);
+        const uint32_t a = sb + wr[i];
+        sts32(wr_at(a, 0), prmt(lo01, lo23, 0x5410));
+        sts32(wr_at(a, 1), prmt(lo01, lo23, 0x7632));
+        sts32(wr_at(a, 2), prmt(hi01, hi23, 0x5410));
+        sts32(wr_at(a, 3), prmt(hi01, hi23, 0x7632));
+      }
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      block_sync();
+    }
+    const uint32_t sa = a_lo + uint32_t(s * (P::A_BYTES >> 4));
+    const uint32_t sbd = b_lo + uint32_t(s * (P::B_BYTES >> 4));
+    float part[2][QP];
+    // part u of the step: slice u / NP, columns PN (u % NP) ...: its K / 32 instructions
+    auto chain = [&](float* d, int u) {
+      const int r = u / NP, p = u % NP;
 #pragma unroll
-      for (int kk = 0; kk < K / 32; ++kk)
+      for (int q = 0; q < QP; ++q) d[q] = 0.f;
+      wg_fence();
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const uint32_t* a = u[e & 1];
-          constexpr int ROWB = BW;
-          const uint32_t o = uint32_t((32 * kk + 16 * (e >> 1)) * ROWB);
-          f[kk][e] = lds8(a[0] + o) | (lds8(a[1] + o + ROWB) << 8) |
-                     (lds8(a[2] + o + 2 * ROWB) << 16) | (lds8(a[3] + o + 3 * ROWB) << 24);
-        }
+      for (int kk = 0; kk < K / 32; ++kk) {
+        const int ka = (kk * 32 / ROW) * (M * ROW) + (kk * 32) % ROW + 64 * WG * r * ROW;
+        const int kb2 = (kk * 32 / ROW) * (N * ROW) + (kk * 32) % ROW + p * PN * ROW;
+        wgmma_f8<PN, KIND>(d, desc_word(sa, hi_, ka), desc_word(sbd, hi_, kb2), kk > 0);
+      }
+      wg_commit();
+    };
+    auto add = [&](const float* d, int u) {
+      const int r = u / NP, p = u % NP;
 #pragma unroll
-      for (int p = 0; p < M / PN; ++p) {
-        float part[QP];
+      for (int i = 0; i < PN / 8; ++i)
 #pragma unroll
-        for (int q = 0; q < QP; ++q) part[q] = 0.f;
-        wg_fence();
+        for (int j = 0; j < 4; ++j) acc[4 * ((p * PN / 8 + i) * R + r) + j] += d[4 * i + j];
+    };
 #pragma unroll
-        for (int kk = 0; kk < K / 32; ++kk) {
-          const int koff = ((kk * 32) / AW) * (M * AW) + (kk * 32) % AW + p * PN * P::ROW;
-          wgmma_f8<PN, KIND>(part, f[kk], desc_word(sa, a_hi, koff), kk > 0);
-        }
-        wg_commit();
-        wg_wait<0>();
-        pin<QP>(part);
-#pragma unroll
-        for (int q = 0; q < QP; ++q) d[r][p * QP + q] += part[q];
+    for (int u = 0; u < R * NP; ++u) {
+      chain(part[u & 1], u);
+      if (u > 0) {
+        wg_wait<1>();
+        pin<QP>(part[(u - 1) & 1]);
+        add(part[(u - 1) & 1], u - 1);
       }
     }
+    wg_wait<0>();
+    pin<QP>(part[(R * NP - 1) & 1]);
+    add(part[(R * NP - 1) & 1], R * NP - 1);
+    pin<REGS>(acc);
     if (lane == 0) bar_arrive(&empty[s]);  // this warp's wgmmas of the stage are done
     if (t == 0 && k + S < nk) {  // step k + S into the stage released
       bar_wait(&empty[s], ph);
@@ -232,19 +244,6 @@ __device__ __forceinline__ void mainloop_f8(const TensorMap& ma, const TensorMap
 #pragma unroll
     for (int s = 0; s < S; ++s) bar_inval(&full[s]), bar_inval(&empty[s]);
   }
-#pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int q = 0; q < Q; ++q)
-      X[(8 * (q >> 2) + 2 * q4 + (q & 1)) * LD + col(r, (q >> 1) & 1)] = d[r][q];
-  block_sync();
-#pragma unroll
-  for (int i = 0; i < BLOCKS; ++i)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const float2 v = *reinterpret_cast<const float2*>(pair(i, h));
-      acc[4 * i + 2 * h] = v.x, acc[4 * i + 2 * h + 1] = v.y;
-    }
 }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 

@@ -8,8 +8,8 @@
 // A fragment), B N-major; wgmma_kb: A and B both K-major in shared memory (attention's Q and
 // K, tile/operands.h); wgmma_tf32<N>: tfloat32, A in four registers, B K-major, the N/2
 // accumulators d[0..N/2) (tile/kloop_sm90_tf32.h); wgmma_f8<N, Kind>: 8-bit floats (Kind 1
-// e4m3, 2 e5m2), A in four registers, B K-major, d[0..N/2), scale_d 0 starting from zero
-// (tile/kloop_sm90_f8.h). Needs sm_90a.
+// e4m3, 2 e5m2), A and B both K-major in shared memory, d[0..N/2), scale_d 0 starting from
+// zero (tile/kloop_sm90_f8.h). Needs sm_90a.
 #pragma once
 
 namespace tt {
@@ -1173,41 +1173,41 @@ __device__ __forceinline__ void wgmma_tf32(float* d, const uint32_t* a, uint64_t
   else static_assert(N == 0, "wgmma_tf32: no instruction for this N");
 }
 
-__device__ __forceinline__ void wgmma_f8_32_e4m3(float* d, const uint32_t* a, uint64_t b, int scale_d) {
+__device__ __forceinline__ void wgmma_f8_32_e4m3(float* d, uint64_t a, uint64_t b, int scale_d) {
   asm volatile(
-      "{ .reg .pred p; setp.ne.b32 p, %21, 0;\n"
+      "{ .reg .pred p; setp.ne.b32 p, %18, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
-      "}, {%16, %17, %18, %19}, %20, p, 1, 1; }"
+      "}, %16, %17, p, 1, 1; }"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
         "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
         "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d)
+      : "l"(a), "l"(b), "r"(scale_d)
       : "memory");
 }
 
-__device__ __forceinline__ void wgmma_f8_32_e5m2(float* d, const uint32_t* a, uint64_t b, int scale_d) {
+__device__ __forceinline__ void wgmma_f8_32_e5m2(float* d, uint64_t a, uint64_t b, int scale_d) {
   asm volatile(
-      "{ .reg .pred p; setp.ne.b32 p, %21, 0;\n"
+      "{ .reg .pred p; setp.ne.b32 p, %18, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e5m2 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
-      "}, {%16, %17, %18, %19}, %20, p, 1, 1; }"
+      "}, %16, %17, p, 1, 1; }"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
         "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
         "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d)
+      : "l"(a), "l"(b), "r"(scale_d)
       : "memory");
 }
 
-__device__ __forceinline__ void wgmma_f8_64_e4m3(float* d, const uint32_t* a, uint64_t b, int scale_d) {
+__device__ __forceinline__ void wgmma_f8_64_e4m3(float* d, uint64_t a, uint64_t b, int scale_d) {
   asm volatile(
-      "{ .reg .pred p; setp.ne.b32 p, %37, 0;\n"
+      "{ .reg .pred p; setp.ne.b32 p, %34, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, "
       "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-      "}, {%32, %33, %34, %35}, %36, p, 1, 1; }"
+      "}, %32, %33, p, 1, 1; }"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
         "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
@@ -1216,17 +1216,17 @@ __device__ __forceinline__ void wgmma_f8_64_e4m3(float* d, const uint32_t* a, ui
         "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
         "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
         "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d)
+      : "l"(a), "l"(b), "r"(scale_d)
       : "memory");
 }
 
-__device__ __forceinline__ void wgmma_f8_64_e5m2(float* d, const uint32_t* a, uint64_t b, int scale_d) {
+__device__ __forceinline__ void wgmma_f8_64_e5m2(float* d, uint64_t a, uint64_t b, int scale_d) {
   asm volatile(
-      "{ .reg .pred p; setp.ne.b32 p, %37, 0;\n"
+      "{ .reg .pred p; setp.ne.b32 p, %34, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, "
       "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-      "}, {%32, %33, %34, %35}, %36, p, 1, 1; }"
+      "}, %32, %33, p, 1, 1; }"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
         "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
@@ -1235,19 +1235,19 @@ __device__ __forceinline__ void wgmma_f8_64_e5m2(float* d, const uint32_t* a, ui
         "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
         "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
         "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d)
+      : "l"(a), "l"(b), "r"(scale_d)
       : "memory");
 }
 
-__device__ __forceinline__ void wgmma_f8_128_e4m3(float* d, const uint32_t* a, uint64_t b, int scale_d) {
+__device__ __forceinline__ void wgmma_f8_128_e4m3(float* d, uint64_t a, uint64_t b, int scale_d) {
   asm volatile(
-      "{ .reg .pred p; setp.ne.b32 p, %69, 0;\n"
+      "{ .reg .pred p; setp.ne.b32 p, %66, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, "
       "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, "
       "%34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, "
       "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-      "}, {%64, %65, %66, %67}, %68, p, 1, 1; }"
+      "}, %64, %65, p, 1, 1; }"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
         "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
@@ -1264,19 +1264,19 @@ __device__ __forceinline__ void wgmma_f8_128_e4m3(float* d, const uint32_t* a, u
         "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
         "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d)
+      : "l"(a), "l"(b), "r"(scale_d)
       : "memory");
 }
 
-__device__ __forceinline__ void wgmma_f8_128_e5m2(float* d, const uint32_t* a, uint64_t b, int scale_d) {
+__device__ __forceinline__ void wgmma_f8_128_e5m2(float* d, uint64_t a, uint64_t b, int scale_d) {
   asm volatile(
-      "{ .reg .pred p; setp.ne.b32 p, %69, 0;\n"
+      "{ .reg .pred p; setp.ne.b32 p, %66, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, "
       "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, "
       "%34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, "
       "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-      "}, {%64, %65, %66, %67}, %68, p, 1, 1; }"
+      "}, %64, %65, p, 1, 1; }"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
         "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
@@ -1293,13 +1293,13 @@ __device__ __forceinline__ void wgmma_f8_128_e5m2(float* d, const uint32_t* a, u
         "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
         "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d)
+      : "l"(a), "l"(b), "r"(scale_d)
       : "memory");
 }
 
-__device__ __forceinline__ void wgmma_f8_256_e4m3(float* d, const uint32_t* a, uint64_t b, int scale_d) {
+__device__ __forceinline__ void wgmma_f8_256_e4m3(float* d, uint64_t a, uint64_t b, int scale_d) {
   asm volatile(
-      "{ .reg .pred p; setp.ne.b32 p, %133, 0;\n"
+      "{ .reg .pred p; setp.ne.b32 p, %130, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, "
       "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, "
@@ -1310,7 +1310,7 @@ __device__ __forceinline__ void wgmma_f8_256_e4m3(float* d, const uint32_t* a, u
       "%98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111"
       ", %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, "
       "%125, %126, %127"
-      "}, {%128, %129, %130, %131}, %132, p, 1, 1; }"
+      "}, %128, %129, p, 1, 1; }"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
         "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
@@ -1343,13 +1343,13 @@ __device__ __forceinline__ void wgmma_f8_256_e4m3(float* d, const uint32_t* a, u
         "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
         "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
         "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d)
+      : "l"(a), "l"(b), "r"(scale_d)
       : "memory");
 }
 
-__device__ __forceinline__ void wgmma_f8_256_e5m2(float* d, const uint32_t* a, uint64_t b, int scale_d) {
+__device__ __forceinline__ void wgmma_f8_256_e5m2(float* d, uint64_t a, uint64_t b, int scale_d) {
   asm volatile(
-      "{ .reg .pred p; setp.ne.b32 p, %133, 0;\n"
+      "{ .reg .pred p; setp.ne.b32 p, %130, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, "
       "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, "
@@ -1360,7 +1360,7 @@ __device__ __forceinline__ void wgmma_f8_256_e5m2(float* d, const uint32_t* a, u
       "%98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111"
       ", %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, "
       "%125, %126, %127"
-      "}, {%128, %129, %130, %131}, %132, p, 1, 1; }"
+      "}, %128, %129, p, 1, 1; }"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
         "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
@@ -1393,12 +1393,12 @@ __device__ __forceinline__ void wgmma_f8_256_e5m2(float* d, const uint32_t* a, u
         "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
         "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
         "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d)
+      : "l"(a), "l"(b), "r"(scale_d)
       : "memory");
 }
 
 template <int N, int Kind>
-__device__ __forceinline__ void wgmma_f8(float* d, const uint32_t* a, uint64_t b, int scale_d) {
+__device__ __forceinline__ void wgmma_f8(float* d, uint64_t a, uint64_t b, int scale_d) {
   if constexpr (N == 32 && Kind == 1) wgmma_f8_32_e4m3(d, a, b, scale_d);
   else if constexpr (N == 32 && Kind == 2) wgmma_f8_32_e5m2(d, a, b, scale_d);
   else if constexpr (N == 64 && Kind == 1) wgmma_f8_64_e4m3(d, a, b, scale_d);
