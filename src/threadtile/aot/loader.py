@@ -52,8 +52,9 @@ TYPESTR = {"b1": "bool", "i1": "int8", "u1": "uint8", "i2": "int16", "u2": "uint
 TMA_DTYPES = {"float16": "FLOAT16", "bfloat16": "BFLOAT16", "float32": "FLOAT32",
               "int8": "UINT8", "uint8": "UINT8", "int32": "INT32", "uint32": "UINT32",
               "float64": "FLOAT64", "int64": "INT64", "uint64": "UINT64", "uint16": "UINT16",
-              "int16": "UINT16"}
-ITEMSIZE = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16": 2,
+              "int16": "UINT16", "float8_e4m3fn": "UINT8", "float8_e5m2": "UINT8"}
+ITEMSIZE = {"bool": 1, "int8": 1, "uint8": 1, "float8_e4m3fn": 1, "float8_e5m2": 1,
+            "int16": 2, "uint16": 2, "float16": 2,
             "bfloat16": 2, "int32": 4, "uint32": 4, "float32": 4, "int64": 8, "uint64": 8,
             "float64": 8, "complex64": 8, "complex128": 16}
 DYNAMIC_SHARED_DEFAULT = 48 * 1024  # above this a kernel must opt in
