@@ -131,12 +131,9 @@ def cuda_times_ms(fn, warmup: int = 5, reps: int = 30, before=None) -> list[floa
     return times
 
 
-def graphed_time_ms(fn, warmup: int = 3, reps: int = 30) -> tuple[float | None, str | None]:
-    """``fn`` captured once into a CUDA graph and its replay timed as ``cuda_time_ms`` times:
-    the device time of all its kernels with no host launch gaps between them (a layer of many
-    small kernels launched from Python can leave the GPU waiting on the host, and then its
-    time depends on the host's speed). (milliseconds, None), or (None, why the capture
-    failed)."""
+def capture(fn, warmup: int = 3):
+    """``fn`` run ``warmup`` times on a side stream, then captured once into a CUDA graph:
+    (the graph, None), or (None, why the capture failed)."""
     import torch
 
     try:
@@ -151,6 +148,18 @@ def graphed_time_ms(fn, warmup: int = 3, reps: int = 30) -> tuple[float | None, 
             fn()
     except Exception as e:  # noqa: BLE001  (recorded: what could not be captured)
         return None, f"{type(e).__name__}: {str(e)[:200]}"
+    return graph, None
+
+
+def graphed_time_ms(fn, warmup: int = 3, reps: int = 30) -> tuple[float | None, str | None]:
+    """``fn`` captured once into a CUDA graph (``capture``) and its replay timed as
+    ``cuda_time_ms`` times: the device time of all its kernels with no host launch gaps
+    between them (a layer of many small kernels launched from Python can leave the GPU
+    waiting on the host, and then its time depends on the host's speed). (milliseconds,
+    None), or (None, why the capture failed)."""
+    graph, why = capture(fn, warmup)
+    if graph is None:
+        return None, why
     return cuda_time_ms(graph.replay, warmup, reps), None
 
 

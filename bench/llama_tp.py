@@ -40,7 +40,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import cuda_time_ms, cuda_times_ms, graphed_time_ms, write
+from _common import capture, cuda_time_ms, cuda_times_ms, graphed_time_ms, write
 
 HERE = Path(__file__).resolve().parent
 MODES = ("prefill", "decode")
@@ -157,23 +157,12 @@ def tp_time_ms(fn, rank: int, reps: int, warmup: int = 5) -> float:
 
 def tp_graphed_ms(fn, rank: int, reps: int) -> tuple[float | None, str | None]:
     """``fn`` (the rank's layer, its all-reduces included: NCCL's kernels are captured like
-    the rest) captured into a CUDA graph on every rank and its replays timed as
-    ``tp_time_ms`` times them: the device time without the host's launch gaps. (ms, None) or
-    (None, why the capture failed)."""
-    import torch  # noqa: PLC0415
-
-    try:
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(3):
-                fn()
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            fn()
-    except Exception as e:  # noqa: BLE001  (recorded: what could not be captured)
-        return None, f"{type(e).__name__}: {str(e)[:200]}"
+    the rest) captured into a CUDA graph on every rank (``_common.capture``) and its replays
+    timed as ``tp_time_ms`` times them: the device time without the host's launch gaps.
+    (ms, None) or (None, why the capture failed)."""
+    graph, why = capture(fn)
+    if graph is None:
+        return None, why
     return tp_time_ms(graph.replay, rank, reps), None
 
 

@@ -63,6 +63,30 @@ __device__ __forceinline__ bool run_of_row(const Arr& a, const M& mask, int k0,
   return ok;
 }
 
+// each slot k of the tile TL: run(k0, p) for a run of V slots from k0 that is a run of a row
+// at address p (run_of_row), one(k) for every other slot
+template <class TL, bool CheckBounds, class Arr, class M, class Run, class One, class... I>
+__device__ __forceinline__ void by_runs(const Arr& a, const M& mask, Run run, One one,
+                                        const I&... idx) {
+  constexpr int R = sizeof...(I), V = traits<TL>::V;
+  if constexpr (V > 1 && R > 0) {
+#pragma unroll
+    for (int k0 = 0; k0 < TL::N; k0 += V) {
+      const int64_t g0[R + 1] = {int64_t(at(idx, k0))..., 0};
+      auto* p = indexed_at<R>(a, g0);
+      if (run_of_row<V, CheckBounds, R>(a, mask, k0, g0, p, idx...)) {
+        run(k0, p);
+      } else {
+#pragma unroll
+        for (int i = 0; i < V; ++i) one(k0 + i);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < TL::N; ++k) one(k);
+  }
+}
+
 // the array's elements at the indices, `pad` where the mask is false or (CheckBounds) an index
 // is outside the array
 template <class TL, bool CheckBounds, class Arr, class M, class P, class... I>
@@ -76,23 +100,11 @@ __device__ __forceinline__ TL gather(const Arr& a, const M& mask, const P& pad,
     const bool in = bool(at(mask, k)) && indexed_in<CheckBounds, R>(a, g);
     r.v[k] = in ? *indexed_at<R>(a, g) : T(at(pad, k));
   };
-  if constexpr (V > 1 && R > 0) {
-#pragma unroll
-    for (int k0 = 0; k0 < TL::N; k0 += V) {
-      const int64_t g0[R + 1] = {int64_t(at(idx, k0))..., 0};
-      const T* p = indexed_at<R>(a, g0);
-      if (run_of_row<V, CheckBounds, R>(a, mask, k0, g0, p, idx...)) {
-        const run_words<V, T> w = vload_run<V>(p);
-        memcpy(&r.v[k0], &w, sizeof w);
-      } else {
-#pragma unroll
-        for (int i = 0; i < V; ++i) one(k0 + i);
-      }
-    }
-  } else {
-#pragma unroll
-    for (int k = 0; k < TL::N; ++k) one(k);
-  }
+  auto run = [&](int k0, const T* p) {
+    const run_words<V, T> w = vload_run<V>(p);
+    memcpy(&r.v[k0], &w, sizeof w);
+  };
+  by_runs<TL, CheckBounds>(a, mask, run, one, idx...);
   return r;
 }
 template <class TL, bool CheckBounds, class Arr, class M, class P, class... I>
@@ -116,26 +128,14 @@ __device__ __forceinline__ void scatter(const Arr& a, const TL& x, const M& mask
     const int64_t g[R + 1] = {int64_t(at(idx, k))..., 0};
     if (bool(at(mask, k)) && indexed_in<CheckBounds, R>(a, g)) *indexed_at<R>(a, g) = x.v[k];
   };
-  if constexpr (V > 1 && R > 0) {
+  auto run = [&](int k0, T* p) {
+    typedef run_words<V, T> W;
+    const W w = pack_run<V>(&x.v[k0]);
 #pragma unroll
-    for (int k0 = 0; k0 < TL::N; k0 += V) {
-      const int64_t g0[R + 1] = {int64_t(at(idx, k0))..., 0};
-      auto* p = indexed_at<R>(a, g0);
-      if (run_of_row<V, CheckBounds, R>(a, mask, k0, g0, p, idx...)) {
-        typedef run_words<V, T> W;
-        const W w = pack_run<V>(&x.v[k0]);
-#pragma unroll
-        for (int i = 0; i < int(sizeof(w.w) / sizeof(w.w[0])); ++i)
-          reinterpret_cast<typename W::Word*>(p)[i] = w.w[i];
-      } else {
-#pragma unroll
-        for (int i = 0; i < V; ++i) one(k0 + i);
-      }
-    }
-  } else {
-#pragma unroll
-    for (int k = 0; k < TL::N; ++k) one(k);
-  }
+    for (int i = 0; i < int(sizeof(w.w) / sizeof(w.w[0])); ++i)
+      reinterpret_cast<typename W::Word*>(p)[i] = w.w[i];
+  };
+  by_runs<TL, CheckBounds>(a, mask, run, one, idx...);
 }
 template <bool CheckBounds, class Arr, class TL, class M, class... I>
 __device__ __forceinline__ void scatter_shared(const Arr& a, const TL& x, const M& mask,
