@@ -172,22 +172,24 @@ def _float8_threads(module: ir.Module) -> int | None:
     first: one slice of 64 rows each for 128-row tiles). Else None. Counting the 8-bit tiles
     by their elements, as the rule below counts others, would give 128x256x128 tiles 16
     warps, on which no 128-row loop has a plan."""
-    for x in ir.walk_module_exprs(module):
-        if isinstance(x, ir.TileOp) and x.op == "mma_loop" and \
-                kloop.loaded(x)[0].dtype in tiling.FLOAT8_TYPES:
-            return module.threads
+    if _has_float8_loop(module):
+        return module.threads
     arrays = {p.name for p in module.kernel.params if not p.is_constant}
     for s in ir.walk_stmts(module.kernel.body):
         got = kloop.match(s, arrays) if isinstance(s, ir.For) else None
         if got is None or got[0].type.dtype not in tiling.FLOAT8_TYPES:
             continue
-        a, b = got[0].type, got[1].type
-        if got[5] is not None:  # batched: the 2-d tiles of a batch
-            a, b = TileType(a.dtype, a.shape[1:]), TileType(b.dtype, b.shape[1:])
+        a, b = kloop.step_tiles(got[0], got[1], got[5])
         for threads in F8_BLOCKS:
             if tiling.sm90_f8_bytes(a, b, threads):
                 return threads
     return None
+
+
+def _has_float8_loop(module: ir.Module) -> bool:
+    """Whether a k loop of the kernel took the Hopper float8 loop (an 8-bit ``mma_loop``)."""
+    return any(isinstance(x, ir.TileOp) and x.op == "mma_loop" and kloop.is_float8(x)
+               for x in ir.walk_module_exprs(module))
 
 
 def _looped_kloops(module: ir.Module) -> set[int]:
@@ -211,8 +213,7 @@ def wants_producer(module: ir.Module, scratch_sm90a: int) -> bool:
     threads = module.threads
     if not threads or module.occupancy:
         return False
-    if any(isinstance(x, ir.TileOp) and x.op == "mma_loop" and
-           kloop.loaded(x)[0].dtype in tiling.FLOAT8_TYPES for x in ir.walk_module_exprs(module)):
+    if _has_float8_loop(module):
         return False  # the float8 loop issues its own copies (its registers are counted)
     if threads < 256 and 2 * scratch_sm90a <= tiling.SM90_SHARED_PER_SM:
         return False

@@ -79,7 +79,7 @@ def _fuse(f: ir.Function, s: ir.For, arrays: set[str], threads: int) -> ir.Assig
     if _used_outside(f.body, s, names):
         return None
     # a batched loop (3-d loads) multiplies the 2-d tiles of a batch
-    a2, b2 = (la.type, lb.type) if batch is None else (_drop_batch(la.type), _drop_batch(lb.type))
+    a2, b2 = step_tiles(la, lb, batch)
     hopper = tiling.sm90_bytes(a2, b2, threads) > 0
     if a2.dtype in tiling.FLOAT8_TYPES and not hopper:
         return None  # runs as written (mma_loop has no staged loop for 8-bit operands)
@@ -206,6 +206,17 @@ def _used_outside(body: list[ir.Stmt], loop: ir.For, names: set[str]) -> bool:
 
 def _drop_batch(t: TileType) -> TileType:
     return TileType(t.dtype, t.shape[1:], t.layout)
+
+
+def step_tiles(la: ir.TileOp, lb: ir.TileOp, batch) -> tuple[TileType, TileType]:
+    """The 2-d tiles a matched loop (``match``: its loads and batch indices) multiplies each
+    step: a batched loop's without the batch axis."""
+    return (la.type, lb.type) if batch is None else (_drop_batch(la.type), _drop_batch(lb.type))
+
+
+def is_float8(op: ir.TileOp) -> bool:
+    """Whether an ``mma_loop`` multiplies 8-bit floats (tile/kloop_sm90_f8.h)."""
+    return loaded(op)[0].dtype in tiling.FLOAT8_TYPES
 
 
 def loaded(op: ir.TileOp) -> tuple[TileType, TileType]:

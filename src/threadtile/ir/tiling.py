@@ -235,7 +235,7 @@ def sm90_bytes(a: TileType, b: TileType, threads: int) -> int:
     """Shared memory of the Hopper main loop for these operands, 0 where it does not apply."""
     if a.dtype == float32:
         return sm90_tf32_bytes(a, b, threads)
-    if a.dtype.name in FLOAT8:
+    if a.dtype in FLOAT8_TYPES:
         return sm90_f8_bytes(a, b, threads)
     (m, _), (_, n) = a.shape, b.shape
     k = sm90_step(a, b, threads)
@@ -289,7 +289,6 @@ def sm90_tf32_bytes(a: TileType, b: TileType, threads: int) -> int:
 # operands are descriptors. Each step is the loop's own K (never split: its sum, in the
 # tensor cores' rounding, is one mma's), summed from zero and added to the float32
 # accumulator, in parts of SM90_F8_PARTS columns, two in flight.
-FLOAT8 = ("float8_e4m3fn", "float8_e5m2")
 FLOAT8_TYPES = (float8_e4m3fn, float8_e5m2)
 SM90_F8_PARTS = (256, 128, 64, 32)  # wgmma's N for a part of C's columns (tools/gen_wgmma.py)
 SM90_F8_B_BOX = 128  # B is copied in boxes of 128 columns (128-byte rows)
@@ -316,7 +315,7 @@ def sm90_f8_bytes(a: TileType, b: TileType, threads: int) -> int:
     """Shared memory of the Hopper main loop for 8-bit float operands, 0 where it does not
     apply (tile/kloop_sm90_f8.h, PlanF8)."""
     (m, k), (_, n) = a.shape, b.shape
-    if a.dtype.name not in FLOAT8 or b.dtype != a.dtype or threads % 128 or not threads:
+    if a.dtype not in FLOAT8_TYPES or b.dtype != a.dtype or threads % 128 or not threads:
         return 0
     stage = m * k + k * n
     stages = sm90_stages(stage, threads)
@@ -351,7 +350,7 @@ def sm90_boxes(a: TileType, b: TileType,
     copied with the 64-byte swizzle, else the 128-byte one. B's boxes are 64 columns of
     16-bit values, 32 of float32, 128 of 8-bit floats."""
     (m, _), (_, n) = a.shape, b.shape
-    f8 = a.dtype.name in FLOAT8
+    f8 = a.dtype in FLOAT8_TYPES
     k = a.shape[1] if f8 else sm90_step(a, b, threads)
     bw = SM90_TF32_B_BOX if a.dtype == float32 else SM90_F8_B_BOX if f8 else SM90_N_STEP
     return (min(k * a.dtype.itemsize, SM90_ROW_BYTES) // a.dtype.itemsize, m), \
