@@ -9,6 +9,7 @@ import functools
 import os
 
 from . import blockfit
+from .backends.cuda.tiles import hopper_loops
 from .compiler import Specialization, Target, wants_producer
 from .ir import clusters
 from .runtime import launcher as rt_launcher
@@ -39,7 +40,8 @@ def target_for(spec: Specialization, arch: str, options: tuple = (),
     # ... and with a producer warpgroup after the kernel's threads where only tile operations
     # synchronise them and the compiler wants it (THREADTILE_PRODUCER=0: never; where a
     # launch takes the portable loop, the producer waits idle)
-    producer = hopper and os.environ.get("THREADTILE_PRODUCER", "1") != "0" and not any(
+    producer = hopper and bool(hopper_loops(spec.module)) and \
+        os.environ.get("THREADTILE_PRODUCER", "1") != "0" and not any(
         w in spec.cuda.text for w in _NO_PRODUCER) and wants_producer(spec.module,
                                                                        spec.cuda.scratch_sm90a)
     paired = tma_only and cluster and os.environ.get("THREADTILE_CLUSTERS") == "1" and \

@@ -187,3 +187,20 @@ def test_what_a_package_cannot_hold_is_refused(tmp_path):
     with pytest.raises(ExportError, match="identifier"):
         write_package([KernelRequest(pair, [])], tmp_path, "sm_80", name="my-kernels")
     assert not any(tmp_path.iterdir())
+
+
+def test_operand_loads_maps_are_zeros_in_a_package(tmp_path):
+    """A kernel whose loop copies mma operands by TMA in a launch's sm_90a build (attention's
+    Q, K and V: tile/operands.h load_operand_tma) exports with those tensor maps marked: the
+    package's cubins copy the operands by cp.async and never read them, so both loaders
+    pass zeros."""
+    layouts = Path(__file__).resolve().parents[1] / "tile" / "test_tile_operand_layouts.py"
+    assert export(tmp_path, f"{layouts}:attention_bshd", *["float16[:, :, :, :]"] * 3,
+                  "float16[:, :, :, ::1]", "float64", "G=4", "D=128", "TM=128", "TN=64",
+                  arch="sm_90a", name="att") == 0
+    (k,) = manifest(tmp_path, "att")["kernels"]
+    assert [(t["arg"], t["operand"]) for t in k["tensormaps"]] == [(0, True), (1, True),
+                                                                    (2, True)]
+    header = (tmp_path / "att.h").read_text()
+    assert "memset(&tt_map2, 0, sizeof tt_map2);" in header
+    assert "tt_aot_tensormap(&tt_map0" not in header

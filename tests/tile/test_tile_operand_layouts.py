@@ -173,12 +173,18 @@ def test_bshd_operands_go_to_shared_memory():
     src = attention_bshd.cuda_source(*_attention_args(), 128, 64)
     body = src[src.index("for (int32_t j"):]
     # K (its rows the dim axis, stepping along seq: array axis 1) and V, laid out for wgmma
-    assert "smemtw k = tt::tile::load_operand<tile_f16_128x64_smemtw, 0, 1>(K, " in body
-    assert "smemw v = tt::tile::load_operand<tile_f16_64x128_smemw, " in body
+    # (on sm_90a builds without the portable loops by TMA, each through its own tensor map
+    # and mbarrier: load_operand_tma; V's copy, right after K's, without a barrier of its own)
+    assert "smemtw k = tt::tile::load_operand_tma<tile_f16_128x64_smemtw, 0, 1, 1, true>(" \
+        "tt_tmo1, K, " in body
+    assert "smemw v = tt::tile::load_operand_tma<tile_f16_64x128_smemw, " in body
+    assert ", 1, 2, false>(tt_tmo2, V, " in body
     # Q once, before the loop; indices in the array's axis order (K: b, j, kvh, 0)
     head = src[:src.index("for (int32_t j")]
-    assert "smemw q = tt::tile::load_operand<" in head
-    assert "(K, __half(0.0f), (int64_t)b, (int64_t)j, (int64_t)kvh, 0LL)" in body
+    assert "smemw q = tt::tile::load_operand_tma<" in head and "TT_TMA_INIT();" in head
+    assert "#define TT_TMA_SITES 3" in head
+    assert head.count("const __grid_constant__ tt::tile::sm90::TensorMap tt_tmo") == 3
+    assert ", K, __half(0.0f), (int64_t)b, (int64_t)j, (int64_t)kvh, 0LL)" in body
     assert "tt::tile::load<" not in body
 
 
@@ -269,3 +275,55 @@ def test_squeezed_compiles(arch):
     x = np.zeros((2, 100, 4, 64), np.float16)[:, :, 1:]
     assert compile_cubin(heads_first, x, np.zeros((2, 3, 100, 64), np.float16), 32, 64,
                          arch=arch)
+
+
+@ct.kernel
+def attention_neg_inf_pad(Q, K, V, Out, D: ConstInt, TN: ConstInt):
+    """One product pair whose K tiles read -inf past the array's edges (no TMA: TMA fills
+    zeros) and whose Q and V read zeros."""
+    i, h = ct.bid(0), ct.bid(1)
+    q = ct.load(Q, index=(0, i, h, 0), shape=(1, 64, 1, D), padding_mode=ZERO).reshape((64, D))
+    acc = ct.zeros((64, D), dtype=ct.float32)
+    for j in range(ct.cdiv(K.shape[1], TN)):
+        k = ct.load(K, index=(0, h, 0, j), shape=(1, 1, D, TN), order=(0, 2, 3, 1),
+                    padding_mode=ct.PaddingMode.NEG_INF).reshape((D, TN))
+        s = ct.mma(q, k, ct.zeros((64, TN), dtype=ct.float32))
+        v = ct.load(V, index=(0, j, h, 0), shape=(1, TN, 1, D), padding_mode=ZERO)
+        acc = ct.mma(s.astype(V.dtype), v.reshape((TN, D)), acc)
+    ct.store(Out, index=(0, i, h, 0), tile=acc.reshape((1, 64, 1, D)).astype(Out.dtype))
+
+
+def test_tma_copies_only_zero_padded_parameters():
+    """backends/cuda/tiles.py operand_maps: K's -inf padding keeps its cp.async copies (TMA
+    reads zeros past the edges); Q and V go through TMA, each map a box over all 4 axes."""
+    from threadtile.backends.cuda import tiles  # noqa: PLC0415
+
+    z = np.zeros((1, 128, 2, 64), np.float16)
+    src = attention_neg_inf_pad.cuda_source(z, z, z, z, 64, 64)
+    assert "load_operand<tile_f16_64x64_smemtw" in src  # K
+    assert src.count("load_operand_tma<") == 2 and "#define TT_TMA_SITES 2" in src
+    spec = attention_neg_inf_pad._spec_for([z, z, z, z], {"D": 64, "TN": 64})  # noqa: SLF001
+    assert [op.attrs["row_axis"] for op in tiles.operand_maps(spec.module)] == [1, 1]
+    # (innermost first: 64 columns = one 128-byte chunk, 1 head, 64 rows along seq, 1 batch)
+    assert [box for _, box in spec.cuda.tensormaps] == [(64, 1, 64, 1)] * 2
+    assert tuple(spec.cuda.tensormap_rows) == (tiles.OPERAND,) * 2
+
+
+def test_tma_build_issues_bulk_tensor_copies():
+    """The sm_90a build without the portable loops (builds.target_for) copies Q, K and V by
+    TMA (4-d boxes completing on mbarriers) and no operand by cp.async; its fallback build
+    (``portable``) copies them by cp.async."""
+    from threadtile.builds import TMA_ONLY, target_for  # noqa: PLC0415
+    from threadtile.runtime import nvrtc  # noqa: PLC0415
+
+    args = _attention_args()
+    spec = attention_bshd._spec_for([*args, 128, 64], {})  # noqa: SLF001
+    t = target_for(spec, "sm_90a", attention_bshd.options)
+    assert TMA_ONLY in t.options and not any("PRODUCER" in o for o in t.options)
+    ptx = nvrtc.compile_ptx(spec.cuda.text, "sm_90a", options=t.options)
+    assert ptx.count("cp.async.bulk.tensor.4d") == 6  # two 64-column chunks of Q, K and V
+    assert "mbarrier.try_wait.shared::cta.b64" in ptx and "cp.async.cg.shared" not in ptx
+    portable = target_for(spec, "sm_90a", attention_bshd.options, portable=True)
+    ptx = nvrtc.compile_ptx(spec.cuda.text, "sm_90a", options=portable.options)
+    assert "cp.async.bulk.tensor" not in ptx and "cp.async.cg.shared" in ptx
+    assert spec.build(t).cubin[:4] == b"\x7fELF"

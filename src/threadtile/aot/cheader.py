@@ -205,6 +205,10 @@ def _kernel(pkg: str, m: dict) -> str:
     ptrs = [f"&{c}" for c, _ in args]
     for i, t in enumerate(m["tensormaps"]):
         c, p = args[t["arg"]]
+        if t.get("operand"):  # an operand load's: the package's cubins never read it
+            body += [f"  CUtensorMap tt_map{i};", f"  memset(&tt_map{i}, 0, sizeof tt_map{i});"]
+            ptrs.append(f"&tt_map{i}")
+            continue
         w, h = t["box"]
         body += [f"  CUtensorMap tt_map{i};",
                  f"  tt_aot_tensormap(&tt_map{i}, k->hopper, "

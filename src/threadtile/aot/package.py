@@ -39,6 +39,7 @@ from .. import errors
 from ..compiler import Target
 from ..lang.types import ArrayType, Scalar, Type, spell
 from ..runtime import abi, nvrtc
+from ..runtime.tensormaps import OPERAND
 from ..version import __version__
 from . import cheader
 from . import loader as loader_module
@@ -225,7 +226,11 @@ def _entry_meta(req: KernelRequest) -> tuple[dict, object]:
         "constants": {c: req.constants[c] for c in k.param_names if c in k.constants},
         "threads": threads, "tile": bool(getattr(k, "tile", False)),
         "cooperative": bool(cuda.cooperative),
-        "tensormaps": [{"arg": a, "box": list(box)} for a, box in cuda.tensormaps],
+        # (an operand load's map: the package's cubins, built with their portable loops,
+        # copy those operands without TMA and never read it; its loaders pass zeros)
+        "tensormaps": [{"arg": a, "box": list(box), "operand": r == OPERAND}
+                       for (a, box), r in zip(cuda.tensormaps, cuda.tensormap_rows or
+                                              (0,) * len(cuda.tensormaps))],
         "options": list(k.options), "cubins": {},
     }
     return meta, spec

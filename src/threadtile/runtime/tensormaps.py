@@ -3,12 +3,14 @@ kernel as hidden ``__grid_constant__`` parameters after the user's arguments.
 
 The CUDA backend asks for one per operand of a tile matrix multiply's k loop, in a field of
 the source it makes (``CudaSource.tensormaps``: array parameter I, a box of H rows of W
-elements). At launch the launcher encodes each from the argument's address, shape and strides
-with ``cuTensorMapEncodeTiled`` (the 128-byte swizzle, or the 64-byte one for boxes of 64-byte
-rows; zero fill outside the array), cached per array
-geometry. An array TMA cannot copy (an address or row stride not a multiple of 16 bytes, a
-last axis that is not contiguous, a box over 256) gets 128 zero bytes instead, and the kernel
-takes its portable path (``sm90::present`` in tile/kloop_sm90.h).
+elements), and one per mma operand a loop loads straight into shared memory (tile/operands.h
+``load_operand_tma``: the array at its own rank, a box over all its axes). At launch the
+launcher encodes each from the argument's address, shape and strides with
+``cuTensorMapEncodeTiled`` (the 128-byte swizzle, or the 64-byte one for boxes of 64-byte
+rows; zero fill outside the array), cached per array geometry. An array TMA cannot copy (an
+address or row stride not a multiple of 16 bytes, a last axis that is not contiguous, a box
+over 256) gets 128 zero bytes instead, and the launch takes the kernel's portable build (a k
+loop's ``sm90::present`` test in tile/kloop_sm90.h, or builds.py's fallback).
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ ZERO = bytes(SIZE)
 class TensorMapParam(NamedTuple):
     """A hidden kernel parameter: the tensor map of array parameter ``arg`` for boxes of
     ``box`` elements (innermost extent first). ``rows``: for the 3-d operand of a batched k
-    loop, the multiple its batches' rows must be (else the map is zeros), 0 for none."""
+    loop, the multiple its batches' rows must be (else the map is zeros), 0 for none;
+    ``OPERAND`` for a map of the array at its own rank (an operand load's: ``box`` has an
+    extent per axis)."""
 
     arg: int
     box: tuple[int, int]
@@ -79,7 +83,60 @@ def flat2d(shape: tuple, strides: tuple) -> tuple[tuple, tuple] | None:
     return (b * m, k), (strides[1], strides[2])
 
 
+OPERAND = -1  # TensorMapParam.rows of an operand load's map (backends/cuda/tiles.py)
+
+
+def operand_geometry(box: tuple, itemsize: int, ptr: int, shape: tuple,
+                     strides: tuple) -> tuple[list[int], list[int]] | None:
+    """The extents (innermost first) and byte strides (of the axes after the innermost) of
+    an operand load's map: the array at its own rank, ``box`` over all its axes (innermost
+    first); None where TMA cannot copy it (an address or stride not a multiple of 16 bytes,
+    a last axis that is not contiguous, an extent past 2**31, a box past 256)."""
+    nd = len(shape)
+    if nd != len(box) or nd < 2 or nd > 5 or ptr % 16 or min(shape) < 1:
+        return None
+    if max(shape) > 1 << 31 or not all(0 < b <= 256 for b in box) or \
+            box[0] * itemsize > 128 or (shape[-1] > 1 and strides[-1] != 1):
+        return None
+    dims = list(reversed(shape))
+    out = []
+    for d in range(nd - 2, -1, -1):  # axes after the innermost, innermost first
+        pitch = strides[d] * itemsize
+        if shape[d] == 1:  # never stepped along: any stride TMA takes
+            pitch = max(out[-1] if out else 16, 16)
+        if pitch <= 0 or pitch % 16 or pitch >= 1 << 40:
+            return None
+        out.append(pitch)
+    return dims, out
+
+
+def _encode_operand(p: TensorMapParam, dtype, ptr: int, shape: tuple, strides: tuple) -> bytes:
+    name = _DTYPES.get(dtype.name)
+    geo = operand_geometry(p.box, dtype.itemsize, ptr, shape, strides) if name else None
+    if geo is None:
+        return ZERO
+    from cuda.bindings import driver as cu  # noqa: PLC0415
+
+    dims, pitches = geo
+    nd = len(dims)
+    err, m = cu.cuTensorMapEncodeTiled(
+        getattr(cu.CUtensorMapDataType, "CU_TENSOR_MAP_DATA_TYPE_" + name), nd, ptr,
+        [cu.cuuint64_t(d) for d in dims], [cu.cuuint64_t(s) for s in pitches],
+        [cu.cuuint32_t(b) for b in p.box], [cu.cuuint32_t(1)] * nd,
+        cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+        cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
+        cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+        cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    if int(err) != 0:
+        return ZERO
+    import ctypes  # noqa: PLC0415
+
+    return ctypes.string_at(m.getPtr(), SIZE)
+
+
 def _encode(p: TensorMapParam, dtype, ptr: int, shape: tuple, strides: tuple) -> bytes:
+    if p.rows == OPERAND:
+        return _encode_operand(p, dtype, ptr, shape, strides)
     if p.rows and len(shape) == 3 and shape[1] % p.rows:
         return ZERO  # a batched loop's tiles would cross batches: the portable loop
     flat = flat2d(shape, strides)

@@ -284,6 +284,7 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         fe.captured = {d.name: d for d in module.captured}
         if f is module.kernel:
             fe.tensormaps = tiles.tensormap_names(module)
+            fe.operand_maps = tiles.operand_map_names(module)
             fe.external = not f.is_kernel  # a device function compiled on its own
         out.append(fe.emit())
     out[formats_at:formats_at] = [f'__constant__ char tt_fmt{k}[] = "{text}";'
@@ -292,17 +293,25 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         if raised else [])
     maps = tiles.tensormap_params(module)
     fit = module.threads if has_tiles and module.kernel.is_kernel and module.threads and \
-        not module.occupancy and not maps else 0
+        not module.occupancy and not tiles.hopper_loops(module) else 0
     return CudaSource("\n".join(out) + "\n", cxx_function_name(module.kernel.name), scratch,
                       scratch_sm90a, maps, cooperative(module),
                       tuple(raises.describe(k) for k in raised),
                       coop_block or (), tiles.tensormap_rows(module), fit)
 
 
+def _is_copy(s) -> bool:
+    """Whether statement ``s`` assigns an mma operand's copy into shared memory."""
+    return isinstance(s, ir.Assign) and isinstance(s.value, ir.TileOp) and \
+        s.value.op in ("load_operand", "gather_operand")
+
+
 class FunctionEmitter:
     threads: int | None = None  # threads per block, when fixed (tile operations)
     has_tiles = False  # the module uses tile operations (and their dynamic shared scratch)
     tensormaps: dict = {}  # id of an mma_loop op -> its tensor-map parameters (the kernel's)
+    operand_maps: dict = {}  # id of a load_operand TMA copies -> (its map's name, its mbarrier)
+    after_copy: set  # ids of the load_operands that follow another operand's copy (block)
     occupancy: int | None = None  # blocks per SM for __launch_bounds__ (with threads)
     loops = 0  # the loops around the statement being emitted
     captured: dict = {}  # name -> ArrayDecl of the captured global device arrays
@@ -337,6 +346,7 @@ class FunctionEmitter:
         self.declare_top, self.declare_inline, self.for_declares = placement.placement(f)
         self.taken = set(self.names.values())
         self.sites = 0  # tile.h's astype<U, Site>: a number per conversion in the source
+        self.after_copy = set()
 
     def n(self, name: str) -> str:
         return self.names.get(name, name)
@@ -346,7 +356,9 @@ class FunctionEmitter:
         params = ", ".join([f"{ctype(p.type)} {self.n(p.name)}" for p in f.params
                             if not p.is_constant] +
                            [f"const __grid_constant__ tt::tile::sm90::TensorMap {m}"
-                            for names in self.tensormaps.values() for m in names])
+                            for names in self.tensormaps.values() for m in names] +
+                           [f"const __grid_constant__ tt::tile::sm90::TensorMap {m}"
+                            for m, _ in self.operand_maps.values()])
         pre: list[str] = []
         if f.is_kernel:
             bounds = ""
@@ -385,6 +397,8 @@ class FunctionEmitter:
         producer = f.is_kernel and bool(self.tensormaps)
         if producer:  # the producer warp of a build with one leaves here (kloop_sm90.h)
             self.line("TT_PRODUCER_ENTRY();")
+        if f.is_kernel and self.operand_maps:  # their mbarriers (tile/operands.h)
+            self.line("TT_TMA_INIT();")
         self.block(f.body)
         if producer and not (f.body and isinstance(f.body[-1], ir.Return)):
             self.line("TT_PRODUCER_EXIT();")
@@ -416,8 +430,15 @@ class FunctionEmitter:
         self.out.append("  " * self.indent + text)
 
     def block(self, stmts: list[ir.Stmt]) -> None:
+        prev = None
         for s in stmts:
+            # an operand's copy right after another's needs no barrier of its own: the first
+            # one's follows every read of both buffers (tile/operands.h, load_operand's Sync)
+            if isinstance(s, ir.Assign) and isinstance(s.value, ir.TileOp) and \
+                    s.value.op == "load_operand" and _is_copy(prev):
+                self.after_copy.add(id(s.value))
             getattr(self, "s_" + type(s).__name__)(s)
+            prev = s
 
     def nested(self, stmts: list[ir.Stmt]) -> None:
         self.indent += 1

@@ -85,7 +85,8 @@ def tensormap_names(module: ir.Module) -> dict[int, tuple[str, str]]:
 
 def tensormap_params(module: ir.Module) -> tuple:
     """The hidden tensor-map parameters, in order: per map the array's parameter index (among
-    the kernel's C++ parameters) and the TMA box (innermost extent first) in elements."""
+    the kernel's C++ parameters) and the TMA box (innermost extent first) in elements; the
+    Hopper loops' maps, then the TMA operand loads' (:func:`operand_maps`)."""
     cxx = [p.name for p in module.kernel.params if not p.is_constant]
     out = []
     for op in hopper_loops(module):
@@ -93,18 +94,68 @@ def tensormap_params(module: ir.Module) -> tuple:
         box_a, box_b = tiling.sm90_boxes(a, b, module.threads)
         out.append((cxx.index(op.args[0].name), box_a))
         out.append((cxx.index(op.args[1].name), box_b))
+    for op in operand_maps(module):
+        out.append((cxx.index(op.args[0].name), operand_box(op)))
     return tuple(out)
 
 
 def tensormap_rows(module: ir.Module) -> tuple:
     """Per tensor map (tensormap_params' order), the multiple of the rows of each batch that a
     batched loop's 3-d operand must be for the Hopper loop (A's: the tile's M, B's: its K;
-    tile/kloop.h ``mma_loop_batched``), 0 for a 2-d loop's."""
+    tile/kloop.h ``mma_loop_batched``), 0 for a 2-d loop's, and ``OPERAND`` for an operand
+    load's (a map of the array at its own rank: runtime/tensormaps.py)."""
     out = []
     for op in hopper_loops(module):
         a, _ = loaded(op)
         out += [a.shape[0], a.shape[1]] if op.attrs.get("batch") else [0, 0]
-    return tuple(out)
+    return tuple(out + [OPERAND] * len(operand_maps(module)))
+
+
+OPERAND = -1  # tensormap_rows' mark of an operand load's map
+TMA_RANKS = (2, 3, 4, 5)  # arrays tile/operands.h's load_operand_tma copies
+
+
+def operand_maps(module: ir.Module) -> list[ir.TileOp]:
+    """The kernel's ``load_operand``s that TMA copies in an sm_90a build without the portable
+    loops (tile/operands.h ``load_operand_tma``), in the order of their tensor maps and
+    mbarriers: a buffer laid out for wgmma (layouts smemw, smemtw: 128-byte rows, the 128-byte
+    swizzle) of 16-bit elements, 8 to 256 memory rows, read with zero padding from an array
+    parameter of the kernel (2 to 5 axes) that the kernel never assigns."""
+    k = module.kernel
+    params = {p.name for p in k.params if not p.is_constant and isinstance(p.type, ArrayType)}
+    params -= {s.name for s in ir.walk_stmts(k.body) if isinstance(s, ir.Assign)}
+    out = []
+    for s in ir.walk_stmts(k.body):
+        for e in ir.stmt_exprs(s):
+            for x in ir.walk_expr(e):
+                if isinstance(x, ir.TileOp) and x.op == "load_operand" and \
+                        _tma_copies(x, params):
+                    out.append(x)
+    return out
+
+
+def _tma_copies(x: ir.TileOp, params: set) -> bool:
+    t, arr = x.type, x.args[0]
+    rows = t.shape[1] if t.layout.startswith("smemt") else t.shape[0]
+    return (t.layout.endswith("w") and isinstance(arr, ir.Var) and arr.name in params and
+            arr.type.ndim in TMA_RANKS and t.dtype.itemsize == 2 and
+            _PAD.get(x.attrs["padding"], 0.0) == 0.0 and rows % 8 == 0 and rows <= 256)
+
+
+def operand_box(x: ir.TileOp) -> tuple[int, ...]:
+    """The TMA box of an operand load's map, innermost axis first: one 128-byte chunk of the
+    memory rows along the array's last axis, the buffer's rows along ``row_axis``, one
+    element along the others (tile/operands.h copies a tile as its chunks, box by box)."""
+    t = x.type
+    rows = t.shape[1] if t.layout.startswith("smemt") else t.shape[0]
+    nd, ra = x.args[0].type.ndim, x.attrs["row_axis"]
+    box = [128 // t.dtype.itemsize if d == nd - 1 else rows if d == ra else 1 for d in range(nd)]
+    return tuple(reversed(box))
+
+
+def operand_map_names(module: ir.Module) -> dict[int, tuple[str, int]]:
+    """Per TMA operand load (by ``id`` of the op): its tensor map's C++ name, its mbarrier."""
+    return {id(op): (f"tt_tmo{k}", k) for k, op in enumerate(operand_maps(module))}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -136,10 +187,17 @@ def scratch_sizes(module: ir.Module) -> tuple[int, int]:
 
 
 def operand_bytes(module: ir.Module) -> int:
-    """The mma operands' buffers in shared memory, after the scratch (ir/operands.py)."""
-    used = max((op.attrs["offset"] + buffer_bytes(op.type) for op in tile_ops(module)
+    """The mma operands' buffers in shared memory, after the scratch (ir/operands.py), and
+    the mbarriers of the TMA operand loads after them."""
+    used = operand_buffers(module)
+    # (the region's start rounded to 1024 bytes)
+    return used + 8 * len(operand_maps(module)) + 1024 if used else 0
+
+
+def operand_buffers(module: ir.Module) -> int:
+    """The bytes of the mma operands' buffers (where the TMA loads' mbarriers start)."""
+    return max((op.attrs["offset"] + buffer_bytes(op.type) for op in tile_ops(module)
                 if op.op in ("load_operand", "gather_operand")), default=0)
-    return used + 1024 if used else 0  # (the region's start rounded to 1024 bytes)
 
 
 def permute_scratch(x: TileType, perm) -> int:
@@ -245,6 +303,10 @@ def prelude(module: ir.Module, scratch: int, scratch_sm90a: int) -> list[str]:
         out = [f"#define TT_SCRATCH_BYTES {scratch}"]
     if operand_bytes(module):
         out.append(f"#define TT_OPERAND_BYTES {operand_bytes(module)}")
+    if operand_maps(module):  # (tile/operands.h load_operand_tma)
+        out += [f"#define TT_TMA_SITES {len(operand_maps(module))}",
+                f"#define TT_TMA_BARS {operand_buffers(module)}",
+                f"#define TT_TMA_THREADS {nt}"]
     if hopper_loops(module):  # the threads of the kernel's code: a build with a producer warp
         out.append(f"#define TT_BLOCK_THREADS {nt}")  # has one warp more (kloop_sm90.h)
     out += [f'#include "{TILE_HEADER}"', ""]
@@ -421,8 +483,14 @@ def _load_operand(em, x, args):
     for k, a in zip(order, args[1:]):
         arr_idx[k] = a
     idx = "".join(", " + a for a in arr_idx)
+    sync = "false" if id(x) in em.after_copy else "true"  # (FunctionEmitter.block)
+    tma = em.operand_maps.get(id(x))
+    if tma:  # TMA in an sm_90a build without the portable loops (else as below)
+        return (f"tt::tile::load_operand_tma<{alias(x.type)}, {x.attrs['offset']}, "
+                f"{x.attrs['row_axis']}, {tma[1]}, {sync}>({tma[0]}, {args[0]}, "
+                f"{operand_pad(x)}{idx})")
     return (f"tt::tile::load_operand<{alias(x.type)}, {x.attrs['offset']}, "
-            f"{x.attrs['row_axis']}>({args[0]}, {operand_pad(x)}{idx})")
+            f"{x.attrs['row_axis']}, {sync}>({args[0]}, {operand_pad(x)}{idx})")
 
 
 def _gather_operand(em, x, args):

@@ -46,6 +46,11 @@ struct SmemTile {
   // with the 128-byte swizzle (16-byte piece j of row r at j ^ r % 8), chunk after chunk
   static constexpr bool SW = Wg_ && TT_OPERAND_WGMMA;
   T* p;
+  // copied by TMA (load_operand_tma): the shared address of its mbarrier and this thread's
+  // arrival token on it (tma false: a buffer the threads filled with cp.async)
+  bool tma = false;
+  uint32_t bar = 0;
+  uint64_t tok = 0;
 };
 
 // the operand buffers' region starts on a 1024-byte boundary (the swizzle's atoms); the
@@ -105,8 +110,10 @@ __device__ __forceinline__ void cp_async_wait() {
 
 // the operand at tile index idx... (in the array's axis order) of a rank-R array: memory
 // rows (K as the mma sees them, or N where Swap) step along array axis RA, each row runs along
-// the last axis; the other axes are the tile's ones. At Off bytes into the operand buffers
-template <class ST, int RA, class Arr, class... I>
+// the last axis; the other axes are the tile's ones. At Off bytes into the operand buffers.
+// Sync false: no barrier first, the statement before it being another operand's copy (whose
+// barrier follows every read of this buffer too: backends/cuda/emit.py)
+template <class ST, int RA, bool Sync = true, class Arr, class... I>
 __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST::elem pad,
                                               I... idx) {
   typedef typename ST::elem T;
@@ -136,7 +143,7 @@ __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST
     ld = MR > 1 ? stride_of(a, RA) : 0;  // from one memory row to the next
     inside = reinterpret_cast<unsigned long long>(base) % 16 == 0 && ld % CH == 0;
   }
-  block_sync();  // the buffer's previous reader has finished
+  if (Sync) block_sync();  // the buffer's previous reader has finished
   if (inside) {
     const int t = tid();
     constexpr int RS = ST::NT / PER;  // rows a round of the block's pieces covers
@@ -201,9 +208,135 @@ __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST
   return out;
 }
 
-template <class ST, int Off, int RA, class Arr, class... I>
+template <class ST, int Off, int RA, bool Sync, class Arr, class... I>
 __device__ __forceinline__ ST load_operand(const Arr& a, typename ST::elem pad, I... idx) {
-  return load_operand_at<ST, RA>(Off, a, pad, idx...);
+  return load_operand_at<ST, RA, Sync>(Off, a, pad, idx...);
+}
+
+// ---- load_operand by TMA (sm_90a builds without the portable loops, TT_TMA_ONLY) ----------
+// ir: backends/cuda/tiles.py operand_maps picks the loads (a wgmma buffer of a 16-bit array
+// parameter, zero padding); each has a tensor map of the array at its own rank (the host's
+// runtime/tensormaps.py; a map TMA cannot make sends the launch to the portable build) and an
+// mbarrier of its own (site Site) after the operand buffers (TT_TMA_BARS bytes in). Thread 0
+// copies the tile in boxes of 128-byte rows (the 128-byte swizzle, the buffer's layout), one
+// box a chunk of 64 columns; the array's edges read zeros. Every thread arrives on the
+// mbarrier (its count is the block's threads) and keeps its token: the mma waits on it.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) && defined(TT_TMA_ONLY) && defined(TT_TMA_SITES)
+#define TT_OPERAND_TMA 1
+__device__ __forceinline__ uint32_t operand_bar(int site) {
+  return sm90::saddr(operand_smem<unsigned char>(TT_TMA_BARS)) + 8 * site;
+}
+__device__ __forceinline__ void operand_tma_init() {
+  if (tid() == 0) {
+#pragma unroll
+    for (int s = 0; s < TT_TMA_SITES; ++s) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(operand_bar(s)),
+                   "r"(TT_TMA_THREADS)
+                   : "memory");
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  block_sync();
+}
+#define TT_TMA_INIT() ::tt::tile::operand_tma_init()
+// the box at coordinates c (innermost first) of an R-axis map into dst, completing on bar
+template <int R>
+__device__ __forceinline__ void tma_load_nd(uint32_t dst, const sm90::TensorMap* m, const int* c,
+                                            uint32_t bar) {
+  const uint64_t mp = reinterpret_cast<uint64_t>(m);
+  if constexpr (R == 2) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst), "l"(mp), "r"(c[0]), "r"(c[1]),
+                 "r"(bar)
+                 : "memory");
+  } else if constexpr (R == 3) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst), "l"(mp), "r"(c[0]), "r"(c[1]),
+                 "r"(c[2]), "r"(bar)
+                 : "memory");
+  } else if constexpr (R == 4) {
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(dst), "l"(mp), "r"(c[0]),
+                 "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar)
+                 : "memory");
+  } else {
+    static_assert(R == 5, "load_operand by TMA: arrays of 2 to 5 axes");
+    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(dst), "l"(mp), "r"(c[0]),
+                 "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(bar)
+                 : "memory");
+  }
+}
+__device__ __forceinline__ int tma_coord(int64_t g) {  // past int32: outside any array TMA reads
+  return int(g < -2147483647LL - 1 ? -2147483647LL - 1 : g > 2147483647LL ? 2147483647LL : g);
+}
+#else
+#define TT_OPERAND_TMA 0
+#define TT_TMA_INIT() \
+  do {                \
+  } while (0)
+#endif
+
+template <class ST, int Off, int RA, int Site, bool Sync, class Arr, class... I>
+__device__ __forceinline__ ST load_operand_tma(const sm90::TensorMap& map, const Arr& a,
+                                               typename ST::elem pad, I... idx) {
+#if TT_OPERAND_TMA
+  typedef typename ST::elem T;
+  constexpr int R = sizeof...(I), W = 128 / int(sizeof(T)), MR = ST::ROWS, MC = ST::COLS;
+  static_assert(ST::SW && MC % W == 0 && MR % 8 == 0 && MR <= 256,
+                "load_operand by TMA: a wgmma buffer of 128-byte rows");
+  static_assert(RA >= 0 && RA < R - 1, "load_operand: rows along an axis before the last");
+  const int64_t ix[R] = {int64_t(idx)...};
+  int c[R];  // the first chunk's box, innermost axis first
+#pragma unroll
+  for (int d = 0; d < R; ++d) {
+    c[R - 1 - d] = tma_coord(ix[d] * (d == RA ? MR : d == R - 1 ? MC : 1));
+  }
+  ST out{operand_smem<T>(Off)};
+  out.tma = true;
+  out.bar = operand_bar(Site);
+  if (Sync) block_sync();  // the buffer's previous reader has finished
+  if (tid() == 0) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;"
+                 : "=l"(out.tok)
+                 : "r"(out.bar), "n"(MR * MC * int(sizeof(T)))
+                 : "memory");
+    const uint32_t dst = sm90::saddr(out.p);
+#pragma unroll
+    for (int k = 0; k < MC / W; ++k) {
+      tma_load_nd<R>(dst + k * MR * 128, &map, c, out.bar);
+      c[0] += W;
+    }
+  } else {
+    asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(out.tok) : "r"(out.bar)
+                 : "memory");
+  }
+  cp_async_commit();  // an empty group: the mmas' counts of copies (ir/operands.py) still hold
+  return out;
+#else
+  (void)map;
+  return load_operand_at<ST, RA, Sync>(Off, a, pad, idx...);
+#endif
+}
+
+// wait until a buffer copied by TMA has landed (nothing for one filled with cp.async)
+template <class ST>
+__device__ __forceinline__ void operand_ready(const ST& b) {
+#if TT_OPERAND_TMA
+  if (b.tma) {
+    uint32_t done;
+    do {
+      asm volatile(
+          "{ .reg .pred p; mbarrier.try_wait.shared::cta.b64 p, [%1], %2;\n"
+          "selp.u32 %0, 1, 0, p; }"
+          : "=r"(done)
+          : "r"(b.bar), "l"(b.tok)
+          : "memory");
+    } while (!done);
+  }
+#else
+  (void)b;
+#endif
 }
 
 // an A operand gathered by rows (ir/operands.py, gather_operand): row r of the tile is array
@@ -271,9 +404,16 @@ template <class AT, class BT, int NT, int M, int N, int K>
 __device__ __forceinline__ void wgmma_operands(const AT& a, const BT& b, float* acc) {
   typedef typename BT::elem T;
   constexpr int WG = NT / 128, R = M / (64 * WG), REGS = R * N / 2, KD = sm90::kind<T>::value;
-  const int t = tid(), wg = t >> 7;
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  block_sync();
+  const int t = tid(), wg = WG == 1 ? 0 : t >> 7;  // (one warpgroup: uniform descriptors)
+  // buffers the threads filled with cp.async: each thread's copies made visible to the
+  // tensor cores (the async proxy), then a barrier for the other threads' copies; a buffer
+  // copied by TMA is ready once its mbarrier completes (operand_ready)
+  bool by_threads = !b.tma;
+  if constexpr (!is_mma_tile<AT>::value) by_threads = by_threads || !a.tma;
+  if (by_threads) {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    block_sync();
+  }
   // A's fragments packed into words before the fence: no instruction defines a wgmma's
   // input registers between two of them, so ptxas keeps them one group (else each wgmma is
   // a group of its own, with a warpgroup arrive before it)
@@ -346,6 +486,8 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(
   cp_async_wait<Wait>();
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   if constexpr (SmemTile<T, NT, K, N, Swap, LD, Wg>::SW) {
+    operand_ready(b);
+    if constexpr (own) operand_ready(a);
     MmaTile<float, NT, M, N> out = c;
     wgmma_operands<AT, SmemTile<T, NT, K, N, Swap, LD, Wg>, NT, M, N, K>(a, b, out.v);
     return out;
