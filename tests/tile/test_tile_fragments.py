@@ -165,11 +165,17 @@ def test_softmax_stays_in_registers():
     body = src[src.index("for (int32_t j"):]
     body = body[:body.index("\n  }\n")]
     # the rows' max and sum by shuffles, their broadcasts in registers, P straight into the
-    # second product: inside the loop only the causal mask (blocked) converts
+    # second product; the causal mask in fragments: the query positions (rows) converted
+    # once before the loop, the key positions (cols, 64 values) where computed, their
+    # broadcasts, compare and select in registers
     assert body.count("reduce_mma_rows<tt::tile::MAX>") == 1
     assert body.count("reduce_mma_rows<tt::tile::SUM>") == 1
     assert "broadcast_frag<tile_f32_128x64_mma>" in body
-    assert "to_blocked" not in body and body.count("to_mma(") == 1
+    assert "to_blocked" not in body and "to_mma(" not in body
+    assert body.count("to_mma_cols(") == 1 and "to_mma_rows(" not in body
+    assert "broadcast_frag<tile_i32_128x64_mma>(rows)" in body
+    assert "tile_b8_128x64_mma _t9 = tt::tile::le(" in body
+    assert "tile_i32_128x1_mmarow rows = tt::tile::to_mma_rows(" in src
     # K (read transposed) and V straight into shared memory, both copies issued first: the
     # first product waits for K's alone
     # (on sm_90a builds without the portable loops by TMA: load_operand_tma)

@@ -8,7 +8,9 @@ tile.h has the C++ of each):
 - ``mma``: the tensor cores' accumulator fragments (tile/mma.h ``MmaTile``), what ``mma``
   produces;
 - ``mmarow``: the rows of an ``mma`` tile, a tile of shape (M, 1) held by the lanes that hold
-  those rows (tile/fragments.h ``MmaRows``).
+  those rows (tile/fragments.h ``MmaRows``);
+- ``mmacol``: its columns, a tile of shape (1, N) held by the lanes that hold those columns
+  (``MmaCols``).
 
 Without this pass an ``mma``'s result would go back to the blocked layout through shared memory
 after every multiply. With it, the code that follows a multiply stays in registers where it
@@ -27,7 +29,12 @@ The choice, per variable (a variable keeps one layout everywhere, loops included
    without tensor-core multiplies is left as it was);
 4. a loop-invariant A operand of 16-bit ``mma``s in fragments (attention's Q) takes ``mma`` too,
    converted once where it is assigned; so do tiles loaded, and rows broadcast, only to be
-   combined elementwise with fragment tiles (``_loaded_for``, ``_broadcast_for``).
+   combined elementwise with fragment tiles (``_loaded_for``, ``_broadcast_for``);
+5. so does the work that builds a mask or weights of a fragment tile from its rows and columns
+   (a causal mask: query positions (M, 1) against key positions (1, N)): the (M, 1) and
+   (1, N) tiles take ``mmarow`` and ``mmacol`` (converted where assigned, M or N values
+   through the scratch, where they are not computed in those layouts), their broadcasts and
+   the elementwise work after them ``mma``, all in registers (``_index_tiles``).
 
 Every other read of a variable in a fragment layout converts it (a ``layout`` op: through
 shared memory), except stores that write fragments as they are (tile.h ``store_fragments``).
@@ -39,7 +46,7 @@ from ..lang.types import TileType
 from . import nodes as ir
 from . import tiling
 
-MMA, ROWS, BLOCKED = "mma", "mmarow", "blocked"
+MMA, ROWS, COLS, BLOCKED = "mma", "mmarow", "mmacol", "blocked"
 _ELEMENTWISE = ("binop", "unary", "cast", "math", "where")
 _ROW_KINDS = ("sum", "prod", "max", "min")
 
@@ -74,6 +81,7 @@ def assign_layouts(f: ir.Function, threads: int) -> bool:
     lay.update(_filled_for(f, lay, assigns, uses))
     lay.update(_loaded_for(f, lay, assigns, uses, nw))
     lay.update(_broadcast_for(f, lay, assigns, uses, nw))
+    lay.update(_index_tiles(f, lay, assigns, uses, nw))
     if not lay:
         return False
     for name, layout in lay.items():
@@ -126,7 +134,7 @@ def _produces(v: ir.Expr, want: str, lay: dict, threads: int) -> bool:
             return False
         if x.size == 1:
             return True
-        return want == MMA and x.shape == (v.type.shape[0], 1) and \
+        return want == MMA and x.shape in ((v.type.shape[0], 1), (1, v.type.shape[1])) and \
             tiling.whole_strips(v.type.shape[0], nw)
     if v.op == "extract":
         return want == MMA and frag_extract(v, lay, nw)
@@ -301,6 +309,78 @@ def _broadcast_for(f: ir.Function, lay: dict, assigns: dict, uses: dict, nw: int
     return out
 
 
+def _vector_layout(t: TileType) -> str:
+    """The fragment layout of a row or column vector broadcast over a fragment tile."""
+    return ROWS if t.shape[1] == 1 else COLS
+
+
+def _index_tiles(f: ir.Function, lay: dict, assigns: dict, uses: dict, nw: int) -> dict:
+    """(M, 1) and (1, N) tiles read only to be broadcast over fragment tiles (or combined
+    elementwise on the way), and the fragment-shaped tiles those broadcasts feed whose every
+    read, through elementwise work, meets a fragment tile: ``mmarow``, ``mmacol`` and ``mma``
+    (module docstring, 5). A causal mask ``(j * TN + cols <= rows) & (j * TN + cols < n)``
+    over scores in fragments is then one compare and select a register."""
+    def kind(t: TileType) -> str | None:
+        if tiling.matrix(t.shape) is None or t.ndim != 2 or t.dtype.kind == "c":
+            return None
+        m, n = t.shape
+        if n == 1 and m > 1:
+            return ROWS if tiling.whole_strips(m, nw) else None
+        if m == 1 and n > 1:
+            return COLS if n % tiling.MMA_N == 0 else None
+        return MMA if _candidate(t, nw) == MMA else None
+
+    cand = {}
+    for name in assigns:
+        t = f.locals.get(name)
+        if name not in lay and isinstance(t, TileType) and kind(t):
+            cand[name] = kind(t)
+
+    def layout(name: str) -> str | None:
+        return lay.get(name) or cand.get(name)
+
+    def read_ok(name: str, s, e, x) -> bool:
+        if not (isinstance(s, ir.Assign) and isinstance(e, ir.TileOp) and e is s.value):
+            return False
+        to = layout(s.name)
+        if e.op in _ELEMENTWISE:
+            return to == cand[name]
+        if e.op == "broadcast" and cand[name] in (ROWS, COLS) and to == MMA:
+            m, n = e.type.shape
+            return x.type.shape in ((m, 1), (1, n)) and tiling.whole_strips(m, nw)
+        return False
+
+    def source_ok(name: str) -> bool:
+        want = cand[name]
+        for s in assigns[name]:
+            v = s.value
+            if not isinstance(v, ir.TileOp):
+                return False
+            if v.op == "full":
+                continue
+            if v.op in _ELEMENTWISE and all(layout(a.name) == want for a in _tile_vars(v)):
+                continue
+            if want == MMA and v.op == "broadcast" and isinstance(v.args[0], ir.Var) and \
+                    layout(v.args[0].name) in (ROWS, COLS):
+                continue
+            if want != MMA:  # computed blocked, converted where assigned (a few values)
+                continue
+            return False
+        return True
+
+    changed = True
+    while changed:
+        changed = False
+        for name in list(cand):
+            reads = uses.get(name, [])
+            if not (reads and all(read_ok(name, s, e, x) for s, e, x, _ in reads) and
+                    source_ok(name)):
+                del cand[name]
+                changed = True
+    # only the work that ends in a fragment tile: a vector whose broadcast is dropped goes too
+    return cand
+
+
 def _beside_fragments(reads: list, lay: dict, cand: set = frozenset()) -> bool:
     """Whether a variable is read, and every read of it is an elementwise operation whose
     result is a fragment tile (or one of ``cand``, becoming one)."""
@@ -424,7 +504,7 @@ def _rewrite(f: ir.Function, lay: dict, threads: int) -> None:
                          isinstance(a.type, TileType) else blocked(a) for a in v.args]
         elif v.op == "broadcast":
             x = v.args[0]
-            v.args[0] = _convert(x, BLOCKED if x.type.size == 1 else ROWS) \
+            v.args[0] = _convert(x, BLOCKED if x.type.size == 1 else _vector_layout(x.type)) \
                 if isinstance(x, ir.Var) else blocked(x)
         elif v.op in ("reduce", "full", "reshape", "extract", "load"):
             pass

@@ -44,6 +44,8 @@ def spelled(t: TileType, threads: int) -> str:
                 f"{'true' if swap else 'false'}, {ld}, {wg}>")
     if t.layout == "mmarow":  # (M, 1): the rows of fragment tiles (tile/fragments.h)
         return f"tt::tile::MmaRows<{t.dtype.cname}, {threads}, {t.shape[0]}>"
+    if t.layout == "mmacol":  # (1, N): the columns of fragment tiles (tile/fragments.h)
+        return f"tt::tile::MmaCols<{t.dtype.cname}, {threads}, {t.shape[1]}>"
     # (ones elsewhere: the same fragments as the 2-d tile's, ir/tiling.py matrix_axes)
     shape = tiling.matrix(t.shape) if t.layout == "mma" else t.shape
     dims = "".join(f", {d}" for d in shape)

@@ -34,7 +34,8 @@ _ORDER = {"weak": "RELAXED", "relaxed": "RELAXED", "acquire": "ACQUIRE", "releas
           "acq_rel": "ACQ_REL"}
 _SCOPE = {"none": "DEVICE", "block": "BLOCK", "cluster": "DEVICE", "device": "DEVICE",
           "sys": "SYSTEM"}
-_TO = {"mma": "to_mma", "mmarow": "to_mma_rows", "blocked": "to_blocked"}
+_TO = {"mma": "to_mma", "mmarow": "to_mma_rows", "mmacol": "to_mma_cols",
+       "blocked": "to_blocked"}
 _PAD = {"zero": 0.0, "neg_zero": -0.0, "nan": float("nan"), "pos_inf": float("inf"),
         "neg_inf": float("-inf")}
 

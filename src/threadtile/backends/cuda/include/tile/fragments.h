@@ -10,15 +10,20 @@
 //   MmaRows<T, NT, M>     a tile of shape (M, 1): lane l of warp w holds v[2r + h], row
 //                         16(w + r NW) + l/4 + 8h: the rows of its MmaTile blocks, the same
 //                         value in the four lanes of a quad
+//   MmaCols<T, NT, N>     a tile of shape (1, N): lane l holds v[2c + e], column
+//                         8c + 2(l%4) + e: the columns of its MmaTile blocks, the same values
+//                         in every warp and in the eight lanes of a quad position (a causal
+//                         mask's key positions, compared with MmaRows' query positions)
 //
 // Paths:
 //   elementwise      per register, as Tile's (elementwise.h takes any tile type)
 //   reduce_mma_rows  each lane combines its columns, then the quad through two shuffles: no
 //                    shared memory and no barrier
-//   broadcast_frag   MmaRows or a one-element Tile over an MmaTile's columns: in registers
+//   broadcast_frag   MmaRows or a one-element Tile over an MmaTile's columns, MmaCols over
+//                    its rows: in registers
 //   mma (A in regs)  A's fragments are its registers (an accumulator block pair is an A
 //                    fragment); only B goes through the scratch (operands.h)
-//   to_mma_rows, to_blocked (MmaRows)  through the scratch
+//   to_mma_rows, to_mma_cols, to_blocked (MmaRows, MmaCols)  through the scratch
 #pragma once
 
 #include "mma.h"
@@ -45,8 +50,27 @@ struct traits<MmaRows<T, NT_, M>> {
   typedef T elem;
   template <class U> using with = MmaRows<U, NT_, M>;
 };
+template <typename T, int NT, int N_>
+struct MmaCols {
+  static constexpr int E = N_;
+  static constexpr int N = N_ / 4;
+  static_assert(N_ % 8 == 0, "MmaCols: whole 8-column blocks");
+  T v[N];
+};
+template <typename T, int NT_, int N_>
+struct traits<MmaCols<T, NT_, N_>> {
+  static constexpr bool tile = true;
+  static constexpr int NT = NT_;
+  static constexpr int rank = 2;
+  static constexpr int E = N_;
+  static constexpr int N = MmaCols<T, NT_, N_>::N;
+  typedef T elem;
+  template <class U> using with = MmaCols<U, NT_, N_>;
+};
 template <class T, int NT, int M>
 __device__ __forceinline__ T at(const MmaRows<T, NT, M>& x, int k) { return x.v[k]; }
+template <class T, int NT, int N>
+__device__ __forceinline__ T at(const MmaCols<T, NT, N>& x, int k) { return x.v[k]; }
 template <class T, int NT, int M, int N>
 __device__ __forceinline__ T at(const MmaTile<T, NT, M, N>& x, int k) { return x.v[k]; }
 
@@ -61,6 +85,17 @@ __device__ __forceinline__ MmaRows<U, NT, M> astype(const MmaRows<T, NT, M>& x) 
   MmaRows<U, NT, M> r;
 #pragma unroll
   for (int k = 0; k < MmaRows<T, NT, M>::N; ++k) r.v[k] = to<U>(x.v[k]);
+  return r;
+}
+// the column of slot 2c + e of an MmaCols (and of slots 4i + 2h + e of an MmaTile's block
+// i = c R + r)
+__device__ __forceinline__ int frag_col(int t, int c, int e) { return 8 * c + 2 * (t % 4) + e; }
+
+template <class U, int Site = 0, class T, int NT, int N>
+__device__ __forceinline__ MmaCols<U, NT, N> astype(const MmaCols<T, NT, N>& x) {
+  MmaCols<U, NT, N> r;
+#pragma unroll
+  for (int k = 0; k < MmaCols<T, NT, N>::N; ++k) r.v[k] = to<U>(x.v[k]);
   return r;
 }
 
@@ -101,6 +136,16 @@ __device__ __forceinline__ TL broadcast_frag(const MmaRows<T, NT, M>& x) {
   for (int k = 0; k < TL::N; ++k) out.v[k] = x.v[2 * ((k / 4) % R) + (k % 4) / 2];
   return out;
 }
+// MmaCols over the rows of an MmaTile TL
+template <class TL, class T, int NT, int N>
+__device__ __forceinline__ TL broadcast_frag(const MmaCols<T, NT, N>& x) {
+  static_assert(TL::COLS == N, "broadcast_frag: the MmaTile's columns");
+  constexpr int R = TL::N / 4 / (N / 8);  // its row strips per warp
+  TL out;
+#pragma unroll
+  for (int k = 0; k < TL::N; ++k) out.v[k] = x.v[2 * ((k / 4) / R) + k % 2];
+  return out;
+}
 // a one-element tile (in every thread) over a fragment tile
 template <class TL, class T, int NT, int... S>
 __device__ __forceinline__ TL broadcast_frag(const Tile<T, NT, S...>& x) {
@@ -127,6 +172,34 @@ __device__ __forceinline__ Tile<T, NT, M, 1> to_blocked(const MmaRows<T, NT, M>&
   R r;
 #pragma unroll
   for (int k = 0; k < R::N; ++k) r.v[k] = buf[elem<R>(t, k)];
+  return r;
+}
+template <class T, int NT, int N>
+__device__ __forceinline__ Tile<T, NT, 1, N> to_blocked(const MmaCols<T, NT, N>& x) {
+  typedef Tile<T, NT, 1, N> R;
+  static_assert(N * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  T* buf = scratch<T>();
+  const int t = tid();
+  block_sync();
+  if (t < 4) {
+#pragma unroll
+    for (int k = 0; k < MmaCols<T, NT, N>::N; ++k) buf[frag_col(t, k / 2, k % 2)] = x.v[k];
+  }
+  block_sync();
+  R r;
+#pragma unroll
+  for (int k = 0; k < R::N; ++k) r.v[k] = buf[elem<R>(t, k)];
+  return r;
+}
+template <class T, int NT, int N>
+__device__ __forceinline__ MmaCols<T, NT, N> to_mma_cols(const Tile<T, NT, 1, N>& x) {
+  static_assert(N * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  T* buf = scratch<T>();
+  to_scratch(x, buf);
+  MmaCols<T, NT, N> r;
+  const int t = tid();
+#pragma unroll
+  for (int k = 0; k < MmaCols<T, NT, N>::N; ++k) r.v[k] = buf[frag_col(t, k / 2, k % 2)];
   return r;
 }
 template <class T, int NT, int M>
