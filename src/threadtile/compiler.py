@@ -119,7 +119,9 @@ def auto_threads(module: ir.Module) -> int:
     acc = max((t.size for t in tiles if t.layout == "mma"), default=0)
     # other tiles: at most MAX_PER_THREAD elements a thread where up to 16 warps allow it
     # (LayerNorm's backward reduces 32x1024 tiles: 256 registers a thread each at 4 warps)
-    big = max((t.size for t in tiles if t.layout != "mma"), default=0)
+    # (an mma operand in shared memory holds no registers: ir/operands.py)
+    big = max((t.size for t in tiles if t.layout != "mma" and not t.layout.startswith("smem")),
+              default=0)
     threads = 128
     while big > MAX_PER_THREAD * threads and threads < 512:
         threads *= 2

@@ -327,3 +327,14 @@ def test_tma_build_issues_bulk_tensor_copies():
     ptx = nvrtc.compile_ptx(spec.cuda.text, "sm_90a", options=portable.options)
     assert "cp.async.bulk.tensor" not in ptx and "cp.async.cg.shared" in ptx
     assert spec.build(t).cubin[:4] == b"\x7fELF"
+
+
+def test_operand_buffers_do_not_size_the_block():
+    """compiler.auto_threads counts the registers a tile holds: K's (128, 128) tile in its
+    shared-memory buffer holds none, so 64-row tiles of queries against 128 keys keep one
+    warpgroup (8 warps would split its 64 rows below whole strips and send the scores
+    through shared memory every step)."""
+    src = attention_bshd.cuda_source(*_attention_args(), 64, 128)
+    assert "__launch_bounds__(128" in src
+    body = src[src.index("for (int32_t j"):]
+    assert "to_blocked" not in body and "to_mma(" not in body
