@@ -15,6 +15,7 @@ from .kloop import fuse_k_loops
 from .licm import hoist_invariants
 from .memorder import order_memory
 from .operands import fragment_scatters, smem_operands
+from .prefetch import prefetch_operands
 from .resources import check_static_shared
 from .verify import verify
 
@@ -46,6 +47,10 @@ def run(module: ir.Module) -> None:
         if module.threads:
             smem_operands(f, module.threads)
             fragment_scatters(f)
+        # ... and where a loop multiplies by one first thing, its copy for the next iteration
+        # is issued as soon as this one's product has read the buffer (ir/prefetch.py).
+        if module.threads:
+            prefetch_operands(f)
         # A block's tile memory operations keep their program order: a barrier wherever two
         # of them on one array give an element to different threads (ir/memorder.py), placed
         # on the final operations, which both backends then see.

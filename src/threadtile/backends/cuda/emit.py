@@ -526,6 +526,11 @@ class FunctionEmitter:
         self.nested(s.body)
         self.loops -= 1
         self.line("}")
+        # operands copied an iteration ahead (ir/prefetch.py): the last copy lands here
+        for x in s.body:
+            if isinstance(x, ir.Assign) and isinstance(x.value, ir.TileOp) and \
+                    x.value.attrs.get("ahead"):
+                self.line(f"tt::tile::operand_drain({self.n(x.name)});")
 
     def fresh(self, base: str) -> str:
         """``base``, or ``base`` with a number, whichever no variable of the function uses

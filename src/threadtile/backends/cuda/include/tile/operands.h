@@ -319,6 +319,11 @@ __device__ __forceinline__ ST load_operand_tma(const sm90::TensorMap& map, const
 #endif
 }
 
+// after a loop that copied an operand one iteration ahead (ir/prefetch.py): the last copy,
+// read by no product, has landed (none is left in flight when the block exits)
+template <class ST>
+__device__ __forceinline__ void operand_drain(const ST& b);
+
 // wait until a buffer copied by TMA has landed (nothing for one filled with cp.async)
 template <class ST>
 __device__ __forceinline__ void operand_ready(const ST& b) {
@@ -337,6 +342,11 @@ __device__ __forceinline__ void operand_ready(const ST& b) {
 #else
   (void)b;
 #endif
+}
+template <class ST>
+__device__ __forceinline__ void operand_drain(const ST& b) {
+  cp_async_wait<0>();
+  operand_ready(b);
 }
 
 // an A operand gathered by rows (ir/operands.py, gather_operand): row r of the tile is array
