@@ -14,13 +14,16 @@ configuration (TILE_M x TILE_N, the sample's own search space), the output is ch
 torch's ``scaled_dot_product_attention`` (in float32), then the kernel is timed (median of
 CUDA-event-timed runs) against SDPA (torch picks its fastest backend: flash or cuDNN). Reports
 TFLOP/s (4 B H S^2 D, halved when causal), the ratio to SDPA and to cuTile, and the first
-call's time (compile and launch). Writes bench/results/attention.json.
+call's time (compile and launch). Writes bench/results/attention.json; a run without cuTile
+(``--no-cutile``, or cuTile not installed) keeps the previous file's cuTile figures for the
+same cases, each with the commit and date it was measured at (``measured_at``).
 
     python bench/attention.py [--src PATH] [--quick] [--no-cutile]
 """
 
 import argparse
 import importlib.util
+import json
 import math
 import os
 import sys
@@ -28,7 +31,7 @@ import time
 import traceback
 from pathlib import Path
 
-from _common import ROOT, cuda_time_ms, write
+from _common import RESULTS, ROOT, cuda_time_ms, write
 
 sys.path.insert(0, str(ROOT / "tests" / "compat"))
 
@@ -77,6 +80,18 @@ def main() -> None:
             systems["cutile"] = load_sample(src, "cutile")
         except Exception as e:  # noqa: BLE001  (cuTile absent: recorded)
             print(f"cuTile not available: {e}")
+    # a run without cuTile keeps the last run's cuTile figures (same shape, causality and
+    # tiles), each marked with the commit and date it was measured at
+    earlier = {}
+    old = RESULTS / ("attention_quick.json" if o.quick else "attention.json")
+    if "cutile" not in systems and old.exists():
+        doc = json.loads(old.read_text())
+        for r in doc["results"]["rows"]:
+            if "ms" in r.get("cutile", {}):
+                at = r["cutile"].get("measured_at") or {"commit": doc["commit"],
+                                                        "date": doc["date"]}
+                earlier[(tuple(r["shape"]), r["causal"], tuple(r["tile"]))] = dict(
+                    r["cutile"], measured_at=at)
     rows = []
     shapes = SHAPES[:1] if o.quick else SHAPES
     for (b, h, kvh, s, d) in shapes:
@@ -115,6 +130,9 @@ def main() -> None:
                     except Exception as e:  # noqa: BLE001  (recorded per case)
                         row[name] = {"ok": False,
                                      "error": traceback.format_exception_only(e)[-1][:300]}
+                kept = earlier.get((tuple(row["shape"]), causal, (tm, tn)))
+                if kept and "cutile" not in row:
+                    row["cutile"] = kept
                 if "ms" in row["threadtile"] and "ms" in row.get("cutile", {}):
                     row["threadtile"]["vs_cutile"] = round(row["cutile"]["ms"] /
                                                            row["threadtile"]["ms"], 3)

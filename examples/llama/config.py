@@ -18,9 +18,10 @@ class Config:
     eps: float = 1e-5
     vocab: int = 128256
     layers: int = 32
-    # tile sizes of the attention kernels (one choice for every shape of the config)
+    # tile sizes of the attention kernels (one choice for every shape of the config; prefill
+    # 64 x 128: 392 TFLOP/s against 377 at 64 x 64 at 4096 tokens, H200, cdd2ac1)
     attn_tm: int = 64
-    attn_tn: int = 64
+    attn_tn: int = 128
     decode_tn: int = 64
     decode_chunk: int = 512  # cache positions per block of flash decoding
 
