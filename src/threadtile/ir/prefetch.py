@@ -25,18 +25,16 @@ simulator runs the same statements. The CUDA backend waits for the last copy aft
 Only where that is the same computation: a step of 1, the loop variable not assigned in the
 body, no break, continue or return, no memory written in the loop (a store could change
 what the early copy reads), the copy's indices functions of the loop variable and values
-the loop does not assign (or scalars the body computes from those before the copy, written
-out in the early copy: flash decoding's ``jt = first // TN + j``), and the operand assigned
-there alone and read by that ``mma`` alone. The copies marked ``attrs["ahead"]``; each
-``mma``'s count of later copies to leave pending (``attrs["wait"]``, ir/operands.py)
-recounted for the rotated order.
+the loop does not assign, and the operand assigned there alone and read by that ``mma``
+alone. The copies marked ``attrs["ahead"]``; each ``mma``'s count of later copies to leave
+pending (``attrs["wait"]``, ir/operands.py) recounted for the rotated order.
 """
 
 from __future__ import annotations
 
 import copy
 
-from ..lang.types import TileType, bool_
+from ..lang.types import bool_
 from . import nodes as ir
 from .operands import _COPIES, _WRITES, _blocks, _counts
 
@@ -55,14 +53,8 @@ def _is(s: ir.Stmt, ops: tuple) -> bool:
     return isinstance(s, ir.Assign) and isinstance(s.value, ir.TileOp) and s.value.op in ops
 
 
-_PURE_CALLS = ("min", "max", "abs")  # intrinsics a bound may call (Python's min, max, abs)
-
-
 def _pure(e: ir.Expr) -> bool:
-    """Whether ``e`` may be evaluated again, or earlier, with the same value: no memory
-    read, no call but ``_PURE_CALLS``, no tile operation."""
-    return not any(isinstance(x, (ir.CallFunc, ir.Load, ir.TileOp)) or
-                   isinstance(x, ir.Call) and x.name not in _PURE_CALLS
+    return not any(isinstance(x, (ir.Call, ir.CallFunc, ir.Load, ir.TileOp))
                    for x in ir.walk_expr(e))
 
 
@@ -89,15 +81,14 @@ def _rotate(f: ir.Function, block: list, loop: ir.For) -> bool:
     reads, assigned = _counts(f)
     read_by_first = {a.name for a in first.value.args[:2] if isinstance(a, ir.Var)}
     at = body.index(first)
-    scalars = _scalar_defs(body[:at], assigned, assigned_here, loop.var)
     moved = []
     for s in body[:at]:
         if not (_is(s, ("load_operand",)) and s.name in read_by_first and
                 reads.get(s.name) == 1 and assigned.get(s.name) == 1):
             continue
         names = {x.name for e in s.value.args for x in ir.walk_expr(e) if isinstance(x, ir.Var)}
-        if (names & assigned_here) - set(scalars):
-            continue  # (an index computed in the body otherwise: not known an iteration early)
+        if names & assigned_here:
+            continue  # (an index computed in the body: not known an iteration early)
         moved.append(s)
     if not moved:
         return False
@@ -108,39 +99,16 @@ def _rotate(f: ir.Function, block: list, loop: ir.For) -> bool:
     first_copies = []
     for k, s in enumerate(moved):
         body.remove(s)
-        value = _inline(s.value, scalars)  # (the body's scalar indices, spelled out)
-        ahead = ir.Assign(s.loc, s.name, _subst(value, loop.var, nxt))
+        ahead = ir.Assign(s.loc, s.name, _subst(s.value, loop.var, nxt))
         ahead.value.attrs = dict(s.value.attrs, ahead=True)
         body.insert(body.index(first) + 1 + k, ahead)
-        first_copies.append(ir.Assign(s.loc, s.name, _subst(value, loop.var, loop.start)))
+        first_copies.append(ir.Assign(s.loc, s.name, _subst(s.value, loop.var, loop.start)))
     # the first iteration's copies, where there is one (else tile `start` may lie outside)
     runs = ir.Compare(bool_, loc, "<", _subst(loop.start, "", loop.start),
                       _subst(loop.stop, "", loop.stop))
     block.insert(block.index(loop), ir.If(loc, runs, first_copies))
     _count_waits(body, {s.name for s in moved})
     return True
-
-
-def _scalar_defs(stmts: list, assigned: dict, assigned_here: set, var: str) -> dict:
-    """The scalars ``stmts`` assign once, in the function as in the loop, from the loop
-    variable, values the loop does not assign and such scalars before them (flash decoding's
-    tile index ``jt = first // TN + j``): name -> the expression, those scalars spelled out."""
-    out: dict = {}
-    for s in stmts:
-        if not (isinstance(s, ir.Assign) and assigned.get(s.name) == 1 and
-                not isinstance(s.value.type, TileType) and _pure(s.value)):
-            continue
-        names = {x.name for x in ir.walk_expr(s.value) if isinstance(x, ir.Var)}
-        if all(n == var or n not in assigned_here or n in out for n in names):
-            out[s.name] = _inline(s.value, out)
-    return out
-
-
-def _inline(e: ir.Expr, defs: dict) -> ir.Expr:
-    """``e`` with each read of a name of ``defs`` replaced by its expression."""
-    for name, value in defs.items():
-        e = _subst(e, name, value)
-    return e
 
 
 def _subst(e: ir.Expr, name: str, value: ir.Expr) -> ir.Expr:
