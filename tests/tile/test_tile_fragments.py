@@ -243,3 +243,36 @@ def test_compiles(arch, shape):
     for kernel in (softmax_of_product, softmax_of_product_8w):
         assert compile_cubin(kernel, z((128, 32), f16), z((32, 64), f16), z((128, 64), f32),
                              arch=arch, TM=64, TN=64, TK=32)
+
+
+@ct.kernel
+def rows_and_columns(A, B, Out, M: ct.Constant[int]):
+    """Out = A @ B - round16(rowmax) + (col + 1): a row vector and a column vector, each cast,
+    broadcast over the product in fragments (``mmarow``, ``mmacol``)."""
+    a = ct.load(A, index=(0, 0), shape=(M, 64))
+    b = ct.load(B, index=(0, 0), shape=(64, 64))
+    s = ct.mma(a, b, ct.zeros((M, 64), dtype=ct.float32))
+    r = ct.max(s, axis=1, keepdims=True).astype(ct.float16).astype(ct.float32)
+    c = (ct.arange(64, dtype=ct.int32).reshape((1, 64)) + 1).astype(ct.float32)
+    ct.store(Out, index=(0, 0), tile=s - r + c)
+
+
+def test_columns_of_fragments(target, rng):
+    """(1, N) tiles broadcast over fragment tiles hold the fragments' columns (ir/fraglayout.py
+    ``_index_tiles``, tile/fragments.h ``MmaCols``): computed there, cast there, no (M, N)
+    conversion."""
+    m = 64
+    a = rng.standard_normal((m, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 64)).astype(np.float16)
+    z = np.zeros
+    src = rows_and_columns.cuda_source(a, b, z((m, 64), np.float32), m)
+    assert "tile_f32_1x64_mmacol" in src and "to_mma(" not in src and "to_blocked" not in src
+    out = target.to_device(poison((m, 64), np.float32))
+    target.launch_tile(rows_and_columns, (1,), target.to_device(a), target.to_device(b), out, m)
+    s = a.astype(np.float64) @ b.astype(np.float64)
+    r = s.max(axis=1, keepdims=True).astype(np.float16).astype(np.float64)
+    ref = s - r + (np.arange(64) + 1)[None, :]
+    np.testing.assert_allclose(target.to_host(out), ref, rtol=1e-3, atol=1e-2)
+    for arch in ("sm_80", "sm_90a"):
+        assert compile_cubin(rows_and_columns, a, b, z((m, 64), np.float32), m,
+                             arch=arch)[:4] == b"\x7fELF"

@@ -80,12 +80,17 @@ __device__ __forceinline__ int frag_row(int t, int r, int h) {
   return 16 * (t / 32 + r * (NT / 32)) + (t % 32) / 4 + 8 * h;
 }
 
+// each slot converted (the fragment vectors' astype)
+template <class U, class X>
+__device__ __forceinline__ typename traits<X>::template with<U> cast_slots(const X& x) {
+  typename traits<X>::template with<U> r;
+#pragma unroll
+  for (int k = 0; k < traits<X>::N; ++k) r.v[k] = to<U>(x.v[k]);
+  return r;
+}
 template <class U, int Site = 0, class T, int NT, int M>
 __device__ __forceinline__ MmaRows<U, NT, M> astype(const MmaRows<T, NT, M>& x) {
-  MmaRows<U, NT, M> r;
-#pragma unroll
-  for (int k = 0; k < MmaRows<T, NT, M>::N; ++k) r.v[k] = to<U>(x.v[k]);
-  return r;
+  return cast_slots<U>(x);
 }
 // the column of slot 2c + e of an MmaCols (and of slots 4i + 2h + e of an MmaTile's block
 // i = c R + r)
@@ -93,10 +98,7 @@ __device__ __forceinline__ int frag_col(int t, int c, int e) { return 8 * c + 2 
 
 template <class U, int Site = 0, class T, int NT, int N>
 __device__ __forceinline__ MmaCols<U, NT, N> astype(const MmaCols<T, NT, N>& x) {
-  MmaCols<U, NT, N> r;
-#pragma unroll
-  for (int k = 0; k < MmaCols<T, NT, N>::N; ++k) r.v[k] = to<U>(x.v[k]);
-  return r;
+  return cast_slots<U>(x);
 }
 
 // ---- the rows of an MmaTile ------------------------------------------------------------------
