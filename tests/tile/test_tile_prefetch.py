@@ -95,3 +95,13 @@ def test_numerics(target, rng, m, s, n):
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_90a"])
 def test_compiles(arch):
     assert compile_cubin(scores_weighted, *_args(), 3, 64, 64, 64, arch=arch)[:4] == b"\x7fELF"
+
+
+def test_a_product_that_waits_for_another_copy_is_left_alone():
+    """A mixture of experts' product reads rows gathered in the body (``gather_operand``)
+    beside its weights: it waits for the gathered copy every iteration, so copying the
+    weights early gains nothing (and cost its kernel a block a multiprocessor: registers)."""
+    from test_tile_gather_operand import _args, gathered_product  # noqa: PLC0415
+
+    src = gathered_product.cuda_source(*_args(), TM=128, TN=128, TK=64)
+    assert "operand_drain" not in src and "gather_operand<" in src

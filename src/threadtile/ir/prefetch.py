@@ -26,7 +26,8 @@ Only where that is the same computation: a step of 1, the loop variable not assi
 body, no break, continue or return, no memory written in the loop (a store could change
 what the early copy reads), the copy's indices functions of the loop variable and values
 the loop does not assign, and the operand assigned there alone and read by that ``mma``
-alone. The copies marked ``attrs["ahead"]``; each ``mma``'s count of later copies to leave
+alone; and every operand of that ``mma`` copied in the body so (else it waits for a copy
+anyway). The copies marked ``attrs["ahead"]``; each ``mma``'s count of later copies to leave
 pending (``attrs["wait"]``, ir/operands.py) recounted for the rotated order.
 """
 
@@ -90,7 +91,10 @@ def _rotate(f: ir.Function, block: list, loop: ir.For) -> bool:
         if names & assigned_here:
             continue  # (an index computed in the body: not known an iteration early)
         moved.append(s)
-    if not moved:
+    # an operand of that product copied in the body and left there: the product waits for it
+    # every iteration anyway (a mixture of experts' gathered rows beside its weights)
+    waited = {s.name for s in body[:at] if _is(s, _COPIES) and s.name in read_by_first}
+    if not moved or waited - {s.name for s in moved}:
         return False
     # the next iteration's index, the last iteration's own at the end: min(j + 1, stop - 1)
     loc, j = loop.loc, ir.Var(t, loop.loc, loop.var)
