@@ -223,17 +223,16 @@ __device__ __forceinline__ ST load_operand(const Arr& a, typename ST::elem pad, 
 // mbarrier (its count is the block's threads) and keeps its token: the mma waits on it.
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) && defined(TT_TMA_ONLY) && defined(TT_TMA_SITES)
 #define TT_OPERAND_TMA 1
+__device__ __forceinline__ uint64_t* operand_bars() {
+  return reinterpret_cast<uint64_t*>(operand_smem<unsigned char>(TT_TMA_BARS));
+}
 __device__ __forceinline__ uint32_t operand_bar(int site) {
-  return sm90::saddr(operand_smem<unsigned char>(TT_TMA_BARS)) + 8 * site;
+  return sm90::saddr(operand_bars() + site);
 }
 __device__ __forceinline__ void operand_tma_init() {
   if (tid() == 0) {
 #pragma unroll
-    for (int s = 0; s < TT_TMA_SITES; ++s) {
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(operand_bar(s)),
-                   "r"(TT_TMA_THREADS)
-                   : "memory");
-    }
+    for (int s = 0; s < TT_TMA_SITES; ++s) sm90::bar_init(operand_bars() + s, TT_TMA_THREADS);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   block_sync();
@@ -245,10 +244,7 @@ __device__ __forceinline__ void tma_load_nd(uint32_t dst, const sm90::TensorMap*
                                             uint32_t bar) {
   const uint64_t mp = reinterpret_cast<uint64_t>(m);
   if constexpr (R == 2) {
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst), "l"(mp), "r"(c[0]), "r"(c[1]),
-                 "r"(bar)
-                 : "memory");
+    sm90::tma_load_at(dst, m, c[0], c[1], bar);
   } else if constexpr (R == 3) {
     asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
                  " [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst), "l"(mp), "r"(c[0]), "r"(c[1]),
