@@ -52,7 +52,7 @@ SMEM, SMEMT, BLOCKED = "smem", "smemt", "blocked"
 # a multiprocessor's 227 KiB): loads past it stay loads
 BUDGET = 128 * 1024
 _WRITES = ("store", "scatter", "scatter_fragments", "atomic", "printf", "mma_loop")
-_COPIES = ("load_operand", "gather_operand")  # each a commit group of cp.async copies
+COPIES = ("load_operand", "gather_operand")  # each a commit group of cp.async copies
 
 
 WGMMA_N = (32, 64, 128, 192, 256)  # tile/wgmma.h's instructions
@@ -69,11 +69,15 @@ def pitch(t: TileType) -> int:
     return cols + 16 // t.dtype.itemsize
 
 
+def memory_rows(t: TileType) -> int:
+    """An operand buffer's rows as memory has them (its columns where ``swapped``)."""
+    return t.shape[1] if swapped(t) else t.shape[0]
+
+
 def buffer_bytes(t: TileType) -> int:
     """A buffer's bytes, whole 1024-byte units (the swizzle's atoms for wgmma: tile/operands.h;
     the padded rows of the other targets fit too)."""
-    rows = t.shape[1] if swapped(t) else t.shape[0]
-    return -(-rows * pitch(t) * t.dtype.itemsize // 1024) * 1024
+    return -(-memory_rows(t) * pitch(t) * t.dtype.itemsize // 1024) * 1024
 
 
 def _counts(f: ir.Function) -> tuple[dict, dict]:
@@ -377,7 +381,7 @@ def _rewrite_block(f, block: list, outer: tuple, reads: dict, assigned: dict, th
             _for_wgmma(f, m, threads)
         changed = True
     if changed:
-        _count_waits(block)
+        count_waits(block)
     return changed
 
 
@@ -472,22 +476,25 @@ def _crossable(s: ir.Stmt, names: set) -> bool:
         for e in ir.stmt_exprs(x):
             for y in ir.walk_expr(e):
                 if isinstance(y, (ir.Call, ir.CallFunc)) or \
-                        isinstance(y, ir.TileOp) and y.op in _WRITES + _COPIES:
+                        isinstance(y, ir.TileOp) and y.op in _WRITES + COPIES:
                     return False
     return True
 
 
-def _count_waits(block: list) -> None:
+def count_waits(block: list, ahead: frozenset = frozenset()) -> None:
     """Each ``mma`` on a shared-memory operand waits for all copies but those issued after
-    its operand's (in this block, before the ``mma``)."""
+    its operand's (in this block, before the ``mma``). An operand in ``ahead`` was copied an
+    iteration early, after this ``mma`` in the previous iteration (ir/prefetch.py): it counts
+    as copied before every copy of the block before the ``mma`` (the copies after it in the
+    previous iteration have no counterpart after the first copy, before the loop)."""
     issued: list[str] = []
     for s in block:
         v = s.value if isinstance(s, ir.Assign) else None
-        if isinstance(v, ir.TileOp) and v.op in _COPIES:
+        if isinstance(v, ir.TileOp) and v.op in COPIES:
             issued.append(s.name)
         elif isinstance(v, ir.TileOp) and v.op == "mma":
             # the later of its operands' copies (groups complete in the order they were issued)
-            ks = [issued.index(x.name) for x in v.args[:2]
-                  if isinstance(x, ir.Var) and x.name in issued]
+            ks = [issued.index(x.name) if x.name in issued else -1 for x in v.args[:2]
+                  if isinstance(x, ir.Var) and (x.name in issued or x.name in ahead)]
             if ks:
                 v.attrs["wait"] = len(issued) - max(ks) - 1

@@ -37,7 +37,7 @@ import copy
 
 from ..lang.types import bool_
 from . import nodes as ir
-from .operands import _COPIES, _WRITES, _blocks, _counts
+from .operands import _WRITES, COPIES, _blocks, _counts, count_waits
 
 
 def prefetch_operands(f: ir.Function) -> bool:
@@ -93,7 +93,7 @@ def _rotate(f: ir.Function, block: list, loop: ir.For) -> bool:
         moved.append(s)
     # an operand of that product copied in the body and left there: the product waits for it
     # every iteration anyway (a mixture of experts' gathered rows beside its weights)
-    waited = {s.name for s in body[:at] if _is(s, _COPIES) and s.name in read_by_first}
+    waited = {s.name for s in body[:at] if _is(s, COPIES) and s.name in read_by_first}
     if not moved or waited - {s.name for s in moved}:
         return False
     # the next iteration's index, the last iteration's own at the end: min(j + 1, stop - 1)
@@ -111,7 +111,7 @@ def _rotate(f: ir.Function, block: list, loop: ir.For) -> bool:
     runs = ir.Compare(bool_, loc, "<", _subst(loop.start, "", loop.start),
                       _subst(loop.stop, "", loop.stop))
     block.insert(block.index(loop), ir.If(loc, runs, first_copies))
-    _count_waits(body, {s.name for s in moved})
+    count_waits(body, frozenset(s.name for s in moved))
     return True
 
 
@@ -132,24 +132,3 @@ def _subst(e: ir.Expr, name: str, value: ir.Expr) -> ir.Expr:
         elif isinstance(v, dict):
             setattr(out, k, dict(v))
     return out
-
-
-def _count_waits(body: list, ahead: set) -> None:
-    """Each ``mma`` on copied operands leaves pending the copies issued after the later of its
-    operands' copies: in the body before it, and, for an operand copied an iteration ahead,
-    those in the body before the ``mma`` (the copies after it in the previous iteration's
-    body have no counterpart after the copy before the loop: not counted)."""
-    before: list[str] = []
-    for s in body:
-        if _is(s, _COPIES):
-            before.append(s.name)
-        elif _is(s, ("mma",)):
-            names = [a.name for a in s.value.args[:2] if isinstance(a, ir.Var)]
-            later = []
-            for n in names:
-                if n in before:
-                    later.append(len(before) - before.index(n) - 1)
-                elif n in ahead:  # copied after this mma, in the previous iteration
-                    later.append(len(before))
-            if later:
-                s.value.attrs["wait"] = min(later)

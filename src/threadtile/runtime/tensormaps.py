@@ -115,23 +115,7 @@ def _encode_operand(p: TensorMapParam, dtype, ptr: int, shape: tuple, strides: t
     geo = operand_geometry(p.box, dtype.itemsize, ptr, shape, strides) if name else None
     if geo is None:
         return ZERO
-    from cuda.bindings import driver as cu  # noqa: PLC0415
-
-    dims, pitches = geo
-    nd = len(dims)
-    err, m = cu.cuTensorMapEncodeTiled(
-        getattr(cu.CUtensorMapDataType, "CU_TENSOR_MAP_DATA_TYPE_" + name), nd, ptr,
-        [cu.cuuint64_t(d) for d in dims], [cu.cuuint64_t(s) for s in pitches],
-        [cu.cuuint32_t(b) for b in p.box], [cu.cuuint32_t(1)] * nd,
-        cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-        cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
-        cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-        cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
-    if int(err) != 0:
-        return ZERO
-    import ctypes  # noqa: PLC0415
-
-    return ctypes.string_at(m.getPtr(), SIZE)
+    return _tiled(name, ptr, *geo, p.box, swizzle64=False)
 
 
 def _encode(p: TensorMapParam, dtype, ptr: int, shape: tuple, strides: tuple) -> bytes:
@@ -146,17 +130,27 @@ def _encode(p: TensorMapParam, dtype, ptr: int, shape: tuple, strides: tuple) ->
     name = _DTYPES.get(dtype.name)
     if name is None or not usable(p.box, dtype.itemsize, ptr, shape, strides):
         return ZERO
-    from cuda.bindings import driver as cu  # noqa: PLC0415
-
     rows, cols = shape
     pitch = strides[0] * dtype.itemsize if rows > 1 else -(-cols * dtype.itemsize // 16) * 16
+    return _tiled(name, ptr, [cols, rows], [pitch], p.box,
+                  swizzle64=p.box[0] * dtype.itemsize == 64)
+
+
+def _tiled(name: str, ptr: int, dims: list, pitches: list, box: tuple, swizzle64: bool) -> bytes:
+    """``cuTensorMapEncodeTiled`` of an array of ``name`` elements (extents innermost first,
+    the byte strides of the axes after the innermost) for ``box`` tiles: the 128-byte swizzle
+    (the 64-byte one with ``swizzle64``), zero fill outside the array; zeros where the driver
+    refuses."""
+    from cuda.bindings import driver as cu  # noqa: PLC0415
+
+    nd = len(dims)
+    swizzle = "CU_TENSOR_MAP_SWIZZLE_64B" if swizzle64 else "CU_TENSOR_MAP_SWIZZLE_128B"
     err, m = cu.cuTensorMapEncodeTiled(
-        getattr(cu.CUtensorMapDataType, "CU_TENSOR_MAP_DATA_TYPE_" + name), 2, ptr,
-        [cu.cuuint64_t(cols), cu.cuuint64_t(rows)], [cu.cuuint64_t(pitch)],
-        [cu.cuuint32_t(p.box[0]), cu.cuuint32_t(p.box[1])], [cu.cuuint32_t(1)] * 2,
+        getattr(cu.CUtensorMapDataType, "CU_TENSOR_MAP_DATA_TYPE_" + name), nd, ptr,
+        [cu.cuuint64_t(d) for d in dims], [cu.cuuint64_t(s) for s in pitches],
+        [cu.cuuint32_t(b) for b in box], [cu.cuuint32_t(1)] * nd,
         cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-        cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_64B if p.box[0] * dtype.itemsize == 64
-        else cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
+        getattr(cu.CUtensorMapSwizzle, swizzle),
         cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
         cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
     if int(err) != 0:

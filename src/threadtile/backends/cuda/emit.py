@@ -16,6 +16,7 @@ import numpy as np
 from ...ir import coop as ircoop
 from ...ir import nodes as ir
 from ...ir import raises
+from ...ir.operands import COPIES
 from ...lang.records import RecordType
 from ...lang.types import (
     NARROW_FLOATS,
@@ -303,7 +304,7 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
 def _is_copy(s) -> bool:
     """Whether statement ``s`` assigns an mma operand's copy into shared memory."""
     return isinstance(s, ir.Assign) and isinstance(s.value, ir.TileOp) and \
-        s.value.op in ("load_operand", "gather_operand")
+        s.value.op in COPIES
 
 
 class FunctionEmitter:
@@ -353,12 +354,12 @@ class FunctionEmitter:
 
     def emit(self) -> str:
         f = self.f
+        maps = [m for names in self.tensormaps.values() for m in names] + \
+            [m for m, _ in self.operand_maps.values()]
         params = ", ".join([f"{ctype(p.type)} {self.n(p.name)}" for p in f.params
                             if not p.is_constant] +
                            [f"const __grid_constant__ tt::tile::sm90::TensorMap {m}"
-                            for names in self.tensormaps.values() for m in names] +
-                           [f"const __grid_constant__ tt::tile::sm90::TensorMap {m}"
-                            for m, _ in self.operand_maps.values()])
+                            for m in maps])
         pre: list[str] = []
         if f.is_kernel:
             bounds = ""

@@ -16,7 +16,7 @@ import re
 from ...ir import nodes as ir
 from ...ir import tiling
 from ...ir.kloop import loaded, operands
-from ...ir.operands import buffer_bytes
+from ...ir.operands import buffer_bytes, memory_rows
 from ...lang.types import ArrayType, Scalar, TileType, bfloat16, float32
 from .cxx import alias, literal, spelled
 
@@ -112,7 +112,9 @@ def tensormap_rows(module: ir.Module) -> tuple:
     return tuple(out + [OPERAND] * len(operand_maps(module)))
 
 
-OPERAND = -1  # tensormap_rows' mark of an operand load's map
+# tensormap_rows' mark of an operand load's map: runtime/tensormaps.py's OPERAND (the
+# layers keep the backend from importing the runtime; tests/unit/test_tensormaps_flat.py)
+OPERAND = -1
 TMA_RANKS = (2, 3, 4, 5)  # arrays tile/operands.h's load_operand_tma copies
 
 
@@ -137,7 +139,7 @@ def operand_maps(module: ir.Module) -> list[ir.TileOp]:
 
 def _tma_copies(x: ir.TileOp, params: set) -> bool:
     t, arr = x.type, x.args[0]
-    rows = t.shape[1] if t.layout.startswith("smemt") else t.shape[0]
+    rows = memory_rows(t)
     return (t.layout.endswith("w") and isinstance(arr, ir.Var) and arr.name in params and
             arr.type.ndim in TMA_RANKS and t.dtype.itemsize == 2 and
             _PAD.get(x.attrs["padding"], 0.0) == 0.0 and rows % 8 == 0 and rows <= 256)
@@ -148,9 +150,9 @@ def operand_box(x: ir.TileOp) -> tuple[int, ...]:
     memory rows along the array's last axis, the buffer's rows along ``row_axis``, one
     element along the others (tile/operands.h copies a tile as its chunks, box by box)."""
     t = x.type
-    rows = t.shape[1] if t.layout.startswith("smemt") else t.shape[0]
     nd, ra = x.args[0].type.ndim, x.attrs["row_axis"]
-    box = [128 // t.dtype.itemsize if d == nd - 1 else rows if d == ra else 1 for d in range(nd)]
+    box = [128 // t.dtype.itemsize if d == nd - 1 else memory_rows(t) if d == ra else 1
+           for d in range(nd)]
     return tuple(reversed(box))
 
 
