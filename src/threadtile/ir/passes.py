@@ -15,6 +15,7 @@ from .kloop import fuse_k_loops
 from .licm import hoist_invariants
 from .memorder import order_memory
 from .operands import fragment_scatters, smem_operands
+from .partials import reduce_partials
 from .prefetch import prefetch_operands
 from .resources import check_static_shared
 from .verify import verify
@@ -29,6 +30,10 @@ def run(module: ir.Module) -> None:
         # execute the same sequence of collective operations, and C++ leaves the order of
         # evaluation of a call's arguments unspecified.
         hoist_tile_ops(f)
+        # A running sum read only reduced is kept reduced (ir/partials.py), on the flat form
+        # and before layouts are chosen: the full accumulator's registers never exist.
+        if module.threads:
+            reduce_partials(f, module.threads)
         # Loop-invariant tile operations leave their loops (index tiles, broadcasts, masks
         # written where they read naturally), on the flat form, before layouts are chosen
         # for what stays in the loop.

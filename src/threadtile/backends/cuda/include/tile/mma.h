@@ -661,6 +661,18 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
       r.v[k] = to<TC>(Cs[(e / N) * P::LDC + e % N]);
     }
     return r;
+  } else if constexpr (in_lanes<XA>::value && in_lanes<XB>::value) {
+    XC r;  // (operands in lanes: each product's factors by shuffles, shapes.h)
+#pragma unroll
+    for (int k = 0; k < XC::N; ++k) {
+      const int e = elem<XC>(t, k), i = e / N, j = e % N;
+      auto acc = wide(c.v[k]);
+#pragma unroll
+      for (int kk = 0; kk < K; ++kk)
+        acc += wide(shfl_bits(a.v[0], i * K + kk)) * wide(shfl_bits(b.v[0], kk * N + j));
+      r.v[k] = to<TC>(acc);
+    }
+    return r;
   } else {
     TA* Bs = As + M * K;
     to_scratch(a, As);  // (its barriers also cover the second copy)

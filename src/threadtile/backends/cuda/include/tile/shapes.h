@@ -86,15 +86,25 @@ __device__ __forceinline__ T shfl_bits(const T& v, int lane) {
   return r;
 }
 
+// A tile of at most 32 elements that divide 32, of elements of 8 bytes at most, is held by
+// every warp whole: lane l holds element l % E (replicated; E = NT = 32: one each). Any
+// thread reads its element e by a shuffle from lane e, with no scratch and no barrier: the
+// lanes paths of broadcast_smem, permute, extract, insert, cat and the scalar mma (cuTile's
+// FFT sample: a chain of small tiles that went through the scratch behind 300 barriers).
+template <class X>
+struct in_lanes {
+  static constexpr bool value = X::E <= 32 && 32 % X::E == 0 && traits<X>::NT % 32 == 0 &&
+                                sizeof(typename traits<X>::elem) <= 8;
+};
+
 // any other broadcast (NumPy's rules, source axes right-aligned): through the scratch; or,
-// from a replicated source of at most 32 elements that divide 32 (lane l of every warp holds
-// element l % E: flash decoding's (G, 1) row maxima and sums over its (G, TN) scores), each
-// element by a shuffle from the lane that holds it, with no scratch and no barrier
+// from a source in lanes (above: flash decoding's (G, 1) row maxima and sums over its (G, TN)
+// scores), each element by a shuffle from the lane that holds it
 template <int... O, class T, int NT, int... S>
 __device__ __forceinline__ Tile<T, NT, O...> broadcast_smem(const Tile<T, NT, S...>& x) {
   typedef Tile<T, NT, S...> X;
   typedef Tile<T, NT, O...> R;
-  constexpr bool lanes = X::E < NT && X::E <= 32 && 32 % X::E == 0 && NT % 32 == 0;
+  constexpr bool lanes = in_lanes<X>::value;
   static_assert(lanes || X::E * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
   constexpr int off = traits<R>::rank - traits<X>::rank;
   T* buf = scratch<T>();
@@ -132,8 +142,20 @@ __device__ __forceinline__ Tile<T, NT, pack_at<P, S...>::value...> permute(
   constexpr int PAD = perm[RANK - 1] == RANK - 1 ? 0 : (sizeof(T) >= 4 ? 1 : 4 / int(sizeof(T)));
   constexpr int LP = LAST + PAD;
   static_assert(X::E / LAST * LP * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
-  T* buf = scratch<T>();
   const int t = tid();
+  if constexpr (in_lanes<X>::value) {
+    R r;
+#pragma unroll
+    for (int k = 0; k < R::N; ++k) {
+      int c[traits<R>::rank + 1], s[traits<X>::rank + 1];
+      coords<R>(elem<R>(t, k), c);
+#pragma unroll
+      for (int d = 0; d < traits<R>::rank; ++d) s[perm[d]] = c[d];
+      r.v[k] = shfl_bits(x.v[0], flat<X>(s));
+    }
+    return r;
+  }
+  T* buf = scratch<T>();
   block_sync();  // the scratch's previous user has finished reading it
   if (owner<X>(t)) {
 #pragma unroll
@@ -174,8 +196,9 @@ __device__ __forceinline__ R extract(const X& x, I... idx) {
   static_assert(sizeof...(I) == rank && traits<R>::rank == rank, "one index per axis");
   static_assert(X::E * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
   const long long cell[] = {(long long)idx..., 0};
+  constexpr bool lanes = in_lanes<X>::value;
   T* buf = scratch<T>();
-  to_scratch(x, buf);
+  if constexpr (!lanes) to_scratch(x, buf);
   R r;
   const int t = tid();
 #pragma unroll
@@ -184,7 +207,8 @@ __device__ __forceinline__ R extract(const X& x, I... idx) {
     coords<R>(elem<R>(t, k), c);
 #pragma unroll
     for (int d = 0; d < rank; ++d) c[d] += cell_start<X, R>(cell[d], d);
-    r.v[k] = buf[flat<X>(c)];
+    if constexpr (lanes) r.v[k] = shfl_bits(x.v[0], flat<X>(c));
+    else r.v[k] = buf[flat<X>(c)];
   }
   return r;
 }
@@ -197,8 +221,9 @@ __device__ __forceinline__ X insert(const X& x, const V& v, I... idx) {
   static_assert(sizeof...(I) == rank && traits<V>::rank == rank, "one index per axis");
   static_assert(V::E * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
   const long long cell[] = {(long long)idx..., 0};
+  constexpr bool lanes = in_lanes<V>::value;
   T* buf = scratch<T>();
-  to_scratch(v, buf);
+  if constexpr (!lanes) to_scratch(v, buf);
   X r;
   const int t = tid();
 #pragma unroll
@@ -211,7 +236,12 @@ __device__ __forceinline__ X insert(const X& x, const V& v, I... idx) {
       c[d] -= cell_start<X, V>(cell[d], d);
       in = in && c[d] >= 0 && c[d] < traits<V>::dim(d);
     }
-    r.v[k] = in ? buf[flat<V>(c)] : x.v[k];
+    if constexpr (lanes) {  // (every lane shuffles: the source lane of one outside is 0)
+      const T s = shfl_bits(v.v[0], in ? flat<V>(c) : 0);
+      r.v[k] = in ? s : x.v[k];
+    } else {
+      r.v[k] = in ? buf[flat<V>(c)] : x.v[k];
+    }
   }
   return r;
 }
@@ -222,11 +252,26 @@ __device__ __forceinline__ R cat(const X& x, const Y& y) {
   typedef typename traits<X>::elem T;
   constexpr int rank = traits<X>::rank;
   static_assert((X::E + Y::E) * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  const int t = tid();
+  if constexpr (in_lanes<X>::value && in_lanes<Y>::value) {
+    R r;
+#pragma unroll
+    for (int k = 0; k < R::N; ++k) {
+      int c[rank + 1], cy[rank + 1];
+      coords<R>(elem<R>(t, k), c);
+      const bool first = c[A] < traits<X>::dim(A);
+#pragma unroll
+      for (int d = 0; d < rank; ++d) cy[d] = d == A ? (first ? 0 : c[d] - traits<X>::dim(A)) : c[d];
+      if (!first) c[A] = 0;
+      const T a = shfl_bits(x.v[0], flat<X>(c)), b = shfl_bits(y.v[0], flat<Y>(cy));
+      r.v[k] = first ? a : b;
+    }
+    return r;
+  }
   T* buf = scratch<T>();
   to_scratch(x, buf);
   to_scratch(y, buf + X::E);
   R r;
-  const int t = tid();
 #pragma unroll
   for (int k = 0; k < R::N; ++k) {
     int c[rank + 1];
