@@ -33,11 +33,9 @@ each ``sum(acc)`` reads ``acc_sum``. The simulator executes the same statements.
 
 from __future__ import annotations
 
-import math
-
 from ..lang.types import TileType
 from . import nodes as ir
-from .tiling import vec_width
+from .tiling import in_thread_columns
 
 BIG_BYTES = 256  # a thread's share of an accumulator at which a reduction each step pays
 
@@ -49,17 +47,6 @@ def reduce_partials(f: ir.Function, threads: int) -> bool:
         if isinstance(t, TileType) and name not in {p.name for p in f.params}:
             changed |= _rewrite(f, name, t, threads)
     return changed
-
-
-def in_thread_columns(shape: tuple, axes: tuple, threads: int) -> bool:
-    """Whether a sum over ``axes`` of a blocked tile of ``shape`` needs no exchange between
-    threads: the leading axes, the kept ones a multiple of V * threads elements (V the tile's
-    vector width), so each result's inputs are in the thread that holds it (tile.h's
-    ``reduce_cols``)."""
-    axes = tuple(axes)
-    if not axes or axes != tuple(range(len(axes))) or len(axes) >= len(shape):
-        return False
-    return math.prod(shape[len(axes):]) % (vec_width(shape, threads) * threads) == 0
 
 
 def _is_var(e: ir.Expr, name: str) -> bool:

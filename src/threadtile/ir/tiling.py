@@ -13,6 +13,8 @@ and tile.h only asserts the instructions' own requirements.
 
 from __future__ import annotations
 
+import math
+
 from ..lang.types import (
     Scalar,
     TileType,
@@ -39,6 +41,17 @@ def vec_width(shape: tuple, threads: int) -> int:
     while v > 1 and d % (v * threads):
         v //= 2
     return v
+
+
+def in_thread_columns(shape: tuple, axes: tuple, threads: int) -> bool:
+    """Whether a sum over ``axes`` of a blocked tile of ``shape`` needs no exchange between
+    threads: the leading axes, the kept ones a multiple of V * threads elements (V the tile's
+    vector width), so each result's inputs are in the thread that holds it (tile.h's
+    ``reduce_cols``)."""
+    axes = tuple(axes)
+    if not axes or axes != tuple(range(len(axes))) or len(axes) >= len(shape):
+        return False
+    return math.prod(shape[len(axes):]) % (vec_width(shape, threads) * threads) == 0
 
 
 # -- tensor cores (mma.sync.m16n8k*) -----------------------------------------------------------

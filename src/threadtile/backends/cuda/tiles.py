@@ -361,15 +361,11 @@ def split_reduction(op: ir.TileOp, nt: int) -> int:
 
 def cols_reduction(op: ir.TileOp, nt: int) -> bool:
     """Whether a reduction takes tile.h's reduce_cols (in registers): the leading axes of a
-    blocked tile, the kept ones a multiple of V * NT elements (V the tile's vector width), so
-    that each result's inputs are in the thread that holds it."""
+    blocked tile, each result's inputs in the thread that holds it (tiling.in_thread_columns)."""
     x: TileType = op.args[0].type
-    axes = tuple(op.attrs["axes"])
-    if x.layout != "blocked" or op.type.layout != "blocked" or not axes or \
-            axes != tuple(range(len(axes))) or len(axes) >= x.ndim:
+    if x.layout != "blocked" or op.type.layout != "blocked":
         return False
-    # (the result keeps the last axis, so its vector width is the tile's)
-    return math.prod(x.shape[len(axes):]) % (tiling.vec_width(x.shape, nt) * nt) == 0
+    return tiling.in_thread_columns(x.shape, tuple(op.attrs["axes"]), nt)
 
 
 def rows_reduction(op: ir.TileOp, nt: int) -> bool:
