@@ -107,7 +107,12 @@ template <int I, int H, int... S> struct pack_at<I, H, S...> {
 template <int H, int... S> struct pack_at<0, H, S...> { static constexpr int value = H; };
 
 __device__ __forceinline__ int tid() {
-  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  // (a block has at most 1024 threads: with t known to be small and non-negative the
+  // compiler folds a slot's (t + k NT) / D and % D into t / D + k NT / D and t % D, one base
+  // and compile-time offsets, instead of a division per slot)
+  __builtin_assume(t < 1024u);
+  return int(t);
 }
 // The barrier of tile code: every thread of the block, or, in a build with a producer warp
 // (TT_PRODUCER: kloop_sm90.h), the TT_BLOCK_THREADS threads that run the kernel's code, on a
@@ -139,6 +144,37 @@ __device__ __forceinline__ void coords(int e, int* c) {
   for (int d = traits<TL>::rank - 1; d >= 0; --d) {
     c[d] = e % traits<TL>::dim(d);
     e /= traits<TL>::dim(d);
+  }
+}
+// row-major coordinates of the element thread t holds in slot k: coords(elem(t, k)), with the
+// last axis split so that the compiler sees one per-thread base and compile-time offsets per
+// slot (no division per slot) where a round of runs (V NT elements) covers whole rows of the
+// last axis D, or a row covers whole rounds: slot k's element is (k / V) V NT + t V + k % V
+template <class TL>
+__device__ __forceinline__ void slot_coords(int t, int k, int* c) {
+  constexpr int NT = traits<TL>::NT, V = traits<TL>::V, R = traits<TL>::rank;
+  constexpr int D = traits<TL>::dim(R - 1 < 0 ? 0 : R - 1), RUN = V * NT;
+  if constexpr (R >= 1 && traits<TL>::E >= NT && D % V == 0 && (RUN % D == 0 || D % RUN == 0)) {
+    const int round = (k / V) * RUN;
+    int q;
+    if constexpr (RUN % D == 0) {
+      q = round / D + (t * V) / D;
+      c[R - 1] = (t * V) % D + k % V;
+    } else {
+      q = round / D;
+      c[R - 1] = round % D + t * V + k % V;
+    }
+    if constexpr (R == 2) {
+      c[0] = q;  // (a slot's row is inside the tile)
+    } else {
+#pragma unroll
+      for (int d = R - 2; d >= 0; --d) {
+        c[d] = q % traits<TL>::dim(d);
+        q /= traits<TL>::dim(d);
+      }
+    }
+  } else {
+    coords<TL>(elem<TL>(t, k), c);
   }
 }
 template <class TL>

@@ -293,7 +293,7 @@ __device__ __forceinline__ Tile<T, NT, S...> scan(const Tile<T, NT, S...>& x) {
 #pragma unroll
   for (int k = 0; k < X::N; ++k) {
     int c[traits<X>::rank + 1];
-    coords<X>(elem<X>(t, k), c);
+    slot_coords<X>(t, k, c);
     const int last = c[Axis];
     c[Axis] = Rev ? n - 1 : 0;
     A acc = A(wide(buf[flat<X>(c)]));

@@ -114,7 +114,7 @@ __device__ __forceinline__ Tile<T, NT, O...> broadcast_smem(const Tile<T, NT, S.
 #pragma unroll
   for (int k = 0; k < R::N; ++k) {
     int c[traits<R>::rank + 1], s[traits<X>::rank + 1];
-    coords<R>(elem<R>(t, k), c);
+    slot_coords<R>(t, k, c);
 #pragma unroll
     for (int d = 0; d < traits<X>::rank; ++d) s[d] = traits<X>::dim(d) == 1 ? 0 : c[d + off];
     if constexpr (lanes) {
@@ -148,7 +148,7 @@ __device__ __forceinline__ Tile<T, NT, pack_at<P, S...>::value...> permute(
 #pragma unroll
     for (int k = 0; k < R::N; ++k) {
       int c[traits<R>::rank + 1], s[traits<X>::rank + 1];
-      coords<R>(elem<R>(t, k), c);
+      slot_coords<R>(t, k, c);
 #pragma unroll
       for (int d = 0; d < traits<R>::rank; ++d) s[perm[d]] = c[d];
       r.v[k] = shfl_bits(x.v[0], flat<X>(s));
@@ -160,8 +160,10 @@ __device__ __forceinline__ Tile<T, NT, pack_at<P, S...>::value...> permute(
   if (owner<X>(t)) {
 #pragma unroll
     for (int k = 0; k < X::N; ++k) {
-      const int e = elem<X>(t, k);
-      buf[(e / LAST) * LP + e % LAST] = x.v[k];
+      int c[RANK + 1];
+      slot_coords<X>(t, k, c);
+      const int row = (flat<X>(c) - c[RANK - 1]) / LAST;  // (the row of x's last axis)
+      buf[row * LP + c[RANK - 1]] = x.v[k];
     }
   }
   block_sync();
@@ -169,11 +171,10 @@ __device__ __forceinline__ Tile<T, NT, pack_at<P, S...>::value...> permute(
 #pragma unroll
   for (int k = 0; k < R::N; ++k) {
     int c[traits<R>::rank + 1], s[traits<X>::rank + 1];
-    coords<R>(elem<R>(t, k), c);
+    slot_coords<R>(t, k, c);
 #pragma unroll
     for (int d = 0; d < traits<R>::rank; ++d) s[perm[d]] = c[d];
-    const int e = flat<X>(s);
-    r.v[k] = buf[(e / LAST) * LP + e % LAST];
+    r.v[k] = buf[(flat<X>(s) - s[RANK - 1]) / LAST * LP + s[RANK - 1]];
   }
   return r;
 }
@@ -204,7 +205,7 @@ __device__ __forceinline__ R extract(const X& x, I... idx) {
 #pragma unroll
   for (int k = 0; k < R::N; ++k) {
     int c[rank + 1];
-    coords<R>(elem<R>(t, k), c);
+    slot_coords<R>(t, k, c);
 #pragma unroll
     for (int d = 0; d < rank; ++d) c[d] += cell_start<X, R>(cell[d], d);
     if constexpr (lanes) r.v[k] = shfl_bits(x.v[0], flat<X>(c));
@@ -229,7 +230,7 @@ __device__ __forceinline__ X insert(const X& x, const V& v, I... idx) {
 #pragma unroll
   for (int k = 0; k < X::N; ++k) {
     int c[rank + 1];
-    coords<X>(elem<X>(t, k), c);
+    slot_coords<X>(t, k, c);
     bool in = true;
 #pragma unroll
     for (int d = 0; d < rank; ++d) {
@@ -258,7 +259,7 @@ __device__ __forceinline__ R cat(const X& x, const Y& y) {
 #pragma unroll
     for (int k = 0; k < R::N; ++k) {
       int c[rank + 1], cy[rank + 1];
-      coords<R>(elem<R>(t, k), c);
+      slot_coords<R>(t, k, c);
       const bool first = c[A] < traits<X>::dim(A);
 #pragma unroll
       for (int d = 0; d < rank; ++d) cy[d] = d == A ? (first ? 0 : c[d] - traits<X>::dim(A)) : c[d];
@@ -275,7 +276,7 @@ __device__ __forceinline__ R cat(const X& x, const Y& y) {
 #pragma unroll
   for (int k = 0; k < R::N; ++k) {
     int c[rank + 1];
-    coords<R>(elem<R>(t, k), c);
+    slot_coords<R>(t, k, c);
     if (c[A] < traits<X>::dim(A)) {
       r.v[k] = buf[flat<X>(c)];
     } else {
