@@ -1,7 +1,0 @@
-#!/bin/bash
-export PYTHONUNBUFFERED=1
-bash probe/nvsetup.sh 2>&1 | grep "^nvrtc ("
-python3 setup.py build_ext --inplace -q > /tmp/ext.log 2>&1 || tail -3 /tmp/ext.log
-export PYTHONPATH=$PWD/src:$PWD/examples:$PWD/tests THREADTILE_CACHE_DIR=/tmp/tt-cache THREADTILE_COMMIT=$(cat probe/s31/COMMIT)
-timeout 120 python3 probe/s31/samples_probe.py 2>&1 | grep -v Warn
-timeout 400 pytest -m gpu -q -p no:cacheprovider -n 14 tests 2>&1 | tail -6
