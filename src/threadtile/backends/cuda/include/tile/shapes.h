@@ -143,30 +143,21 @@ __device__ __forceinline__ Tile<T, NT, pack_at<P, S...>::value...> permute(
   constexpr int LP = LAST + PAD;
   static_assert(X::E / LAST * LP * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
   const int t = tid();
-  if constexpr (in_lanes<X>::value) {
-    R r;
-#pragma unroll
-    for (int k = 0; k < R::N; ++k) {
-      int c[traits<R>::rank + 1], s[traits<X>::rank + 1];
-      slot_coords<R>(t, k, c);
-#pragma unroll
-      for (int d = 0; d < traits<R>::rank; ++d) s[perm[d]] = c[d];
-      r.v[k] = shfl_bits(x.v[0], flat<X>(s));
-    }
-    return r;
-  }
+  constexpr bool lanes = in_lanes<X>::value;
   T* buf = scratch<T>();
-  block_sync();  // the scratch's previous user has finished reading it
-  if (owner<X>(t)) {
+  if constexpr (!lanes) {
+    block_sync();  // the scratch's previous user has finished reading it
+    if (owner<X>(t)) {
 #pragma unroll
-    for (int k = 0; k < X::N; ++k) {
-      int c[RANK + 1];
-      slot_coords<X>(t, k, c);
-      const int row = (flat<X>(c) - c[RANK - 1]) / LAST;  // (the row of x's last axis)
-      buf[row * LP + c[RANK - 1]] = x.v[k];
+      for (int k = 0; k < X::N; ++k) {
+        int c[RANK + 1];
+        slot_coords<X>(t, k, c);
+        const int row = (flat<X>(c) - c[RANK - 1]) / LAST;  // (the row of x's last axis)
+        buf[row * LP + c[RANK - 1]] = x.v[k];
+      }
     }
+    block_sync();
   }
-  block_sync();
   R r;
 #pragma unroll
   for (int k = 0; k < R::N; ++k) {
@@ -174,7 +165,8 @@ __device__ __forceinline__ Tile<T, NT, pack_at<P, S...>::value...> permute(
     slot_coords<R>(t, k, c);
 #pragma unroll
     for (int d = 0; d < traits<R>::rank; ++d) s[perm[d]] = c[d];
-    r.v[k] = buf[(flat<X>(s) - s[RANK - 1]) / LAST * LP + s[RANK - 1]];
+    if constexpr (lanes) r.v[k] = shfl_bits(x.v[0], flat<X>(s));
+    else r.v[k] = buf[(flat<X>(s) - s[RANK - 1]) / LAST * LP + s[RANK - 1]];
   }
   return r;
 }
