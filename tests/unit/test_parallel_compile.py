@@ -99,7 +99,7 @@ def test_the_workers_apply_the_occupancy_rule(fresh_cache, tmp_path, monkeypatch
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tile"))
     from test_tile_gather_operand import _args, gathered_product
 
-    launches = [(gathered_product.replace_hints(), [*_args()] + [128, 128, 64]), _launches()[0]]
+    launches = [(gathered_product.replace_hints(), [*_args()] + [128, 128, 128]), _launches()[0]]
     assert precompile(launches, arch="sm_90a") == 2
     spec = launches[0][0]._spec_for(list(launches[0][1]), {})
     t = target_for(spec, "sm_90a", launches[0][0].options)
