@@ -42,10 +42,14 @@ BIG_BYTES = 256  # a thread's share of an accumulator at which a reduction each 
 
 def reduce_partials(f: ir.Function, threads: int) -> bool:
     """Keep qualifying running sums reduced (module docstring); whether any changed."""
+    # (one walk finds the names updated as `acc = acc + x`; only those are looked at whole)
+    params = {p.name for p in f.params}
+    updated = {s.name for s in ir.walk_stmts(f.body) if isinstance(s, ir.Assign) and
+               s.name not in params and isinstance(f.locals.get(s.name), TileType) and
+               _update_term(s, s.name, f.locals[s.name]) is not None}
     changed = False
-    for name, t in list(f.locals.items()):
-        if isinstance(t, TileType) and name not in {p.name for p in f.params}:
-            changed |= _rewrite(f, name, t, threads)
+    for name in sorted(updated):
+        changed |= _rewrite(f, name, f.locals[name], threads)
     return changed
 
 
@@ -80,7 +84,7 @@ def _rewrite(f: ir.Function, name: str, t: TileType, threads: int) -> bool:
             if isinstance(s, ir.Assign) and s.name == name:
                 x = _update_term(s, name, t)
                 if x is not None:
-                    updates.append(s)
+                    updates.append((s, x))
                     in_loop |= depth > 0
                     continue
                 if _reads(s.value, name):
@@ -115,15 +119,12 @@ def _rewrite(f: ir.Function, name: str, t: TileType, threads: int) -> bool:
         return False
     total = _fresh(f, f"{name}_sum")
     f.locals[total] = r
-    counter = [0]
 
     def reduced(x: ir.Expr, loc) -> ir.Expr:
         return ir.TileOp(r, loc, "reduce", [x], dict(first.attrs))
 
-    for s in updates:
-        x = _update_term(s, name, t)
-        part = _fresh(f, f"{name}_part{counter[0]}")
-        counter[0] += 1
+    for k, (s, x) in enumerate(updates):
+        part = _fresh(f, f"{name}_part{k}")
         f.locals[part] = r
         _replace(f.body, s, [
             ir.Assign(s.loc, part, reduced(x, s.loc)),

@@ -661,32 +661,26 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<TA, NT, M, K>& a,
       r.v[k] = to<TC>(Cs[(e / N) * P::LDC + e % N]);
     }
     return r;
-  } else if constexpr (in_lanes<XA>::value && in_lanes<XB>::value) {
-    XC r;  // (operands in lanes: each product's factors by shuffles, shapes.h)
-#pragma unroll
-    for (int k = 0; k < XC::N; ++k) {
-      const int e = elem<XC>(t, k), i = e / N, j = e % N;
-      auto acc = wide(c.v[k]);
-#pragma unroll
-      for (int kk = 0; kk < K; ++kk)
-        acc += wide(shfl_bits(a.v[0], i * K + kk)) * wide(shfl_bits(b.v[0], kk * N + j));
-      r.v[k] = to<TC>(acc);
-    }
-    return r;
   } else {
+    // operands in lanes (shapes.h) are read by shuffles, others through the scratch
+    constexpr bool lanes = in_lanes<XA>::value && in_lanes<XB>::value;
     TA* Bs = As + M * K;
-    to_scratch(a, As);  // (its barriers also cover the second copy)
-    if (owner<XB>(t)) {
+    if constexpr (!lanes) {
+      to_scratch(a, As);  // (its barriers also cover the second copy)
+      if (owner<XB>(t)) {
 #pragma unroll
-      for (int k = 0; k < XB::N; ++k) Bs[elem<XB>(t, k)] = b.v[k];
+        for (int k = 0; k < XB::N; ++k) Bs[elem<XB>(t, k)] = b.v[k];
+      }
+      block_sync();
     }
-    block_sync();
+    auto fa = [&](int e) { if constexpr (lanes) return shfl_bits(a.v[0], e); else return As[e]; };
+    auto fb = [&](int e) { if constexpr (lanes) return shfl_bits(b.v[0], e); else return Bs[e]; };
     XC r;
 #pragma unroll
     for (int k = 0; k < XC::N; ++k) {
       const int e = elem<XC>(t, k), i = e / N, j = e % N;
       auto acc = wide(c.v[k]);
-      for (int kk = 0; kk < K; ++kk) acc += wide(As[i * K + kk]) * wide(Bs[kk * N + j]);
+      for (int kk = 0; kk < K; ++kk) acc += wide(fa(i * K + kk)) * wide(fb(kk * N + j));
       r.v[k] = to<TC>(acc);
     }
     return r;

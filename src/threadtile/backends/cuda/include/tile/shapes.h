@@ -245,31 +245,27 @@ __device__ __forceinline__ R cat(const X& x, const Y& y) {
   typedef typename traits<X>::elem T;
   constexpr int rank = traits<X>::rank;
   static_assert((X::E + Y::E) * sizeof(T) <= TT_SCRATCH_BYTES, "tile scratch too small");
+  constexpr bool lanes = in_lanes<X>::value && in_lanes<Y>::value;
+  T* buf = scratch<T>();
+  if constexpr (!lanes) {
+    to_scratch(x, buf);
+    to_scratch(y, buf + X::E);
+  }
+  R r;
   const int t = tid();
-  if constexpr (in_lanes<X>::value && in_lanes<Y>::value) {
-    R r;
 #pragma unroll
-    for (int k = 0; k < R::N; ++k) {
-      int c[rank + 1], cy[rank + 1];
-      slot_coords<R>(t, k, c);
-      const bool first = c[A] < traits<X>::dim(A);
+  for (int k = 0; k < R::N; ++k) {
+    int c[rank + 1];
+    slot_coords<R>(t, k, c);
+    const bool first = c[A] < traits<X>::dim(A);
+    if constexpr (lanes) {  // (every lane shuffles from both: lane 0 of the one not read)
+      int cy[rank + 1];
 #pragma unroll
       for (int d = 0; d < rank; ++d) cy[d] = d == A ? (first ? 0 : c[d] - traits<X>::dim(A)) : c[d];
       if (!first) c[A] = 0;
       const T a = shfl_bits(x.v[0], flat<X>(c)), b = shfl_bits(y.v[0], flat<Y>(cy));
       r.v[k] = first ? a : b;
-    }
-    return r;
-  }
-  T* buf = scratch<T>();
-  to_scratch(x, buf);
-  to_scratch(y, buf + X::E);
-  R r;
-#pragma unroll
-  for (int k = 0; k < R::N; ++k) {
-    int c[rank + 1];
-    slot_coords<R>(t, k, c);
-    if (c[A] < traits<X>::dim(A)) {
+    } else if (first) {
       r.v[k] = buf[flat<X>(c)];
     } else {
       c[A] -= traits<X>::dim(A);
