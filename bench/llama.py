@@ -174,7 +174,7 @@ def bench_attention(cfg, seq: int, batch: int, ctx: int, out: dict) -> None:
     o = torch.empty(1, seq, h, d, dtype=torch.bfloat16, device="cuda")
 
     def tt():
-        K.attention_prefill[(cdiv(seq, cfg.attn_tm), h, 1)](q, k, v, o, scale, cfg.group, d,
+        K.attention_prefill[(h, cdiv(seq, cfg.attn_tm), 1)](q, k, v, o, scale, cfg.group, d,
                                                              cfg.attn_tm, cfg.attn_tn)
 
     def ref():

@@ -184,10 +184,14 @@ def attention_prefill(Q, K, V, Out, scale: float, G: ConstInt, D: ConstInt, TM: 
     """Causal attention of one (TM, D) tile of queries of one head against the keys up to them.
 
     Q and Out are (batch, seq, heads, D), K and V (batch, seq, kv heads, D): query head h reads
-    KV head h // G. Block (i, h, b) takes queries i TM ... i TM + TM - 1. The softmax is
-    online, in base 2: a running row maximum m and sum l, the output rescaled as m grows.
+    KV head h // G. The grid is (heads, query tiles, batch): block (h, t, b) takes the query
+    tile i = tiles - 1 - t, queries i TM ... i TM + TM - 1, so that the blocks launched first
+    are those with the most keys to see (causal work grows with i) and the last ones are
+    short: the light blocks fill the multiprocessors' tail. The softmax is online, in base 2:
+    a running row maximum m and sum l, the output rescaled as m grows.
     """
-    i, h, b = ct.bid(0), ct.bid(1), ct.bid(2)
+    h, b = ct.bid(0), ct.bid(2)
+    i = ct.num_blocks(1) - 1 - ct.bid(1)
     kvh = h // G
     seq = Q.shape[1]
     qk_scale = scale * LOG2E

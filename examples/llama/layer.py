@@ -168,7 +168,7 @@ class DecoderLayer(torch.nn.Module):
         zero = torch.zeros(b, dtype=torch.int32, device=x.device)
         K.kv_store[(s, b)](kc, vc, k, v, zero, c.kv_heads, c.head_dim)
         o = torch.empty(b, s, c.heads, c.head_dim, dtype=x.dtype, device=x.device)
-        K.attention_prefill[(cdiv(s, c.attn_tm), c.heads, b)](
+        K.attention_prefill[(c.heads, cdiv(s, c.attn_tm), b)](
             q, k, v, o, 1 / math.sqrt(c.head_dim), c.group, c.head_dim, c.attn_tm, c.attn_tn)
         h = self.out_proj(o.view(b * s, -1), flat)
         return self.mlp(h).view(b, s, c.hidden)

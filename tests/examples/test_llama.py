@@ -228,7 +228,7 @@ def test_attention_prefill_causal_gqa(b, s, h, kv, tm, tn):
     q, k, v = qkv[:, :, :h], qkv[:, :, h:h + kv], qkv[:, :, h + kv:]
     o = np.full((b, s, h, d), np.nan, BF16)
     with sim():
-        K.attention_prefill[(math.ceil(s / tm), h, b)](q, k, v, o, 1 / math.sqrt(d), h // kv,
+        K.attention_prefill[(h, math.ceil(s / tm), b)](q, k, v, o, 1 / math.sqrt(d), h // kv,
                                                        d, tm, tn)
     # P rounded to bfloat16 before P @ V: a few bfloat16 roundings of values of size ~1
     np.testing.assert_allclose(f64(o), attention_ref(q, k, v, True), rtol=0, atol=4 * U_BF16)
