@@ -72,13 +72,14 @@ def small_product_twice(A, B, C, Out, M: ConstInt, K: ConstInt, N: ConstInt):
 
 def test_small_m_takes_tensor_cores():
     # B loaded only for the product: copied straight into its own buffer (cp.async), whose
-    # rows of 64 + 8 take 18432 bytes (whole KiB), plus 1024 of alignment slack; the scratch
+    # rows of 64 (one 128-byte line each, unpadded: their pieces swizzled) take 16384 bytes,
+    # plus 1024 of alignment slack; the scratch
     # holds 16 padded rows of A (128 + 8 a row) and the product's 4 float32 rows (64 + 8: no
     # bank conflicts; the padding rows' products are not kept), then the buffer
     src = small_product.cuda_source(*_args(4, 128, 64))
     assert "tt::tile::load_operand<tile_f16_128x64_smem" in src
     assert "tt::tile::mma<true, 0>(a, b, c)" in src
-    operand = 128 * 72 * 2 + 1024
+    operand = 128 * 64 * 2 + 1024
     assert f"#define TT_OPERAND_BYTES {operand}" in src
     assert f"#define TT_SCRATCH_BYTES {16 * 136 * 2 + 4 * 72 * 4 + operand}" in src
     # B read twice: staged in the scratch by each product (B's rows of 64 + 8 there)
@@ -94,7 +95,7 @@ def test_one_warp_keeps_fragments():
     assert "__launch_bounds__(32)" in src
     assert "tile_f32_4x64_mma _t0 = tt::tile::mma<true, 0>(a, b, " in src
     assert "tt::tile::store_fragments(Out, _t0" in src
-    operand = 128 * 72 * 2 + 1024
+    operand = 128 * 64 * 2 + 1024
     assert f"#define TT_SCRATCH_BYTES {16 * 136 * 2 + operand}" in src
 
 

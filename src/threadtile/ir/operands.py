@@ -64,8 +64,12 @@ def swapped(t: TileType) -> bool:
 
 
 def pitch(t: TileType) -> int:
-    """Elements per buffer row: memory's rows padded by 16 bytes (conflict-free fragments)."""
+    """Elements per buffer row: rows of whole 128-byte lines as they are (their 16-byte pieces
+    swizzled by the row: tile/operands.h ``XS``), other rows padded by 16 bytes; either way
+    the fragments' reads are free of bank conflicts."""
     cols = t.shape[0] if swapped(t) else t.shape[1]
+    if cols * t.dtype.itemsize % 128 == 0:
+        return cols
     return cols + 16 // t.dtype.itemsize
 
 

@@ -6,7 +6,12 @@
 //                                    (TT_OPERAND_BYTES at the scratch's end), rows of LD
 //                                    elements as memory has them: [K][N] as loaded, or [N][K]
 //                                    (Swap) where the load's order swaps the last two axes
-//                                    (attention's K^T)
+//                                    (attention's K^T). Rows of whole 128-byte lines are
+//                                    unpadded (LD the row's elements: XS), their 16-byte pieces
+//                                    swizzled by the row (piece j of row r at j ^ r % 8), so
+//                                    that a warp's copy of two rows writes whole lines and the
+//                                    fragments' reads of 8 rows meet 8 different bank groups;
+//                                    other rows are padded by 16 bytes (ir/operands.py pitch)
 //   load_operand   a barrier (the buffer's last reader is done), then 16-byte cp.async copies
 //                  for runs inside the array, contiguous and aligned, element copies (the
 //                  padding past the edges) otherwise; one commit group
@@ -45,6 +50,9 @@ struct SmemTile {
   // on sm_90a, for wgmma (ir/operands.py decides): chunks of 64 columns, rows of 128 bytes
   // with the 128-byte swizzle (16-byte piece j of row r at j ^ r % 8), chunk after chunk
   static constexpr bool SW = Wg_ && TT_OPERAND_WGMMA;
+  // otherwise unpadded rows of whole 128-byte lines, pieces swizzled by row (smem_at below)
+  static constexpr bool XS = !SW && LD == COLS;
+  static_assert(!XS || COLS * sizeof(T) % 128 == 0, "SmemTile: unpadded rows of 128-byte lines");
   T* p;
   // copied by TMA (load_operand_tma): the shared address of its mbarrier and this thread's
   // arrival token on it (tma false: a buffer the threads filled with cp.async)
@@ -61,6 +69,13 @@ __device__ __forceinline__ T* operand_smem(int off) {
   const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(base));
   return reinterpret_cast<T*>(base + ((1024 - (s & 1023)) & 1023) + off);
 }
+// where element (row, col) of an operand's memory rows lies in a buffer that is not wgmma's
+template <class ST>
+__device__ __forceinline__ int smem_at(int row, int col) {
+  constexpr int CH = 16 / int(sizeof(typename ST::elem));
+  if constexpr (ST::XS) return row * ST::LD + (((col / CH) ^ (row % 8)) * CH) + col % CH;
+  return row * ST::LD + col;
+}
 // where the 16-byte piece at (row, col) of an operand's memory rows goes
 template <class ST>
 __device__ __forceinline__ int piece_at(int row, int col) {
@@ -70,7 +85,7 @@ __device__ __forceinline__ int piece_at(int row, int col) {
     const int c = col / W, j = (col % W) / (16 / int(sizeof(T)));
     return (c * ST::ROWS * 128 + row * 128 + ((j ^ (row % 8)) * 16)) / int(sizeof(T));
   } else {
-    return row * ST::LD + col;
+    return smem_at<ST>(row, col);
   }
 }
 
@@ -147,7 +162,8 @@ __device__ __forceinline__ ST load_operand_at(int off, const Arr& a, typename ST
   if (inside) {
     const int t = tid();
     constexpr int RS = ST::NT / PER;  // rows a round of the block's pieces covers
-    if constexpr (ST::NT % PER == 0 && (MR * PER) % ST::NT == 0 && (!ST::SW || RS % 8 == 0)) {
+    if constexpr (ST::NT % PER == 0 && (MR * PER) % ST::NT == 0 &&
+                  (!(ST::SW || ST::XS) || RS % 8 == 0)) {
       // each thread's pieces in one column, RS rows apart: a base address and a constant step
       // (the swizzle, where there is one, is the same for rows 8 apart)
       const int r0 = t / PER, col = (t % PER) * CH;
@@ -512,9 +528,10 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(
         ra[r][0] = pack16(lo[0], lo[1]), ra[r][1] = pack16(lo[2], lo[3]);
         ra[r][2] = pack16(hi[0], hi[1]), ra[r][3] = pack16(hi[2], hi[3]);
       } else if constexpr (own) {  // rows g, g + 8; columns 2q, 2q + 8 of the strip
-        const T* row = a.p + ((w + r * (NT / 32)) * 16 + g) * AT::LD + s * 16 + 2 * q;
-        ra[r][0] = word(row), ra[r][1] = word(row + 8 * AT::LD);
-        ra[r][2] = word(row + 8), ra[r][3] = word(row + 8 * AT::LD + 8);
+        const int i = (w + r * (NT / 32)) * 16 + g, k = s * 16 + 2 * q;
+        ra[r][0] = word(a.p + smem_at<AT>(i, k)), ra[r][1] = word(a.p + smem_at<AT>(i + 8, k));
+        ra[r][2] = word(a.p + smem_at<AT>(i, k + 8));
+        ra[r][3] = word(a.p + smem_at<AT>(i + 8, k + 8));
       } else {
         frag_a<P>(ra[r], As, (w + r * (NT / 32)) * 16, s * 16, lane);
       }
@@ -522,11 +539,12 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(
 #pragma unroll
     for (int cb = 0; cb < N / 8; ++cb) {
       uint32_t rb[2];
+      typedef SmemTile<T, NT, K, N, Swap, LD, Wg> BT;
       if constexpr (Swap) {  // [N][K]: k = 2q, 2q + 1 (and 8 more) of column n = g, one word
-        const T* col = b.p + (cb * 8 + g) * LD + s * 16 + 2 * q;
-        rb[0] = word(col), rb[1] = word(col + 8);
+        rb[0] = word(b.p + smem_at<BT>(cb * 8 + g, s * 16 + 2 * q));
+        rb[1] = word(b.p + smem_at<BT>(cb * 8 + g, s * 16 + 2 * q + 8));
       } else {  // [K][N]: the two 8x8 matrices of rows 16s.., transposed as they load
-        const T* row = b.p + (s * 16 + (lane & 15)) * LD + cb * 8;
+        const T* row = b.p + smem_at<BT>(s * 16 + (lane & 15), cb * 8);
         asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
                      : "=r"(rb[0]), "=r"(rb[1])
                      : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(row))));
@@ -572,11 +590,12 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<T, NT, M, K>& a,
   const int lane = t % 32, g = lane >> 2, q = lane & 3;
   // B's fragment of column block j0 at k step s
   auto b_frag = [&](uint32_t* rb, int j0, int s) {
+    typedef SmemTile<T, NT, K, N, Swap, LD, Wg> BT;
     if constexpr (Swap) {  // [N][K]: k = 2q, 2q + 1 (and 8 more) of column n = g, one word
-      const T* col = b.p + (j0 + g) * LD + s * 16 + 2 * q;
-      rb[0] = word(col), rb[1] = word(col + 8);
+      rb[0] = word(b.p + smem_at<BT>(j0 + g, s * 16 + 2 * q));
+      rb[1] = word(b.p + smem_at<BT>(j0 + g, s * 16 + 2 * q + 8));
     } else {  // [K][N]: the two 8x8 matrices of rows 16s.., transposed as they load
-      const T* row = b.p + (s * 16 + (lane & 15)) * LD + j0;
+      const T* row = b.p + smem_at<BT>(s * 16 + (lane & 15), j0);
       asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
                    : "=r"(rb[0]), "=r"(rb[1])
                    : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(row))));
