@@ -37,8 +37,10 @@ HEADERS = Path(__file__).parent / "include"  # threadtile.h, tile.h and tile/
 
 _SPECIAL = {"laneid": "int(tt::laneid())"}
 # the block indices of a kernel whose blocks start heaviest first (ir/launch_order.py): the
-# L-th block started, L = x + X y, takes bid(0) = X - 1 - L / Y and bid(1) = L % Y
+# grid's bid(1) in groups of HEAVY_GROUP, group after group; in a group of R, its L-th block
+# started takes bid(0) = X - 1 - L / R and bid(1) = the group's first + L % R
 _HEAVY_FIRST = {"blockIdx.x": "tt_bid_x", "blockIdx.y": "tt_bid_y"}
+HEAVY_GROUP = 16
 
 _CXX_RESERVED = set("""alignas alignof and and_eq asm auto bitand bitor bool break case catch
 char char16_t char32_t class compl const constexpr const_cast continue decltype default delete do
@@ -408,10 +410,14 @@ class FunctionEmitter:
             self.line("TT_TMA_INIT();")
         if f.is_kernel and self.special.get("blockIdx.x") == "tt_bid_x":
             self.line("// the blocks start heaviest first (ir/launch_order.py)")
+            g = HEAVY_GROUP
             self.line("const long long tt_started = blockIdx.x + (long long)gridDim.x * "
                       "blockIdx.y;")
-            self.line("const int tt_bid_x = int(gridDim.x - 1 - tt_started / gridDim.y), "
-                      "tt_bid_y = int(tt_started % gridDim.y);")
+            self.line(f"const long long tt_group = tt_started / ({g}LL * gridDim.x);")
+            self.line(f"const int tt_rows = min({g}, int(gridDim.y - {g} * tt_group));")
+            self.line(f"const long long tt_in = tt_started - tt_group * {g}LL * gridDim.x;")
+            self.line("const int tt_bid_x = int(gridDim.x - 1 - tt_in / tt_rows), "
+                      f"tt_bid_y = int({g} * tt_group + tt_in % tt_rows);")
         self.block(f.body)
         if producer and not (f.body and isinstance(f.body[-1], ir.Return)):
             self.line("TT_PRODUCER_EXIT();")
