@@ -677,7 +677,9 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(const MmaTile<TA, NT, M,
       Bs[(e / N) * P::LDB + e % N] = b.v[k];
     }
   }
-  return mma<TensorCores, 0>(a, SmemTile<TA, NT, K, N, false, P::LDB>{Bs}, c);
+  typedef SmemTile<TA, NT, K, N, false, P::LDB> BS;
+  static_assert(!BS::XS, "B staged in padded rows (TT_B_PAD), read as such");
+  return mma<TensorCores, 0>(a, BS{Bs}, c);
 }
 
 }  // namespace tile
