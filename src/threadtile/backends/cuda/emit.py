@@ -19,16 +19,13 @@ from ...ir import raises
 from ...ir.operands import COPIES
 from ...lang.records import RecordType
 from ...lang.types import (
-    NARROW_FLOATS,
     ArrayType,
     Scalar,
-    TileType,
-    TupleType,
     float32,
     float64,
     int64,
 )
-from . import coop, intrinsics, placement, records, tiles
+from . import coop, intrinsics, needs, placement, records, tiles
 from .cxx import PREC as _PREC
 from .cxx import ctype, literal, tuple_definition, tuple_struct
 
@@ -55,121 +52,6 @@ def cxx_function_name(name: str) -> str:
     """The C++ name of a kernel or device function: its Python name, with ``_`` after a C++
     keyword or a name the generated code uses (a kernel may be called ``double``)."""
     return name + "_" if name in _CXX_RESERVED else name
-
-
-def _record_types(module: ir.Module) -> list[RecordType]:
-    """Every record type the module's arrays hold, each after the records it nests."""
-    out: list[RecordType] = []
-
-    def add(t) -> None:
-        if isinstance(t, TupleType):
-            for x in t.items:
-                add(x)
-        elif isinstance(t, ArrayType) and isinstance(t.dtype, RecordType):
-            out.extend(r for r in records.nested(t.dtype) if r not in out)
-
-    for d in module.const_arrays:
-        add(d.type)
-    for f in module.kernel.all_functions():
-        for t in [p.type for p in f.params if not p.is_constant] + list(f.locals.values()):
-            add(t)
-        for s in ir.walk_stmts(f.body):
-            if isinstance(s, ir.ArrayDecl):
-                add(s.type)
-            for e in ir.stmt_exprs(s):
-                for x in ir.walk_expr(e):
-                    add(x.type)
-    return out
-
-
-def _tuple_types(module: ir.Module) -> list[TupleType]:
-    """Every tuple type of the module, each after the tuple types it holds (the order their
-    struct definitions need)."""
-    out: dict[str, TupleType] = {}
-
-    def add(t) -> None:
-        if isinstance(t, TupleType) and tuple_struct(t) not in out:
-            for x in t.items:
-                add(x)
-            out[tuple_struct(t)] = t
-
-    for f in module.kernel.all_functions():
-        for t in [p.type for p in f.params if not p.is_constant] + list(f.locals.values()) + [
-                f.return_type]:
-            add(t)
-        for s in ir.walk_stmts(f.body):
-            for e in ir.stmt_exprs(s):
-                for x in ir.walk_expr(e):
-                    add(x.type)
-    return list(out.values())
-
-
-def _uses_half(module: ir.Module) -> bool:
-    def half(t) -> bool:
-        if isinstance(t, TupleType):
-            return any(half(x) for x in t.items)
-        if isinstance(t, (ArrayType, TileType)):
-            t = t.dtype
-        if isinstance(t, RecordType):  # its struct has a __half member
-            return any(half(f.dtype) for f in t.fields if f.dtype is not None)
-        return isinstance(t, Scalar) and (t.bits == 16 and t.is_float or t.name in NARROW_FLOATS)
-
-    if any(half(d.type) for d in module.const_arrays):
-        return True
-    for f in module.kernel.all_functions():
-        if any(half(p.type) for p in f.params) or any(half(t) for t in f.locals.values()):
-            return True
-        for s in ir.walk_stmts(f.body):
-            if isinstance(s, ir.ArrayDecl) and half(s.type):
-                return True
-            for e in ir.stmt_exprs(s):
-                if any(half(x.type) for x in ir.walk_expr(e)):
-                    return True
-    return any(half(d.type) for d in module.const_arrays)
-
-
-def _uses_narrow(module: ir.Module) -> bool:
-    """Whether a tile or array of the kernel holds a narrow float (cuda_fp8.h's types)."""
-    for f in module.kernel.all_functions():
-        types = [p.type for p in f.params] + list(f.locals.values())
-        for s in ir.walk_stmts(f.body):
-            for e in ir.stmt_exprs(s):
-                types += [x.type for x in ir.walk_expr(e)]
-        for t in types:
-            d = getattr(t, "dtype", t)
-            if isinstance(d, Scalar) and d.name in NARROW_FLOATS:
-                return True
-    return False
-
-
-def _complex_includes(module: ir.Module) -> list[str]:
-    """complex.h where a kernel has complex numbers; cmath.h (libcu++'s <cuda/std/complex>,
-    about two seconds of NVRTC) only where it calls a cmath function."""
-    calls = set()
-    uses = False
-
-    def cx(t) -> bool:
-        if isinstance(t, TupleType):
-            return any(cx(x) for x in t.items)
-        if isinstance(t, (ArrayType, TileType)):
-            t = t.dtype
-        return isinstance(t, Scalar) and t.is_complex
-
-    for f in module.kernel.all_functions():
-        uses = uses or any(cx(p.type) for p in f.params) or any(cx(t) for t in
-                                                                 f.locals.values())
-        for s in ir.walk_stmts(f.body):
-            if isinstance(s, ir.ArrayDecl) and cx(s.type):
-                uses = True
-            for e in ir.stmt_exprs(s):
-                for x in ir.walk_expr(e):
-                    uses = uses or cx(x.type)
-                    if isinstance(x, ir.Call) and x.name.startswith("cmath."):
-                        calls.add(x.name)
-    uses = uses or any(cx(d.type) for d in module.const_arrays)
-    if calls:
-        return ['#include "cmath.h"']
-    return ['#include "complex.h"'] if uses else []
 
 
 @dataclass(frozen=True)
@@ -235,14 +117,14 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
     kernel) with its host-side facts."""
     out = ["// Generated by threadtile from "
            f"{module.kernel.source_file or '<unknown>'}: {module.kernel.pyname}()"]
-    if _uses_half(module):
+    if needs.uses_half(module):
         out += ["#include <cuda_fp16.h>", "#include <cuda_bf16.h>", "#define TT_HALF 1"]
-        if _uses_narrow(module):
+        if needs.uses_narrow(module):
             out += ["#include <cuda_fp8.h>", "#include <cuda_fp4.h>", "#define TT_FP8 1"]
     if cooperative(module):
         out.append("#include <cooperative_groups.h>")
     out.append(f'#include "{HEADER}"')
-    out += _complex_includes(module)
+    out += needs.complex_includes(module)
     out += coop.includes(module)
     has_tiles = tiles.uses_tiles(module)
     scratch = scratch_sm90a = 0
@@ -253,7 +135,7 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
     if any(s.dynamic for f in module.kernel.all_functions() for s in ir.walk_stmts(f.body)
            if isinstance(s, ir.ArrayDecl)):
         out.append("extern __shared__ __align__(16) unsigned char tt_dynamic_smem[];")
-    out += [records.definition(t) for t in _record_types(module)]
+    out += [records.definition(t) for t in needs.record_types(module)]
     for d in module.const_arrays:
         # C++ has no zero-length arrays: an empty one keeps one unread element (its shape,
         # which len() and .shape read, stays the array's own)
@@ -265,7 +147,7 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         else:
             vals = ", ".join(literal(v, d.type.dtype) for v in d.init.ravel().tolist())
         out.append(f"__constant__ {d.type.dtype.cname} {d.name}{dims} = {{{vals}}};")
-    out += [tuple_definition(t) for t in _tuple_types(module)]
+    out += [tuple_definition(t) for t in needs.tuple_types(module)]
     statics = {d.name: d for d in module.const_arrays}
     formats: list[str] = []  # print()'s format strings, in constant memory as numba has them
     formats_at = len(out)
