@@ -259,3 +259,26 @@ def test_a_uint16_product_wraps_in_unsigned():
     with threadtile.simulate():
         _u16_product[1, 3](a, a, out)
     assert out.tolist() == [int(x) ** 2 % 65536 for x in a]
+
+
+def test_constant_records_padding_is_zeros():
+    """A constant array of records is spelled from its fields' values alone: bytes in the
+    padding between and after fields (uninitialized in many NumPy arrays) come out as zeros,
+    so the source, and the cubin cache's key, is the same from run to run."""
+    from threadtile.backends.cuda.records import initializer
+    from threadtile.lang.records import record_of
+
+    dt = np.dtype([("k", np.int8), ("x", np.float64), ("y", np.int32)], align=True)
+    a = np.zeros(2, dt)
+    a["k"], a["x"], a["y"] = [1, -2], [0.5, 2.0], [7, 9]
+    b = np.frombuffer(bytearray(a.tobytes()), dt).copy()
+    raw = bytearray(b.tobytes())
+    raw[1:8] = b"\xab" * 7  # the padding after k, and after y
+    raw[20:24] = b"\xcd" * 4
+    b = np.frombuffer(bytes(raw), dt)
+    assert (b["k"] == a["k"]).all() and (b["x"] == a["x"]).all() and (b["y"] == a["y"]).all()
+    t = record_of(dt)
+    one = [initializer(t, x[k:k + 1].tobytes()) for x in (a, b) for k in range(2)]
+    assert one[:2] == one[2:]
+    assert "171" not in "".join(one) and "205" not in "".join(one)
+    assert one[0].startswith("{int8_t(1), {0, 0, 0, 0, 0, 0, 0}, 0.5, 7, {0, 0, 0, 0}}")

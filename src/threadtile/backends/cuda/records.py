@@ -80,10 +80,16 @@ def definition(t: RecordType) -> str:
 
 
 def initializer(t: RecordType, raw: bytes) -> str:
-    """The aggregate initializer of one record from its bytes (a constant array's element)."""
+    """The aggregate initializer of one record from its bytes (a constant array's element).
+    Padding between and after the fields is zeros, whatever the array held there (NumPy
+    leaves it uninitialized in many arrays): the source, and so its cache key, depends on the
+    values alone."""
     items = []
-    for _, ctype, dims, off, size, f in members(t):
+    for name, ctype, dims, off, size, f in members(t):
         chunk = raw[off:off + size]
+        if f is None and name.startswith("_pad"):
+            items.append("{" + ", ".join(["0"] * size) + "}")
+            continue
         if ctype is None:
             items.append("{" + ", ".join(str(b) for b in chunk) + "}")
             continue
