@@ -495,6 +495,7 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(
   static_assert(frag_rows<M>() % (16 * (NT / 32)) == 0 && K % 16 == 0,
                 "whole row strips per warp");
   typedef mma_plan<T, M, N, K, true> P;
+  typedef SmemTile<T, NT, K, N, Swap, LD, Wg> BT;
   constexpr int R = frag_rows<M>() / 16 / (NT / 32);
   const int t = tid(), lane = t % 32, w = t / 32, g = lane >> 2, q = lane & 3;
   constexpr bool regs = is_mma_tile<AT>::value, own = is_smem_tile<AT>::value;
@@ -507,11 +508,11 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(
   }
   cp_async_wait<Wait>();
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  if constexpr (SmemTile<T, NT, K, N, Swap, LD, Wg>::SW) {
+  if constexpr (BT::SW) {
     operand_ready(b);
     if constexpr (own) operand_ready(a);
     MmaTile<float, NT, M, N> out = c;
-    wgmma_operands<AT, SmemTile<T, NT, K, N, Swap, LD, Wg>, NT, M, N, K>(a, b, out.v);
+    wgmma_operands<AT, BT, NT, M, N, K>(a, b, out.v);
     return out;
   }
 #endif
@@ -539,7 +540,6 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma(
 #pragma unroll
     for (int cb = 0; cb < N / 8; ++cb) {
       uint32_t rb[2];
-      typedef SmemTile<T, NT, K, N, Swap, LD, Wg> BT;
       if constexpr (Swap) {  // [N][K]: k = 2q, 2q + 1 (and 8 more) of column n = g, one word
         rb[0] = word(b.p + smem_at<BT>(cb * 8 + g, s * 16 + 2 * q));
         rb[1] = word(b.p + smem_at<BT>(cb * 8 + g, s * 16 + 2 * q + 8));
@@ -567,7 +567,8 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<T, NT, M, K>& a,
                                                   const SmemTile<T, NT, K, N, Swap, LD, Wg>& b,
                                                   const Tile<TC, NT, M, N>& c) {
   static_assert(TensorCores && sizeof(T) == 2, "operands in shared memory: 16-bit tensor cores");
-  static_assert(!SmemTile<T, NT, K, N, Swap, LD, Wg>::SW, "wgmma's buffers take fragments");
+  typedef SmemTile<T, NT, K, N, Swap, LD, Wg> BT;
+  static_assert(!BT::SW, "wgmma's buffers take fragments");
   typedef mma_plan<T, M, N, K, true> P;
   typedef Tile<TC, NT, M, N> XC;
   constexpr int LDA = P::LD, MP = P::MP;
@@ -590,7 +591,6 @@ __device__ __forceinline__ Tile<TC, NT, M, N> mma(const Tile<T, NT, M, K>& a,
   const int lane = t % 32, g = lane >> 2, q = lane & 3;
   // B's fragment of column block j0 at k step s
   auto b_frag = [&](uint32_t* rb, int j0, int s) {
-    typedef SmemTile<T, NT, K, N, Swap, LD, Wg> BT;
     if constexpr (Swap) {  // [N][K]: k = 2q, 2q + 1 (and 8 more) of column n = g, one word
       rb[0] = word(b.p + smem_at<BT>(j0 + g, s * 16 + 2 * q));
       rb[1] = word(b.p + smem_at<BT>(j0 + g, s * 16 + 2 * q + 8));
