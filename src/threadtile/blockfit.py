@@ -20,6 +20,15 @@ the second runs only where the rule applies, and doubles that kernel's first cal
 prefill attention 0.83 -> 1.62 s on a 2-core machine; a warm start reads the chosen cubin
 from the cache).
 
+A kernel whose ``occupancy`` hint the compiler scaled down to the larger block it picked
+(compiler.py: the hint counts blocks of 4 warps; cuTile's counts blocks of whatever size its
+compiler picks) is compiled first with the hint's own count of the larger blocks,
+``__launch_bounds__(threads, hint)``, and that build is kept by the same test (at most
+:data:`SPILL_LIMIT` bytes of spill stores, the blocks fit); the source's scaled bounds
+otherwise. cuTile's attention sample asks for 2 blocks, and its 128x64 tiles take 8 warps:
+at 2 blocks of 8 warps ptxas holds them in 124 registers without spilling where the scaled
+bound left 140 and 1 block.
+
 The choice is made per architecture and options, at compile time without a GPU, so that
 ``kernel.resources(arch=...)`` reports the build a launch runs; the cubin cache keeps the
 chosen cubin under the source's key (with the rule's numbers in it). An AOT package's cubins
@@ -33,6 +42,7 @@ import os
 import re
 import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from .ir.resources import arch_limits, occupancy
@@ -136,25 +146,29 @@ def more_blocks(arch: str, threads: int, dynamic_shared: int, report: dict,
 
 
 def bounded(text: str, entry: str, threads: int, blocks: int) -> str | None:
-    """``text`` with its kernel's ``__launch_bounds__(threads)`` asking for ``blocks`` blocks
-    a multiprocessor; None where the source does not spell its bounds that way."""
-    old = f"__launch_bounds__({threads}) {entry}("
-    if text.count(old) != 1:
+    """``text`` with its kernel's ``__launch_bounds__(threads)`` (or ``(threads, n)``) asking
+    for ``blocks`` blocks a multiprocessor; None where the source does not spell its bounds
+    that way."""
+    spelled = re.findall(rf"__launch_bounds__\({threads}(?:, \d+)?\) {re.escape(entry)}\(", text)
+    if len(spelled) != 1 or text.count(spelled[0]) != 1:
         return None
-    return text.replace(old, f"__launch_bounds__({threads}, {blocks}) {entry}(")
+    return text.replace(spelled[0], f"__launch_bounds__({threads}, {blocks}) {entry}(")
 
 
 def compile_fitted(text: str, entry: str, arch: str, options: tuple[str, ...] = (),
-                   threads: int = 0, dynamic_shared: int = 0) -> Fitted:
+                   threads: int = 0, dynamic_shared: int = 0, blocks: int = 0) -> Fitted:
     """The cubin of ``text`` for ``arch``: plainly where ``threads`` is 0 (the kernel is not
-    one the rule is for), else by the rule above. The choice and ptxas's report on it are
-    remembered for :func:`fitted_report` (a build then a ``resources()`` compile once)."""
+    one the rule is for), else by the rule above; ``blocks`` is an occupancy hint to try
+    first (the hint as asked, where the source spells it scaled down), 0 for none. The
+    choice and ptxas's report on it are remembered for :func:`fitted_report` (a build then a
+    ``resources()`` compile once)."""
     options = tuple(options)
     if not threads or arch_limits(arch) is None or os.environ.get(ENV) == "0":
         cubin = nvrtc.compile_cubin(text, arch, name=f"{entry}.cu", options=options)
         return Fitted(cubin, text, None, {})
-    fit = _fit(text, entry, arch, options, threads, dynamic_shared)
-    _remember((text, entry, arch, options, threads, dynamic_shared, rule()), fit.text, fit.report)
+    fit = _fit(text, entry, arch, options, threads, dynamic_shared, blocks)
+    _remember((text, entry, arch, options, threads, dynamic_shared, blocks, rule()), fit.text,
+              fit.report)
     return fit
 
 
@@ -169,32 +183,48 @@ def _remember(key: tuple, text: str, report: dict) -> None:
             del _REPORTS[next(iter(_REPORTS))]
 
 
+def _tighter(tight: str, entry: str, arch: str, options: tuple[str, ...], threads: int,
+             dynamic_shared: int, want: int) -> Fitted | None:
+    """``tight`` (a source bounded for ``want`` blocks a multiprocessor) built, where ptxas
+    fits the blocks with at most :data:`SPILL_LIMIT` bytes of spill stores a thread; None
+    otherwise."""
+    cubin, rep = compile_reported(tight, arch, options, entry)
+    occ = occupancy(arch_limits(arch), threads, rep["num_regs"],
+                    dynamic_shared + rep["shared_size_bytes"], rep["barriers"])
+    if rep["spill_stores"] <= SPILL_LIMIT and occ.blocks >= want:
+        return Fitted(cubin, tight, want, rep)
+    return None
+
+
 def _fit(text: str, entry: str, arch: str, options: tuple[str, ...], threads: int,
-         dynamic_shared: int) -> Fitted:
+         dynamic_shared: int, blocks: int = 0) -> Fitted:
+    tight = bounded(text, entry, threads, blocks) if blocks else None
+    if tight is not None:
+        # the hint as asked, else the source's own (scaled) bounds: both builds at once
+        # (NVRTC leaves the interpreter free), so that the first call takes the longer one
+        with ThreadPoolExecutor(2) as pool:
+            asked = pool.submit(_tighter, tight, entry, arch, options, threads,
+                                dynamic_shared, blocks)
+            cubin, rep = compile_reported(text, arch, options, entry)
+            return asked.result() or Fitted(cubin, text, None, rep)
     cubin, rep = compile_reported(text, arch, options, entry)
     want = more_blocks(arch, threads, dynamic_shared, rep, options)
     tight = bounded(text, entry, threads, want) if want else None
-    if tight is not None:
-        cubin2, rep2 = compile_reported(tight, arch, options, entry)
-        lim = arch_limits(arch)
-        occ = occupancy(lim, threads, rep2["num_regs"],
-                        dynamic_shared + rep2["shared_size_bytes"], rep2["barriers"])
-        if rep2["spill_stores"] <= SPILL_LIMIT and occ.blocks >= want:
-            return Fitted(cubin2, tight, want, rep2)
-    return Fitted(cubin, text, None, rep)
+    fit = _tighter(tight, entry, arch, options, threads, dynamic_shared, want) if tight else None
+    return fit or Fitted(cubin, text, None, rep)
 
 
 def fitted_report(text: str, entry: str, arch: str, options: tuple[str, ...], threads: int,
-                  dynamic_shared: int) -> tuple[str, dict]:
+                  dynamic_shared: int, blocks: int = 0) -> tuple[str, dict]:
     """The source :func:`compile_fitted` compiles and ptxas's report on it (a report is
-    always made here), for ``kernel.resources()``; once per source, arch, options and rule
-    (a build's own compile counts)."""
-    key = (text, entry, arch, tuple(options), threads, dynamic_shared, rule())
+    always made here), for ``kernel.resources()``; once per source, arch, options, hint and
+    rule (a build's own compile counts)."""
+    key = (text, entry, arch, tuple(options), threads, dynamic_shared, blocks, rule())
     with _LOCK:
         known = _REPORTS.get(key)
     if known is not None:
         return known
-    fit = compile_fitted(text, entry, arch, tuple(options), threads, dynamic_shared)
+    fit = compile_fitted(text, entry, arch, tuple(options), threads, dynamic_shared, blocks)
     report = fit.report or compile_reported(fit.text, arch, tuple(options), entry)[1]
     _remember(key, fit.text, report)
     return fit.text, report
@@ -202,7 +232,7 @@ def fitted_report(text: str, entry: str, arch: str, options: tuple[str, ...], th
 
 def _compile_job(j: dict) -> bytes:
     return compile_fitted(j["text"], j["entry"], j["arch"], j["options"], j["threads"],
-                          j["scratch"]).cubin
+                          j["scratch"], j.get("blocks", 0)).cubin
 
 
 if __name__ == "__main__":  # a parallel compile's worker (builds.precompile)

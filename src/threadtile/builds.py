@@ -68,7 +68,7 @@ def precompile(launches, arch: str | None = None) -> int:
             t = target_for(spec, arch, k.options)
             cuda = spec.cuda
             jobs.append(pc.Job(cubin_key(spec, t), cuda.text, t.arch, cuda.entry, t.options,
-                               cuda.fit_threads, cuda.scratch_for(t.arch)))
+                               cuda.fit_threads, cuda.scratch_for(t.arch), cuda.fit_blocks))
         return pc.compile_many(jobs, worker=blockfit.__name__)
     except Exception:  # noqa: BLE001  (each launch compiles its own and reports)
         return 0

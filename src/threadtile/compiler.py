@@ -77,19 +77,21 @@ class Build:
 def lower(fn, params: list[ir.Param], threads: int | None, occupancy: int | None,
           deps: list | None = None, launch_bounds: tuple[int, ...] | None = None,
           zero_division: str | None = None, debug: bool = False,
-          tracer=profiling.NULL) -> ir.Module:
+          tracer=profiling.NULL, occupancy_asked: int | None = None) -> ir.Module:
     """Python source -> typed IR -> the pass pipeline (ir/passes.py). ``threads`` is the block
     size where the kernel fixes it (tile operations need it), ``occupancy`` the blocks per
     multiprocessor it asks registers for, ``launch_bounds`` jit's option of that name; the
     globals the frontend read are appended to ``deps``; ``zero_division`` ("int", "all")
     makes a division by zero of those types raise ZeroDivisionError, and ``debug`` reports a
     raise on the GPU to the host (both jit's debug=True). ``tracer`` times the two steps
-    (runtime/profiling.py)."""
+    (runtime/profiling.py). ``occupancy_asked`` is the kernel's hint where ``occupancy`` is
+    that hint scaled to a block the compiler grew (blockfit.py tries the hint first)."""
     block = f"block of {threads}" if threads else ""
     with tracer.phase("frontend", block):
         module = specialize(fn, params, deps, threads, zero_division)
     module.report_raises = debug
     module.occupancy = occupancy
+    module.occupancy_asked = occupancy_asked if occupancy_asked != occupancy else None
     module.launch_bounds = launch_bounds
     with tracer.phase("passes", block):
         passes.run(module)
@@ -274,15 +276,17 @@ class Specialization:
             threads = k.block_threads
             while True:
                 self._deps = []
-                # (an occupancy hint counts blocks of the default size: a larger block keeps
-                # the threads per multiprocessor it asked for, so its registers a thread too)
+                # (an occupancy hint counts blocks of whatever size the compiler picks, as
+                # cuTile's does; where it grew the block, the hint's blocks of the larger
+                # one are tried first and those of the default size kept where ptxas spills
+                # at that count: blockfit.py)
                 occupancy = k.occupancy if not k.occupancy or threads == k.block_threads else \
                     max(1, k.occupancy * k.block_threads // threads)
                 self._module = lower(k.py_func, self.ir_params, threads, occupancy,
                                      self._deps, getattr(k, "launch_bounds", None),
                                      getattr(k, "zero_division", None),
                                      bool(getattr(k, "numba_options", {}).get("debug")),
-                                     tracer)
+                                     tracer, k.occupancy)
                 more = auto_threads(self._module) if getattr(k, "auto_warps", False) else None
                 if not more or more == threads:
                     break
@@ -373,7 +377,8 @@ def cubin_key(spec: Specialization, target: Target) -> str:
     a kernel the occupancy rule may refit has the rule's numbers in it too)."""
     return cache.make_key("cubin", spec.cuda.text, target.arch, " ".join(target.options),
                           nvrtc.compiler_id(), _headers_fingerprint(),
-                          *((blockfit.rule(),) if spec.cuda.fit_threads else ()))
+                          *((blockfit.rule(), spec.cuda.fit_blocks) if spec.cuda.fit_threads
+                            else ()))
 
 
 def compile(spec: Specialization, target: Target) -> Build:  # noqa: A001  (the pipeline's name)
@@ -391,7 +396,7 @@ def compile(spec: Specialization, target: Target) -> Build:  # noqa: A001  (the 
             with tracer.phase("nvrtc", " ".join((target.arch,) + target.options)):
                 fit = blockfit.compile_fitted(cuda.text, cuda.entry, target.arch,
                                               target.options, cuda.fit_threads,
-                                              cuda.scratch_for(target.arch))
+                                              cuda.scratch_for(target.arch), cuda.fit_blocks)
             cubin = fit.cubin
             if fit.blocks:
                 tracer.event("occupancy", "fit", None, f"__launch_bounds__("

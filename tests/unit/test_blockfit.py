@@ -52,7 +52,9 @@ def test_bounded_adds_the_block_count_to_the_kernels_bounds():
     assert blockfit.bounded(text, "k", 128, 3) == \
         'extern "C" __global__ void __launch_bounds__(128, 3) k(int x) {}\n'
     assert blockfit.bounded(text, "k", 256, 3) is None  # not this block
-    assert blockfit.bounded(text.replace("(128)", "(128, 2)"), "k", 128, 3) is None
+    # bounds that name a block count already get the new one
+    assert blockfit.bounded(text.replace("(128)", "(128, 2)"), "k", 128, 3) == \
+        'extern "C" __global__ void __launch_bounds__(128, 3) k(int x) {}\n'
 
 
 def test_ptxas_report_reads_the_entrys_numbers():
@@ -134,3 +136,54 @@ def test_resources_reuse_the_builds_compiles(tmp_path, monkeypatch):
     res = fresh.resources(*_args(), TM=128, TN=128, TK=128, arch="sm_90a")
     assert res.blocks_per_sm == 3  # the refit build
     assert len(calls) == 2 and len(set(calls)) == 2  # the plain source, then the bounded one
+
+
+def _hinted_copy():
+    import threadtile.tile as ct
+
+    @ct.kernel(occupancy=2)
+    def copy128(x, y):
+        t = ct.load(x, index=(ct.bid(0), 0), shape=(128, 128))
+        ct.store(y, index=(ct.bid(0), 0), tile=t)
+
+    return copy128
+
+
+def test_an_occupancy_hint_counts_blocks_of_the_block_the_compiler_picks(tmp_path, monkeypatch):
+    """cuTile's ``occupancy`` counts blocks of whatever size its compiler picks. A 128x128
+    float32 tile takes 8 warps here (64 elements a thread at most), and the source spells the
+    hint scaled to 4-warp blocks, ``__launch_bounds__(256, 1)``; the build asks ptxas for the
+    2 blocks of 8 warps the hint names, kept because they fit without spilling."""
+    monkeypatch.setenv(cache.ENV, str(tmp_path))
+    k = _hinted_copy()
+    x = np.zeros((256, 128), np.float32)
+    cuda = k._spec_for([x, x], {}).cuda
+    assert "__launch_bounds__(256, 1) " in cuda.text
+    assert (cuda.fit_threads, cuda.fit_blocks) == (256, 2)
+    fit = blockfit.compile_fitted(cuda.text, cuda.entry, "sm_90", (), cuda.fit_threads,
+                                  cuda.scratch_for("sm_90"), cuda.fit_blocks)
+    assert fit.blocks == 2 and "__launch_bounds__(256, 2) " in fit.text
+    res = k.resources(x, x, arch="sm_90")
+    assert res.block == 256 and res.blocks_per_sm >= 2
+
+
+_HEAVY = """extern "C" __global__ void __launch_bounds__(256, 1) heavy(float* x, int n) {
+    float acc[96];
+    #pragma unroll
+    for (int j = 0; j < 96; ++j) acc[j] = x[j * 256 + threadIdx.x];
+    for (int i = 0; i < n; ++i) {
+        #pragma unroll
+        for (int j = 0; j < 96; ++j) acc[j] = acc[j] * acc[(j + 1) % 96] + x[i + j];
+    }
+    #pragma unroll
+    for (int j = 0; j < 96; ++j) x[j * 256 + threadIdx.x] = acc[j];
+}
+"""
+
+
+def test_a_hint_that_would_spill_keeps_the_sources_bounds():
+    """Where the hint's blocks leave too few registers (8 blocks of 256 threads: 32 registers
+    a thread for 96 live floats), the source's own bounds are built."""
+    fit = blockfit.compile_fitted(_HEAVY, "heavy", "sm_90", (), 256, 0, 8)
+    assert fit.blocks is None and fit.text == _HEAVY
+    assert fit.report["num_regs"] > 96 and fit.report["spill_stores"] == 0

@@ -26,7 +26,7 @@ ENV = "THREADTILE_PARALLEL_COMPILE"
 @dataclass(frozen=True)
 class Job:
     """One cubin: its cache key, the CUDA source and how to compile it (``entry``,
-    ``threads`` and ``scratch``: for the occupancy rule, blockfit.py)."""
+    ``threads``, ``scratch`` and ``blocks``: for the occupancy rule, blockfit.py)."""
 
     key: str
     text: str
@@ -35,6 +35,7 @@ class Job:
     options: tuple[str, ...] = ()
     threads: int = 0
     scratch: int = 0
+    blocks: int = 0
 
 
 def compile_many(jobs: list[Job], *, worker: str, workers: int | None = None,

@@ -78,9 +78,13 @@ class CudaSource:
     # the Hopper loop of a batched k loop (its tiles then never cross a batch), 0 for none:
     # the launcher passes a zero map otherwise, which takes the build with the portable loop
     tensormap_rows: tuple = ()
-    # a tile kernel's fixed block, where the compiler may ask ptxas for one more block a
-    # multiprocessor (blockfit.py: no occupancy hint, no Hopper k loop); 0 otherwise
+    # a tile kernel's fixed block, where the compiler may ask ptxas for more blocks a
+    # multiprocessor (blockfit.py: no occupancy hint or one scaled down, no Hopper k loop);
+    # 0 otherwise
     fit_threads: int = 0
+    # the blocks a multiprocessor to try first: the occupancy hint as asked where the source
+    # spells it scaled to the larger block the compiler picked (0: blockfit's own rule)
+    fit_blocks: int = 0
 
     def scratch_for(self, arch: str) -> int:
         """The dynamic shared memory the tile operations take on ``arch``."""
@@ -92,7 +96,8 @@ class CudaSource:
                 "tensormaps": [[a, list(box)] for a, box in self.tensormaps],
                 "cooperative": self.cooperative, "raises": [list(r) for r in self.raises],
                 "coop_block": list(self.coop_block),
-                "tensormap_rows": list(self.tensormap_rows), "fit_threads": self.fit_threads}
+                "tensormap_rows": list(self.tensormap_rows), "fit_threads": self.fit_threads,
+                "fit_blocks": self.fit_blocks}
 
     @classmethod
     def from_json(cls, d: dict) -> CudaSource:
@@ -102,7 +107,7 @@ class CudaSource:
                    tuple(tuple(r) for r in d.get("raises", ())),
                    tuple(int(n) for n in d.get("coop_block", ())),
                    tuple(int(n) for n in d.get("tensormap_rows", ())),
-                   int(d.get("fit_threads", 0)))
+                   int(d.get("fit_threads", 0)), int(d.get("fit_blocks", 0)))
 
 
 def cooperative(module: ir.Module) -> bool:
@@ -175,12 +180,13 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         ["__device__ unsigned long long tt_raised[4];  // code + 1, thread, block (debug)"]
         if raised else [])
     maps = tiles.tensormap_params(module)
+    asked = module.occupancy_asked or 0
     fit = module.threads if has_tiles and module.kernel.is_kernel and module.threads and \
-        not module.occupancy and not tiles.hopper_loops(module) else 0
+        (not module.occupancy or asked) and not tiles.hopper_loops(module) else 0
     return CudaSource("\n".join(out) + "\n", cxx_function_name(module.kernel.name), scratch,
                       scratch_sm90a, maps, cooperative(module),
                       tuple(raises.describe(k) for k in raised),
-                      coop_block or (), tiles.tensormap_rows(module), fit)
+                      coop_block or (), tiles.tensormap_rows(module), fit, asked if fit else 0)
 
 
 def _is_copy(s) -> bool:
