@@ -20,14 +20,24 @@ the second runs only where the rule applies, and doubles that kernel's first cal
 prefill attention 0.83 -> 1.62 s on a 2-core machine; a warm start reads the chosen cubin
 from the cache).
 
+Where another block costs almost nothing, at most :data:`NEAR_SHARE` of the registers ptxas
+chose (132 -> 128), it is tried for any tile kernel of a fixed block, however many warps it
+holds and with an ``occupancy`` hint too (the hint counts as the fewest blocks wanted, as
+cuTile's "expected" blocks): cuTile's attention sample with 64x64 tiles of head dimension 64
+gets 132 registers (3 blocks of 4 warps, the hint asks 2) and runs causal at 302 TFLOP/s,
+at 4 blocks of 128 registers without spills at 344 (H200).
+
 A kernel whose ``occupancy`` hint the compiler scaled down to the larger block it picked
 (compiler.py: the hint counts blocks of 4 warps; cuTile's counts blocks of whatever size its
 compiler picks) is compiled first with the hint's own count of the larger blocks,
-``__launch_bounds__(threads, hint)``, and that build is kept by the same test (at most
-:data:`SPILL_LIMIT` bytes of spill stores, the blocks fit); the source's scaled bounds
-otherwise. cuTile's attention sample asks for 2 blocks, and its 128x64 tiles take 8 warps:
-at 2 blocks of 8 warps ptxas holds them in 124 registers without spilling where the scaled
-bound left 140 and 1 block.
+``__launch_bounds__(threads, hint)``, and that build is kept where the blocks fit with at
+most :data:`HINT_SPILL_LIMIT` bytes of spill stores a thread; the source's scaled bounds
+otherwise. cuTile's attention sample asks for 2 blocks, and its 128-row tiles take 8 warps
+(H200, float16, 4096 tokens): 128x64 tiles, head dimension 128, at 2 blocks of 8 warps have
+128 registers and 28 bytes of spills (84 causal) where the scaled bound left 140 (168) and 1
+block: 363 -> 505 TFLOP/s (326 -> 433 causal); 128x128 tiles of head dimension 64, 92 (192)
+bytes: 302 -> 435 (269 -> 351). Those of head dimension 128 would spill 1052 (916) bytes and
+run at 158 TFLOP/s against 435 (189 against 383): they keep 1 block.
 
 The choice is made per architecture and options, at compile time without a GPU, so that
 ``kernel.resources(arch=...)`` reports the build a launch runs; the cubin cache keeps the
@@ -54,7 +64,9 @@ __all__ = ["Fitted", "compile_fitted", "fitted_report", "more_blocks", "bounded"
 ENV = "THREADTILE_BLOCKFIT"  # "0": never (ptxas's own choice everywhere), to compare
 MAX_WARPS = 8  # resident warps a multiprocessor at or under which another block is tried
 MIN_SHARE = 0.75  # the registers a thread the tighter build has, over ptxas's own choice
+NEAR_SHARE = 0.96  # ... at or above which another block is tried for any warps or hint
 SPILL_LIMIT = 128  # bytes of spill stores a thread the tighter build may have
+HINT_SPILL_LIMIT = 256  # ... where it is built for an occupancy hint as asked
 
 _REPORT = {"num_regs": r"Used (\d+) registers", "shared_size_bytes": r"(\d+) bytes smem",
            "local_size_bytes": r"(\d+) bytes stack frame",
@@ -79,7 +91,7 @@ def rule() -> str:
     """The rule's numbers, for the cubin cache's key."""
     if os.environ.get(ENV) == "0":
         return "blockfit off"
-    return f"blockfit {MAX_WARPS} {MIN_SHARE} {SPILL_LIMIT}"
+    return f"blockfit {MAX_WARPS} {MIN_SHARE} {NEAR_SHARE} {SPILL_LIMIT} {HINT_SPILL_LIMIT}"
 
 
 def ptxas_report(log: str, entry: str) -> dict[str, int] | None:
@@ -122,10 +134,11 @@ def compile_reported(text: str, arch: str, options: tuple[str, ...],
 
 
 def more_blocks(arch: str, threads: int, dynamic_shared: int, report: dict,
-                options: tuple[str, ...] = ()) -> int | None:
+                options: tuple[str, ...] = (), hinted: bool = False) -> int | None:
     """The blocks a multiprocessor to ask ptxas for, by the rule above, for a kernel of
     ``threads`` threads a block with ``dynamic_shared`` bytes of dynamic shared memory, of
-    which ptxas reported ``report``; None where the rule leaves the kernel as it is."""
+    which ptxas reported ``report`` (``hinted``: the kernel has an occupancy hint, which
+    leaves it the near-free step alone); None where the rule leaves the kernel as it is."""
     lim = arch_limits(arch)
     regs = report.get("num_regs", 0)
     if lim is None or not threads or regs <= 0 or any("maxrregcount" in o for o in options):
@@ -133,8 +146,7 @@ def more_blocks(arch: str, threads: int, dynamic_shared: int, report: dict,
     shared = dynamic_shared + report.get("shared_size_bytes", 0)
     barriers = report.get("barriers", 0)
     occ = occupancy(lim, threads, regs, shared, barriers)
-    if occ.blocks < 1 or "registers" not in occ.limited_by or \
-            occ.blocks * occ.warps_per_block > MAX_WARPS:
+    if occ.blocks < 1 or "registers" not in occ.limited_by:
         return None
     want = occ.blocks + 1
     if any(v is not None and v < want for k, v in occ.limits.items() if k != "registers"):
@@ -142,7 +154,10 @@ def more_blocks(arch: str, threads: int, dynamic_shared: int, report: dict,
     budget = next((r for r in range(regs - 1, 15, -1)
                    if (occupancy(lim, threads, r, shared, barriers).limits["registers"] or 0)
                    >= want), 0)
-    return want if budget >= MIN_SHARE * regs else None
+    if budget >= NEAR_SHARE * regs:
+        return want
+    few = occ.blocks * occ.warps_per_block <= MAX_WARPS
+    return want if few and not hinted and budget >= MIN_SHARE * regs else None
 
 
 def bounded(text: str, entry: str, threads: int, blocks: int) -> str | None:
@@ -184,14 +199,14 @@ def _remember(key: tuple, text: str, report: dict) -> None:
 
 
 def _tighter(tight: str, entry: str, arch: str, options: tuple[str, ...], threads: int,
-             dynamic_shared: int, want: int) -> Fitted | None:
+             dynamic_shared: int, want: int, spills: int = SPILL_LIMIT) -> Fitted | None:
     """``tight`` (a source bounded for ``want`` blocks a multiprocessor) built, where ptxas
-    fits the blocks with at most :data:`SPILL_LIMIT` bytes of spill stores a thread; None
+    fits the blocks with at most ``spills`` bytes of spill stores a thread; None
     otherwise."""
     cubin, rep = compile_reported(tight, arch, options, entry)
     occ = occupancy(arch_limits(arch), threads, rep["num_regs"],
                     dynamic_shared + rep["shared_size_bytes"], rep["barriers"])
-    if rep["spill_stores"] <= SPILL_LIMIT and occ.blocks >= want:
+    if rep["spill_stores"] <= spills and occ.blocks >= want:
         return Fitted(cubin, tight, want, rep)
     return None
 
@@ -199,19 +214,21 @@ def _tighter(tight: str, entry: str, arch: str, options: tuple[str, ...], thread
 def _fit(text: str, entry: str, arch: str, options: tuple[str, ...], threads: int,
          dynamic_shared: int, blocks: int = 0) -> Fitted:
     tight = bounded(text, entry, threads, blocks) if blocks else None
-    if tight is not None:
+    if tight is not None and tight != text:
         # the hint as asked, else the source's own (scaled) bounds: both builds at once
         # (NVRTC leaves the interpreter free), so that the first call takes the longer one
         with ThreadPoolExecutor(2) as pool:
             asked = pool.submit(_tighter, tight, entry, arch, options, threads,
-                                dynamic_shared, blocks)
+                                dynamic_shared, blocks, HINT_SPILL_LIMIT)
             cubin, rep = compile_reported(text, arch, options, entry)
-            return asked.result() or Fitted(cubin, text, None, rep)
-    cubin, rep = compile_reported(text, arch, options, entry)
-    want = more_blocks(arch, threads, dynamic_shared, rep, options)
-    tight = bounded(text, entry, threads, want) if want else None
+            first = asked.result() or Fitted(cubin, text, None, rep)
+    else:
+        cubin, rep = compile_reported(text, arch, options, entry)
+        first = Fitted(cubin, text, None, rep)
+    want = more_blocks(arch, threads, dynamic_shared, first.report, options, bool(blocks))
+    tight = bounded(first.text, entry, threads, want) if want else None
     fit = _tighter(tight, entry, arch, options, threads, dynamic_shared, want) if tight else None
-    return fit or Fitted(cubin, text, None, rep)
+    return fit or first
 
 
 def fitted_report(text: str, entry: str, arch: str, options: tuple[str, ...], threads: int,

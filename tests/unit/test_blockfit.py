@@ -28,8 +28,10 @@ def rep(regs, static=0, barriers=1):
     ("sm_80", 128, 56 * K, rep(220), None),  # (164 KiB hold 2 blocks of 57)
     # 8 warps at 255: 1 block; 2 would leave 128 registers, half of ptxas's choice
     ("sm_90a", 256, 40 * K, rep(255), None),
-    # 5 blocks of 4 warps (20 warps): enough warps already
-    ("sm_90a", 128, 0, rep(100), None),
+    # 4 blocks of 4 warps (16 warps): enough warps already for 96 registers of 110
+    ("sm_90a", 128, 0, rep(110), None),
+    # ... but a fifth block for 96 registers of 100 is near free
+    ("sm_90a", 128, 0, rep(100), 5),
     # shared memory holds it to 2 blocks as well: no room for a third
     ("sm_90a", 128, 100 * K, rep(211), None),
     # static shared memory counts with the dynamic scratch
@@ -38,9 +40,21 @@ def rep(regs, static=0, barriers=1):
     ("sm_90a", 128, 120 * K, rep(64), None),
     # an architecture the limits table does not know
     ("sm_42", 128, 0, rep(211), None),
+    # 3 blocks of 4 warps (12) at 132 registers: a fourth costs 4 registers (the near-free
+    # step, for any warps)
+    ("sm_90a", 128, 50 * K, rep(132), 4),
+    # ... but not 12 (3 blocks at 168 registers: 4 need 128)
+    ("sm_90a", 128, 50 * K, rep(168), None),
 ])
 def test_more_blocks(arch, threads, dynamic, report, want):
     assert blockfit.more_blocks(arch, threads, dynamic, report) == want
+
+
+@pytest.mark.parametrize(("report", "want"), [(rep(211), None), (rep(132), 4)])
+def test_a_hinted_kernel_takes_the_near_free_step_alone(report, want):
+    """An occupancy hint counts as the fewest blocks wanted: a kernel with one gets another
+    block only where it costs almost no registers (NEAR_SHARE)."""
+    assert blockfit.more_blocks("sm_90a", 128, 40 * K, report, hinted=True) == want
 
 
 def test_maxrregcount_is_the_users_choice():
@@ -103,7 +117,8 @@ def test_the_cubin_cache_tells_the_rule_on_from_off(monkeypatch):
 
 
 def test_kernels_the_rule_is_not_for_keep_their_bounds():
-    """A thread-level kernel and a tile kernel with an occupancy hint are not refitted."""
+    """A thread-level kernel is not refitted; a tile kernel with an occupancy hint is, by
+    the near-free step alone (the hint is passed on as asked)."""
     import threadtile as cuda
     import threadtile.tile as ct
 
@@ -113,7 +128,9 @@ def test_kernels_the_rule_is_not_for_keep_their_bounds():
 
     assert add._spec_for([np.zeros(4, np.float32)], {}).cuda.fit_threads == 0
     hinted = ct.kernel(occupancy=2, num_warps=4)(gathered_product.py_func)
-    assert hinted._spec_for(list(_args()), dict(TM=128, TN=128, TK=64)).cuda.fit_threads == 0
+    cuda_src = hinted._spec_for(list(_args()), dict(TM=128, TN=128, TK=64)).cuda
+    assert (cuda_src.fit_threads, cuda_src.fit_blocks) == (128, 2)
+    assert "__launch_bounds__(128, 2) " in cuda_src.text
 
 
 def test_resources_reuse_the_builds_compiles(tmp_path, monkeypatch):

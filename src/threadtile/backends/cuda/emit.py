@@ -79,11 +79,10 @@ class CudaSource:
     # the launcher passes a zero map otherwise, which takes the build with the portable loop
     tensormap_rows: tuple = ()
     # a tile kernel's fixed block, where the compiler may ask ptxas for more blocks a
-    # multiprocessor (blockfit.py: no occupancy hint or one scaled down, no Hopper k loop);
-    # 0 otherwise
+    # multiprocessor (blockfit.py: no Hopper k loop); 0 otherwise
     fit_threads: int = 0
-    # the blocks a multiprocessor to try first: the occupancy hint as asked where the source
-    # spells it scaled to the larger block the compiler picked (0: blockfit's own rule)
+    # the kernel's occupancy hint as asked (0: none), which the source's bounds spell scaled
+    # where the compiler grew the block (blockfit.py tries the hint's own count first)
     fit_blocks: int = 0
 
     def scratch_for(self, arch: str) -> int:
@@ -180,9 +179,9 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         ["__device__ unsigned long long tt_raised[4];  // code + 1, thread, block (debug)"]
         if raised else [])
     maps = tiles.tensormap_params(module)
-    asked = module.occupancy_asked or 0
+    asked = module.occupancy_asked or module.occupancy or 0
     fit = module.threads if has_tiles and module.kernel.is_kernel and module.threads and \
-        (not module.occupancy or asked) and not tiles.hopper_loops(module) else 0
+        not tiles.hopper_loops(module) else 0
     return CudaSource("\n".join(out) + "\n", cxx_function_name(module.kernel.name), scratch,
                       scratch_sm90a, maps, cooperative(module),
                       tuple(raises.describe(k) for k in raised),
