@@ -174,17 +174,20 @@ def test_bshd_operands_go_to_shared_memory():
     body = src[src.index("for (int32_t j"):]
     # K (its rows the dim axis, stepping along seq: array axis 1) and V, laid out for wgmma
     # (on sm_90a builds without the portable loops by TMA, each through its own tensor map
-    # and mbarrier: load_operand_tma; V's copy, right after K's, without a barrier of its own)
-    assert "smemtw k = tt::tile::load_operand_tma<tile_f16_128x64_smemtw, 0, 1, 1, true>(" \
-        "tt_tmo1, K, " in body
-    assert "smemw v = tt::tile::load_operand_tma<tile_f16_64x128_smemw, " in body
-    assert ", 1, 2, false>(tt_tmo2, V, " in body
-    # Q once, before the loop; indices in the array's axis order (K: b, j, kvh, 0)
+    # and mbarrier: load_operand_tma); K's copy for the next iteration right after the
+    # scores' product (ir/prefetch.py: the loop's bound has a min in it), its first before
+    # the loop
     head = src[:src.index("for (int32_t j")]
+    assert "k = tt::tile::load_operand_tma<tile_f16_128x64_smemtw, 0, 1, 1, true>(" \
+        "tt_tmo1, K, __half(0.0f), (int64_t)b, (int64_t)0, (int64_t)kvh, 0LL)" in head
+    assert "smemw v = tt::tile::load_operand_tma<tile_f16_64x128_smemw, " in body
+    assert ", 1, 2, true>(tt_tmo2, V, " in body
+    assert "k = tt::tile::load_operand_tma<tile_f16_128x64_smemtw, 0, 1, 3, true>(" \
+        "tt_tmo3, K, " in body
+    # Q once, before the loop; indices in the array's axis order (K: b, j, kvh, 0)
     assert "smemw q = tt::tile::load_operand_tma<" in head and "TT_TMA_INIT();" in head
-    assert "#define TT_TMA_SITES 3" in head
-    assert head.count("const __grid_constant__ tt::tile::sm90::TensorMap tt_tmo") == 3
-    assert ", K, __half(0.0f), (int64_t)b, (int64_t)j, (int64_t)kvh, 0LL)" in body
+    assert "#define TT_TMA_SITES 4" in head
+    assert head.count("const __grid_constant__ tt::tile::sm90::TensorMap tt_tmo") == 4
     assert "tt::tile::load<" not in body
 
 
@@ -321,7 +324,8 @@ def test_tma_build_issues_bulk_tensor_copies():
     t = target_for(spec, "sm_90a", attention_bshd.options)
     assert TMA_ONLY in t.options and not any("PRODUCER" in o for o in t.options)
     ptx = nvrtc.compile_ptx(spec.cuda.text, "sm_90a", options=t.options)
-    assert ptx.count("cp.async.bulk.tensor.4d") == 6  # two 64-column chunks of Q, K and V
+    # two 64-column chunks of Q, V and K (K's before the loop and an iteration ahead)
+    assert ptx.count("cp.async.bulk.tensor.4d") == 8
     assert "mbarrier.try_wait.shared::cta.b64" in ptx and "cp.async.cg.shared" not in ptx
     portable = target_for(spec, "sm_90a", attention_bshd.options, portable=True)
     ptx = nvrtc.compile_ptx(spec.cuda.text, "sm_90a", options=portable.options)

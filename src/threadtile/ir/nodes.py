@@ -369,6 +369,8 @@ class Function:
     source_file: str = ""
     pyfunc: Any = None  # the Python function (the simulator's python mode calls it)
     return_weak: bool = False  # every return value is a weak literal type (see typing.py)
+    # a tile variable split off another by loop (ir/webs.py) -> the variable it came from
+    twins: dict[str, str] = field(default_factory=dict)
 
     def all_functions(self) -> list[Function]:
         """This function's callees (transitively, each once, callees first), then itself."""
@@ -448,12 +450,17 @@ def walk_expr(e: Expr):
                         yield from walk_expr(y)
 
 
+def walk_function_exprs(f: Function):
+    """Every expression of function ``f`` (not its callees')."""
+    for s in walk_stmts(f.body):
+        for e in stmt_exprs(s):
+            yield from walk_expr(e)
+
+
 def walk_module_exprs(module: Module):
     """Every expression of every function of ``module``."""
     for f in module.kernel.all_functions():
-        for s in walk_stmts(f.body):
-            for e in stmt_exprs(s):
-                yield from walk_expr(e)
+        yield from walk_function_exprs(f)
 
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("Any", "annotations",

@@ -25,7 +25,12 @@ cache, ``load(K, (b, h, 0, j), shape=(1, 1, D, TN), order=(0, 2, 3, 1))``, is on
 is assigned and no statement writes memory, so that the copy overlaps the work before the
 ``mma`` (the ``mma`` waits only for the copies issued before its own: ``attrs["wait"]`` counts
 those issued after it). Each operand variable gets its own buffer (``attrs["offset"]``, bytes
-after the scratch).
+after the scratch), except a twin (ir/webs.py: the same name in another loop), which shares
+its original's where the two are placed alike.
+
+An A operand loaded once before its loops (attention's Q) may be read by several such ``mma``
+(a loop over the unmasked key tiles and one over the masked ones): it goes into one buffer
+where every read of it is such an A operand.
 
 The A operand of such an ``mma`` (the accumulator in fragments) may be rows gathered from a
 2-d array, as a mixture of experts gathers its tokens::
@@ -101,7 +106,7 @@ def _counts(f: ir.Function) -> tuple[dict, dict]:
 def smem_operands(f: ir.Function, threads: int) -> bool:
     """Rewrite the qualifying loads (module docstring); returns whether any was."""
     reads, assigned = _counts(f)
-    offset = [0]
+    offset = [0, {}]  # the next buffer's offset; the buffers placed, by _buffer_key
     changed = False
     for block, outer in _blocks(f.body, ()):
         changed |= _rewrite_block(f, block, outer, reads, assigned, threads, offset)
@@ -123,8 +128,9 @@ def _a_operand(f, m: ir.TileOp, s: ir.Stmt, block: list, outer: tuple, reads: di
     """An A operand loaded (rows of K, as memory has them) in an enclosing block, read only
     by this mma: into its own buffer there, once (attention's Q, loaded before the loop)."""
     a = m.args[0]
-    if not (isinstance(a, ir.Var) and a.type.layout == "blocked" and reads.get(a.name) == 1
-            and assigned.get(a.name) == 1 and a.type.shape[0] % tiling.MMA_M == 0):
+    if not (isinstance(a, ir.Var) and a.type.layout == "blocked" and
+            reads.get(a.name) == _a_reads(f, a.name) and assigned.get(a.name) == 1 and
+            a.type.shape[0] % tiling.MMA_M == 0):
         return  # (fewer than 16 rows: staged, or converted once into fragments)
     for up, stmt in outer:
         found = _load_chain(up[:up.index(stmt)], a.name, reads, assigned)
@@ -133,8 +139,25 @@ def _a_operand(f, m: ir.TileOp, s: ir.Stmt, block: list, outer: tuple, reads: di
         load_stmt, reshape_stmt, swap, row_axis = found
         if swap:
             return
-        _replace(f, up, load_stmt, reshape_stmt, a, SMEM, offset, up.index(stmt), row_axis)
+        new = _replace(f, up, load_stmt, reshape_stmt, a, SMEM, offset, up.index(stmt),
+                       row_axis)
+        if new is not None:
+            _retype(f, a.name, new.value.type)  # (its other readers)
         return
+
+
+def _a_reads(f: ir.Function, name: str) -> int:
+    """How many ``mma`` in fragments read ``name`` as their A operand (and not as B)."""
+    return sum(1 for x in ir.walk_function_exprs(f)
+               if isinstance(x, ir.TileOp) and x.op == "mma" and x.type.layout == "mma" and
+               isinstance(x.args[0], ir.Var) and x.args[0].name == name and
+               not (isinstance(x.args[1], ir.Var) and x.args[1].name == name))
+
+
+def _retype(f: ir.Function, name: str, t: TileType) -> None:
+    for x in ir.walk_function_exprs(f):
+        if isinstance(x, ir.Var) and x.name == name:
+            x.type = t
 
 
 def _a_gather(f, m: ir.TileOp, s: ir.Stmt, block: list, reads: dict, assigned: dict,
@@ -322,17 +345,31 @@ def _is_arange(t: ir.Expr, defs: dict, n: int) -> bool:
     return False
 
 
+def _place(f: ir.Function, name: str, t: TileType, row_axis: int, offset: list) -> int | None:
+    """The offset of the buffer of ``name`` (a tile of type ``t``): its twin's (ir/webs.py),
+    where one of the same family is placed alike, else a new one; None past the budget."""
+    key = (f.twins.get(name, name), t, row_axis)
+    if key in offset[1]:
+        return offset[1][key]
+    if offset[0] + buffer_bytes(t) > BUDGET:
+        return None
+    at = offset[0]
+    offset[0] += buffer_bytes(t)
+    offset[1][key] = at
+    return at
+
+
 def _replace(f, block: list, load_stmt, reshape_stmt, var: ir.Var, layout: str, offset: list,
              before: int, row_axis: int) -> ir.Assign | None:
     """The load (and reshape) of ``var`` as one ``load_operand``, placed at ``before`` (None
     where its buffer would pass the budget)."""
     ld = load_stmt.value
     t = TileType(var.type.dtype, var.type.shape, layout)
-    if offset[0] + buffer_bytes(t) > BUDGET:
+    at = _place(f, var.name, t, row_axis, offset)
+    if at is None:
         return None
     op = ir.TileOp(t, ld.loc, "load_operand", list(ld.args),
-                   dict(ld.attrs, offset=offset[0], row_axis=row_axis))
-    offset[0] += buffer_bytes(t)
+                   dict(ld.attrs, offset=at, row_axis=row_axis))
     f.locals[var.name] = t
     var.type = t
     new = ir.Assign(load_stmt.loc, var.name, op)
@@ -406,7 +443,8 @@ def _for_wgmma(f, m: ir.TileOp, threads: int) -> None:
         return
     if at.layout == "mma" and bt.layout == SMEM:
         _relayout(f, [b], SMEM + "w")
-    elif at.layout == SMEM and bt.layout == SMEMT and (k * at.dtype.itemsize) % 128 == 0:
+    elif at.layout in (SMEM, SMEM + "w") and bt.layout == SMEMT and \
+            (k * at.dtype.itemsize) % 128 == 0:  # (an A read by several: laid out once)
         _relayout(f, [a], SMEM + "w")
         _relayout(f, [b], SMEMT + "w")
 

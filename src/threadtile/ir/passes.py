@@ -19,6 +19,7 @@ from .partials import reduce_partials
 from .prefetch import prefetch_operands
 from .resources import check_static_shared
 from .verify import verify
+from .webs import split_webs
 
 
 def run(module: ir.Module) -> None:
@@ -30,6 +31,10 @@ def run(module: ir.Module) -> None:
         # execute the same sequence of collective operations, and C++ leaves the order of
         # evaluation of a call's arguments unspecified.
         hoist_tile_ops(f)
+        # A tile name each of several loops assigns before reading it, and nothing else
+        # reads, becomes one variable per loop (ir/webs.py): the passes below place a tile
+        # by its single assignment.
+        split_webs(f)
         # A running sum read only reduced is kept reduced (ir/partials.py), on the flat form
         # and before layouts are chosen: the full accumulator's registers never exist.
         if module.threads:

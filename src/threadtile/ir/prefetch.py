@@ -22,13 +22,15 @@ reads (a tile wholly outside the array would be undefined without a padding mode
 simulator runs the same statements. The CUDA backend waits for the last copy after the loop
 (tile/operands.h ``operand_drain``: no copy is still landing when the block exits).
 
-Only where that is the same computation: a step of 1, the loop variable not assigned in the
-body, no break, continue or return, no memory written in the loop (a store could change
-what the early copy reads), the copy's indices functions of the loop variable and values
-the loop does not assign, and the operand assigned there alone and read by that ``mma``
-alone; and every operand of that ``mma`` copied in the body so (else it waits for a copy
-anyway). The copies marked ``attrs["ahead"]``; each ``mma``'s count of later copies to leave
-pending (``attrs["wait"]``, ir/operands.py) recounted for the rotated order.
+Only where that is the same computation: a step of 1, bounds without side effects (``min``,
+``max`` and ``abs`` allowed: the loops of a causal kernel split at the diagonal), the loop
+variable not assigned in the body, no break, continue or return, no memory written in the
+loop (a store could change what the early copy reads), the copy's indices functions of the
+loop variable and values the loop does not assign, and the operand assigned there alone and
+read by that ``mma`` alone; and every operand of that ``mma`` copied in the body so (else it
+waits for a copy anyway). The copies marked ``attrs["ahead"]``; each ``mma``'s count of
+later copies to leave pending (``attrs["wait"]``, ir/operands.py) recounted for the rotated
+order.
 """
 
 from __future__ import annotations
@@ -54,8 +56,12 @@ def _is(s: ir.Stmt, ops: tuple) -> bool:
     return isinstance(s, ir.Assign) and isinstance(s.value, ir.TileOp) and s.value.op in ops
 
 
+_PURE_CALLS = ("min", "max", "abs")  # a loop's bounds may be written with them
+
+
 def _pure(e: ir.Expr) -> bool:
-    return not any(isinstance(x, (ir.Call, ir.CallFunc, ir.Load, ir.TileOp))
+    return not any(isinstance(x, (ir.CallFunc, ir.Load, ir.TileOp)) or
+                   isinstance(x, ir.Call) and x.name not in _PURE_CALLS
                    for x in ir.walk_expr(e))
 
 
