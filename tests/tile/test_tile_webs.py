@@ -52,6 +52,30 @@ def causal_two_loops(Q, K, V, Out, TM: ConstInt, TN: ConstInt, D: ConstInt):
 
 
 @ct.kernel
+def halves(Q, K, V, Out, TM: ConstInt, TN: ConstInt, D: ConstInt, SCALE_B: ConstInt):
+    """Out = sum over all key tiles of exp(Q K_j^T / 8 - 1) V_j, the tiles in two loops of
+    the same body, the second's K scaled by SCALE_B (1: read as loaded; 2: K * 2, computed,
+    which keeps that product's B, and so Q, out of shared memory)."""
+    i = ct.bid(0)
+    q = ct.load(Q, index=(0, i, 0), shape=(1, TM, D)).reshape((TM, D))  # Q (1, S, D)
+    acc = ct.zeros((TM, D), dtype=ct.float32)
+    half = ct.num_tiles(K, axis=0, shape=(TN, D)) // 2
+    for j in range(0, half):
+        k = ct.load(K, index=(0, j), shape=(D, TN), order=(1, 0))
+        s = ct.mma(q, k, ct.zeros((TM, TN), dtype=ct.float32))
+        v = ct.load(V, index=(j, 0), shape=(TN, D))
+        acc = ct.mma(ct.exp(s * 0.125 - 1.0).astype(V.dtype), v, acc)
+    for j in range(half, 2 * half):
+        k = ct.load(K, index=(0, j), shape=(D, TN), order=(1, 0))
+        if SCALE_B != 1:
+            k = k * SCALE_B
+        s = ct.mma(q, k, ct.zeros((TM, TN), dtype=ct.float32))
+        v = ct.load(V, index=(j, 0), shape=(TN, D))
+        acc = ct.mma(ct.exp(s * 0.125 - 1.0).astype(V.dtype), v, acc)
+    ct.store(Out, index=(i, 0), tile=acc)
+
+
+@ct.kernel
 def read_after(X, Out, n: int, T: ConstInt):
     """``t`` is assigned in both loops but the second loop's last value is read after it:
     not private to the loops, kept one variable."""
@@ -126,3 +150,50 @@ def test_read_after_numerics(target, rng):
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_90a"])
 def test_compiles(arch):
     assert compile_cubin(causal_two_loops, *_args(), 64, 64, 64, arch=arch)[:4] == b"\x7fELF"
+
+
+def _halves_args():
+    q, k, v, out = _args()
+    return q[None], k, v, out
+
+
+def _halves_reference(q, k, v, scale_b):
+    s2 = len(k) // 2
+    kf = k.astype(np.float64)
+    kf[s2:] *= scale_b
+    p = np.exp(q.astype(np.float64) @ kf.T * 0.125 - 1.0).astype(np.float16)
+    return p.astype(np.float64) @ v.astype(np.float64)
+
+
+def test_both_loops_of_one_body_take_shared_memory():
+    """Q's buffer is made in front of both loops while the first is rewritten: the second
+    loop is still visited (its K and V copies), and its product reads Q's buffer."""
+    src = halves.cuda_source(*_halves_args(), 64, 64, 64, 1)
+    assert "tt::tile::load<" not in src and "smemw q = " in src
+    assert src.count("tt::tile::operand_drain(") == 2
+
+
+def test_a_second_product_with_b_in_registers_keeps_q_there():
+    src = halves.cuda_source(*_halves_args(), 64, 64, 64, 2)
+    assert "smemw q = " not in src and "smem q = " not in src
+    # ... and every product compiles (an A in shared memory has no product with a B in
+    # registers), the TMA-only sm_90a build included
+    from threadtile.builds import target_for  # noqa: PLC0415
+    from threadtile.runtime import nvrtc  # noqa: PLC0415
+
+    spec = halves._spec_for(list(_halves_args()), dict(TM=64, TN=64, D=64, SCALE_B=2))
+    for arch in ("sm_80", "sm_90a"):
+        t = target_for(spec, arch, halves.options)
+        assert nvrtc.compile_cubin(spec.cuda.text, arch, name="h.cu", options=t.options)
+
+
+@pytest.mark.parametrize("scale_b", [1, 2])
+def test_halves_numerics(target, rng, scale_b):
+    s, d = 256, 64
+    q, k = ((rng.standard_normal((s, d)) / 4).astype(np.float16) for _ in range(2))
+    v = rng.standard_normal((s, d)).astype(np.float16)
+    out = target.to_device(poison((s, d), np.float32))
+    target.launch_tile(halves, (s // 64,), target.to_device(q[None]), target.to_device(k),
+                       target.to_device(v), out, 64, 64, d, scale_b)
+    np.testing.assert_allclose(target.to_host(out), _halves_reference(q, k, v, scale_b),
+                               rtol=2e-3, atol=2e-2)

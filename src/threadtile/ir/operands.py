@@ -108,7 +108,9 @@ def smem_operands(f: ir.Function, threads: int) -> bool:
     reads, assigned = _counts(f)
     offset = [0, {}]  # the next buffer's offset; the buffers placed, by _buffer_key
     changed = False
-    for block, outer in _blocks(f.body, ()):
+    # (the blocks listed first: a rewrite may insert into an enclosing block, attention's Q
+    # before its loops, which would make a walk still going over that block skip a loop)
+    for block, outer in list(_blocks(f.body, ())):
         changed |= _rewrite_block(f, block, outer, reads, assigned, threads, offset)
     return changed
 
@@ -124,14 +126,20 @@ def _blocks(stmts: list, outer: tuple):
 
 
 def _a_operand(f, m: ir.TileOp, s: ir.Stmt, block: list, outer: tuple, reads: dict,
-               assigned: dict, offset: list) -> None:
+               assigned: dict, offset: list, nw: int) -> None:
     """An A operand loaded (rows of K, as memory has them) in an enclosing block, read only
-    by this mma: into its own buffer there, once (attention's Q, loaded before the loop)."""
+    by this mma, or by several whose B operands all go into shared memory too: into its own
+    buffer there, once (attention's Q, loaded before the loop or loops)."""
     a = m.args[0]
     if not (isinstance(a, ir.Var) and a.type.layout == "blocked" and
-            reads.get(a.name) == _a_reads(f, a.name) and assigned.get(a.name) == 1 and
-            a.type.shape[0] % tiling.MMA_M == 0):
+            assigned.get(a.name) == 1 and a.type.shape[0] % tiling.MMA_M == 0):
         return  # (fewer than 16 rows: staged, or converted once into fragments)
+    readers = _a_readers(f, a.name)
+    if reads.get(a.name) != len(readers) or not all(
+            x.args[1].type.layout != BLOCKED or
+            _b_chain(x, st, blk, reads, assigned, nw) is not None
+            for x, st, blk in readers if x is not m):
+        return  # (read otherwise, or by a product whose B stays in registers)
     for up, stmt in outer:
         found = _load_chain(up[:up.index(stmt)], a.name, reads, assigned)
         if found is None:
@@ -146,12 +154,14 @@ def _a_operand(f, m: ir.TileOp, s: ir.Stmt, block: list, outer: tuple, reads: di
         return
 
 
-def _a_reads(f: ir.Function, name: str) -> int:
-    """How many ``mma`` in fragments read ``name`` as their A operand (and not as B)."""
-    return sum(1 for x in ir.walk_function_exprs(f)
-               if isinstance(x, ir.TileOp) and x.op == "mma" and x.type.layout == "mma" and
-               isinstance(x.args[0], ir.Var) and x.args[0].name == name and
-               not (isinstance(x.args[1], ir.Var) and x.args[1].name == name))
+def _a_readers(f: ir.Function, name: str) -> list:
+    """(each ``mma`` in fragments assigned to a variable that reads ``name`` as its A operand
+    and not as B, its statement, its block)."""
+    return [(st.value, st, blk) for blk, _ in _blocks(f.body, ()) for st in blk
+            if isinstance(st, ir.Assign) and isinstance(x := st.value, ir.TileOp) and
+            x.op == "mma" and x.type.layout == "mma" and isinstance(x.args[0], ir.Var) and
+            x.args[0].name == name and
+            not (isinstance(x.args[1], ir.Var) and x.args[1].name == name)]
 
 
 def _retype(f: ir.Function, name: str, t: TileType) -> None:
@@ -381,6 +391,23 @@ def _replace(f, block: list, load_stmt, reshape_stmt, var: ir.Var, layout: str, 
     return new
 
 
+def _b_chain(m: ir.TileOp, s: ir.Stmt, block: list, reads: dict, assigned: dict, nw: int):
+    """The load (and reshape) of the B operand of ``m`` (statement ``s`` of ``block``) that
+    can go into shared memory (``_load_chain``'s answer), else None."""
+    a, b = m.args[0], m.args[1]
+    if not (isinstance(b, ir.Var) and reads.get(b.name) == 1 and assigned.get(b.name) == 1):
+        return None
+    at = a.type
+    fragments = m.type.layout == "mma"
+    if at.dtype.bits != 16 or at.shape[1] % 16:
+        return None
+    if fragments and not tiling.whole_strips(at.shape[0], nw):
+        return None
+    if not fragments and not (at.layout == BLOCKED and tensor_core(at, b.type)):
+        return None
+    return _load_chain(block[:block.index(s)], b.name, reads, assigned)
+
+
 def _rewrite_block(f, block: list, outer: tuple, reads: dict, assigned: dict, threads: int,
                    offset: list) -> bool:
     nw = threads // 32
@@ -389,18 +416,9 @@ def _rewrite_block(f, block: list, outer: tuple, reads: dict, assigned: dict, th
         m = s.value if isinstance(s, ir.Assign) else None
         if not (isinstance(m, ir.TileOp) and m.op == "mma" and m.type.layout in ("mma", BLOCKED)):
             continue
-        a, b = m.args[0], m.args[1]
-        if not (isinstance(b, ir.Var) and reads.get(b.name) == 1 and assigned.get(b.name) == 1):
-            continue
-        at = a.type
+        b = m.args[1]
         fragments = m.type.layout == "mma"
-        if at.dtype.bits != 16 or at.shape[1] % 16:
-            continue
-        if fragments and not tiling.whole_strips(at.shape[0], nw):
-            continue
-        if not fragments and not (at.layout == BLOCKED and tensor_core(at, b.type)):
-            continue
-        found = _load_chain(block[:block.index(s)], b.name, reads, assigned)
+        found = _b_chain(m, s, block, reads, assigned, nw)
         if found is None:
             continue
         load_stmt, reshape_stmt, swap, row_axis = found
@@ -417,7 +435,7 @@ def _rewrite_block(f, block: list, outer: tuple, reads: dict, assigned: dict, th
             at_pos -= 1
         block.insert(at_pos, new)
         if fragments:
-            _a_operand(f, m, s, block, outer, reads, assigned, offset)
+            _a_operand(f, m, s, block, outer, reads, assigned, offset, nw)
             _a_gather(f, m, s, block, reads, assigned, offset)
             _for_wgmma(f, m, threads)
         changed = True
