@@ -372,6 +372,15 @@ class Function:
     # a tile variable split off another by loop (ir/webs.py) -> the variable it came from
     twins: dict[str, str] = field(default_factory=dict)
 
+    def fresh_name(self, base: str, sep: str = "") -> str:
+        """``base``, or ``base`` with ``sep`` and the first number after it that names no
+        local or parameter of this function yet."""
+        name, k = base, 0
+        while name in self.locals or any(p.name == name for p in self.params):
+            k += 1
+            name = f"{base}{sep}{k}"
+        return name
+
     def all_functions(self) -> list[Function]:
         """This function's callees (transitively, each once, callees first), then itself."""
         seen: dict[int, Function] = {}

@@ -117,14 +117,14 @@ def _rewrite(f: ir.Function, name: str, t: TileType, threads: int) -> bool:
     share = t.size * t.dtype.itemsize // max(threads, 1)
     if not (in_thread_columns(t.shape, axes, threads) or share >= BIG_BYTES):
         return False
-    total = _fresh(f, f"{name}_sum")
+    total = f.fresh_name(f"{name}_sum")
     f.locals[total] = r
 
     def reduced(x: ir.Expr, loc) -> ir.Expr:
         return ir.TileOp(r, loc, "reduce", [x], dict(first.attrs))
 
     for k, (s, x) in enumerate(updates):
-        part = _fresh(f, f"{name}_part{k}")
+        part = f.fresh_name(f"{name}_part{k}")
         f.locals[part] = r
         _replace(f.body, s, [
             ir.Assign(s.loc, part, reduced(x, s.loc)),
@@ -147,13 +147,6 @@ def _rewrite(f: ir.Function, name: str, t: TileType, threads: int) -> bool:
         del f.locals[name]
     return True
 
-
-def _fresh(f: ir.Function, base: str) -> str:
-    name, k = base, 0
-    while name in f.locals or any(p.name == name for p in f.params):
-        k += 1
-        name = f"{base}{k}"
-    return name
 
 
 def _replace(body: list, old: ir.Stmt, new: list) -> bool:

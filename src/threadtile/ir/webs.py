@@ -45,7 +45,7 @@ def split_webs(f: ir.Function) -> bool:
         if len(private) < 2 or not _reads_inside(f.body, name, private):
             continue
         for k, loop in enumerate(private[1:], 1):
-            new = _fresh(f, f"{name}_w{k}")
+            new = f.fresh_name(f"{name}_w{k}", "_")
             f.locals[new] = f.locals[name]
             f.twins[new] = name
             _rename(loop.body, name, new)
@@ -97,13 +97,6 @@ def _reads_inside(body: list, name: str, loops: list) -> bool:
                 return False
     return True
 
-
-def _fresh(f: ir.Function, base: str) -> str:
-    name, k = base, 0
-    while name in f.locals or any(p.name == name for p in f.params):
-        k += 1
-        name = f"{base}_{k}"
-    return name
 
 
 def _rename(body: list, old: str, new: str) -> None:
