@@ -110,7 +110,8 @@ def auto_threads(module: ir.Module) -> int:
     on 4, H200). 128x128 accumulators with 32-deep steps measured faster on 4 warps, several
     blocks sharing a multiprocessor (bench/tile_sweep.py).
     A kernel whose largest other tile would hold over MAX_PER_THREAD elements a thread gets
-    more warps, up to 16. A k loop of 8-bit floats gets the block its Hopper loop takes
+    more warps, up to 16, as long as each warp keeps whole 16-row strips of its products in
+    fragments. A k loop of 8-bit floats gets the block its Hopper loop takes
     (``_float8_threads``).
     """
     f8 = _float8_threads(module)
@@ -124,8 +125,13 @@ def auto_threads(module: ir.Module) -> int:
     # (an mma operand in shared memory holds no registers: ir/operands.py)
     big = max((t.size for t in tiles if t.layout != "mma" and not t.layout.startswith("smem")),
               default=0)
+    # ... but not past whole 16-row strips a warp of its products in fragments: a 64-row
+    # product on 8 warps leaves the tensor-core paths (25-38 TFLOP/s against 500 for cuTile's
+    # FMHA sample at 64x64 tiles, H200)
+    strips = min((t.shape[0] for t in _product_types(module)), default=0) // 16
     threads = 128
-    while big > MAX_PER_THREAD * threads and threads < 512:
+    while big > MAX_PER_THREAD * threads and threads < 512 and \
+            (not strips or strips % (threads // 16) == 0):
         threads *= 2
     if acc > 128 * 128:
         return max(threads, 256)

@@ -382,6 +382,32 @@ def test_large_tiles_get_more_warps(target, rng):
 
 
 @ct.kernel
+def _scores_and_rows(Q, K, S, X, Y):
+    """A 64-row product in fragments beside a (64, 512) float32 tile: more warps for the
+    wide tile would split the product's 16-row strips (8 rows a warp on 8 warps)."""
+    i = ct.bid(0)
+    q = ct.load(Q, index=(i, 0), shape=(64, 64))
+    k = ct.load(K, index=(0, 0), shape=(64, 64), order=(1, 0))
+    ct.store(S, index=(i, 0), tile=ct.mma(q, k, ct.zeros((64, 64), dtype=ct.float32)))
+    x = ct.load(X, index=(i, 0), shape=(64, 512))
+    ct.store(Y, index=(i, 0), tile=ct.exp(x) * ct.sum(x, axis=1, keepdims=True))
+
+
+def test_more_warps_keep_a_products_whole_strips(target, rng):
+    q, k = (rng.standard_normal((128, 64)).astype(np.float16) for _ in range(2))
+    x = rng.standard_normal((128, 512)).astype(np.float32) / 8
+    s = np.zeros((128, 64), np.float32)
+    assert "__launch_bounds__(128)" in _scores_and_rows.cuda_source(q, k, s, x, x)
+    s_d, y_d = (target.to_device(np.full(a.shape, np.nan, np.float32)) for a in (s, x))
+    target.launch_tile(_scores_and_rows, 2, target.to_device(q), target.to_device(k), s_d,
+                       target.to_device(x), y_d)
+    qf, kf, xf = (a.astype(np.float64) for a in (q, k, x))
+    np.testing.assert_allclose(target.to_host(s_d), qf @ kf[:64].T, rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(target.to_host(y_d), np.exp(xf) * xf.sum(1, keepdims=True),
+                               rtol=1e-4, atol=1e-4)
+
+
+@ct.kernel
 def _extents(X, Out):
     """cuTile's Array.shape and strides are int32: stored into an int32 array with no cast,
     and ct.num_tiles too."""
