@@ -29,6 +29,7 @@ import functools
 import hashlib
 import json
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -172,6 +173,23 @@ def auto_threads(module: ir.Module) -> int:
     return threads
 
 
+def _warn_split_strips(module: ir.Module, threads: int) -> None:
+    """A PerformanceWarning for each 16-bit product whose rows the block's warps split below
+    whole 16-row strips (a ``num_warps`` the user gave: ``auto_threads`` never does it)."""
+    nw = threads // 32
+    for x in ir.walk_module_exprs(module):
+        if not (isinstance(x, ir.TileOp) and x.op == "mma" and x.type.layout == "mma"):
+            continue
+        a = x.args[0].type
+        m = a.shape[0] if isinstance(a, TileType) and a.ndim == 2 else 0
+        if a.dtype.bits == 16 and m % 16 == 0 and not tiling.whole_strips(m, nw):
+            warnings.warn_explicit(
+                f"the product of {m} rows runs on {nw} warps, fewer than 16 rows a warp: it "
+                f"goes through the shared scratch instead of tensor-core fragments (many "
+                f"times slower); num_warps={m // 16} or fewer keeps it in fragments",
+                errors.PerformanceWarning, x.loc.filename, x.loc.line)
+
+
 F8_BLOCKS = (256, 128, 512)  # the blocks an 8-bit k loop tries for its Hopper loop, in order
 
 
@@ -297,6 +315,8 @@ class Specialization:
                 if not more or more == threads:
                     break
                 threads = more
+            if threads and not getattr(k, "auto_warps", False):
+                _warn_split_strips(self._module, threads)
         return self._module
 
     @property

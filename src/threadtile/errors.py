@@ -14,6 +14,7 @@ import re
 __all__ = [
     "ThreadtileError", "KernelCompileError", "NvrtcError", "KernelRuntimeError", "RaceError",
     "OutOfBoundsError", "BarrierDivergenceError", "UninitializedReadError", "LaunchError",
+    "RaceWarning", "PerformanceWarning",
     "CudaDriverError", "format_location", "parse_log",
     "TileError", "TileSyntaxError", "TileTypeError", "TileValueError",
     "TileUnsupportedFeatureError", "TileInternalError", "TileRecursionError",
@@ -206,6 +207,13 @@ class RaceWarning(UserWarning):
     others read it), but every write stored the value the element already held, so no thread
     can see a difference, whatever the order (numba's tests write ``a[0] = 1`` from every
     thread). Any write of a different value is a :class:`RaceError`."""
+
+
+class PerformanceWarning(UserWarning):
+    """Code that compiles and runs correctly but leaves a fast path for a reason the user
+    can change, said at the kernel's line (numba's ``NumbaPerformanceWarning``): a tile
+    product of M rows on a block of more than M / 16 warps, which splits its 16-row strips
+    and takes the shared scratch instead of tensor-core fragments."""
 
 
 class OutOfBoundsError(KernelRuntimeError):

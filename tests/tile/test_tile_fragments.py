@@ -212,6 +212,24 @@ def test_rows_need_whole_strips_per_warp():
     assert "reduce_mma_rows" in src and "store_fragments" in src
 
 
+def test_a_product_split_below_whole_strips_warns():
+    """num_warps=8 on a 64-row product: a PerformanceWarning at the product's line, naming
+    the block that keeps it in fragments; none on 4 warps."""
+    import warnings  # noqa: PLC0415
+
+    from threadtile.errors import PerformanceWarning  # noqa: PLC0415
+
+    args = [np.zeros((128, 32), np.float16), np.zeros((32, 64), np.float16),
+            np.zeros((128, 64), np.float32)]
+    consts = dict(TM=64, TN=64, TK=32)
+    with pytest.warns(PerformanceWarning, match="64 rows runs on 8 warps.*num_warps=4") as w:
+        assert ct.kernel(_softmax_of_product, num_warps=8)._spec_for(args, consts).module
+    assert w[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerformanceWarning)
+        assert ct.kernel(_softmax_of_product, num_warps=4)._spec_for(args, consts).module
+
+
 def test_kernels_without_mma_keep_blocked_tiles():
     @ct.kernel
     def scaled_rows(X, Y, T: ConstInt):
