@@ -85,14 +85,14 @@ def lower(fn, params: list[ir.Param], threads: int | None, occupancy: int | None
     globals the frontend read are appended to ``deps``; ``zero_division`` ("int", "all")
     makes a division by zero of those types raise ZeroDivisionError, and ``debug`` reports a
     raise on the GPU to the host (both jit's debug=True). ``tracer`` times the two steps
-    (runtime/profiling.py). ``occupancy_asked`` is the kernel's hint where ``occupancy`` is
-    that hint scaled to a block the compiler grew (blockfit.py tries the hint first)."""
+    (runtime/profiling.py). ``occupancy_asked`` is the kernel's hint as given; ``occupancy``
+    is that hint scaled to a block the compiler grew (blockfit.py tries the hint first)."""
     block = f"block of {threads}" if threads else ""
     with tracer.phase("frontend", block):
         module = specialize(fn, params, deps, threads, zero_division)
     module.report_raises = debug
     module.occupancy = occupancy
-    module.occupancy_asked = occupancy_asked if occupancy_asked != occupancy else None
+    module.occupancy_asked = occupancy_asked
     module.launch_bounds = launch_bounds
     with tracer.phase("passes", block):
         passes.run(module)

@@ -405,8 +405,8 @@ class Module:
     const_arrays: list[ArrayDecl]
     threads: int | None = None  # threads per block, when fixed at compile time (tile ops)
     occupancy: int | None = None  # blocks per SM to fit registers for (with threads fixed)
-    # the occupancy hint as asked, where the compiler grew the block and scaled the hint down
-    # to ``occupancy`` (blockfit.py tries the hint's own blocks first)
+    # the occupancy hint as the kernel gives it; ``occupancy`` is scaled down where the
+    # compiler grew the block (blockfit.py then tries the hint's own blocks first)
     occupancy_asked: int | None = None
     # jit(launch_bounds=...): the most threads per block (, the fewest blocks per SM, the most
     # blocks per cluster), for a kernel whose block is not fixed

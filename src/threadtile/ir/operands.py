@@ -106,7 +106,7 @@ def _counts(f: ir.Function) -> tuple[dict, dict]:
 def smem_operands(f: ir.Function, threads: int) -> bool:
     """Rewrite the qualifying loads (module docstring); returns whether any was."""
     reads, assigned = _counts(f)
-    offset = [0, {}]  # the next buffer's offset; the buffers placed, by _buffer_key
+    offset = [0, {}]  # the next buffer's offset; the buffers placed (_place)
     changed = False
     # (the blocks listed first: a rewrite may insert into an enclosing block, attention's Q
     # before its loops, which would make a walk still going over that block skip a loop)
@@ -188,11 +188,11 @@ def _a_gather(f, m: ir.TileOp, s: ir.Stmt, block: list, reads: dict, assigned: d
     rows, col0 = got
     arr, pad = g.value.args[0], g.value.args[-1]
     t = TileType(a.type.dtype, a.type.shape, SMEM)
-    if offset[0] + buffer_bytes(t) > BUDGET:
+    at = _place(f, a.name, t, None, offset)
+    if at is None:
         return
     op = ir.TileOp(t, g.value.loc, "gather_operand", [arr, rows, col0, pad],
-                   {"offset": offset[0], "check_bounds": g.value.attrs["check_bounds"]})
-    offset[0] += buffer_bytes(t)
+                   {"offset": at, "check_bounds": g.value.attrs["check_bounds"]})
     f.locals[a.name] = t
     a.type = t
     new = ir.Assign(g.loc, a.name, op)
@@ -355,9 +355,11 @@ def _is_arange(t: ir.Expr, defs: dict, n: int) -> bool:
     return False
 
 
-def _place(f: ir.Function, name: str, t: TileType, row_axis: int, offset: list) -> int | None:
-    """The offset of the buffer of ``name`` (a tile of type ``t``): its twin's (ir/webs.py),
-    where one of the same family is placed alike, else a new one; None past the budget."""
+def _place(f: ir.Function, name: str, t: TileType, row_axis: int | None,
+           offset: list) -> int | None:
+    """The offset of the buffer of ``name`` (a tile of type ``t``, copied along array axis
+    ``row_axis``; None: gathered rows): its twin's (ir/webs.py), where one of the same family
+    is placed alike, else a new one; None past the budget."""
     key = (f.twins.get(name, name), t, row_axis)
     if key in offset[1]:
         return offset[1][key]

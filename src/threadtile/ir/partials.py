@@ -148,7 +148,6 @@ def _rewrite(f: ir.Function, name: str, t: TileType, threads: int) -> bool:
     return True
 
 
-
 def _replace(body: list, old: ir.Stmt, new: list) -> bool:
     """Replace statement ``old`` (by identity) in ``body`` or a block inside it by ``new``."""
     for k, s in enumerate(body):

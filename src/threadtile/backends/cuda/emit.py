@@ -179,7 +179,7 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         ["__device__ unsigned long long tt_raised[4];  // code + 1, thread, block (debug)"]
         if raised else [])
     maps = tiles.tensormap_params(module)
-    asked = module.occupancy_asked or module.occupancy or 0
+    asked = module.occupancy_asked or 0
     fit = module.threads if has_tiles and module.kernel.is_kernel and module.threads and \
         not tiles.hopper_loops(module) else 0
     return CudaSource("\n".join(out) + "\n", cxx_function_name(module.kernel.name), scratch,
