@@ -98,7 +98,6 @@ def _reads_inside(body: list, name: str, loops: list) -> bool:
     return True
 
 
-
 def _rename(body: list, old: str, new: str) -> None:
     for s in ir.walk_stmts(body):
         if isinstance(s, ir.Assign) and s.name == old:
