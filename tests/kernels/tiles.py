@@ -319,6 +319,16 @@ def exp_modes(x, full, fast, T: ConstInt):
 
 
 @ct.kernel(num_warps=4)
+def div_modes(x, y, full, fast, T: ConstInt):
+    """ct.truediv as IEEE (the default) and with RoundingMode.APPROX (the fast division)."""
+    a = ct.load(x, index=(ct.bid(0),), shape=(T,), padding_mode=PAD_ZERO)
+    b = ct.load(y, index=(ct.bid(0),), shape=(T,), padding_mode=PAD_ZERO)
+    ct.store(full, index=(ct.bid(0),), tile=ct.truediv(a, b))
+    ct.store(fast, index=(ct.bid(0),), tile=ct.truediv(a, b, flush_to_zero=True,
+                                                       rounding_mode=ct.RoundingMode.APPROX))
+
+
+@ct.kernel(num_warps=4)
 def exp2_ftz(x, keep, ftz, T: ConstInt):
     """ct.exp2 as it is and with flush_to_zero=True (subnormal results zero)."""
     t = ct.load(x, index=(ct.bid(0),), shape=(T,), padding_mode=PAD_ZERO)
@@ -368,6 +378,7 @@ EXAMPLES = {
     "layer_norm_chunked": [example(_f32, _v, _v, _f32, _v, _v, 1e-5, C=2048),
                            example(_bf16, ArrayType(bfloat16, 1, "C"),
                                    ArrayType(bfloat16, 1, "C"), _bf16, _v, _v, 1e-5, C=2048)],
+    "div_modes": [example(_v, _v, _v, _v, T=512)],
     "exp2_ftz": [example(_v, _v, _v, T=512)],
     "exp_modes": [example(_v, _v, _v, T=512),
                   example(ArrayType(bfloat16, 1, "C"), _v, ArrayType(bfloat16, 1, "C"), T=512)],

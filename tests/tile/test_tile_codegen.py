@@ -221,3 +221,14 @@ def test_exp_rounding_modes_pick_the_exponential():
     src = tiles.exp_modes.cuda_source(np.zeros(8, np.float32), np.zeros(8, np.float32),
                                       np.zeros(8, np.float32), T=512)
     assert "tt::tile::exp(" in src and "tt::tile::exp_approx(" in src
+
+
+def test_truediv_approx_is_the_fast_division():
+    """truediv(..., rounding_mode=APPROX) of float32 tiles is div.approx (the FMHA sample's
+    last step); without it, and for float64, the IEEE division."""
+    z = np.zeros(8, np.float32)
+    src = tiles.div_modes.cuda_source(z, z, z, z, T=512)
+    assert src.count("tt::tile::div_approx(") == 1 and src.count("tt::tile::div(") == 1
+    z = np.zeros(8, np.float64)
+    src = tiles.div_modes.cuda_source(z, z, z, z, T=512)
+    assert "div_approx" not in src and src.count("tt::tile::div(") == 2

@@ -86,6 +86,23 @@ def test_exp_modes(target, rng, n, scale):
         assert not np.array_equal(full, fast)  # the two modes are different code
 
 
+def test_div_modes(target, rng):
+    """truediv: IEEE by default (correctly rounded); APPROX within 2 ulp for divisors below
+    2**126 (the hardware's fast division; the simulator divides as IEEE)."""
+    n = 3000
+    x = (rng.standard_normal(n) * 100).astype(np.float32)
+    y = (rng.uniform(0.5, 4.0, n) * rng.choice([-1, 1], n) * 10.0 ** rng.integers(-3, 4, n)
+         ).astype(np.float32)
+    full, fast = target.to_device(poison(n, np.float32)), target.to_device(poison(n, np.float32))
+    target.launch_tile(tiles.div_modes, cdiv(n, 512), target.to_device(x), target.to_device(y),
+                       full, fast, 512)
+    full, fast = target.to_host(full), target.to_host(fast)
+    ref = x.astype(np.float64) / y
+    np.testing.assert_array_equal(full, ref.astype(np.float32))
+    ulp = np.finfo(np.float32).eps * np.abs(ref)
+    assert (np.abs(fast - ref) <= 2 * ulp + 1e-38).all()
+
+
 def test_exp2_flush_to_zero(target, rng):
     """exp2(x, flush_to_zero=True) of float32: results below 2**-126 are zero, the others
     as exp2 (within 2 ulp); without the flag they stay subnormal."""

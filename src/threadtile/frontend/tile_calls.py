@@ -437,7 +437,11 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
             return lw.binop(binops[fname], x, y, node)
         if fname in cmps:
             return compare(lw, cmps[fname], x, y, node)
-        return binop(lw, binops[fname], x, y, node)
+        r = binop(lw, binops[fname], x, y, node)
+        if fname == "truediv" and _approx(lw, v["rounding_mode"], node, "truediv") and \
+                r.type.dtype.name == "float32":
+            r.attrs["op"] = "div_approx"  # the hardware's fast division (div.approx.f32)
+        return r
     if fname == "negative":
         (x,) = [lw.expr(a) for a in node.args]
         return unary(lw, "-", x, node) if is_tile(x) else lw.binop(
@@ -446,7 +450,7 @@ def lower_call(lw: Lowerer, name: str, node: ast.Call, obj=None):
         v = bind_args(lw, node, fname, ["x", "rounding_mode", "flush_to_zero"],
                   {"rounding_mode": None, "flush_to_zero": None})
         x = v["x"]
-        approx = fname == "exp" and _approx(lw, v["rounding_mode"], node)
+        approx = fname == "exp" and _approx(lw, v["rounding_mode"], node, "exp")
         if not is_tile(x):
             return lw.scalar_math(fname, "np" if fname != "abs" else "builtin", node)
         if fname == "exp2" and x.type.dtype.name == "float32" and \
@@ -533,14 +537,16 @@ def _need_tile(lw: Lowerer, x, node, fname: str) -> ir.Expr:
     return x
 
 
-def _approx(lw: Lowerer, mode, node) -> bool:
-    """``exp``'s ``rounding_mode``: None or ``FULL`` (within 2 ulp, the default) or ``APPROX``
-    (the hardware's fast exponential: a few ulp near zero, growing with |x|, results below
-    2**-126 flushed to zero)."""
+def _approx(lw: Lowerer, mode, node, fname: str) -> bool:
+    """Whether ``rounding_mode`` asks for the hardware's approximation. ``exp``: None or
+    ``FULL`` (within 2 ulp, the default) or ``APPROX`` (the fast exponential: a few ulp near
+    zero, growing with |x|, results below 2**-126 flushed to zero). ``truediv``: ``APPROX``
+    (float32 tiles: the fast division, within 2 ulp for divisors below 2**126; others
+    divide as IEEE), any other mode the IEEE division."""
     if mode is None:
         return False
     m = enum_member(lw, mode, lt.RoundingMode, node, "rounding_mode")
-    if m not in (lt.RoundingMode.FULL, lt.RoundingMode.APPROX):
+    if fname == "exp" and m not in (lt.RoundingMode.FULL, lt.RoundingMode.APPROX):
         raise lw.error(node, f"exp(): rounding_mode={m} is not supported",
                        "use RoundingMode.FULL (the default) or RoundingMode.APPROX")
     return m is lt.RoundingMode.APPROX

@@ -22,7 +22,8 @@ from .cxx import alias, literal, spelled
 
 TILE_HEADER = "tile.h"
 
-_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "floordiv": "floordiv",
+_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div",
+           "div_approx": "div_approx", "floordiv": "floordiv",
            "mod": "mod", "pow": "pow", "and": "bit_and", "or": "bit_or", "xor": "bit_xor",
            "shl": "shl", "shr": "shr", "max": "maximum", "min": "minimum", "lt": "lt",
            "le": "le", "gt": "gt", "ge": "ge", "eq": "eq", "ne": "ne"}

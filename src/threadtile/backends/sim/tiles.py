@@ -179,6 +179,7 @@ def _arange(B, op, site, blocks, args):
 
 
 _BIN = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
+        "div_approx": np.true_divide,  # (the GPU's div.approx.f32: within 2 ulp of this)
         "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
         "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
         "eq": np.equal, "ne": np.not_equal, "max": ops.pymax, "min": ops.pymin}

@@ -147,6 +147,10 @@ __device__ __forceinline__ T item(const Tile<T, NT, S...>& x) {
 // ---- elementwise -----------------------------------------------------------------------------
 // Operands are tiles of one shape and dtype, or scalars of that dtype (the frontend converted
 // and broadcast them); the scalar semantics are threadtile.h's (Python's // and %, min, max).
+// truediv's RoundingMode.APPROX: float32's fast division (div.approx.f32), IEEE otherwise
+__device__ __forceinline__ float fdiv_approx(float x, float y) { return __fdividef(x, y); }
+template <class T> __device__ __forceinline__ T fdiv_approx(T x, T y) { return x / y; }
+
 // Signed integers wrap, as NumPy's and the thread level's (threadtile.h's wadd, wsub, wmul,
 // wneg): C++ leaves a signed overflow undefined and the compiler optimises on it (it took
 // max(x * x, 4) for an unsigned maximum, x * x being ">= 0": fuzz seed 21716). Shifts are
@@ -169,6 +173,7 @@ TT_TILE_BINARY(add, void, ::tt::wadd(x, y))
 TT_TILE_BINARY(sub, void, ::tt::wsub(x, y))
 TT_TILE_BINARY(mul, void, ::tt::wmul(x, y))
 TT_TILE_BINARY(div, void, x / y)
+TT_TILE_BINARY(div_approx, void, ::tt::tile::fdiv_approx(x, y))  // truediv(..., APPROX)
 TT_TILE_BINARY(floordiv, void, ::tt::floordiv(x, y))
 TT_TILE_BINARY(mod, void, ::tt::pymod(x, y))
 TT_TILE_BINARY(bit_and, void, x & y)
