@@ -492,13 +492,6 @@ def _mma(e):
     return None
 
 
-def _mma_wait(e):
-    x = e.args[0].type
-    if not _tile(x) or x.layout != "mma" or e.type != x:
-        return "mma_wait takes an accumulator in fragments to itself"
-    return None
-
-
 def _item(e):
     x = e.args[0].type
     if not _tile(x) or x.size != 1 or e.type != x.dtype:
@@ -680,11 +673,7 @@ def _tile_ops() -> dict[str, OpSpec]:
         OpSpec("cat", (2, 2), _cat, ("axis",), "two tiles joined along an axis"),
         OpSpec("reduce", (1, 1), _reduce, ("kind", "axes"), "sum/prod/max/min/argmax/argmin"),
         OpSpec("scan", (1, 1), _same_tile, ("kind", "axis", "reverse"), "cumsum/cumprod"),
-        OpSpec("mma", (3, 3), _mma, doc="acc + a @ b (attrs async: mma_wait completes it)"),
-        OpSpec("mma_wait", (1, 1), _mma_wait, ("pending",),
-               "the accumulator of an mma issued async, once it has completed (ir/overlap.py)"),
-        OpSpec("mma_commit", (0, 0), _void,
-               doc="an empty group of async mma, in place of a product (ir/overlap.py)"),
+        OpSpec("mma", (3, 3), _mma, doc="acc + a @ b"),
         OpSpec("mma_loop", (7, 9), _mma_loop, ("a", "b", "cast", "mma", "var", "hopper", "batch"),
                "a matmul's k loop as one operation (ir/kloop.py)"),
         OpSpec("item", (1, 1), _item, doc="the value of a one-element tile"),

@@ -14,9 +14,7 @@ from .fraglayout import assign_layouts
 from .kloop import fuse_k_loops
 from .licm import hoist_invariants
 from .memorder import order_memory
-from .operands import BUDGET as OPERAND_BUDGET
 from .operands import fragment_scatters, smem_operands
-from .overlap import overlap_products
 from .partials import reduce_partials
 from .prefetch import prefetch_operands
 from .resources import check_static_shared
@@ -63,11 +61,6 @@ def run(module: ir.Module) -> None:
         # is issued as soon as this one's product has read the buffer (ir/prefetch.py).
         if module.threads:
             prefetch_operands(f)
-        # ... and where that loop multiplies twice (attention: scores, then p @ v), the next
-        # scores product is issued beside this iteration's second one, both left running
-        # while the softmax computes (ir/overlap.py).
-        if module.threads:
-            overlap_products(f, OPERAND_BUDGET)
         # A block's tile memory operations keep their program order: a barrier wherever two
         # of them on one array give an element to different threads (ir/memorder.py), placed
         # on the final operations, which both backends then see.

@@ -198,7 +198,7 @@ class FunctionEmitter:
     threads: int | None = None  # threads per block, when fixed (tile operations)
     has_tiles = False  # the module uses tile operations (and their dynamic shared scratch)
     tensormaps: dict = {}  # id of an mma_loop op -> its tensor-map parameters (the kernel's)
-    operand_maps: dict = {}  # id of a load_operand TMA copies -> (map name, mbarrier, second)
+    operand_maps: dict = {}  # id of a load_operand TMA copies -> (its map's name, its mbarrier)
     after_copy: set  # ids of the load_operands that follow another operand's copy (block)
     occupancy: int | None = None  # blocks per SM for __launch_bounds__ (with threads)
     loops = 0  # the loops around the statement being emitted
@@ -242,7 +242,7 @@ class FunctionEmitter:
     def emit(self) -> str:
         f = self.f
         maps = [m for names in self.tensormaps.values() for m in names] + \
-            [m[0] for m in self.operand_maps.values()]
+            [m for m, _ in self.operand_maps.values()]
         params = ", ".join([f"{ctype(p.type)} {self.n(p.name)}" for p in f.params
                             if not p.is_constant] +
                            [f"const __grid_constant__ tt::tile::sm90::TensorMap {m}"

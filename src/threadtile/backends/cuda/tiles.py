@@ -157,22 +157,9 @@ def operand_box(x: ir.TileOp) -> tuple[int, ...]:
     return tuple(reversed(box))
 
 
-def operand_map_names(module: ir.Module) -> dict[int, tuple[str, int, int]]:
-    """Per TMA operand load (by ``id`` of the op): its tensor map's C++ name, its mbarrier,
-    and the mbarrier of its second buffer where it alternates between two (ir/overlap.py: a
-    copy may still be landing in one while the other is refilled; else the first again)."""
-    maps = operand_maps(module)
-    out, extra = {}, len(maps)
-    for k, op in enumerate(maps):
-        out[id(op)] = (f"tt_tmo{k}", k, extra if op.attrs.get("ring") else k)
-        extra += bool(op.attrs.get("ring"))
-    return out
-
-
-def operand_sites(module: ir.Module) -> int:
-    """The mbarriers of the TMA operand loads: one a load, two for one with two buffers."""
-    maps = operand_maps(module)
-    return len(maps) + sum(1 for op in maps if op.attrs.get("ring"))
+def operand_map_names(module: ir.Module) -> dict[int, tuple[str, int]]:
+    """Per TMA operand load (by ``id`` of the op): its tensor map's C++ name, its mbarrier."""
+    return {id(op): (f"tt_tmo{k}", k) for k, op in enumerate(operand_maps(module))}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -208,13 +195,12 @@ def operand_bytes(module: ir.Module) -> int:
     the mbarriers of the TMA operand loads after them."""
     used = operand_buffers(module)
     # (the region's start rounded to 1024 bytes)
-    return used + 8 * operand_sites(module) + 1024 if used else 0
+    return used + 8 * len(operand_maps(module)) + 1024 if used else 0
 
 
 def operand_buffers(module: ir.Module) -> int:
     """The bytes of the mma operands' buffers (where the TMA loads' mbarriers start)."""
-    return max((max(op.attrs["offset"], (op.attrs.get("ring") or (0,))[0]) +
-                buffer_bytes(op.type) for op in tile_ops(module)
+    return max((op.attrs["offset"] + buffer_bytes(op.type) for op in tile_ops(module)
                 if op.op in ("load_operand", "gather_operand")), default=0)
 
 
@@ -322,7 +308,7 @@ def prelude(module: ir.Module, scratch: int, scratch_sm90a: int) -> list[str]:
     if operand_bytes(module):
         out.append(f"#define TT_OPERAND_BYTES {operand_bytes(module)}")
     if operand_maps(module):  # (tile/operands.h load_operand_tma)
-        out += [f"#define TT_TMA_SITES {operand_sites(module)}",
+        out += [f"#define TT_TMA_SITES {len(operand_maps(module))}",
                 f"#define TT_TMA_BARS {operand_buffers(module)}",
                 f"#define TT_TMA_THREADS {nt}"]
     if hopper_loops(module):  # the threads of the kernel's code: a build with a producer warp
@@ -499,15 +485,6 @@ def _load_operand(em, x, args):
     idx = "".join(", " + a for a in arr_idx)
     sync = "false" if id(x) in em.after_copy else "true"  # (FunctionEmitter.block)
     tma = em.operand_maps.get(id(x))
-    if x.attrs.get("ring"):  # two buffers, by the parity of the loop's variable (ir/overlap.py)
-        at, var = x.attrs["ring"]
-        off = f"(({em.n(var)}) & 1 ? {at} : {x.attrs['offset']})"
-        if tma:  # (and two mbarriers)
-            site = f"(({em.n(var)}) & 1 ? {tma[2]} : {tma[1]})"
-            return (f"tt::tile::load_operand_tma_at<{alias(x.type)}, {x.attrs['row_axis']}, "
-                    f"{sync}>({off}, {site}, {tma[0]}, {args[0]}, {operand_pad(x)}{idx})")
-        return (f"tt::tile::load_operand_at<{alias(x.type)}, {x.attrs['row_axis']}, {sync}>"
-                f"({off}, {args[0]}, {operand_pad(x)}{idx})")
     if tma:  # TMA in an sm_90a build without the portable loops (else as below)
         return (f"tt::tile::load_operand_tma<{alias(x.type)}, {x.attrs['offset']}, "
                 f"{x.attrs['row_axis']}, {tma[1]}, {sync}>({tma[0]}, {args[0]}, "
@@ -531,8 +508,7 @@ def _scatter_fragments(em, x, args):
 
 def _mma(em, x, args):
     if x.args[1].type.layout != "blocked":  # B in shared memory (tile/operands.h)
-        fn = "mma_async" if x.attrs.get("async") else "mma"  # (ir/overlap.py)
-        return f"tt::tile::{fn}<{_tc(x)}, {x.attrs.get('wait', 0)}>({', '.join(args)})"
+        return f"tt::tile::mma<{_tc(x)}, {x.attrs.get('wait', 0)}>({', '.join(args)})"
     return f"tt::tile::mma<{_tc(x)}>({', '.join(args)})"
 
 
@@ -708,9 +684,6 @@ TILE_OPS = {
     "reduce": _reduce,
     "scan": _scan,
     "mma": _mma,
-    "mma_wait": lambda em, x, args:
-        f"tt::tile::mma_wait<{x.attrs['pending']}>({', '.join(args)})",
-    "mma_commit": lambda em, x, args: "tt::tile::mma_commit()",
     "load_operand": _load_operand,
     "gather_operand": _gather_operand,
     "mma_loop": _mma_loop,

@@ -796,9 +796,6 @@ OPS = {  # by the registry's names (ir/ops.py TILE_OPS)
     "cast": _cast, "math": _math, "where": _where, "broadcast": _broadcast, "reshape": _reshape,
     "permute": _permute, "extract": _extract, "insert": _insert, "cat": _cat,
     "reduce": _reduce, "scan": _scan, "mma": _mma, "mma_loop": _mma_loop,
-    # (an mma_async's product is complete where it is issued: nothing to wait for)
-    "mma_wait": lambda B, op, site, blocks, args: args[0],
-    "mma_commit": lambda B, op, site, blocks, args: None,
     "item": _item, "load": _load, "store": _store, "atomic": _atomic, "printf": _printf,
     "gather": _gather, "scatter": _scatter,
     # what ir/operands.py derives from a gather or a scatter, run as the one it stands for

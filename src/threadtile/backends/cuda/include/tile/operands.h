@@ -289,12 +289,9 @@ __device__ __forceinline__ int tma_coord(int64_t g) {  // past int32: outside an
   } while (0)
 #endif
 
-// (load_operand_tma_at: at a byte offset and with an mbarrier known at run time, a loop's
-// buffer of two by the iteration's parity, each with its own mbarrier: ir/overlap.py)
-template <class ST, int RA, bool Sync, class Arr, class... I>
-__device__ __forceinline__ ST load_operand_tma_at(int off, int site, const sm90::TensorMap& map,
-                                                  const Arr& a, typename ST::elem pad,
-                                                  I... idx) {
+template <class ST, int Off, int RA, int Site, bool Sync, class Arr, class... I>
+__device__ __forceinline__ ST load_operand_tma(const sm90::TensorMap& map, const Arr& a,
+                                               typename ST::elem pad, I... idx) {
 #if TT_OPERAND_TMA
   typedef typename ST::elem T;
   constexpr int R = sizeof...(I), W = 128 / int(sizeof(T)), MR = ST::ROWS, MC = ST::COLS;
@@ -307,9 +304,9 @@ __device__ __forceinline__ ST load_operand_tma_at(int off, int site, const sm90:
   for (int d = 0; d < R; ++d) {
     c[R - 1 - d] = tma_coord(ix[d] * (d == RA ? MR : d == R - 1 ? MC : 1));
   }
-  ST out{operand_smem<T>(off)};
+  ST out{operand_smem<T>(Off)};
   out.tma = true;
-  out.bar = operand_bar(site);
+  out.bar = operand_bar(Site);
   if (Sync) block_sync();  // the buffer's previous reader has finished
   if (tid() == 0) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;"
@@ -329,14 +326,9 @@ __device__ __forceinline__ ST load_operand_tma_at(int off, int site, const sm90:
   cp_async_commit();  // an empty group: the mmas' counts of copies (ir/operands.py) still hold
   return out;
 #else
-  (void)map, (void)site;
-  return load_operand_at<ST, RA, Sync>(off, a, pad, idx...);
+  (void)map;
+  return load_operand_at<ST, RA, Sync>(Off, a, pad, idx...);
 #endif
-}
-template <class ST, int Off, int RA, int Site, bool Sync, class Arr, class... I>
-__device__ __forceinline__ ST load_operand_tma(const sm90::TensorMap& map, const Arr& a,
-                                               typename ST::elem pad, I... idx) {
-  return load_operand_tma_at<ST, RA, Sync>(Off, Site, map, a, pad, idx...);
 }
 
 // after a loop that copied an operand one iteration ahead (ir/prefetch.py): the last copy,
@@ -430,8 +422,7 @@ struct is_smem_tile<SmemTile<T, NT, K, N, Swap, LD, Wg>> {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // c + a @ b on wgmma (ir/operands.py chose the operands' layouts for it): A in registers (an
 // MmaTile) with B N-major (attention's P @ V), or A and B K-major in their buffers (Q @ K^T)
-// (Async: issued and committed, not waited for: mma_wait)
-template <class AT, class BT, int NT, int M, int N, int K, bool Async = false>
+template <class AT, class BT, int NT, int M, int N, int K>
 __device__ __forceinline__ void wgmma_operands(const AT& a, const BT& b, float* acc) {
   typedef typename BT::elem T;
   constexpr int WG = NT / 128, R = M / (64 * WG), REGS = R * N / 2, KD = sm90::kind<T>::value;
@@ -488,19 +479,16 @@ __device__ __forceinline__ void wgmma_operands(const AT& a, const BT& b, float* 
     }
   }
   sm90::wg_commit();
-  if constexpr (!Async) {
-    sm90::wg_wait<0>();
-    sm90::pin<REGS>(acc);
-  }
+  sm90::wg_wait<0>();
+  sm90::pin<REGS>(acc);
 }
 #endif
 
 // c + a @ b, b in shared memory; a an MmaTile (registers), a SmemTile of its own (rows of K, as
-// loaded) or a Tile (staged in the scratch). Async (mma_async): on wgmma the product is issued
-// and left running, its registers not to be touched before mma_wait (ir/overlap.py)
-template <bool TensorCores, int Wait, bool Async, class AT, class T, int NT, int M, int N, int K,
-          bool Swap, int LD, bool Wg>
-__device__ __forceinline__ MmaTile<float, NT, M, N> mma_smem(
+// loaded) or a Tile (staged in the scratch)
+template <bool TensorCores, int Wait, class AT, class T, int NT, int M, int N, int K, bool Swap,
+          int LD, bool Wg>
+__device__ __forceinline__ MmaTile<float, NT, M, N> mma(
     const AT& a, const SmemTile<T, NT, K, N, Swap, LD, Wg>& b,
     const MmaTile<float, NT, M, N>& c) {
   static_assert(TensorCores && sizeof(T) == 2, "operands in shared memory: 16-bit tensor cores");
@@ -524,7 +512,7 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma_smem(
     operand_ready(b);
     if constexpr (own) operand_ready(a);
     MmaTile<float, NT, M, N> out = c;
-    wgmma_operands<AT, BT, NT, M, N, K, Async>(a, b, out.v);
+    wgmma_operands<AT, BT, NT, M, N, K>(a, b, out.v);
     return out;
   }
 #endif
@@ -566,40 +554,6 @@ __device__ __forceinline__ MmaTile<float, NT, M, N> mma_smem(
     }
   }
   return out;
-}
-template <bool TensorCores, int Wait, class AT, class T, int NT, int M, int N, int K, bool Swap,
-          int LD, bool Wg>
-__device__ __forceinline__ MmaTile<float, NT, M, N> mma(
-    const AT& a, const SmemTile<T, NT, K, N, Swap, LD, Wg>& b,
-    const MmaTile<float, NT, M, N>& c) {
-  return mma_smem<TensorCores, Wait, false>(a, b, c);
-}
-template <bool TensorCores, int Wait, class AT, class T, int NT, int M, int N, int K, bool Swap,
-          int LD, bool Wg>
-__device__ __forceinline__ MmaTile<float, NT, M, N> mma_async(
-    const AT& a, const SmemTile<T, NT, K, N, Swap, LD, Wg>& b,
-    const MmaTile<float, NT, M, N>& c) {
-  return mma_smem<TensorCores, Wait, true>(a, b, c);
-}
-
-// the products issued by mma_async: all but the Pending last groups have completed (wgmma's
-// groups complete in issue order), and x's registers are this thread's again. Elsewhere
-// mma_async returned a finished product: nothing to wait for
-template <int Pending, int NT, int M, int N>
-__device__ __forceinline__ MmaTile<float, NT, M, N> mma_wait(const MmaTile<float, NT, M, N>& x) {
-  MmaTile<float, NT, M, N> out = x;
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  sm90::wg_wait<Pending>();
-  sm90::pin<MmaTile<float, NT, M, N>::N>(out.v);
-#endif
-  return out;
-}
-// an empty group where a path issues no product, so that every path has the same count of
-// groups (ptxas serializes all the products of a kernel where the counts differ)
-__device__ __forceinline__ void mma_commit() {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  sm90::wg_commit();
-#endif
 }
 
 // c + a @ b, b in shared memory, a and c Tiles (an accumulator outside fragments: M not whole
