@@ -426,6 +426,60 @@ __device__ __forceinline__ void store_fragments_checked(const Arr& a,
     }
   }
 }
+// ... the same where each warp's blocks are a fixed step of strips and column blocks apart
+// (the interior path's layouts) and the last axis is contiguous: a thread's first element's
+// address and the rows and columns left from it once, then each pair a constant offset and
+// two comparisons with constants (a fifth of the code of the one above: 256x64 tiles on 4
+// warps, 64 pairs a thread, compiled in 0.55 s of which 0.35 s went to the store). Returns
+// false (nothing stored) where the array is not so
+template <int RR, int R, class Arr, class T, int NT, int M, int N>
+__device__ __forceinline__ bool store_fragments_guarded(const Arr& a,
+                                                        const MmaTile<T, NT, M, N>& x,
+                                                        const int64_t* ix) {
+  typedef MmaTile<T, NT, M, N> X;
+  constexpr int MB = M / 16, NW = NT / 32;
+  if constexpr (M % 16 != 0 || (MB % NW != 0 && NW % MB != 0)) {
+    return false;
+  } else {
+    if (stride_of(a, R - 1) != 1) return false;
+    const int64_t r0 = ix[RR] * M, c0 = ix[R - 1] * N;
+    if (r0 < 0 || c0 < 0) return true;  // (a tile of a negative index lies wholly outside)
+    const int t = tid(), w = t / 32, lane = t % 32;
+    int64_t g[R];
+#pragma unroll
+    for (int d = 0; d < R - 1; ++d) g[d] = ix[d];
+    g[RR] = r0 + (w % MB) * 16 + (lane >> 2);
+    g[R - 1] = c0 + (w / MB) * 8 + 2 * (lane & 3);
+    // the rows and columns of the array from this thread's first element on (at most what
+    // the tile spans past it, so that they fit an int)
+    const int64_t rows = a.shape[RR] - g[RR], cols = a.shape[R - 1] - g[R - 1];
+    const int rl = rows < 0 ? 0 : rows > M ? M : int(rows);
+    const int cl = cols < 0 ? 0 : cols > N ? N : int(cols);
+    T* p = a.data + offset(a, g);
+    const int64_t ld = stride_of(a, RR);
+    const bool pairs = sizeof(T) == 2 && pairs_ok(a);
+#pragma unroll
+    for (int i = 0; i < X::BLOCKS; ++i) {
+      const int ds = (i * NW) % MB, dc = (i * NW) / MB;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int dr = ds * 16 + 8 * h, col = dc * 8;
+        if (dr >= rl || col >= cl) continue;
+        T* q = p + dr * ld + col;
+        const T lo = x.v[4 * i + 2 * h], hi = x.v[4 * i + 2 * h + 1];
+        if constexpr (sizeof(T) == 2) {
+          if (pairs && col + 1 < cl) {
+            *reinterpret_cast<uint32_t*>(q) = bits16(lo) | (bits16(hi) << 16);
+            continue;
+          }
+        }
+        q[0] = lo;
+        if (col + 1 < cl) q[1] = hi;
+      }
+    }
+    return true;
+  }
+}
 // ... out of line, where the interior path is inline beside it: its per-pair coordinates and
 // bounds then take no registers on the interior's path (a persistent 128x256 matmul's loop
 // over tiles spilled 1.2 KiB with them inline, H200 490 against 618 TFLOP/s)
@@ -503,7 +557,7 @@ __device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, N
       }
     }
   } else {
-    store_fragments_checked<RR, R>(a, x, ix);
+    if (!store_fragments_guarded<RR, R>(a, x, ix)) store_fragments_checked<RR, R>(a, x, ix);
   }
 }
 
