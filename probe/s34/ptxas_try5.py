@@ -1,0 +1,12 @@
+import sys, re
+exec(open("probe/s34/ptxas_try.py").read().split('check("as is"')[0])
+T = re.sub(r"\n#line [^\n]*", "", text)
+U = re.sub(r"if \(j > 0\) \{\s*(acc = tt::tile::mma_async<true, 1>\(p_1, v_prev, acc\);)\s*\}", r"\1", T)
+print("changed", U != T)
+V = U.replace("qk = tt::tile::mma_wait<1>(qk, j == 0);", "qk = tt::tile::mma_wait<1>(qk);")
+print("changed", V != U)
+check("uncond PV nofirst", V)
+W = re.sub(r"if \(j > 0\) \{\s*(acc = tt::tile::mma_async<true, 1>\(p_1, v_prev, acc\);)\s*\}", r"if (j > 0) { \1 } else { tt::tile::sm90::wg_commit(); }", T)
+W = W.replace("qk = tt::tile::mma_wait<1>(qk, j == 0);", "qk = tt::tile::mma_wait<1>(qk);")
+print("changed", W != T)
+check("cond PV + empty commit", W)
