@@ -80,7 +80,8 @@ class RoundingMode(enum.Enum):
     """Rounding modes. ``astype`` between floats honours RN (to nearest even, the default),
     RZ (towards zero), RM (down), RP (up) and RA (to nearest, ties away) where the conversion
     has them; ``exp`` honours ``FULL`` (the default) and ``APPROX`` (the fast hardware
-    exponential); elsewhere only RN is implemented."""
+    exponential), ``truediv`` of float32 tiles ``APPROX`` (the fast division); elsewhere only
+    RN is implemented."""
 
     RN = "nearest_even"
     RZ = "zero"
@@ -262,7 +263,8 @@ add = _stub("add", _EW.format(name="add", sym="x + y"))
 sub = _stub("sub", _EW.format(name="sub", sym="x - y"))
 mul = _stub("mul", _EW.format(name="mul", sym="x * y"))
 truediv = _stub("truediv", _EW.format(name="truediv", sym="x / y") + " Integer tiles divide "
-                "to float32.")
+                "to float32; ``rounding_mode=RoundingMode.APPROX`` of float32 tiles is the fast "
+                "division (within 2 ulp for divisors below 2**126).")
 floordiv = _stub("floordiv", _EW.format(name="floordiv", sym="x // y") + " (Python's rounding)")
 mod = _stub("mod", _EW.format(name="mod", sym="x % y") + " (Python's sign rule)")
 pow = _stub("pow", _EW.format(name="pow", sym="x ** y"))
