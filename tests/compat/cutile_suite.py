@@ -93,6 +93,38 @@ _SWAPS = [
 ]
 
 
+_INTERNAL_IMPORT = re.compile(
+    r"^\s*from\s+cuda\.tile[\w.]*\s+import\s+(.+)$|^\s*import\s+cuda\.tile\._[\w.]*\s+as\s+(\w+)",
+    re.M)
+
+
+def _internal_aliases(module_source: str) -> set[str]:
+    """The names a test module binds to cuTile's internal modules (``from cuda.tile.tune
+    import _tune as tune_mod``, ``import cuda.tile._x as y``)."""
+    out = set()
+    for names, alias in _INTERNAL_IMPORT.findall(module_source):
+        if alias:
+            out.add(alias)
+        for part in names.split(","):
+            words = part.strip(" ()").split()
+            if words and words[0].startswith("_"):
+                out.add(words[-1])
+    return out
+
+
+def _patches_internal_alias(source: str, module) -> bool:
+    """Whether a test's source monkeypatches a module of cuTile's internals (its outcome is
+    then about cuTile's implementation: tune's ``_benchmark`` replaced by fake timings)."""
+    import inspect  # noqa: PLC0415
+
+    try:
+        aliases = _internal_aliases(inspect.getsource(module))
+    except (OSError, TypeError):
+        return False
+    return any(re.search(rf"monkeypatch\.setattr\(\s*{re.escape(a)}\b", source)
+               for a in aliases)
+
+
 def swap_imports(src: str) -> str:
     """cuTile's public imports (``cuda.tile``, ``cuda.tile.tune``'s public names) become
     threadtile's; imports of cuTile's internal modules (``cuda.tile._x``,
@@ -531,8 +563,10 @@ def run_child(work: Path, rel: str, per_test: int, out: Path) -> None:
                     source = inspect.getsource(item.function)
                     if re.search(r"raises", source):
                         results["expects_error"].append(item.nodeid)
-                    if re.search(r"""patch\(\s*['"]cuda\.tile\._""", source):
-                        # it counts calls of cuTile's internal functions (stand-ins here)
+                    if re.search(r"""patch\(\s*['"]cuda\.tile\._""", source) or \
+                            _patches_internal_alias(source, item.module):
+                        # it counts calls of cuTile's internal functions, or replaces them
+                        # (stand-ins here)
                         results["internals"].append(item.nodeid)
                 except (OSError, TypeError):
                     pass

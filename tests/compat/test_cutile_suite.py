@@ -8,7 +8,9 @@ import json
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
+from unittest import mock
 
 import cutile_suite
 import pytest
@@ -53,6 +55,23 @@ def test_swap_imports_keeps_internals():
                                      "from cuda.tile.tune import _tune as tune_mod\n")
     assert "from threadtile.tile.tune import exhaustive_search" in tune
     assert "from cuda.tile.tune import _tune as tune_mod" in tune
+
+
+def test_tests_that_monkeypatch_cutile_internals_are_told_apart():
+    """A test that replaces a function of cuTile's internal modules (its tuner's timing by
+    fake numbers) is about cuTile's implementation: its failure is not a wrong result."""
+    module = ("from cuda.tile.tune import _tune as tune_mod\n"
+              "from cuda.tile.tune import (_tune_utils as tune_utils, exhaustive_search)\n"
+              "import cuda.tile._compile as comp\n"
+              "from cuda.tile._exception import TileCompilerTimeoutError\n")
+    assert cutile_suite._internal_aliases(module) == {"tune_mod", "tune_utils", "comp"}
+    fake = types.ModuleType("fake_test_module")
+    fake.__file__ = "fake_test_module.py"
+    src = 'monkeypatch.setattr(tune_mod, "_benchmark", lambda *a: 1.0, raising=True)'
+    with mock.patch("inspect.getsource", return_value=module):
+        assert cutile_suite._patches_internal_alias(src, fake)
+        assert not cutile_suite._patches_internal_alias(
+            'monkeypatch.setattr(torch, "compile", None)', fake)
 
 
 def test_kernels_in_finds_decorated_functions(tmp_path):
