@@ -75,6 +75,19 @@ def test_store_entirely_outside_is_out_of_bounds():
         store_outside[1](np.zeros(64, np.float32))
 
 
+def test_a_tile_of_an_empty_array_loads_padding_and_stores_nothing():
+    """An array of no elements (an empty slice, as cuTile's own slice tests make) has nothing
+    a tile could lie inside of: its load is all padding and its store writes nothing, with no
+    error; the same tile of an array with elements is still out of bounds."""
+    out = np.full(0, -1, np.float32)
+    with tt.simulate():
+        load_no_padding[1](np.zeros(0, np.float32), out, 32)
+        store_outside[1](np.zeros(0, np.float32))
+    assert out.shape == (0,)
+    with pytest.raises(tt.OutOfBoundsError, match="entirely outside"), tt.simulate():
+        store_outside[1](np.zeros(1, np.float32))
+
+
 @ct.kernel
 def load_in_branch(a, out):
     if tt.threadIdx.x < 64:
