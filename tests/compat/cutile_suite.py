@@ -43,8 +43,10 @@ import argparse
 import ast
 import collections
 import contextlib
+import functools
 import importlib.abc
 import importlib.machinery
+import inspect
 import io
 import json
 import os
@@ -98,9 +100,10 @@ _INTERNAL_IMPORT = re.compile(
     re.M)
 
 
-def _internal_aliases(module_source: str) -> set[str]:
+@functools.cache
+def _internal_aliases(module_source: str) -> frozenset[str]:
     """The names a test module binds to cuTile's internal modules (``from cuda.tile.tune
-    import _tune as tune_mod``, ``import cuda.tile._x as y``)."""
+    import _tune as tune_mod``, ``import cuda.tile._x as y``); once a module."""
     out = set()
     for names, alias in _INTERNAL_IMPORT.findall(module_source):
         if alias:
@@ -109,14 +112,12 @@ def _internal_aliases(module_source: str) -> set[str]:
             words = part.strip(" ()").split()
             if words and words[0].startswith("_"):
                 out.add(words[-1])
-    return out
+    return frozenset(out)
 
 
 def _patches_internal_alias(source: str, module) -> bool:
     """Whether a test's source monkeypatches a module of cuTile's internals (its outcome is
     then about cuTile's implementation: tune's ``_benchmark`` replaced by fake timings)."""
-    import inspect  # noqa: PLC0415
-
     try:
         aliases = _internal_aliases(inspect.getsource(module))
     except (OSError, TypeError):
@@ -559,7 +560,6 @@ def run_child(work: Path, rel: str, per_test: int, out: Path) -> None:
                 CURRENT["item"] = item.nodeid
                 CURRENT["itemfile_w"].write_text(item.nodeid)
                 try:
-                    import inspect
                     source = inspect.getsource(item.function)
                     if re.search(r"raises", source):
                         results["expects_error"].append(item.nodeid)

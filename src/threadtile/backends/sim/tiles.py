@@ -488,8 +488,9 @@ def _access(B, op, site, blocks, arr, idx, shape, order, kind: str):
         # -- but for an array of no elements (an empty slice: cuTile's own tests load and
         # store such tiles, reading padding and storing nothing)
         whole = bad.reshape(len(rows), -1).all(axis=1)
-        for n in ashape:
-            whole = whole & (np.broadcast_to(np.asarray(n, np.int64), (B.nb,))[rows] != 0)
+        if whole.any():  # (the extents looked at only for a tile wholly outside)
+            for n in ashape:
+                whole &= np.broadcast_to(np.asarray(n, np.int64), (B.nb,))[rows] != 0
         bad = bad & whole.reshape((-1,) + (1,) * nd)
     elif padding is not None or kind == "atomic":
         bad = np.zeros_like(bad)
