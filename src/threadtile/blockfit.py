@@ -39,6 +39,12 @@ block: 363 -> 505 TFLOP/s (326 -> 433 causal); 128x128 tiles of head dimension 6
 bytes: 302 -> 435 (269 -> 351). Those of head dimension 128 would spill 1052 (916) bytes and
 run at 158 TFLOP/s against 435 (189 against 383): they keep 1 block.
 
+Where a build for more blocks does not fit, the same source without its lines marked
+:data:`OPTIONAL` is tried for them before the fewer blocks are kept (the refill of an
+operand buffer without a block barrier, backends/cuda/tiles.py ``refill_wait``, costs
+registers: head dimension 64, 128x128 tiles, causal, spills 288 bytes with it at 2 blocks
+and 204 without).
+
 The choice is made per architecture and options, at compile time without a GPU, so that
 ``kernel.resources(arch=...)`` reports the build a launch runs; the cubin cache keeps the
 chosen cubin under the source's key (with the rule's numbers in it). An AOT package's cubins
@@ -59,7 +65,7 @@ from .ir.resources import arch_limits, occupancy
 from .runtime import nvrtc
 
 __all__ = ["Fitted", "compile_fitted", "fitted_report", "more_blocks", "bounded", "ptxas_log",
-           "ptxas_report", "rule"]
+           "ptxas_report", "rule", "without_optional"]
 
 ENV = "THREADTILE_BLOCKFIT"  # "0": never (ptxas's own choice everywhere), to compare
 MAX_WARPS = 8  # resident warps a multiprocessor at or under which another block is tried
@@ -67,6 +73,10 @@ MIN_SHARE = 0.75  # the registers a thread the tighter build has, over ptxas's o
 NEAR_SHARE = 0.96  # ... at or above which another block is tried for any warps or hint
 SPILL_LIMIT = 128  # bytes of spill stores a thread the tighter build may have
 HINT_SPILL_LIMIT = 256  # ... where it is built for an occupancy hint as asked
+# a source line that makes the kernel faster at the blocks it has, and that the build for
+# more blocks may drop where those blocks do not fit with it (backends/cuda/tiles.py
+# REFILL_WAIT: its mbarriers cost registers)
+OPTIONAL = "// blockfit: optional"
 
 _REPORT = {"num_regs": r"Used (\d+) registers", "shared_size_bytes": r"(\d+) bytes smem",
            "local_size_bytes": r"(\d+) bytes stack frame",
@@ -91,7 +101,8 @@ def rule() -> str:
     """The rule's numbers, for the cubin cache's key."""
     if os.environ.get(ENV) == "0":
         return "blockfit off"
-    return f"blockfit {MAX_WARPS} {MIN_SHARE} {NEAR_SHARE} {SPILL_LIMIT} {HINT_SPILL_LIMIT}"
+    return (f"blockfit {MAX_WARPS} {MIN_SHARE} {NEAR_SHARE} {SPILL_LIMIT} {HINT_SPILL_LIMIT}"
+            " optional")
 
 
 def ptxas_report(log: str, entry: str) -> dict[str, int] | None:
@@ -208,7 +219,16 @@ def _tighter(tight: str, entry: str, arch: str, options: tuple[str, ...], thread
                     dynamic_shared + rep["shared_size_bytes"], rep["barriers"])
     if rep["spill_stores"] <= spills and occ.blocks >= want:
         return Fitted(cubin, tight, want, rep)
+    plain = without_optional(tight)
+    if plain != tight:
+        return _tighter(plain, entry, arch, options, threads, dynamic_shared, want, spills)
     return None
+
+
+def without_optional(text: str) -> str:
+    """``text`` without its lines marked :data:`OPTIONAL`."""
+    return "".join(line for line in text.splitlines(keepends=True)
+                   if not line.rstrip().endswith(OPTIONAL))
 
 
 def _fit(text: str, entry: str, arch: str, options: tuple[str, ...], threads: int,

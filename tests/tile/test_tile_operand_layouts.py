@@ -333,6 +333,31 @@ def test_tma_build_issues_bulk_tensor_copies():
     assert spec.build(t).cubin[:4] == b"\x7fELF"
 
 
+def test_two_warpgroups_refill_without_a_block_barrier():
+    """backends/cuda/tiles.py refill_wait: a block of two warpgroups (128-row tiles) refills
+    K's and V's buffers once every thread has arrived on the site's second mbarrier, thread 0
+    alone waiting there; a block of one warpgroup keeps the block barrier."""
+    from threadtile import blockfit  # noqa: PLC0415
+    from threadtile.builds import target_for  # noqa: PLC0415
+    from threadtile.runtime import nvrtc  # noqa: PLC0415
+
+    wide = attention_bshd.cuda_source(*_attention_args(), 128, 64)
+    assert "__launch_bounds__(256)" in wide and "#define TT_REFILL_WAIT 1" in wide
+    narrow = attention_bshd.cuda_source(*_attention_args(), 64, 128)
+    assert "__launch_bounds__(128)" in narrow and "TT_REFILL_WAIT" not in narrow
+    spec = attention_bshd._spec_for([*_attention_args(), 128, 64], {})  # noqa: SLF001
+    ptx = nvrtc.compile_ptx(spec.cuda.text, "sm_90a",
+                            options=target_for(spec, "sm_90a", attention_bshd.options).options)
+    # 4 copy sites and 4 refill mbarriers initialised, each copy but Q's first arrives on
+    # its refill barrier: 4 block barriers fewer than the build without the line
+    plain = nvrtc.compile_ptx(blockfit.without_optional(spec.cuda.text), "sm_90a",
+                              options=target_for(spec, "sm_90a",
+                                                 attention_bshd.options).options)
+    assert ptx.count("mbarrier.init.shared::cta.b64") == 8
+    assert plain.count("mbarrier.init.shared::cta.b64") == 4
+    assert ptx.count("bar.sync") == plain.count("bar.sync") - 4
+
+
 def test_operand_buffers_do_not_size_the_block():
     """compiler.auto_threads counts the registers a tile holds: K's (128, 128) tile in its
     shared-memory buffer holds none, so 64-row tiles of queries against 128 keys keep one

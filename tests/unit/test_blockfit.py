@@ -204,3 +204,35 @@ def test_a_hint_that_would_spill_keeps_the_sources_bounds():
     fit = blockfit.compile_fitted(_HEAVY, "heavy", "sm_90", (), 256, 0, 8)
     assert fit.blocks is None and fit.text == _HEAVY
     assert fit.report["num_regs"] > 96 and fit.report["spill_stores"] == 0
+
+
+# the line makes the kernel hold more live values (as refill_wait's mbarrier tokens do)
+_OPTIONAL = """#define HOLD 48  // blockfit: optional
+#ifndef HOLD
+#define HOLD 0
+#endif
+extern "C" __global__ void __launch_bounds__(256, 1) held(float* x, int n) {
+    float acc[40 + HOLD];
+    #pragma unroll
+    for (int j = 0; j < 40 + HOLD; ++j) acc[j] = x[j * 256 + threadIdx.x];
+    for (int i = 0; i < n; ++i) {
+        #pragma unroll
+        for (int j = 0; j < 40 + HOLD; ++j) acc[j] = acc[j] * acc[(j + 1) % (40 + HOLD)] + x[i + j];
+    }
+    #pragma unroll
+    for (int j = 0; j < 40 + HOLD; ++j) x[j * 256 + threadIdx.x] = acc[j];
+}
+"""
+
+
+def test_a_hint_that_spills_with_an_optional_line_drops_it():
+    """Where the hint's blocks do not fit with the source's lines marked ``OPTIONAL`` (4
+    blocks of 256 threads: 64 registers a thread, 88 live floats), the source without them
+    is built for those blocks (40 live floats) before fewer blocks are kept."""
+    assert blockfit.without_optional(_OPTIONAL).count("HOLD 48") == 0
+    fit = blockfit.compile_fitted(_OPTIONAL, "held", "sm_90", (), 256, 0, 4)
+    assert fit.blocks == 4 and "HOLD 48" not in fit.text
+    assert "__launch_bounds__(256, 4) " in fit.text and fit.report["spill_stores"] == 0
+    # the build of the source's own bounds keeps it
+    fit = blockfit.compile_fitted(_OPTIONAL, "held", "sm_90", (), 256, 0, 1)
+    assert "HOLD 48" in fit.text and fit.report["num_regs"] > 88

@@ -195,7 +195,30 @@ def operand_bytes(module: ir.Module) -> int:
     the mbarriers of the TMA operand loads after them."""
     used = operand_buffers(module)
     # (the region's start rounded to 1024 bytes)
-    return used + 8 * len(operand_maps(module)) + 1024 if used else 0
+    bars = 2 if refill_wait(module) else 1  # (the copies' mbarriers and the refills')
+    return used + 8 * bars * len(operand_maps(module)) + 1024 if used else 0
+
+
+# the prelude's line that makes a refill wait in thread 0 alone (refill_wait); blockfit.py
+# drops a line so marked where the build without it fits more blocks (blockfit.OPTIONAL)
+REFILL_WAIT = "#define TT_REFILL_WAIT 1  // blockfit: optional"
+
+
+def refill_wait(module: ir.Module) -> bool:
+    """Whether a TMA operand copy into a buffer that a product read before waits for that
+    read in the copying thread alone (tile/operands.h ``TT_REFILL_WAIT``: every thread
+    arrives on the site's second mbarrier and goes on) rather than in a block barrier: in
+    blocks of two warpgroups or more, where the barrier holds the warpgroups in step twice an
+    iteration and they cannot overlap one's softmax with the other's products. cuTile's FMHA
+    sample, H200, same call, TFLOP/s: D128 128x128 tiles 455 -> 543 (causal 402 -> 463),
+    GQA 439 -> 524 (349 -> 413), D128 128x64 515 -> 523 (431 -> 451), D64 128x128 446 ->
+    467. In one warpgroup the warpgroup's own products keep its warps together anyway, and
+    the copying warp's wait makes its product late: D64 128x64 (4 warps) 386 -> 338, 64x64
+    411 -> 341 (session 34). The second mbarriers cost registers: where the build for more
+    blocks then spills, blockfit.py builds it with the block barrier (D64 128x128 causal at
+    two blocks: 288 bytes of spill stores with the wait, 204 without; 361 TFLOP/s at two
+    blocks against 317 at one)."""
+    return bool(module.threads) and module.threads >= 256 and bool(operand_maps(module))
 
 
 def operand_buffers(module: ir.Module) -> int:
@@ -311,6 +334,8 @@ def prelude(module: ir.Module, scratch: int, scratch_sm90a: int) -> list[str]:
         out += [f"#define TT_TMA_SITES {len(operand_maps(module))}",
                 f"#define TT_TMA_BARS {operand_buffers(module)}",
                 f"#define TT_TMA_THREADS {nt}"]
+        if refill_wait(module):
+            out.append(REFILL_WAIT)
     if hopper_loops(module):  # the threads of the kernel's code: a build with a producer warp
         out.append(f"#define TT_BLOCK_THREADS {nt}")  # has one warp more (kloop_sm90.h)
     out += [f'#include "{TILE_HEADER}"', ""]

@@ -249,6 +249,11 @@ __device__ __forceinline__ void operand_tma_init() {
   if (tid() == 0) {
 #pragma unroll
     for (int s = 0; s < TT_TMA_SITES; ++s) sm90::bar_init(operand_bars() + s, TT_TMA_THREADS);
+#ifdef TT_REFILL_WAIT
+#pragma unroll
+    for (int s = 0; s < TT_TMA_SITES; ++s)
+      sm90::bar_init(operand_bars() + TT_TMA_SITES + s, TT_TMA_THREADS);
+#endif
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   block_sync();
@@ -307,7 +312,28 @@ __device__ __forceinline__ ST load_operand_tma(const sm90::TensorMap& map, const
   ST out{operand_smem<T>(Off)};
   out.tma = true;
   out.bar = operand_bar(Site);
+#ifdef TT_REFILL_WAIT
+  // the buffer's previous reader has finished: every thread arrives on the site's second
+  // mbarrier and goes on; thread 0, which copies, waits there for all of them
+  if (Sync) {
+    uint64_t rt;
+    const uint32_t rel = operand_bar(TT_TMA_SITES + Site);
+    asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(rt) : "r"(rel) : "memory");
+    if (tid() == 0) {
+      uint32_t done;
+      do {
+        asm volatile(
+            "{ .reg .pred p; mbarrier.try_wait.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p; }"
+            : "=r"(done)
+            : "r"(rel), "l"(rt)
+            : "memory");
+      } while (!done);
+    }
+  }
+#else
   if (Sync) block_sync();  // the buffer's previous reader has finished
+#endif
   if (tid() == 0) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;"
                  : "=l"(out.tok)
