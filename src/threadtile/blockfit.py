@@ -212,16 +212,26 @@ def _remember(key: tuple, text: str, report: dict) -> None:
 def _tighter(tight: str, entry: str, arch: str, options: tuple[str, ...], threads: int,
              dynamic_shared: int, want: int, spills: int = SPILL_LIMIT) -> Fitted | None:
     """``tight`` (a source bounded for ``want`` blocks a multiprocessor) built, where ptxas
-    fits the blocks with at most ``spills`` bytes of spill stores a thread; None
+    fits the blocks with at most ``spills`` bytes of spill stores a thread, else the same
+    without its :data:`OPTIONAL` lines where that fits (both compiles at once); None
     otherwise."""
+    plain = without_optional(tight)
+    if plain == tight:
+        return _fits(tight, entry, arch, options, threads, dynamic_shared, want, spills)
+    with ThreadPoolExecutor(1) as pool:
+        second = pool.submit(_fits, plain, entry, arch, options, threads, dynamic_shared, want,
+                             spills)
+        return _fits(tight, entry, arch, options, threads, dynamic_shared, want, spills) or \
+            second.result()
+
+
+def _fits(tight: str, entry: str, arch: str, options: tuple[str, ...], threads: int,
+          dynamic_shared: int, want: int, spills: int) -> Fitted | None:
     cubin, rep = compile_reported(tight, arch, options, entry)
     occ = occupancy(arch_limits(arch), threads, rep["num_regs"],
                     dynamic_shared + rep["shared_size_bytes"], rep["barriers"])
     if rep["spill_stores"] <= spills and occ.blocks >= want:
         return Fitted(cubin, tight, want, rep)
-    plain = without_optional(tight)
-    if plain != tight:
-        return _tighter(plain, entry, arch, options, threads, dynamic_shared, want, spills)
     return None
 
 
