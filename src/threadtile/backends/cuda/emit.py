@@ -33,8 +33,8 @@ HEADER = "threadtile.h"
 HEADERS = Path(__file__).parent / "include"  # threadtile.h, tile.h and tile/
 
 _SPECIAL = {"laneid": "int(tt::laneid())"}
-# the block indices of a kernel whose blocks start heaviest first (ir/launch_order.py;
-# threadtile.h heavy_first)
+# the block indices of a kernel whose blocks start heaviest first (ir/launch_order.py): the
+# L-th block started, L = x + X y, takes bid(0) = X - 1 - L / Y and bid(1) = L % Y
 _HEAVY_FIRST = {"blockIdx.x": "tt_bid_x", "blockIdx.y": "tt_bid_y"}
 
 _CXX_RESERVED = set("""alignas alignof and and_eq asm auto bitand bitor bool break case catch
@@ -295,8 +295,10 @@ class FunctionEmitter:
             self.line("TT_TMA_INIT();")
         if f.is_kernel and self.special.get("blockIdx.x") == "tt_bid_x":
             self.line("// the blocks start heaviest first (ir/launch_order.py)")
-            self.line("int tt_bid_x, tt_bid_y;")
-            self.line("tt::heavy_first(tt_bid_x, tt_bid_y);")
+            self.line("const long long tt_started = blockIdx.x + (long long)gridDim.x * "
+                      "blockIdx.y;")
+            self.line("const int tt_bid_x = int(gridDim.x - 1 - tt_started / gridDim.y), "
+                      "tt_bid_y = int(tt_started % gridDim.y);")
         self.block(f.body)
         if producer and not (f.body and isinstance(f.body[-1], ir.Return)):
             self.line("TT_PRODUCER_EXIT();")

@@ -382,23 +382,6 @@ __device__ __forceinline__ uint32_t laneid() {
   asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
   return r;
 }
-// ir/launch_order.py: the block indices of the block the GPU starts L-th (L = x + X y, grid
-// X x Y) in a kernel whose work grows with bid(0): the rows of bid(1) in groups of about a
-// wave of blocks (R = ceil(SMs / X) rows), group after group, each group's blocks heaviest
-// first (bid(0) = X - 1 - i / rows, bid(1) = the group's first + i % rows for the group's
-// i-th block) - a permutation of the grid
-__device__ __forceinline__ void heavy_first(int& bx, int& by) {
-  uint32_t nsm;
-  asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
-  const int X = int(gridDim.x), Y = int(gridDim.y);
-  const int r0 = min(Y, max(1, (int(nsm) + X - 1) / X));
-  const long long L = blockIdx.x + (long long)X * blockIdx.y;
-  const long long g = L / ((long long)r0 * X);
-  const int rows = min(r0, int(Y - r0 * g));
-  const long long i = L - g * r0 * X;
-  bx = int(X - 1 - i / rows);
-  by = int(r0 * g + i % rows);
-}
 __device__ __forceinline__ uint32_t lanemask_lt() {
   uint32_t r;
   asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(r));
