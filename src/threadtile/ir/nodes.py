@@ -417,8 +417,6 @@ class Module:
     # jit(debug=True): a raise on the GPU is reported to the host, which raises it after the
     # launch (numba's debug mode); without it the raising thread only stops
     report_raises: bool = False
-    # the CUDA backend starts the blocks heaviest first (ir/launch_order.py)
-    heavy_first: bool = False
 
 
 def walk_stmts(body: list[Stmt]):

@@ -12,7 +12,6 @@ from ..lang.types import void
 from . import nodes as ir
 from .fraglayout import assign_layouts
 from .kloop import fuse_k_loops
-from .launch_order import heavy_first
 from .licm import hoist_invariants
 from .memorder import order_memory
 from .operands import fragment_scatters, smem_operands
@@ -67,10 +66,6 @@ def run(module: ir.Module) -> None:
         # on the final operations, which both backends then see.
         if module.threads:
             order_memory(f, summaries)
-    # Whether the CUDA backend starts the blocks heaviest first: read from the loops' final
-    # bounds, after every pass that moves statements (ir/launch_order.py).
-    if module.threads:
-        module.heavy_first = heavy_first(module.kernel, module.threads)
     # Static shared memory over the 48 KiB a block may declare is refused at the declaration
     # that crosses it (ptxas would report it against the generated C++, after NVRTC ran).
     check_static_shared(module)

@@ -33,9 +33,6 @@ HEADER = "threadtile.h"
 HEADERS = Path(__file__).parent / "include"  # threadtile.h, tile.h and tile/
 
 _SPECIAL = {"laneid": "int(tt::laneid())"}
-# the block indices of a kernel whose blocks start heaviest first (ir/launch_order.py): the
-# L-th block started, L = x + X y, takes bid(0) = X - 1 - L / Y and bid(1) = L % Y
-_HEAVY_FIRST = {"blockIdx.x": "tt_bid_x", "blockIdx.y": "tt_bid_y"}
 
 _CXX_RESERVED = set("""alignas alignof and and_eq asm auto bitand bitor bool break case catch
 char char16_t char32_t class compl const constexpr const_cast continue decltype default delete do
@@ -169,8 +166,6 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
         fe.formats = formats
         fe.raises, fe.report_raises = raised, module.report_raises
         fe.threads, fe.has_tiles = module.threads, has_tiles
-        if module.heavy_first and f is module.kernel:  # (ir/launch_order.py)
-            fe.special = dict(_SPECIAL, **_HEAVY_FIRST)
         fe.occupancy = module.occupancy
         fe.launch_bounds = bounds
         fe.captured = {d.name: d for d in module.captured}
@@ -213,7 +208,6 @@ class FunctionEmitter:
     formats: list[str] = []  # the module's printf formats (emit_module gives each its own)
     raises: list[int] = []  # the raise records reported to the host, by code (debug=True)
     report_raises = False
-    special = _SPECIAL  # how special registers are spelled
 
     def raise_call(self, x: ir.Call) -> str:
         """A raise: reported to the host with the kernel's debug=True, else the thread stops
@@ -293,12 +287,6 @@ class FunctionEmitter:
             self.line("TT_PRODUCER_ENTRY();")
         if f.is_kernel and self.operand_maps:  # their mbarriers (tile/operands.h)
             self.line("TT_TMA_INIT();")
-        if f.is_kernel and self.special.get("blockIdx.x") == "tt_bid_x":
-            self.line("// the blocks start heaviest first (ir/launch_order.py)")
-            self.line("const long long tt_started = blockIdx.x + (long long)gridDim.x * "
-                      "blockIdx.y;")
-            self.line("const int tt_bid_x = int(gridDim.x - 1 - tt_started / gridDim.y), "
-                      "tt_bid_y = int(tt_started % gridDim.y);")
         self.block(f.body)
         if producer and not (f.body and isinstance(f.body[-1], ir.Return)):
             self.line("TT_PRODUCER_EXIT();")
@@ -518,12 +506,12 @@ class FunctionEmitter:
         return self.n(x.name), _PREC["atom"]
 
     def x_Special(self, x: ir.Special):
-        return self.special.get(x.reg, f"int({x.reg})"), _PREC["atom"]
+        return _SPECIAL.get(x.reg, f"int({x.reg})"), _PREC["atom"]
 
     def x_Cast(self, x: ir.Cast):
         src, dst = x.value.type, x.type
         if isinstance(x.value, ir.Special) and dst.is_int and dst.bits == 64 and \
-                x.value.reg not in self.special:  # threadIdx.x: an unsigned int, widened
+                x.value.reg not in _SPECIAL:  # threadIdx.x: an unsigned int, widened directly
             return f"({dst.cname}){x.value.reg}", _PREC["unary"]
         if isinstance(dst, Scalar) and dst.is_complex:
             v = self.e(x.value)
