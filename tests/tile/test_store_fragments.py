@@ -1,8 +1,10 @@
-"""A matmul's result stored straight from its fragments (tile/mma.h store_fragments) at the
-array's edges: every element of the product written, nothing past it; an odd last axis (no
-32-bit pairs), a strided output (the tested path of every pair), float32 and float16
-results. Outputs are poisoned first and checked whole (the strided one with the elements
-between its own); on the simulator and, with a GPU, on the GPU."""
+"""A matmul's result stored from its fragments (tile/mma.h store_fragments; through the
+scratch, store_fragments_staged, where the scratch holds the tile) at the array's edges: every
+element of the product written, nothing past it; an odd last axis (no 32-bit pairs), a
+strided output (the tested path of every pair), an output whose rows are not 16-byte
+aligned, float32 and float16 results. Outputs are poisoned first and checked whole (the
+strided one with the elements between its own); on the simulator and, with a GPU, on the
+GPU."""
 
 import numpy as np
 import pytest
@@ -57,3 +59,40 @@ def test_strided_output(target, rng, dtype):
 def test_large_tiles_on_8_warps(target, rng):
     """128x128 tiles of 8 warps (two warpgroups) over a ragged output."""
     _run(target, rng, 300, 200, 128, np.float16, (128, 128, 64))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_unaligned_rows(target, rng, dtype):
+    """A view one column into a larger array: the last axis contiguous but no row 16-byte
+    aligned (the staged store's element-by-element path); the column before and after keep
+    the poison."""
+    m, n = 256, 128
+    tm, tn, tk = 128, 128, 64
+    a = rng.standard_normal((m, 64)).astype(np.float16)
+    b = rng.standard_normal((64, n)).astype(np.float16)
+    big = poison((m, n + 2), dtype)
+    dev = target.to_device(big)
+    target.launch_tile(tiles.matmul, (cdiv(m, tm), cdiv(n, tn)), target.to_device(a),
+                       target.to_device(b), target._view(dev, big[:, 1:n + 1], big), tm, tn,
+                       tk)
+    out = np.asarray(target.to_host(dev), np.float64)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    tol = 2e-2 if dtype == np.float16 else 1e-3
+    np.testing.assert_allclose(out[:, 1:n + 1], ref, rtol=tol, atol=tol * 8)
+    np.testing.assert_array_equal(out[:, [0, n + 1]], np.asarray(big, np.float64)[:, [0, n + 1]])
+
+
+def test_hopper_build_stores_whole_pieces():
+    """The sm_90a build of a Hopper k loop has room in its scratch after the loop: the
+    accumulator goes out in 16-byte pieces (st.global.v4) through the scratch, not as 32-bit
+    pairs."""
+    from threadtile.builds import target_for  # noqa: PLC0415
+    from threadtile.runtime import nvrtc  # noqa: PLC0415
+
+    z = np.zeros((256, 256), np.float16)
+    spec = tiles.matmul._spec_for([z, z, z, 128, 128, 64], {})  # noqa: SLF001
+    opts = target_for(spec, "sm_90a", tiles.matmul.options).options
+    ptx = nvrtc.compile_ptx(spec.cuda.text, "sm_90a", options=opts)
+    assert "st.global.v4.u32" in ptx
+    # the pairs into the scratch, not to the array (the edge path stores single elements)
+    assert "st.shared.u32" in ptx and "st.global.u32" not in ptx
