@@ -245,6 +245,19 @@ __device__ __forceinline__ uint64_t* operand_bars() {
 __device__ __forceinline__ uint32_t operand_bar(int site) {
   return sm90::saddr(operand_bars() + site);
 }
+// wait for the phase of the mbarrier at shared address bar that this thread's arrival
+// (token tok) belongs to
+__device__ __forceinline__ void bar_wait_token(uint32_t bar, uint64_t tok) {
+  uint32_t done;
+  do {
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p; }"
+        : "=r"(done)
+        : "r"(bar), "l"(tok)
+        : "memory");
+  } while (!done);
+}
 __device__ __forceinline__ void operand_tma_init() {
   if (tid() == 0) {
 #pragma unroll
@@ -319,17 +332,7 @@ __device__ __forceinline__ ST load_operand_tma(const sm90::TensorMap& map, const
     uint64_t rt;
     const uint32_t rel = operand_bar(TT_TMA_SITES + Site);
     asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(rt) : "r"(rel) : "memory");
-    if (tid() == 0) {
-      uint32_t done;
-      do {
-        asm volatile(
-            "{ .reg .pred p; mbarrier.try_wait.shared::cta.b64 p, [%1], %2;\n"
-            "selp.u32 %0, 1, 0, p; }"
-            : "=r"(done)
-            : "r"(rel), "l"(rt)
-            : "memory");
-      } while (!done);
-    }
+    if (tid() == 0) bar_wait_token(rel, rt);
   }
 #else
   if (Sync) block_sync();  // the buffer's previous reader has finished
@@ -366,17 +369,7 @@ __device__ __forceinline__ void operand_drain(const ST& b);
 template <class ST>
 __device__ __forceinline__ void operand_ready(const ST& b) {
 #if TT_OPERAND_TMA
-  if (b.tma) {
-    uint32_t done;
-    do {
-      asm volatile(
-          "{ .reg .pred p; mbarrier.try_wait.shared::cta.b64 p, [%1], %2;\n"
-          "selp.u32 %0, 1, 0, p; }"
-          : "=r"(done)
-          : "r"(b.bar), "l"(b.tok)
-          : "memory");
-    } while (!done);
-  }
+  if (b.tma) bar_wait_token(b.bar, b.tok);
 #else
   (void)b;
 #endif
