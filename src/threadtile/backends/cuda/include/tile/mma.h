@@ -484,17 +484,15 @@ __device__ __forceinline__ bool store_fragments_guarded(const Arr& a,
 }
 // ... through the scratch, where it holds the tile (staged_fits, at compile time; the Hopper
 // loop's stages have room after the loop): each lane's pairs go to the scratch (rows padded by
-// 8 elements, 16 for 4-byte ones: a warp's pairs of 8 rows meet 32 banks), then each thread
-// stores whole 16-byte pieces of the tile's rows, a warp's 32 pieces two 256-byte runs of a
-// 128-column tile's rows: whole 128-byte lines, where from the fragments each store
-// instruction wrote 16 bytes in each of 8 rows. An edge tile, or an array whose last axis is
+// 8 elements: a warp's 4-byte pairs of 8 rows meet 32 banks, and each half-warp's 8-byte
+// pairs of 4 rows too), then each thread stores whole 16-byte pieces of the tile's rows, a
+// warp's 32 pieces two 256-byte runs of a 128-column tile's rows: whole 128-byte lines, where
+// from the fragments each store instruction wrote 16 bytes in each of 8 rows. An edge tile, or an array whose last axis is
 // not contiguous or whose rows are not 16-byte aligned, is stored from the scratch element
 // by element. H200, plain 4096^2 float16 matmul, 128x128x64 tiles on 8 warps: the store from
 // the fragments took about 2.9 us of the 4.4 us a block spends outside its k loop (the loop's
 // own time measured apart as the slope over K; cuTile's blocks 2.4 us), 1.6 us without it.
-template <class T, int N> __host__ __device__ constexpr int staged_pitch() {
-  return N + 8 * (sizeof(T) == 4 ? 2 : 1);
-}
+template <class T, int N> __host__ __device__ constexpr int staged_pitch() { return N + 8; }
 template <class T, int NT, int M, int N> __host__ __device__ constexpr bool staged_fits() {
   return M % 16 == 0 && (sizeof(T) == 2 || sizeof(T) == 4) && N % (16 / sizeof(T)) == 0 &&
          M * staged_pitch<T, N>() * int(sizeof(T)) <= TT_SCRATCH_BYTES;
