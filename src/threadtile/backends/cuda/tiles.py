@@ -205,11 +205,12 @@ REFILL_WAIT = "#define TT_REFILL_WAIT 1  // blockfit: optional"
 
 
 def refill_wait(module: ir.Module) -> bool:
-    """Whether a TMA operand copy into a buffer that a product read before waits for that
-    read in the copying thread alone (tile/operands.h ``TT_REFILL_WAIT``: every thread
-    arrives on the site's second mbarrier and goes on) rather than in a block barrier: in
-    blocks of two warpgroups or more, where the barrier holds the warpgroups in step twice an
-    iteration and they cannot overlap one's softmax with the other's products. cuTile's FMHA
+    """Whether the kernel's TMA operand copies (operand_maps) into a buffer that a product
+    read before wait for that read in the copying thread alone (tile/operands.h
+    ``TT_REFILL_WAIT``: every thread arrives on the site's second mbarrier and goes on)
+    rather than in a block barrier: in blocks of two warpgroups or more, where the barrier
+    holds the warpgroups in step twice an iteration and they cannot overlap one's softmax
+    with the other's products. cuTile's FMHA
     sample, H200, same call, TFLOP/s: D128 128x128 tiles 455 -> 543 (causal 402 -> 463),
     GQA 439 -> 524 (349 -> 413), D128 128x64 515 -> 523 (431 -> 451), D64 128x128 446 ->
     467. In one warpgroup the warpgroup's own products keep its warps together anyway, and
@@ -218,7 +219,7 @@ def refill_wait(module: ir.Module) -> bool:
     blocks then spills, blockfit.py builds it with the block barrier (D64 128x128 causal at
     two blocks: 288 bytes of spill stores with the wait, 204 without; 361 TFLOP/s at two
     blocks against 317 at one)."""
-    return bool(module.threads) and module.threads >= 256 and bool(operand_maps(module))
+    return (module.threads or 0) >= 256
 
 
 def operand_buffers(module: ir.Module) -> int:

@@ -484,18 +484,19 @@ __device__ __forceinline__ bool store_fragments_guarded(const Arr& a,
 }
 // ... through the scratch, where it holds the tile (staged_fits, at compile time; the Hopper
 // loop's stages have room after the loop): each lane's pairs go to the scratch (rows padded by
-// 8 elements: a warp's 4-byte pairs of 8 rows meet 32 banks, and each half-warp's 8-byte
-// pairs of 4 rows too), then each thread stores whole 16-byte pieces of the tile's rows, a
-// warp's 32 pieces two 256-byte runs of a 128-column tile's rows: whole 128-byte lines, where
-// from the fragments each store instruction wrote 16 bytes in each of 8 rows. An edge tile, or an array whose last axis is
-// not contiguous or whose rows are not 16-byte aligned, is stored from the scratch element
-// by element. H200, plain 4096^2 float16 matmul, 128x128x64 tiles on 8 warps: the store from
-// the fragments took about 2.9 us of the 4.4 us a block spends outside its k loop (the loop's
-// own time measured apart as the slope over K; cuTile's blocks 2.4 us), 1.6 us without it.
-template <class T, int N> __host__ __device__ constexpr int staged_pitch() { return N + 8; }
-template <class T, int NT, int M, int N> __host__ __device__ constexpr bool staged_fits() {
+// STAGED_PAD elements: a warp's 4-byte pairs of 8 rows meet 32 banks, and each half-warp's
+// 8-byte pairs of 4 rows too), then each thread stores whole 16-byte pieces of the tile's
+// rows, a warp's 32 pieces two 256-byte runs of a 128-column tile's rows: whole 128-byte
+// lines, where from the fragments each store instruction wrote 16 bytes in each of 8 rows. An
+// edge tile, or an array whose last axis is not contiguous or whose rows are not 16-byte
+// aligned, is stored from the scratch element by element. H200, plain 4096^2 float16 matmul,
+// 128x128x64 tiles on 8 warps: the store from the fragments took about 2.9 us of the 4.4 us a
+// block spends outside its k loop (the loop's own time measured apart as the slope over K;
+// cuTile's blocks 2.4 us), 1.6 us without it.
+constexpr int STAGED_PAD = 8;
+template <class T, int M, int N> __host__ __device__ constexpr bool staged_fits() {
   return M % 16 == 0 && (sizeof(T) == 2 || sizeof(T) == 4) && N % (16 / sizeof(T)) == 0 &&
-         M * staged_pitch<T, N>() * int(sizeof(T)) <= TT_SCRATCH_BYTES;
+         M * (N + STAGED_PAD) * int(sizeof(T)) <= TT_SCRATCH_BYTES;
 }
 template <int RR, int R, class Arr, class T, int NT, int M, int N>
 __device__ __forceinline__ void store_fragments_staged(const Arr& a,
@@ -503,9 +504,9 @@ __device__ __forceinline__ void store_fragments_staged(const Arr& a,
                                                        const int64_t* ix) {
   typedef MmaTile<T, NT, M, N> X;
   constexpr int ISZ = int(sizeof(T)), W = 16 / ISZ;  // elements a piece
-  constexpr int PITCH = staged_pitch<T, N>();        // a staged row, elements
+  constexpr int PITCH = N + STAGED_PAD;              // a staged row, elements
   constexpr int PIECES = N / W;                      // pieces a row
-  static_assert(staged_fits<T, NT, M, N>(), "store_fragments_staged: no room in the scratch");
+  static_assert(staged_fits<T, M, N>(), "store_fragments_staged: no room in the scratch");
   const int64_t r0 = ix[RR] * M, c0 = ix[R - 1] * N;
   if (r0 < 0 || c0 < 0) return;  // (a tile of a negative index lies wholly outside)
   if (r0 >= a.shape[RR] || c0 >= a.shape[R - 1]) return;
@@ -600,7 +601,7 @@ __device__ __forceinline__ void store_fragments(const Arr& a, const MmaTile<T, N
   for (int d = 0; d < R - 1; ++d) lead = lead && (d == RR || (ix[d] >= 0 && ix[d] < a.shape[d]));
   if (!lead) return;
   constexpr int MB = M / 16, NW = NT / 32;
-  if constexpr (staged_fits<T, NT, M, N>()) {
+  if constexpr (staged_fits<T, M, N>()) {
     store_fragments_staged<RR, R>(a, x, ix);
     return;
   }
