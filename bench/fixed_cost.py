@@ -11,9 +11,9 @@ block holds its multiprocessor alone (nothing hides its epilogue). float16 input
 accumulator, a float16 output; each result checked against torch once.
 
     python bench/fixed_cost.py [--tiles 128x128x64,64x256x64] [--ks 1024,2048,4096,8192]
-                               [--size 4096] [--no-cutile]
+                               [--size 4096] [--no-cutile] [--name fixed_cost]
 
-Writes bench/results/fixed_cost.json.
+Writes bench/results/NAME.json (fixed_cost.json by default).
 """
 
 import argparse
@@ -38,6 +38,7 @@ def main() -> None:
     p.add_argument("--ks", default="1024,2048,4096,8192")
     p.add_argument("--size", type=int, default=4096)
     p.add_argument("--no-cutile", action="store_true")
+    p.add_argument("--name", default="fixed_cost", help="the results file (bench/results/NAME.json)")
     o = p.parse_args()
     import threadtile.tile as tt_ct
 
@@ -84,7 +85,7 @@ def main() -> None:
                          **({"rel_err": float(f"{errors[name]:.3g}")} if name in errors else {})}
         rows.append(row)
         print(tiles, {k: v for k, v in row.items() if isinstance(v, dict)}, flush=True)
-    path = write("fixed_cost", {"cases": rows, "args": vars(o)},
+    path = write(o.name, {"cases": rows, "args": vars(o)},
                  notes="plain cuTile-style matmul (bench/tile_sweep.py build) over K; ms = a + "
                        "b K fitted per system: fixed cost a (per wave of blocks) and the k "
                        "loop's b")
