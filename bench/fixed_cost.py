@@ -38,7 +38,8 @@ def main() -> None:
     p.add_argument("--ks", default="1024,2048,4096,8192")
     p.add_argument("--size", type=int, default=4096)
     p.add_argument("--no-cutile", action="store_true")
-    p.add_argument("--name", default="fixed_cost", help="the results file (bench/results/NAME.json)")
+    p.add_argument("--name", default="fixed_cost",
+                   help="the results file (bench/results/NAME.json)")
     o = p.parse_args()
     import threadtile.tile as tt_ct
 

@@ -65,16 +65,24 @@ def test_hopper_shapes_fuse_with_the_widening_as_their_cast(name, tiles_mnk):
     assert "tt_tma0" in src and "tt_tma1" in src
 
 
-@pytest.mark.parametrize("tiles_mnk", [(128, 64, 128), (128, 128, 32), (32, 128, 128),
-                                       (256, 256, 128)], ids=["N-64", "K-32", "M-32", "256x256"])
+@pytest.mark.parametrize("tiles_mnk", [(128, 64, 128), (128, 128, 32), (32, 128, 128)],
+                         ids=["N-64", "K-32", "M-32"])
 def test_other_shapes_stay_the_loop_as_written(tiles_mnk):
     """N not a multiple of 128 (B's 128-byte boxes), K of 32 (rows under 64 bytes), M under
-    64 (wgmma's rows), 256x256 (its accumulator alone fills a thread's registers on every
-    block): no Hopper float8 loop, so no fusion (the staged loop has no 8-bit path); the
-    loop keeps its loads, widenings and mmas."""
+    64 (wgmma's rows): no Hopper float8 loop, so no fusion (the staged loop has no 8-bit
+    path); the loop keeps its loads, widenings and mmas."""
     a, b, c = _arrays(np.random.default_rng(0), "float8_e4m3fn", 256, 256, 512)
     ir = f8_matmul.ir(a, b, c, *tiles_mnk)
     assert "mma_loop(" not in ir and "tile.mma(" in ir
+
+
+def test_a_256x256_accumulator_takes_the_loop_in_column_slices():
+    """256x256 (its float32 accumulator alone fills a multiprocessor's registers) runs as two
+    slices of 256x128 (ir/colsplit.py), each on the Hopper float8 loop."""
+    a, b, c = _arrays(np.random.default_rng(0), "float8_e4m3fn", 256, 256, 512)
+    ir = f8_matmul.ir(a, b, c, 256, 256, 128)
+    assert "col_slice" in ir and ir.count("mma_loop(") == 1 and "hopper=True" in ir
+    assert "tile<float32, (256, 128), mma>" in ir and "tile<float32, (256, 256)" not in ir
 
 
 def test_the_part_rule_fits_the_registers():
@@ -109,6 +117,7 @@ def test_the_block_is_the_one_the_loop_takes():
     ((64, 128, 64), (200, 300, 260)),     # edge tiles in every axis: zeros past the arrays
     ((64, 128, 128), (64, 256, 256)),
     ((64, 128, 64), (64, 128, 128)),      # edge tiles the other way: K of 128, N of 128
+    ((256, 256, 128), (260, 128, 300)),   # column slices (ir/colsplit.py), one outside
 ])
 def test_simulated_loop_is_the_exact_product(rng, name, tiles_mnk, shape):
     m, k, n = shape

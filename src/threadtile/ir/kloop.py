@@ -92,19 +92,21 @@ def _fuse(f: ir.Function, s: ir.For, arrays: set[str], threads: int) -> ir.Assig
     return ir.Assign(s.loc, acc, ir.TileOp(mma.type, s.loc, "mma_loop", args, attrs))
 
 
-def match(s: ir.For, arrays: set[str]):
+def match(s: ir.For, arrays: set[str], fragments: bool = True):
     """(load of A, load of B, the mma, the accumulator's name, the cast's dtype or None, the
     two batch indices or None) of a loop body of the qualifying form, else None. Each operand
     of the mma is a load, or a load taken through a reshape that drops a leading axis of 1
     (3-d loads of a batch) and a cast to tfloat32 of float32 values (or the mma's widening of
-    8-bit floats to float16), in either order."""
+    8-bit floats to float16), in either order. ``fragments``: the accumulator must have been
+    given the tensor cores' layout (False: before layouts are chosen, ir/colsplit.py)."""
     body = s.body
     if not body or not all(isinstance(x, ir.Assign) and isinstance(x.value, ir.TileOp)
                            for x in body):
         return None
     last = body[-1]
     m = last.value
-    if m.op != "mma" or not isinstance(m.type, TileType) or m.type.layout != "mma":
+    if m.op != "mma" or not isinstance(m.type, TileType) or \
+            (fragments and m.type.layout != "mma"):
         return None
     defs = {x.name: x.value for x in body[:-1]}
     if len(defs) != len(body) - 1:

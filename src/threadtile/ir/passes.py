@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..errors import KernelCompileError
 from ..lang.types import void
 from . import nodes as ir
+from .colsplit import split_wide_products
 from .fraglayout import assign_layouts
 from .kloop import fuse_k_loops
 from .licm import hoist_invariants
@@ -35,6 +36,10 @@ def run(module: ir.Module) -> None:
         # reads, becomes one variable per loop (ir/webs.py): the passes below place a tile
         # by its single assignment.
         split_webs(f)
+        # A product whose accumulator no block holds in registers (256x256 float32) runs
+        # in column slices (ir/colsplit.py), before layouts and the block's size are chosen
+        # for each slice.
+        split_wide_products(f)
         # A running sum read only reduced is kept reduced (ir/partials.py), on the flat form
         # and before layouts are chosen: the full accumulator's registers never exist.
         if module.threads:
