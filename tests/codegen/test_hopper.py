@@ -314,3 +314,18 @@ def test_a_persistent_loops_epilogue_leaves_its_registers(tiles_mnk):
     assert "tt::tile::store_fragments<-1, true>(C, " in \
         tiles.matmul_persistent.cuda_source(a16, a16, a16, *tiles_mnk)
     assert "tt::tile::store_fragments(C, " in tiles.matmul.cuda_source(a16, a16, a16, *tiles_mnk)
+
+
+def test_a_persistent_loop_of_64_column_tiles_takes_two_warpgroups():
+    """Without num_warps, a 16-bit k loop of 128 rows or more and 64 columns inside another
+    loop (a persistent kernel) gets 8 warps, half the rows each; the same tiles in a plain
+    loop, and 64-row tiles anywhere (8 warps would split their 16-row strips), keep 4."""
+    f16 = np.zeros((512, 512), np.float16)
+    for kernel, tiles_mnk, threads in ((tiles.matmul_persistent, (128, 64, 64), 256),
+                                       (tiles.matmul_persistent, (256, 64, 32), 256),
+                                       (tiles.matmul_persistent, (64, 64, 64), 128),
+                                       (tiles.matmul, (128, 64, 64), 128),
+                                       (tiles.matmul, (256, 64, 64), 128)):
+        tm, tn, tk = tiles_mnk
+        src = kernel.cuda_source(f16, f16, f16, tm=tm, tn=tn, tk=tk)
+        assert f"__launch_bounds__({threads}" in src, (kernel, tiles_mnk, threads)
