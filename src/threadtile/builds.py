@@ -11,16 +11,21 @@ import os
 from . import blockfit
 from .backends.cuda.tiles import hopper_loops
 from .compiler import Specialization, Target, wants_producer
-from .ir import clusters
+from .ir import clusters, kloop
+from .lang.types import float32
 from .runtime import launcher as rt_launcher
 from .runtime import tensormaps as rt_tensormaps
 
 __all__ = ["build", "target_for", "precompile", "TMA_ONLY", "PRODUCER", "PRODUCER_THREADS",
-           "CLUSTER"]
+           "PRODUCER_ROUND", "CLUSTER"]
 
 TMA_ONLY = "-DTT_TMA_ONLY"  # tile/kloop.h: a build of Hopper k loops without the portable loop
 PRODUCER = "-DTT_PRODUCER"  # tile/kloop_sm90.h: a warpgroup of its own issues the k loops' copies
 PRODUCER_THREADS = 128
+# tile/kloop_sm90.h: the producer's other warps round A's stages to tfloat32 where every Hopper
+# k loop of the kernel is a tfloat32 loop (THREADTILE_PRODUCER_ROUND=0: the loop's own threads
+# round them, as without a producer)
+PRODUCER_ROUND = "-DTT_PRODUCER_ROUND"
 # tile/kloop_sm90.h: blocks paired in clusters along x that share B's tiles (EXPERIMENTAL, only
 # with THREADTILE_CLUSTERS=1 and where ir/clusters.py allows; correct on the GPU but slower:
 # docs/performance.md)
@@ -46,8 +51,11 @@ def target_for(spec: Specialization, arch: str, options: tuple = (),
                                                                        spec.cuda.scratch_sm90a)
     paired = tma_only and cluster and os.environ.get("THREADTILE_CLUSTERS") == "1" and \
         clusters.pairable(spec.module)
+    loops = hopper_loops(spec.module) if producer else []
+    rounding = producer and os.environ.get("THREADTILE_PRODUCER_ROUND", "1") != "0" and \
+        all(kloop.loaded(x)[0].dtype == float32 for x in loops)
     return Target(arch, opts + (TMA_ONLY,) * tma_only + (PRODUCER,) * producer +
-                  (CLUSTER,) * paired)
+                  (PRODUCER_ROUND,) * rounding + (CLUSTER,) * paired)
 
 
 def precompile(launches, arch: str | None = None) -> int:

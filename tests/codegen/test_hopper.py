@@ -329,3 +329,27 @@ def test_a_persistent_loop_of_64_column_tiles_takes_two_warpgroups():
         tm, tn, tk = tiles_mnk
         src = kernel.cuda_source(f16, f16, f16, tm=tm, tn=tn, tk=tk)
         assert f"__launch_bounds__({threads}" in src, (kernel, tiles_mnk, threads)
+
+
+def test_a_tfloat32_loop_with_a_producer_rounds_a_in_the_producer(monkeypatch):
+    """A producer build whose Hopper loops are all tfloat32 loops rounds A's stages in the
+    producer's warps 1-3 (-DTT_PRODUCER_ROUND: cvt.rn.tf32 in producer_round, a ready barrier
+    a stage) and its wgmma pipeline is kept; a 16-bit loop's producer build, and
+    THREADTILE_PRODUCER_ROUND=0, round nothing there."""
+    jit = importlib.import_module("threadtile.jit")
+    builds = importlib.import_module("threadtile.builds")
+    inspection = importlib.import_module("threadtile.inspection")
+    f32 = ArrayType(threadtile_float32, 2, "C")
+    spec = tiles.matmul.specialization([f32] * 3, dict(tm=128, tn=256, tk=32))
+    t = builds.target_for(spec, "sm_90a")
+    assert jit.PRODUCER in t.options and builds.PRODUCER_ROUND in t.options
+    ptx = nvrtc.compile_ptx(spec.cuda.text, "sm_90a", options=t.options)
+    ptx = ptx if isinstance(ptx, str) else ptx.code.decode()
+    body = ptx.split("producer_round")[-1]
+    assert "cvt.rn.tf32.f32" in body and "mbarrier.arrive" in body
+    log = inspection._ptxas_log(spec.cuda.text, "sm_90a", t.options, spec.cuda.entry)
+    assert "serialized" not in log, log
+    f16 = tiles.matmul_8warps.specialization([F16, F16, F16], dict(tm=128, tn=256, tk=64))
+    assert builds.PRODUCER_ROUND not in builds.target_for(f16, "sm_90a").options
+    monkeypatch.setenv("THREADTILE_PRODUCER_ROUND", "0")
+    assert builds.PRODUCER_ROUND not in builds.target_for(spec, "sm_90a").options

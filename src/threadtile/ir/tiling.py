@@ -294,7 +294,8 @@ def sm90_tf32_bytes(a: TileType, b: TileType, threads: int) -> int:
           r * m // 2 <= (SM90_MAX_ACC if threads <= 256 else SM90_MAX_ACC // 2) and
           n % SM90_TF32_B_BOX == 0 and
           stages > SM90_INFLIGHT and stages * stage >= m * (n + SM90_TF32_PAD) * 4)
-    return SM90_ALIGN + stages * stage + 2 * 8 * stages if ok else 0
+    # three barriers a stage: full, empty and ready (A rounded by the producer's warps)
+    return SM90_ALIGN + stages * stage + 3 * 8 * stages if ok else 0
 
 
 # 8-bit floats (include/tile/kloop_sm90_f8.h): wgmma takes 8-bit operands K-major only, so

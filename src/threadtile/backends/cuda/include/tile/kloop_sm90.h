@@ -30,6 +30,7 @@
 #pragma once
 
 #include "layout.h"
+#include "elementwise.h"
 #include "wgmma.h"
 
 namespace tt {
@@ -169,9 +170,51 @@ struct Mail {
 #ifdef TT_CLUSTER
   int rank;  // the block's rank in its cluster; -1: its copies are its own (the tfloat32 loop)
 #endif
+  uint32_t ready;   // (TT_PRODUCER_ROUND) the stages' barriers: A's stage rounded
+  int round_bytes;  // (TT_PRODUCER_ROUND) bytes of A a stage to round to tfloat32
 };
 __shared__ Mail tt_mail;
 __shared__ uint64_t tt_mail_bar;
+
+#ifdef TT_PRODUCER_ROUND
+// A build whose Hopper k loops are all tfloat32 loops (builds.py): the producer warpgroup's
+// warps 1 to 3 round each stage of A to tfloat32 in place once its copy has landed (full),
+// and arrive on the stage's `ready` barrier, which the kernel's threads wait for instead of
+// rounding A themselves and holding the block at a barrier each step (kloop_sm90_tf32.h).
+// Every letter of such a build has a stage to round for each of its steps, so a letter is
+// not overwritten before these threads have read it: the loop cannot end before they have
+// rounded its last stage.
+constexpr int ROUNDERS = TT_PRODUCER_THREADS - 32;
+__device__ __noinline__ void producer_round(int r) {
+  uint32_t mph = 0;
+  for (;;) {
+    bar_wait(&tt_mail_bar, mph);
+    mph ^= 1u;
+    if (tt_mail.done) return;
+    const int nk = tt_mail.nk, stages = tt_mail.stages, a_stage = tt_mail.a_stage;
+    const int pieces = tt_mail.round_bytes / 16;
+    const uint32_t full = tt_mail.full, ready = tt_mail.ready, as = tt_mail.as;
+    int s = 0;
+    uint32_t ph = 0;
+    for (int k = 0; k < nk; ++k) {
+      bar_wait_at(full + 8 * s, ph);
+      const uint32_t a = as + uint32_t(s * a_stage);
+      for (int i = r; i < pieces; i += ROUNDERS) {
+        uint32_t x, y, z, w;
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(x), "=r"(y), "=r"(z), "=r"(w)
+                     : "r"(a + 16 * i));
+        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(a + 16 * i),
+                     "r"(tf32_bits(x)), "r"(tf32_bits(y)), "r"(tf32_bits(z)), "r"(tf32_bits(w))
+                     : "memory");
+      }
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(ready + 8 * s) : "memory");
+      if (++s == stages) s = 0, ph ^= 1u;
+    }
+  }
+}
+#endif
 
 // the producer's loop: one letter after another, until the one that says done
 __device__ __noinline__ void producer_loop() {
@@ -244,6 +287,9 @@ __device__ __forceinline__ bool producer_split() {
   if constexpr (MOVE_REGS)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
   if (threadIdx.x == TT_BLOCK_THREADS) producer_loop();
+#ifdef TT_PRODUCER_ROUND
+  if (threadIdx.x >= TT_BLOCK_THREADS + 32) producer_round(threadIdx.x - TT_BLOCK_THREADS - 32);
+#endif
   return true;
 }
 

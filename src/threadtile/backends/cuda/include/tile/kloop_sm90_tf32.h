@@ -60,7 +60,8 @@ struct Plan<float, NT, M, N, K_> {
                              (K * ISZ) % ROW == 0 && K <= TT_SM90_MAX_BOX &&
                              R * M / 2 <= (NT <= 256 ? TT_SM90_MAX_ACC : TT_SM90_MAX_ACC / 2) &&
                              N % BW == 0 && S > TT_SM90_INFLIGHT && S * STAGE >= M * LD * ISZ;
-  static constexpr int bytes = ok ? TT_SM90_ALIGN + S * STAGE + 2 * S * 8 : 0;
+  // the stages' barriers: full, empty and ready (TT_PRODUCER_ROUND: A rounded by the producer)
+  static constexpr int bytes = ok ? TT_SM90_ALIGN + S * STAGE + 3 * S * 8 : 0;
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -95,6 +96,9 @@ __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorM
   float* Bs = reinterpret_cast<float*>(base + S * P::A_BYTES);
   uint64_t* full = reinterpret_cast<uint64_t*>(base + S * P::STAGE);
   uint64_t* empty = full + S;
+#ifdef TT_PRODUCER_ROUND
+  uint64_t* ready = empty + S;  // A's stage rounded by the producer's warps
+#endif
   float* X = reinterpret_cast<float*>(base);  // C[m][n], rows of LD floats, outside the loop
   const int t = tid(), lane = t & 31, g = lane >> 2, q4 = lane & 3, w4 = (t >> 5) & 3;
   const int wg = t >> 7;
@@ -130,6 +134,9 @@ __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorM
   if (t == 0) {
 #pragma unroll
     for (int s = 0; s < S; ++s) bar_init(&full[s], 1), bar_init(&empty[s], NT / 32);
+#ifdef TT_PRODUCER_ROUND
+    for (int s = 0; s < S; ++s) bar_init(&ready[s], ROUNDERS);
+#endif
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 #ifdef TT_PRODUCER
@@ -137,6 +144,10 @@ __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorM
       tt_mail = Mail{&ma, &mb, saddr(As), saddr(Bs), saddr(full), saddr(empty), S, P::A_BYTES,
                      P::B_BYTES, K / AW, M * AW * P::ISZ, AW, N / BW, BW * K * P::ISZ, BW, K,
                      int(a_row0 + bi * M), int(bj * N), int(b_row0), int(lo) * K, nk, 0};
+#ifdef TT_PRODUCER_ROUND
+      tt_mail.ready = saddr(ready);
+      tt_mail.round_bytes = P::A_BYTES;
+#endif
       bar_arrive(&tt_mail_bar);
     }
 #endif
@@ -183,6 +194,9 @@ __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorM
   // step before waited for, whose fragments (`prev`) and stage are then free.
   auto step = [&](int k, uint32_t(&f)[K / 8][R][4], uint32_t(&prev)[K / 8][R][4]) {
     bar_wait(&full[s], ph);
+#ifdef TT_PRODUCER_ROUND
+    bar_wait(&ready[s], ph);  // A's stage rounded by the producer's warps
+#else
     {  // A's stage rounded to tfloat32 in place, then seen by wgmma (the async proxy)
       uint4* a4 = reinterpret_cast<uint4*>(As + s * (M * K));
 #pragma unroll
@@ -193,6 +207,7 @@ __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorM
       }
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
+#endif
     const uint32_t sa = a_lo + uint32_t(s * (P::A_BYTES >> 4));
     const uint32_t sb = bs0 + uint32_t(s * P::B_BYTES);
 #pragma unroll
@@ -201,7 +216,9 @@ __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorM
       for (int r = 0; r < R; ++r)
 #pragma unroll
         for (int e = 0; e < 4; ++e) f[kk][r][e] = tf32_bits(lds32(sb + boff[r][e] + kk * 1024));
+#ifndef TT_PRODUCER_ROUND
     block_sync();  // every thread's part of A is rounded
+#endif
     pin<R * Q>(&d[0][0]);
     wg_fence();
 #pragma unroll
@@ -249,6 +266,9 @@ __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorM
   if (t == 0) {
 #pragma unroll
     for (int s = 0; s < S; ++s) bar_inval(&full[s]), bar_inval(&empty[s]);
+#ifdef TT_PRODUCER_ROUND
+    for (int s = 0; s < S; ++s) bar_inval(&ready[s]);
+#endif
   }
 #pragma unroll
   for (int r = 0; r < R; ++r)
