@@ -1,55 +1,22 @@
 """A matmul whose float32 accumulator no block holds in registers (256x256 tiles: 256 KiB) runs
 as a loop over column slices (ir/colsplit.py): the IR it becomes, the kernels it leaves
-alone, numerics at ragged edges (plain, persistent and batched loops, float16 and float32
-inputs) in the simulator and on the GPU against NumPy in float64 with poisoned outputs, and
-the cubins for sm_80, sm_90 and sm_90a."""
+alone, numerics at ragged edges (the plain, persistent and batched loops of cuTile's MatMul
+and BatchMatMul samples, tests/kernels/tiles.py; float16 and float32 inputs) in the
+simulator and on the GPU against NumPy in float64 with poisoned outputs, and the cubins for
+sm_80, sm_90 and sm_90a."""
 
 import numpy as np
 import pytest
 from conftest import cdiv, compile_cubin, poison
+from kernels.tiles import bmm as batched
+from kernels.tiles import matmul
+from kernels.tiles import matmul_persistent as persistent
 
 import threadtile as tt
 import threadtile.tile as ct
 from threadtile.ir import nodes as ir
 
 C = ct.Constant[int]
-
-
-@ct.kernel
-def matmul(A, B, Out, tm: C, tn: C, tk: C):
-    bi, bj = ct.bid(0), ct.bid(1)
-    dt = ct.tfloat32 if A.dtype == ct.float32 else A.dtype
-    acc = ct.full((tm, tn), 0, dtype=ct.float32)
-    for k in range(ct.num_tiles(A, axis=1, shape=(tm, tk))):
-        a = ct.load(A, index=(bi, k), shape=(tm, tk), padding_mode=ct.PaddingMode.ZERO)
-        b = ct.load(B, index=(k, bj), shape=(tk, tn), padding_mode=ct.PaddingMode.ZERO)
-        acc = ct.mma(a.astype(dt), b.astype(dt), acc)
-    ct.store(Out, index=(bi, bj), tile=acc.astype(Out.dtype))
-
-
-@ct.kernel
-def persistent(A, B, Out, tm: C, tn: C, tk: C):
-    tiles_n = ct.cdiv(B.shape[1], tn)
-    for t in range(ct.bid(0), ct.cdiv(A.shape[0], tm) * tiles_n, ct.num_blocks(0)):
-        acc = ct.full((tm, tn), 0, dtype=ct.float32)
-        for k in range(ct.num_tiles(A, axis=1, shape=(tm, tk))):
-            a = ct.load(A, index=(t // tiles_n, k), shape=(tm, tk),
-                        padding_mode=ct.PaddingMode.ZERO)
-            b = ct.load(B, index=(k, t % tiles_n), shape=(tk, tn),
-                        padding_mode=ct.PaddingMode.ZERO)
-            acc = ct.mma(a, b, acc)
-        ct.store(Out, index=(t // tiles_n, t % tiles_n), tile=acc.astype(Out.dtype))
-
-
-@ct.kernel
-def batched(A, B, Out, tm: C, tn: C, tk: C):
-    bi, bj, z = ct.bid(0), ct.bid(1), ct.bid(2)
-    acc = ct.full((tm, tn), 0, dtype=ct.float32)
-    for k in range(ct.num_tiles(A, axis=2, shape=(1, tm, tk))):
-        a = ct.load(A, index=(z, bi, k), shape=(1, tm, tk), padding_mode=ct.PaddingMode.ZERO)
-        b = ct.load(B, index=(z, k, bj), shape=(1, tk, tn), padding_mode=ct.PaddingMode.ZERO)
-        acc = ct.mma(ct.reshape(a, (tm, tk)), ct.reshape(b, (tk, tn)), acc)
-    ct.store(Out, index=(z, bi, bj), tile=ct.reshape(acc.astype(Out.dtype), (1, tm, tn)))
 
 
 @ct.kernel
@@ -86,7 +53,8 @@ def test_a_256x256_product_becomes_a_loop_of_two_256x128_slices(kernel):
     assert op.type.shape == (256, 128) and op.attrs["hopper"]
     assert op.attrs["b"].attrs["shape"] == (64, 128)
     assert spec.module.threads == 256
-    assert f.locals["acc"].shape == (256, 128)
+    acc = "accumulator" if kernel is matmul else "acc"
+    assert f.locals[acc].shape == (256, 128)
 
 
 def test_batched_slices_its_3d_loads_and_store():
@@ -165,7 +133,7 @@ def test_a_whole_tile_outside_is_still_reported():
     with pytest.raises(tt.OutOfBoundsError, match="entirely outside") as e, tt.simulate():
         ct.launch(None, (1, 2, 1), matmul, (a, b, np.zeros((256, 256), np.float16), 256, 256,
                                             64))
-    assert "ct.store(Out" in str(e.value)
+    assert "ct.store(C, " in str(e.value) and "C[0, 256]" in str(e.value)
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_90a"])

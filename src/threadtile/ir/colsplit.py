@@ -58,10 +58,7 @@ def split_wide_products(f: ir.Function) -> bool:
                 changed = True
                 continue
             s = stmts[i]
-            if isinstance(s, ir.If):
-                s.then, s.orelse = block(s.then), block(s.orelse)
-            elif isinstance(s, (ir.For, ir.While)):
-                s.body = block(s.body)
+            ir.rewrite_nested(s, block)
             out.append(s)
             i += 1
         return out

@@ -54,10 +54,7 @@ def fuse_k_loops(f: ir.Function, threads: int) -> bool:
                 out.append(fused)
                 changed = True
                 continue
-            if isinstance(s, ir.If):
-                s.then, s.orelse = block(s.then), block(s.orelse)
-            elif isinstance(s, (ir.For, ir.While)):
-                s.body = block(s.body)
+            ir.rewrite_nested(s, block)
             out.append(s)
         return out
 

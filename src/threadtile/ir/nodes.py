@@ -430,6 +430,15 @@ def walk_stmts(body: list[Stmt]):
             yield from walk_stmts(s.body)
 
 
+def rewrite_nested(s: Stmt, block) -> None:
+    """Replace the statement lists nested in ``s`` (an ``if``'s branches, a loop's body) by
+    ``block`` of each: a pass that rewrites a list of statements descends with it."""
+    if isinstance(s, If):
+        s.then, s.orelse = block(s.then), block(s.orelse)
+    elif isinstance(s, (For, While)):
+        s.body = block(s.body)
+
+
 def stmt_exprs(s: Stmt):
     """The expressions statement ``s`` holds itself (not those of nested statements)."""
     for k, v in vars(s).items():
