@@ -111,7 +111,7 @@ def test_tf32_loops_take_the_hopper_loop_and_float32_ones_stay_loops():
     # other targets run the staged mma.sync loop
     f32 = np.zeros((64, 64), np.float32)
     src = _src(tiles.matmul_8warps, f32, f32, f32, tm=128, tn=128, tk=32)
-    assert "tt::tile::mma_loop<tile_f32_128x32, tile_f32_32x128, 3>" in src
+    assert "tt::tile::mma_loop<tile_f32_128x32, tile_f32_32x128, 3, true>" in src
     assert "tt_tma0" in src and "tt_tma1" in src
     for arch in ("sm_80", "sm_90", "sm_90a"):
         ptx = nvrtc.compile_ptx(src, arch)

@@ -42,17 +42,18 @@ def test_matmul_source_reads_like_the_kernel():
     assert "#define TT_SCRATCH_BYTES 29184" in src
     assert "#define TT_SCRATCH_SM90A 66624" in src
     # float32 through tfloat32: the same mma_loop (the sm_90a build takes the tfloat32 main
-    # loop, kloop_sm90_tf32.h); off Hopper the loads cast to tfloat32 in the staged loop, B
-    # staged as it is, rows of 64 + 8, in three buffers: 3 (64*(32+4) + 32*(64+8))*4; sm_90a:
-    # 1024 + 4 stages of (64*32 + 32*64)*4 + 8 mbarriers
+    # loop, kloop_sm90_tf32.h, from zeros: `true`); off Hopper the loads cast to tfloat32 in
+    # the staged loop, B staged as it is, rows of 64 + 8, in three buffers:
+    # 3 (64*(32+4) + 32*(64+8))*4; sm_90a: 1024 + 4 stages of (64*32 + 32*64)*4 + 12
+    # mbarriers (full, empty, ready)
     f32 = np.zeros((64, 64), np.float32)
     src = tiles.matmul.cuda_source(f32, f32, f32, tm=64, tn=64, tk=32)
     body = _body(src)
-    assert ("accumulator = tt::tile::mma_loop<tile_f32_64x32, tile_f32_32x64, 3>"
+    assert ("accumulator = tt::tile::mma_loop<tile_f32_64x32, tile_f32_32x64, 3, true>"
             "(A, B, 0.0f, (int64_t)bidx, (int64_t)bidy, 0, num_tiles_k, "
             "accumulator, tt_tma0, tt_tma1);") in body
     assert "#define TT_SCRATCH_BYTES 55296" in src
-    assert "#define TT_SCRATCH_SM90A 66624" in src
+    assert "#define TT_SCRATCH_SM90A 66656" in src
     assert "tt::tile::store_fragments(C, accumulator, (int64_t)bidx, (int64_t)bidy);" in body
 
 
@@ -62,7 +63,7 @@ def test_k_loops_of_any_row_strips_are_one_operation():
     f32 = np.zeros((64, 64), np.float32)
     body = _body(tiles.matmul.cuda_source(f32, f32, f32, tm=128, tn=64, tk=32))
     assert any(s.startswith("accumulator = tt::tile::mma_loop<tile_f32_128x32, "
-                            "tile_f32_32x64, 3>(") for s in body)
+                            "tile_f32_32x64, 3, true>(") for s in body)
     assert not any(s.startswith("for (") for s in body)
 
 
@@ -232,3 +233,27 @@ def test_truediv_approx_is_the_fast_division():
     z = np.zeros(8, np.float64)
     src = tiles.div_modes.cuda_source(z, z, z, z, T=512)
     assert "div_approx" not in src and src.count("tt::tile::div(") == 2
+
+
+@ct.kernel
+def _matmul_from(A, B, C, start: float, tm: ct.Constant[int], tn: ct.Constant[int],
+                 tk: ct.Constant[int]):
+    """C = start + A @ B (tfloat32): the accumulator starts from ``start``."""
+    acc = ct.full((tm, tn), start, dtype=ct.float32)
+    for k in range(ct.num_tiles(A, axis=1, shape=(tm, tk))):
+        a = ct.load(A, index=(ct.bid(0), k), shape=(tm, tk), padding_mode=ct.PaddingMode.ZERO)
+        b = ct.load(B, index=(k, ct.bid(1)), shape=(tk, tn), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(a.astype(ct.tfloat32), b.astype(ct.tfloat32), acc)
+    ct.store(C, index=(ct.bid(0), ct.bid(1)), tile=acc)
+
+
+def test_a_tfloat32_loop_from_zeros_says_so():
+    """A k loop whose accumulator is ``full(0)`` just before it carries ``zero``: the tfloat32
+    loop then starts from zeros in its own layout (``mma_loop<..., true>``); from another
+    value, the accumulator goes into it through the stages' memory."""
+    f32 = np.zeros((64, 64), np.float32)
+    zero = tiles.matmul.cuda_source(f32, f32, f32, tm=64, tn=64, tk=32)
+    assert "tt::tile::mma_loop<tile_f32_64x32, tile_f32_32x64, 3, true>(" in zero
+    other = _matmul_from.cuda_source(f32, f32, f32, 1.5, tm=64, tn=64, tk=32)
+    assert "tt::tile::mma_loop<tile_f32_64x32, tile_f32_32x64, 3>(" in other
+    assert "zero=False" in _matmul_from.ir(f32, f32, f32, 1.5, tm=64, tn=64, tk=32)

@@ -49,7 +49,8 @@ def fuse_k_loops(f: ir.Function, threads: int) -> bool:
         nonlocal changed
         out = []
         for s in stmts:
-            fused = _fuse(f, s, arrays, threads) if isinstance(s, ir.For) else None
+            fused = _fuse(f, s, arrays, threads, out[-1] if out else None) \
+                if isinstance(s, ir.For) else None
             if fused is not None:
                 out.append(fused)
                 changed = True
@@ -62,7 +63,8 @@ def fuse_k_loops(f: ir.Function, threads: int) -> bool:
     return changed
 
 
-def _fuse(f: ir.Function, s: ir.For, arrays: set[str], threads: int) -> ir.Assign | None:
+def _fuse(f: ir.Function, s: ir.For, arrays: set[str], threads: int,
+          before: ir.Stmt | None) -> ir.Assign | None:
     if not (isinstance(s.step, ir.Const) and s.step.value == 1):
         return None
     got = match(s, arrays)
@@ -84,8 +86,13 @@ def _fuse(f: ir.Function, s: ir.For, arrays: set[str], threads: int) -> ir.Assig
     args = [la.args[0], lb.args[0], i, j, s.start, s.stop, ir.Var(mma.type, s.loc, acc)]
     if batch is not None:
         args += list(batch)
+    # the accumulator zeros from the statement just before the loop: the tfloat32 loop then
+    # starts from zeros in its own layout (tile/kloop_sm90_tf32.h, Zero)
+    zero = isinstance(before, ir.Assign) and before.name == acc and \
+        isinstance(before.value, ir.TileOp) and before.value.op == "full" and \
+        isinstance(before.value.args[0], ir.Const) and before.value.args[0].value == 0
     attrs = {"a": la, "b": lb, "cast": cast, "mma": mma, "var": s.var, "hopper": hopper,
-             "batch": batch is not None}
+             "batch": batch is not None, "zero": zero}
     return ir.Assign(s.loc, acc, ir.TileOp(mma.type, s.loc, "mma_loop", args, attrs))
 
 

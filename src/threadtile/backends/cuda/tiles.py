@@ -675,6 +675,8 @@ def _mma_loop(em, x, args):
     staged = tiling.staged_stages(ta, tb, em.threads)
     loads = f"{alias(la)}, {alias(lb)}, {staged}"
     if x.attrs["hopper"]:
+        if x.attrs.get("zero") and la.dtype == float32:  # the tfloat32 loop's Zero
+            loads += ", true"
         fn = f"mma_loop_batched<{loads}>" if batch else f"mma_loop<{loads}>"
         call = [arr_a, arr_b, pad, *batch, i, j, lo, hi, acc, *em.tensormaps[id(x)]]
     else:

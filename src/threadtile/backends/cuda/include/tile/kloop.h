@@ -355,9 +355,10 @@ MmaTile<TC, NT, M, N> mma_loop_portable(const ArrA& A, const ArrB& B,
 // TMA-ready operands (and `tma`) by the pipelined main loop of kloop_sm90.h, its rows counted
 // from a_row0 and b_row0 of the maps' arrays, else by mma_loop_staged.
 // Staged: the buffers of mma_loop_staged's cp.async, 0 for none (ir/tiling.py staged_stages,
-// which also sizes the scratch).
-template <class TLA, class TLB, int Staged, class TC, int NT, int M, int N, class ArrA,
-          class ArrB>
+// which also sizes the scratch). Zero: acc is zeros (ir/kloop.py `zero`; the tfloat32 loop
+// then starts from zeros in its own layout).
+template <class TLA, class TLB, int Staged, bool Zero = false, class TC, int NT, int M, int N,
+          class ArrA, class ArrB>
 __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
     const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t bi, int64_t bj,
     int64_t lo, int64_t hi, const MmaTile<TC, NT, M, N>& acc, const sm90::TensorMap& ma,
@@ -371,7 +372,7 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   if (tma && sm90::present(ma) && sm90::present(mb)) {
     if constexpr (same<TA, float>::value)  // operands cast to tfloat32
-      sm90::mainloop_tf32<NT, M, N, K>(ma, mb, bi, bj, lo, hi, r.v, a_row0, b_row0);
+      sm90::mainloop_tf32<NT, M, N, K, Zero>(ma, mb, bi, bj, lo, hi, r.v, a_row0, b_row0);
     else if constexpr (sm90::f8_kind<TA>::value != 0)  // 8-bit floats
       sm90::mainloop_f8<TA, NT, M, N, K>(ma, mb, bi, bj, lo, hi, r.v, a_row0, b_row0);
     else
@@ -395,8 +396,8 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop(
 // otherwise, backends/cuda/tiles.py tensormap_rows, so that a build without the portable loop
 // never meets such arrays). A batch outside the array reads as zeros either way: its rows are
 // taken from just before or just past the array (clamped), which TMA fills with zeros.
-template <class TLA, class TLB, int Staged, class TC, int NT, int M, int N, class ArrA,
-          class ArrB>
+template <class TLA, class TLB, int Staged, bool Zero = false, class TC, int NT, int M, int N,
+          class ArrA, class ArrB>
 __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_batched(
     const ArrA& A, const ArrB& B, typename traits<TLA>::elem pad, int64_t za, int64_t zb,
     int64_t bi, int64_t bj, int64_t lo, int64_t hi, const MmaTile<TC, NT, M, N>& acc,
@@ -404,8 +405,9 @@ __device__ __forceinline__ MmaTile<TC, NT, M, N> mma_loop_batched(
   const bool whole = A.shape[1] % M == 0 && B.shape[1] % traits<TLA>::dim(1) == 0;
   const int64_t ca = za < 0 ? -1 : za > A.shape[0] ? A.shape[0] : za;
   const int64_t cb = zb < 0 ? -1 : zb > B.shape[0] ? B.shape[0] : zb;
-  return mma_loop<TLA, TLB, Staged>(batch_view(A, za), batch_view(B, zb), pad, bi, bj, lo, hi,
-                                    acc, ma, mb, ca * A.shape[1], cb * B.shape[1], whole);
+  return mma_loop<TLA, TLB, Staged, Zero>(batch_view(A, za), batch_view(B, zb), pad, bi, bj, lo,
+                                          hi, acc, ma, mb, ca * A.shape[1], cb * B.shape[1],
+                                          whole);
 }
 
 }  // namespace tile

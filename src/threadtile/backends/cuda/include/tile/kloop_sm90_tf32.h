@@ -75,7 +75,9 @@ template <int R> __device__ __forceinline__ void pin_u(uint32_t* x) {
   for (int i = 0; i < R; ++i) asm volatile("" : "+r"(x[i])::"memory");
 }
 
-template <int NT, int M, int N, int K_>
+// Zero: the accumulator comes in as zeros (the IR's `full(0)` just before the loop: ir/kloop.py
+// `zero`), so it is not carried into the transposed layout through the stages' memory
+template <int NT, int M, int N, int K_, bool Zero = false>
 __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorMap& mb,
                                               int64_t bi, int64_t bj, int64_t lo_, int64_t hi_,
                                               float* acc, int64_t a_row0 = 0,
@@ -117,19 +119,27 @@ __device__ __forceinline__ void mainloop_tf32(const TensorMap& ma, const TensorM
   };
   float d[R][Q];
 
-  block_sync();  // the scratch's previous user is done with it
+  if constexpr (Zero) {
 #pragma unroll
-  for (int i = 0; i < BLOCKS; ++i)
+    for (int r = 0; r < R; ++r)
 #pragma unroll
-    for (int h = 0; h < 2; ++h)
-      *reinterpret_cast<float2*>(pair(i, h)) =
-          make_float2(acc[4 * i + 2 * h], acc[4 * i + 2 * h + 1]);
-  block_sync();
+      for (int q = 0; q < Q; ++q) d[r][q] = 0.f;
+    pin<R * Q>(&d[0][0]);
+  } else {
+    block_sync();  // the scratch's previous user is done with it
 #pragma unroll
-  for (int r = 0; r < R; ++r)
+    for (int i = 0; i < BLOCKS; ++i)
 #pragma unroll
-    for (int q = 0; q < Q; ++q)
-      d[r][q] = X[(8 * (q >> 2) + 2 * q4 + (q & 1)) * LD + col(r, (q >> 1) & 1)];
+      for (int h = 0; h < 2; ++h)
+        *reinterpret_cast<float2*>(pair(i, h)) =
+            make_float2(acc[4 * i + 2 * h], acc[4 * i + 2 * h + 1]);
+    block_sync();
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int q = 0; q < Q; ++q)
+        d[r][q] = X[(8 * (q >> 2) + 2 * q4 + (q & 1)) * LD + col(r, (q >> 1) & 1)];
+  }
   block_sync();  // X is read: the stages may fill
   if (t == 0) {
 #pragma unroll
