@@ -32,6 +32,34 @@ def read_again(A, B, Out, Sums, tm: C, tn: C, tk: C):
     ct.store(Sums, index=(bi, bj), tile=ct.sum(acc, axis=1, keepdims=True))
 
 
+@ct.kernel
+def gemm(A, B, Cin, Out, alpha: float, beta: float, tm: C, tn: C, tk: C):
+    """Out = alpha A @ B + beta Cin: an epilogue of scalars, a loaded tile and casts."""
+    bi, bj = ct.bid(0), ct.bid(1)
+    acc = ct.full((tm, tn), 0, dtype=ct.float32)
+    for k in range(ct.num_tiles(A, axis=1, shape=(tm, tk))):
+        a = ct.load(A, index=(bi, k), shape=(tm, tk), padding_mode=ct.PaddingMode.ZERO)
+        b = ct.load(B, index=(k, bj), shape=(tk, tn), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(a, b, acc)
+    c = ct.load(Cin, index=(bi, bj), shape=(tm, tn))
+    acc = alpha * acc + beta * c.astype(ct.float32)
+    ct.store(Out, index=(bi, bj), tile=acc.astype(Out.dtype))
+
+
+@ct.kernel
+def with_bias(A, B, Bias, Out, tm: C, tn: C, tk: C):
+    """The accumulator plus a (1, tn) row: a tile of another shape in the epilogue (not
+    sliced)."""
+    bi, bj = ct.bid(0), ct.bid(1)
+    acc = ct.full((tm, tn), 0, dtype=ct.float32)
+    for k in range(ct.num_tiles(A, axis=1, shape=(tm, tk))):
+        a = ct.load(A, index=(bi, k), shape=(tm, tk), padding_mode=ct.PaddingMode.ZERO)
+        b = ct.load(B, index=(k, bj), shape=(tk, tn), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(a, b, acc)
+    acc = acc + ct.load(Bias, index=(0, bj), shape=(1, tn))
+    ct.store(Out, index=(bi, bj), tile=acc.astype(Out.dtype))
+
+
 def _z(*shape, dtype=np.float16):
     return np.zeros(shape, dtype)
 
@@ -83,6 +111,37 @@ def test_an_accumulator_read_after_its_store_is_left_alone():
     assert not any(isinstance(s, ir.For) and s.var.startswith("col_slice")
                    for s in ir.walk_stmts(f.body))
     assert f.locals["acc"].shape == (256, 256)
+
+
+def test_an_epilogue_of_scalars_and_a_loaded_tile_is_sliced_with_it():
+    spec = gemm._spec_for([_z(512, 256), _z(256, 512), _z(512, 512), _z(512, 512), 1.0, 0.5],
+                          dict(tm=256, tn=256, tk=64))
+    f = spec.module.kernel
+    assert any(isinstance(s, ir.For) and s.var.startswith("col_slice")
+               for s in ir.walk_stmts(f.body))
+    loads = [x for x in ir.walk_function_exprs(f) if isinstance(x, ir.TileOp) and
+             x.op == "load" and x.args[0].name == "Cin"]
+    assert [x.attrs["shape"] for x in loads] == [(256, 128)]
+    assert f.locals["c"].shape == (256, 128) and f.locals["acc"].shape == (256, 128)
+
+
+def test_an_epilogue_with_a_tile_of_another_shape_is_left_alone():
+    spec = with_bias._spec_for([_z(512, 256), _z(256, 512), _z(1, 512, dtype=np.float32),
+                                _z(512, 512)], dict(tm=256, tn=256, tk=64))
+    assert spec.module.kernel.locals["acc"].shape == (256, 256)
+
+
+def test_gemm_numerics(target, rng):
+    m, n, k = 300, 520, 64
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c = rng.standard_normal((m, n)).astype(np.float16)
+    out = target.to_device(poison((m, n), np.float16))
+    target.launch_tile(gemm, (cdiv(m, 256), cdiv(n, 256)), target.to_device(a),
+                       target.to_device(b), target.to_device(c), out, 1.5, -0.5, 256, 256, 64)
+    ref = 1.5 * (a.astype(np.float64) @ b.astype(np.float64)) - 0.5 * c.astype(np.float64)
+    np.testing.assert_allclose(np.asarray(target.to_host(out), np.float64), ref, rtol=2e-2,
+                               atol=2e-2 * np.sqrt(k))
 
 
 def _check(got, a, b, k):
@@ -140,4 +199,7 @@ def test_a_whole_tile_outside_is_still_reported():
 def test_compiles(arch):
     cubin = compile_cubin(matmul, _z(512, 256), _z(256, 512), _z(512, 512), 256, 256, 64,
                           arch=arch)
+    assert cubin[:4] == b"\x7fELF"
+    cubin = compile_cubin(gemm, _z(512, 256), _z(256, 512), _z(512, 512), _z(512, 512), 1.0,
+                          0.5, 256, 256, 64, arch=arch)
     assert cubin[:4] == b"\x7fELF"

@@ -12,17 +12,20 @@ product ran at 8-20 TFLOP/s on an H200 (bench/tile_sweep.py, plain, persistent a
         a = load(A, (i, k), shape=(M, K))
         b = load(B, (k, j), shape=(K, N))        # (casts, the reshape of a batch's 3-d load)
         acc = mma(a, b, acc)
-    store(Out, (..., j2), cast(acc))             # casts and reshapes adding leading 1s
+    c = load(C, (i2, j3), shape=(M, N))          # the epilogue: elementwise operations
+    acc = alpha * acc + beta * c                 #   of its tiles with scalars, casts,
+    store(Out, (..., j2), cast(acc))             #   reshapes adding 1s, loads of its shape
 
 and reads ``acc`` nowhere else, the three parts become the body of a loop over P column slices
 (the fewest, a power of two, that bring the accumulator to ``ACC_BYTES``): B's loads take
-shape (K, N / P) at column tile ``j * P + p`` and the store's tile (..., N / P) at
-``j2 * P + p``. The slices load and store the same elements as the whole tile (padding and
-masking at the array's edges alike, since a tile index counts tiles of the load's own shape);
-A's tiles are read P times, from L2. Each slice is an ordinary product of (M, N / P) on the
-paths its shape takes (the Hopper loop for 256x128), the block sized for it (compiler.py
-``auto_threads``), and the kernel's code that of one slice (a loop, not copies: NVRTC's time
-unchanged).
+shape (K, N / P) at column tile ``j * P + p``, the epilogue's loads and the store's tile
+(..., N / P) at ``j3 * P + p`` and ``j2 * P + p`` (an epilogue that reads a tile of another
+shape, a bias row broadcast, keeps the whole tile). The slices load and store the same
+elements as the whole tile (padding and masking at the array's edges alike, since a tile
+index counts tiles of the load's own shape); A's tiles are read P times, from L2. Each slice
+is an ordinary product of (M, N / P) on the paths its shape takes (the Hopper loop for
+256x128), the block sized for it (compiler.py ``auto_threads``), and the kernel's code that
+of one slice (a loop, not copies: NVRTC's time unchanged).
 """
 
 from __future__ import annotations
@@ -71,9 +74,10 @@ class _Segment:
     """The accumulator's ``full``, its k loop and the statements up to its store."""
 
     def __init__(self, stmts: list[ir.Stmt], wide: dict[str, TileType], b_load: ir.TileOp,
-                 store: ir.TileOp, parts: int):
-        # wide: the names whose tiles are cut, with their whole types
+                 store: ir.TileOp, loads: list[ir.TileOp], parts: int):
+        # wide: the names whose tiles are cut, with their whole types; loads: the epilogue's
         self.stmts, self.wide, self.b_load, self.store = stmts, wide, b_load, store
+        self.loads = loads
         self.parts = parts
         self.length = len(stmts)
 
@@ -94,27 +98,31 @@ class _Segment:
         loc = self.stmts[0].loc
         var = f.fresh_name("col_slice", "_")
         f.locals[var] = int32
-        for op in (self.b_load, self.store):
+        for op in (self.b_load, self.store, *self.loads):
             op.attrs["shape"] = op.attrs["shape"][:-1] + (op.attrs["shape"][-1] // self.parts,)
             j = op.args[-1]
             p = ir.Var(int32, loc, var)
             op.args[-1] = ir.BinOp(j.type, loc, "+", ir.BinOp(
                 j.type, loc, "*", j, ir.Const(j.type, loc, self.parts)),
                 p if j.type == int32 else ir.Cast(j.type, loc, p))
-        # a slice past the first whose columns lie wholly outside the output is skipped: the
-        # whole tile stored only its columns inside (a store wholly outside is an error in
-        # the simulator; the first slice, where the whole tile starts, still reports one)
-        out, col = self.store.args[0], self.store.args[-1]
-        width = self.store.attrs["shape"][-1]
-        start: ir.Expr = ir.BinOp(col.type, loc, "*", copy.deepcopy(col),
-                                  ir.Const(col.type, loc, width))
-        if col.type != int64:
-            start = ir.Cast(int64, loc, start)
-        dim = ir.ArrayDim(int64, loc, ir.Var(out.type, loc, out.name), "shape",
-                          out.type.ndim - 1)
-        inside = ir.Compare(bool_, loc, "<", start, dim)
-        cond = ir.Logical(bool_, loc, "or", ir.Compare(
-            bool_, loc, "==", ir.Var(int32, loc, var), ir.Const(int32, loc, 0)), inside)
+        # a slice past the first whose columns lie wholly outside the output (or outside an
+        # epilogue's array read without padding) is skipped: the whole tile stored only its
+        # columns inside (a store or an unpadded load wholly outside is an error in the
+        # simulator; the first slice, where the whole tile starts, still reports one)
+        cond: ir.Expr = ir.Compare(bool_, loc, "==", ir.Var(int32, loc, var),
+                                   ir.Const(int32, loc, 0))
+        inside: ir.Expr | None = None
+        for op in (self.store, *(x for x in self.loads if x.attrs.get("padding") is None)):
+            arr, col = op.args[0], op.args[-1]
+            start: ir.Expr = ir.BinOp(col.type, loc, "*", copy.deepcopy(col),
+                                      ir.Const(col.type, loc, op.attrs["shape"][-1]))
+            if col.type != int64:
+                start = ir.Cast(int64, loc, start)
+            dim = ir.ArrayDim(int64, loc, ir.Var(arr.type, loc, arr.name), "shape",
+                              arr.type.ndim - 1)
+            test = ir.Compare(bool_, loc, "<", start, dim)
+            inside = test if inside is None else ir.Logical(bool_, loc, "and", inside, test)
+        cond = ir.Logical(bool_, loc, "or", cond, inside)
         return ir.For(loc, var, ir.Const(int32, loc, 0), ir.Const(int32, loc, self.parts),
                       ir.Const(int32, loc, 1), [ir.If(loc, cond, self.stmts, [])])
 
@@ -163,26 +171,32 @@ def _segment(f: ir.Function, stmts: list[ir.Stmt], i: int, arrays: set[str]) -> 
             wide.add(x.name)
     if mma.args[1].name not in wide or mma.args[0].name in wide:
         return None
-    # casts and reshapes that add leading axes of 1, then the store
-    last, j = acc, i + 2
+    # the epilogue: elementwise operations of the accumulator's tiles with scalars, casts,
+    # reshapes between its shape and the same with leading axes of 1, loads of tiles of
+    # that shape (C in alpha * acc + beta * C), then the store of one of them
+    shape = s0.value.type.shape
+    loads: list[ir.TileOp] = []
+    j = i + 2
     while j < len(stmts):
         x = stmts[j]
-        if isinstance(x, ir.Assign) and isinstance(x.value, ir.TileOp) and \
-                x.value.op in ("cast", "reshape") and isinstance(x.value.args[0], ir.Var) and \
-                x.value.args[0].name == last and (
-                    x.value.op == "cast" or _adds_ones(x.value.args[0].type, x.value.type)):
-            wide.add(x.name)
-            last = x.name
-            j += 1
-            continue
-        break
+        v = x.value if isinstance(x, ir.Assign) else None
+        if not (isinstance(v, ir.TileOp) and _shaped(v.type, shape)):
+            break
+        if v.op == "load":
+            if not _column_load(v):
+                break
+            loads.append(v)
+        elif v.op not in _ELEMENTWISE or not _of_wide(v, wide, shape):
+            break
+        wide.add(x.name)
+        j += 1
     if j >= len(stmts):
         return None
     st = stmts[j]
     store = st.value if isinstance(st, ir.ExprStmt) else None
     if not (isinstance(store, ir.TileOp) and store.op == "store" and
             isinstance(store.args[0], ir.Var) and
-            isinstance(store.args[1], ir.Var) and store.args[1].name == last and
+            isinstance(store.args[1], ir.Var) and store.args[1].name in wide and
             store.attrs.get("order") == tuple(range(len(store.attrs["shape"]))) and
             _pure(store.args[-1]) and _pure(lb.args[-1])):
         return None
@@ -199,10 +213,30 @@ def _segment(f: ir.Function, stmts: list[ir.Stmt], i: int, arrays: set[str]) -> 
         if any(isinstance(v, ir.Var) and v.name in names
                for e in ir.stmt_exprs(x) for v in ir.walk_expr(e)):
             return None
-    return _Segment(seg, {n: f.locals[n] for n in wide}, lb, store, parts)
+    return _Segment(seg, {n: f.locals[n] for n in wide}, lb, store, loads, parts)
 
 
-def _adds_ones(src: TileType, dst: TileType) -> bool:
-    """Whether a reshape from ``src`` to ``dst`` only puts axes of 1 in front."""
-    k = dst.ndim - src.ndim
-    return k >= 0 and dst.shape[k:] == src.shape and all(d == 1 for d in dst.shape[:k])
+# the epilogue's elementwise operations (reshape: between shapes that differ by leading 1s)
+_ELEMENTWISE = ("binop", "unary", "math", "where", "cast", "reshape")
+
+
+def _shaped(t, shape: tuple[int, int]) -> bool:
+    """Whether ``t`` is a tile of ``shape``, or of it with leading axes of 1."""
+    return isinstance(t, TileType) and t.ndim >= 2 and t.shape[-2:] == shape and \
+        all(d == 1 for d in t.shape[:-2])
+
+
+def _of_wide(v: ir.TileOp, wide: set[str], shape: tuple[int, int]) -> bool:
+    """Whether an elementwise operation reads the accumulator's tiles (one at least) and
+    scalars only."""
+    tiles = [a for a in v.args if isinstance(a.type, TileType)]
+    return bool(tiles) and all(isinstance(a, ir.Var) and a.name in wide and
+                               _shaped(a.type, shape) for a in tiles)
+
+
+def _column_load(v: ir.TileOp) -> bool:
+    """Whether an epilogue's load reads a tile of a kernel's array that a column slice can
+    take (its indices evaluated once a slice, the array's axes in order)."""
+    return isinstance(v.args[0], ir.Var) and \
+        v.attrs.get("order") == tuple(range(len(v.attrs["shape"]))) and \
+        all(_pure(a) for a in v.args[1:])
