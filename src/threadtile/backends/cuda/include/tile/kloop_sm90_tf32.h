@@ -15,7 +15,10 @@
 // B's stage and rounds it to tfloat32), and A's stage, which is K-major as copied, as the
 // second operand read from shared memory. wgmma would read A's float32 bits as they are (their
 // low 13 bits dropped), so the stage is first rounded in place (to nearest, ties to even:
-// elementwise.h's tf32_bits, the rounding of `astype(tfloat32)` everywhere else).
+// elementwise.h's tf32_bits, the rounding of `astype(tfloat32)` everywhere else): by the
+// loop's threads, or, in a build with TT_PRODUCER_ROUND, by the producer warpgroup's warps 1-3
+// (kloop_sm90.h producer_round), which the loop's threads wait for on a third barrier a stage.
+// An accumulator that comes in as zeros (Zero) starts as zeros in the transposed layout.
 //
 // TMA copies A in chunks of M rows of AW floats (128-byte rows, 128-byte swizzle; or one chunk
 // of 64-byte rows and the 64-byte swizzle), and B in N / 32 chunks of K rows of 32 floats
