@@ -45,13 +45,13 @@ def target_for(spec: Specialization, arch: str, options: tuple = (),
     # ... and with a producer warpgroup after the kernel's threads where only tile operations
     # synchronise them and the compiler wants it (THREADTILE_PRODUCER=0: never; where a
     # launch takes the portable loop, the producer waits idle)
-    producer = hopper and bool(hopper_loops(spec.module)) and \
+    loops = hopper_loops(spec.module) if hopper else []
+    producer = bool(loops) and \
         os.environ.get("THREADTILE_PRODUCER", "1") != "0" and not any(
         w in spec.cuda.text for w in _NO_PRODUCER) and wants_producer(spec.module,
                                                                        spec.cuda.scratch_sm90a)
     paired = tma_only and cluster and os.environ.get("THREADTILE_CLUSTERS") == "1" and \
         clusters.pairable(spec.module)
-    loops = hopper_loops(spec.module) if producer else []
     rounding = producer and os.environ.get("THREADTILE_PRODUCER_ROUND", "1") != "0" and \
         all(kloop.loaded(x)[0].dtype == float32 for x in loops)
     return Target(arch, opts + (TMA_ONLY,) * tma_only + (PRODUCER,) * producer +

@@ -83,9 +83,9 @@ class _Segment:
 
     def loop(self, f: ir.Function) -> ir.For:
         """``for p in range(parts):`` over the segment, its wide tiles' last axis cut to
-        N / parts and the column tile indices of B's load and of the store scaled to the
-        slice's: ``j * parts + p``. One loop, not copies: the kernel's code (and NVRTC's
-        time) stays that of one slice."""
+        N / parts and the column tile indices of B's load, the epilogue's loads and the
+        store scaled to the slice's: ``j * parts + p``. One loop, not copies: the kernel's
+        code (and NVRTC's time) stays that of one slice."""
         for n, t in self.wide.items():
             f.locals[n] = _cut(t, self.parts)
         for s in ir.walk_stmts(self.stmts):

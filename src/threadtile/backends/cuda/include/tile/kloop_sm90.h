@@ -72,9 +72,10 @@ __device__ __forceinline__ void bar_expect_at(uint32_t b, uint32_t bytes) {
 __device__ __forceinline__ void bar_expect(uint64_t* b, uint32_t bytes) {
   bar_expect_at(saddr(b), bytes);
 }
-__device__ __forceinline__ void bar_arrive(uint64_t* b) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(saddr(b)) : "memory");
+__device__ __forceinline__ void bar_arrive_at(uint32_t b) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(b) : "memory");
 }
+__device__ __forceinline__ void bar_arrive(uint64_t* b) { bar_arrive_at(saddr(b)); }
 __device__ __forceinline__ void bar_wait_at(uint32_t b, uint32_t parity) {
   uint32_t done;
   do {
@@ -209,7 +210,7 @@ __device__ __noinline__ void producer_round(int r) {
                      : "memory");
       }
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-      asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(ready + 8 * s) : "memory");
+      bar_arrive_at(ready + 8 * s);
       if (++s == stages) s = 0, ph ^= 1u;
     }
   }
