@@ -11,7 +11,7 @@ import os
 from . import blockfit
 from .backends.cuda.tiles import hopper_loops
 from .compiler import Specialization, Target, wants_producer
-from .ir import clusters, kloop
+from .ir import clusters, elastic, kloop
 from .lang.types import float32
 from .runtime import launcher as rt_launcher
 from .runtime import tensormaps as rt_tensormaps
@@ -104,6 +104,10 @@ def build(spec: Specialization, arch: str, options: tuple = (), portable: bool =
         compiled.raises = spec.cuda.raises  # jit(debug=True): reported raises (raised.py)
         compiled.coop_block = spec.cuda.coop_block  # threadtile.coop's block (ir/coop.py)
         compiled.block_threads = spec.module.threads  # a tile kernel's block (auto_warps)
+        # a tile kernel whose blocks work in grid-stride loops over x: launched on a grid of
+        # at least one wave (CompiledKernel.wave)
+        compiled.elastic_x = bool(spec.module.threads) and not spec.cooperative and \
+            elastic.enabled() and elastic.grid_stride(spec.module)
         if producer:  # a warpgroup after the kernel's threads (kloop_sm90.h)
             compiled.extra_threads = PRODUCER_THREADS
             compiled.block_threads += PRODUCER_THREADS

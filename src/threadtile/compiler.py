@@ -38,7 +38,7 @@ from .backends.cuda.emit import HEADERS, CudaSource, emit_module
 from .frontend.deps import still_valid
 from .frontend.source import get_source
 from .frontend.specialize import specialize
-from .ir import kloop, passes, tiling
+from .ir import elastic, kloop, passes, tiling
 from .ir import nodes as ir
 from .lang.signatures import spell_type
 from .lang.types import ArrayType, TileType, Type
@@ -165,10 +165,12 @@ def auto_threads(module: ir.Module) -> int:
     # kernel, one block a multiprocessor): two warpgroups of half the rows each (persistent
     # 256x64x64 574 TFLOP/s against 511 on 4 warps, 128x64x64 411 against 364; plain loops,
     # several blocks a multiprocessor, lose a little on 8: 455 against 461, 401 against 430;
-    # H200, float16 4096^3)
+    # H200, float16 4096^3). A grid-stride kernel is launched on a full wave (ir/elastic.py),
+    # several blocks a multiprocessor where they fit, as a plain loop is: it keeps 4.
+    alone = set() if elastic.enabled() and elastic.grid_stride(module) else looped
     for x in ir.walk_module_exprs(module):
         if isinstance(x, ir.TileOp) and x.op == "mma_loop" and threads == 128 and \
-                id(x) in looped and x.type.shape[0] % 128 == 0 and x.type.shape[1] == 64:
+                id(x) in alone and x.type.shape[0] % 128 == 0 and x.type.shape[1] == 64:
             a, b = kloop.loaded(x)
             if a.dtype.itemsize == 2 and tiling.sm90_bytes(a, b, 256):
                 return 256

@@ -173,6 +173,9 @@ class CompiledKernel:
     cluster_x = 1
     unclustered = None
     block = None  # a tile kernel's block as one 3-tuple (builds.build)
+    # the kernel's blocks work in grid-stride loops over x alone (ir/elastic.py): a launch
+    # whose grid holds fewer blocks than the device keeps resident gets more along x
+    elastic_x = False
     # what the compile trace calls it (a string, or a callable making one): jit.build names
     # the specialization; else the entry point
     label = None
@@ -211,6 +214,7 @@ class CompiledKernel:
         self._nvtx = False  # launches wrapped in NVTX ranges (THREADTILE_NVTX, read by _load)
         self._stream = (None, None)  # (int handle, CUstream): one attribute, read at once
         self._ex_config = None  # _launch_ex's last launch configuration
+        self._waves: dict = {}  # (grid, block, shared bytes, device) -> the grid launched
 
     def __repr__(self) -> str:
         return f"<CompiledKernel {self.entry}({', '.join(map(repr, self.params))})>"
@@ -330,6 +334,8 @@ class CompiledKernel:
             dev = driver.current_index()
         elif tls.device != dev:
             driver.activate(dev)
+        if self.elastic_x:
+            grid = self.wave(grid, block, shared_bytes, dev)
         cfg = self._cfg
         if grid is not cfg[0] or block is not cfg[1] or shared_bytes != cfg[2] or dev != cfg[3]:
             c = (tuple(grid), tuple(block), shared_bytes, dev)
@@ -368,6 +374,27 @@ class CompiledKernel:
             self._launch_failed(err, grid, block, shared_bytes)
 
     __call__ = launch
+
+    def wave(self, grid, block, shared_bytes: int, dev: int):
+        """The grid an ``elastic_x`` kernel is launched on instead of ``grid``: x raised until
+        the grid holds as many blocks as device ``dev`` keeps resident at once with this
+        block and shared memory (one wave; ir/elastic.py proves the result the same), or
+        ``grid`` itself where it holds that many already. The same tuple for the same
+        configuration (the launch compares its last one by identity)."""
+        key = (tuple(grid), tuple(block), shared_bytes, dev)
+        out = self._waves.get(key)
+        if out is None:
+            if self._func is None:
+                self._load()
+            threads = block[0] * block[1] * block[2]
+            most = driver.max_active_blocks(self._func, threads, shared_bytes)
+            rest = grid[1] * grid[2]
+            out = grid
+            if grid[0] * rest < most:
+                out = (most // rest, grid[1], grid[2])
+            if len(self._waves) < 64:
+                self._waves[key] = out
+        return out
 
     def _launch_ex(self, func, gx, gy, gz, bx, by, bz, shared_bytes, stream, params, extra):
         """``cuLaunchKernelEx`` (cuLaunchKernel's arguments) for a programmatic dependent
@@ -428,6 +455,8 @@ class CompiledKernel:
         if r is None:
             return None
         specs, dev = r
+        if self.elastic_x:
+            grid = self.wave(grid, block, shared_bytes, dev)
         getter = _stream_getter("torch") if stream is None else stream
         go = None if pdl else self._c_launcher(grid, block, getter, shared_bytes, dev, specs)
         if go is None:
