@@ -384,8 +384,9 @@ class CompiledKernel:
         key = (tuple(grid), tuple(block), shared_bytes, dev)
         out = self._waves.get(key)
         if out is None:
-            if self._func is None:
-                self._load()
+            # (loaded, and its dynamic shared memory limit raised to shared_bytes: the
+            # occupancy the driver reports counts it)
+            self._configure(grid, block, shared_bytes, dev)
             threads = block[0] * block[1] * block[2]
             most = driver.max_active_blocks(self._func, threads, shared_bytes)
             rest = grid[1] * grid[2]
