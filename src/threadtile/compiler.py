@@ -165,13 +165,16 @@ def auto_threads(module: ir.Module) -> int:
     # kernel, one block a multiprocessor): two warpgroups of half the rows each (persistent
     # 256x64x64 574 TFLOP/s against 511 on 4 warps, 128x64x64 411 against 364; plain loops,
     # several blocks a multiprocessor, lose a little on 8: 455 against 461, 401 against 430;
-    # H200, float16 4096^3). A grid-stride kernel is launched on a full wave (ir/elastic.py),
-    # several blocks a multiprocessor where they fit, as a plain loop is: it keeps 4.
-    alone = set() if elastic.enabled() and elastic.grid_stride(module) else looped
+    # H200, float16 4096^3). A grid-stride kernel is launched on a full wave (ir/elastic.py):
+    # where two 4-warp blocks fit a multiprocessor, as for a plain loop, it keeps 4 (128x64x64
+    # 411 on 8 against 535 on 4, two blocks a multiprocessor; 256x64 does not fit two)
+    elastic_ = elastic.enabled() and elastic.grid_stride(module)
     for x in ir.walk_module_exprs(module):
         if isinstance(x, ir.TileOp) and x.op == "mma_loop" and threads == 128 and \
-                id(x) in alone and x.type.shape[0] % 128 == 0 and x.type.shape[1] == 64:
+                id(x) in looped and x.type.shape[0] % 128 == 0 and x.type.shape[1] == 64:
             a, b = kloop.loaded(x)
+            if elastic_ and 2 * tiling.sm90_bytes(a, b, 128) <= tiling.SM90_SHARED_PER_SM:
+                continue
             if a.dtype.itemsize == 2 and tiling.sm90_bytes(a, b, 256):
                 return 256
     # several products in fragments (attention's scores and output): more warps where two of
@@ -261,7 +264,7 @@ def wants_producer(module: ir.Module, scratch_sm90a: int) -> bool:
     looped = _looped_kloops(module)
     for x in ir.walk_module_exprs(module):
         if isinstance(x, ir.TileOp) and x.op == "mma_loop" and id(x) in looped and \
-                x.type.size // threads >= 128 and \
+                threads >= 256 and x.type.size // threads >= 128 and \
                 tiling.sm90_step(*kloop.loaded(x), threads) >= 64:
             return False
     return True

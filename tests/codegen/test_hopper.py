@@ -316,12 +316,15 @@ def test_a_persistent_loops_epilogue_leaves_its_registers(tiles_mnk):
     assert "tt::tile::store_fragments(C, " in tiles.matmul.cuda_source(a16, a16, a16, *tiles_mnk)
 
 
-def test_a_persistent_loop_of_64_column_tiles_takes_two_warpgroups():
+def test_a_persistent_loop_of_64_column_tiles_takes_two_warpgroups(monkeypatch):
     """Without num_warps, a 16-bit k loop of 128 rows or more and 64 columns inside another
-    loop (a persistent kernel) gets 8 warps, half the rows each; the same tiles in a plain
-    loop, and 64-row tiles anywhere (8 warps would split their 16-row strips), keep 4."""
+    loop (a persistent kernel) gets 8 warps, half the rows each, where two 4-warp blocks would
+    not fit a multiprocessor (256x64) or the launch keeps the grid given (THREADTILE_ELASTIC=0:
+    one block a multiprocessor); the same tiles in a plain loop, a grid-stride loop of 128x64
+    tiles launched on a full wave (two blocks a multiprocessor), and 64-row tiles anywhere (8
+    warps would split their 16-row strips), keep 4."""
     f16 = np.zeros((512, 512), np.float16)
-    for kernel, tiles_mnk, threads in ((tiles.matmul_persistent, (128, 64, 64), 256),
+    for kernel, tiles_mnk, threads in ((tiles.matmul_persistent, (128, 64, 64), 128),
                                        (tiles.matmul_persistent, (256, 64, 32), 256),
                                        (tiles.matmul_persistent, (64, 64, 64), 128),
                                        (tiles.matmul, (128, 64, 64), 128),
@@ -329,6 +332,9 @@ def test_a_persistent_loop_of_64_column_tiles_takes_two_warpgroups():
         tm, tn, tk = tiles_mnk
         src = kernel.cuda_source(f16, f16, f16, tm=tm, tn=tn, tk=tk)
         assert f"__launch_bounds__({threads}" in src, (kernel, tiles_mnk, threads)
+    module = tiles.matmul_persistent._spec_for([f16] * 3, dict(tm=128, tn=64, tk=64)).module
+    monkeypatch.setenv("THREADTILE_ELASTIC", "0")
+    assert importlib.import_module("threadtile.compiler").auto_threads(module) == 256
 
 
 def test_a_tfloat32_loop_with_a_producer_rounds_a_in_the_producer(monkeypatch):
