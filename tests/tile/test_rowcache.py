@@ -154,8 +154,7 @@ def test_layer_norm_numerics(target, rng, monkeypatch, n, dtype, cache):
     inv = 1 / np.sqrt(((x64 - mu) ** 2).mean(axis=1, keepdims=True) + 1e-5)
     ref = (x64 - mu) * inv * w.astype(np.float64) + b.astype(np.float64)
     tol = 1e-4 if dtype == "float32" else 2e-2
-    np.testing.assert_allclose(np.asarray(target.to_host(y), np.float64), ref, rtol=tol,
-                               atol=tol * 4)
+    np.testing.assert_allclose(np.asarray(target.to_host(y), np.float64), ref, rtol=tol, atol=tol * 4)
     np.testing.assert_allclose(np.asarray(target.to_host(mean), np.float64), mu[:, 0],
                                rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(np.asarray(target.to_host(rstd), np.float64), inv[:, 0],
