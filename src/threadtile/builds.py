@@ -11,7 +11,7 @@ import os
 from . import blockfit
 from .backends.cuda.tiles import hopper_loops
 from .compiler import Specialization, Target, wants_producer
-from .ir import clusters, elastic, kloop, rowcache
+from .ir import clusters, elastic, kloop
 from .lang.types import float32
 from .runtime import launcher as rt_launcher
 from .runtime import tensormaps as rt_tensormaps
@@ -108,12 +108,6 @@ def build(spec: Specialization, arch: str, options: tuple = (), portable: bool =
         # at least one wave (CompiledKernel.wave)
         compiled.elastic_x = bool(spec.module.threads) and not spec.cooperative and \
             elastic.enabled() and elastic.grid_stride(spec.module)
-        # loads kept for later loops (ir/rowcache.py): (the array's position among the
-        # arguments, its plan) for the launch to size the cache by
-        p = rowcache.plan(spec.module)
-        if p is not None:
-            runtime = [q.name for q in spec.ir_params if not q.is_constant]
-            compiled.rowcache = (runtime.index(p[0]), *p)
         if producer:  # a warpgroup after the kernel's threads (kloop_sm90.h)
             compiled.extra_threads = PRODUCER_THREADS
             compiled.block_threads += PRODUCER_THREADS

@@ -30,7 +30,6 @@ from .builds import PRODUCER, TMA_ONLY, build  # noqa: F401  (jit.build, jit.TMA
 from .compiler import Specialization, Target
 from .frontend.specialize import constant_params, lower_device
 from .ir import nodes as ir
-from .ir import rowcache
 from .ir.coop import block_mismatch
 from .ir.printer import format_module
 from .jitoptions import NUMBA_OPTIONS
@@ -688,9 +687,6 @@ class Launch(_c_call_base() or _PyCall):
             hit = self._prepare(key, infos, consts or {})
         compiled, scratch = hit
         shared = self.shared_bytes + scratch  # the tile operations' scratch comes first
-        rc = compiled.rowcache
-        if rc is not None:  # ... then the row cache, sized by its array (ir/rowcache.py)
-            shared += rowcache.launch_bytes(rc[1:], infos[rc[0]].shape[rc[2]])
         block = compiled.block if k.auto_warps or compiled.extra_threads else self.block
         want = getattr(compiled, "coop_block", ())  # threadtile.coop's (ir/coop.py)
         if want and (msg := block_mismatch(k.__name__, want, block)):

@@ -19,7 +19,6 @@ from .operands import fragment_scatters, smem_operands
 from .partials import reduce_partials
 from .prefetch import prefetch_operands
 from .resources import check_static_shared
-from .rowcache import cache_rows
 from .verify import verify
 from .webs import split_webs
 
@@ -53,11 +52,6 @@ def run(module: ir.Module) -> None:
         # the conversions they insert are hoisted in turn.
         if module.threads and assign_layouts(f, module.threads):
             hoist_tile_ops(f)
-        # A tile a loop loads that later loops over the same range load again is kept in
-        # shared memory for them (ir/rowcache.py), once its layout (a thread's registers of
-        # it) is known.
-        if module.threads:
-            cache_rows(f, module.threads)
         # A matmul's k loop becomes one operation only once its accumulator is known to stay in
         # fragments (the layouts above), and on the flat form, whose loop body is exactly the
         # loads, casts and mma the match looks for.

@@ -176,8 +176,6 @@ class CompiledKernel:
     # the kernel's blocks work in grid-stride loops over x alone (ir/elastic.py): a launch
     # whose grid holds fewer blocks than the device keeps resident gets more along x
     elastic_x = False
-    # the row cache's plan (builds.build, ir/rowcache.py): jit adds its bytes to the launch's
-    rowcache = None
     # what the compile trace calls it (a string, or a callable making one): jit.build names
     # the specialization; else the entry point
     label = None

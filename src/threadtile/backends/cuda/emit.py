@@ -188,12 +188,6 @@ def emit_module(module: ir.Module, line_directives: bool = True) -> CudaSource:
                       coop_block or (), tiles.tensormap_rows(module), fit, asked if fit else 0)
 
 
-def _rowcache_slot(f: ir.Function) -> int:
-    """The bytes of a slot of the kernel's row cache (ir/rowcache.py), 0 where it has none."""
-    return next((x.attrs["rowcache"]["slot_bytes"] for x in ir.walk_function_exprs(f)
-                 if isinstance(x, ir.TileOp) and "rowcache" in x.attrs), 0)
-
-
 def _is_copy(s) -> bool:
     """Whether statement ``s`` assigns an mma operand's copy into shared memory."""
     return isinstance(s, ir.Assign) and isinstance(s.value, ir.TileOp) and \
@@ -293,10 +287,6 @@ class FunctionEmitter:
             self.line("TT_PRODUCER_ENTRY();")
         if f.is_kernel and self.operand_maps:  # their mbarriers (tile/operands.h)
             self.line("TT_TMA_INIT();")
-        slot = _rowcache_slot(f) if f.is_kernel else 0
-        if slot:  # loads kept for later loops (ir/rowcache.py, tile/rowcache.h)
-            self.line("unsigned char* tt_rc = tt::tile::cache_base();")
-            self.line(f"const int tt_rc_slots = tt::tile::cache_slots({slot});")
         self.block(f.body)
         if producer and not (f.body and isinstance(f.body[-1], ir.Return)):
             self.line("TT_PRODUCER_EXIT();")
@@ -344,8 +334,6 @@ class FunctionEmitter:
         self.indent -= 1
 
     def s_Assign(self, s: ir.Assign) -> None:
-        if isinstance(s.value, ir.TileOp) and "rowcache" in s.value.attrs:
-            return self._cached_load(s)
         # an array bound to a new name is a view value: a static C array (shared, local or
         # constant) has to be wrapped, else `auto c = const_0;` decays to a bare pointer
         v = self.view(s.value) if isinstance(s.value.type, ArrayType) else self.e(s.value)
@@ -355,27 +343,6 @@ class FunctionEmitter:
             self.line(f"{decl} {self.n(s.name)} = {v};", s.loc)
         else:
             self.line(f"{self.n(s.name)} = {v};", s.loc)
-
-    def _cached_load(self, s: ir.Assign) -> None:
-        """A load the first loop keeps in the row cache (``put``: loaded, then written into
-        its slot) or a later loop reads from it (``get``: the slot where the block has it,
-        else the load), ir/rowcache.py."""
-        rc = s.value.attrs["rowcache"]
-        t = ctype(s.value.type)
-        name = self.n(s.name)
-        slot = f"({self.n(rc['var'])} - ({self.e(rc['start'])}))"
-        targs = f"{rc['slot_bytes']}, {rc['offset']}"
-        decl = f"{t} " if id(s) in self.declare_inline else ""
-        if rc["role"] == "put":
-            self.line(f"{decl}{name} = {self.e(s.value)};", s.loc)
-            self.line(f"if ({slot} < tt_rc_slots) tt::tile::cache_put<{targs}>(tt_rc, {slot}, "
-                      f"{name});")
-            return
-        if decl:
-            self.line(f"{t} {name};", s.loc)
-        self.line(f"if ({slot} < tt_rc_slots) {name} = tt::tile::cache_get<{t}, {targs}>("
-                  f"tt_rc, {slot});", s.loc)
-        self.line(f"else {name} = {self.e(s.value)};")
 
     def s_Store(self, s: ir.Store) -> None:
         self.line(f"{self.ref(s.array, s.indices)} = {self.e(s.value)};", s.loc)

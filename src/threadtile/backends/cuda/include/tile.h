@@ -17,7 +17,6 @@
 //   tile/shapes.h       broadcast, reshape, permute; to_scratch
 //   tile/reduce.h       reductions and scans
 //   tile/memory.h       load and store
-//   tile/rowcache.h     tiles kept in shared memory for later loops (ir/rowcache.py)
 //   tile/atomic.h       atomics and fences
 //   tile/gather.h       gather and scatter: elements at tiles of indices
 //   tile/mma.h          mma: its plan, fragments, MmaTile, the epilogue from fragments
@@ -59,7 +58,6 @@
 #include "tile/narrow.h"
 #include "tile/reduce.h"
 #include "tile/memory.h"
-#include "tile/rowcache.h"
 #include "tile/atomic.h"
 #include "tile/gather.h"
 #include "tile/mma.h"
