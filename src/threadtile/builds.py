@@ -76,7 +76,8 @@ def precompile(launches, arch: str | None = None) -> int:
             t = target_for(spec, arch, k.options)
             cuda = spec.cuda
             jobs.append(pc.Job(cubin_key(spec, t), cuda.text, t.arch, cuda.entry, t.options,
-                               cuda.fit_threads, cuda.scratch_for(t.arch), cuda.fit_blocks))
+                               cuda.fit_threads, cuda.scratch_for(t.arch, t.options),
+                               cuda.fit_blocks))
         return pc.compile_many(jobs, worker=blockfit.__name__)
     except Exception:  # noqa: BLE001  (each launch compiles its own and reports)
         return 0
@@ -104,6 +105,7 @@ def build(spec: Specialization, arch: str, options: tuple = (), portable: bool =
         compiled.raises = spec.cuda.raises  # jit(debug=True): reported raises (raised.py)
         compiled.coop_block = spec.cuda.coop_block  # threadtile.coop's block (ir/coop.py)
         compiled.block_threads = spec.module.threads  # a tile kernel's block (auto_warps)
+        compiled.scratch = b.scratch
         # a tile kernel whose blocks work in grid-stride loops over x: launched on a grid of
         # at least one wave (CompiledKernel.wave)
         compiled.elastic_x = bool(spec.module.threads) and not spec.cooperative and \

@@ -438,7 +438,8 @@ def compile(spec: Specialization, target: Target) -> Build:  # noqa: A001  (the 
             with tracer.phase("nvrtc", " ".join((target.arch,) + target.options)):
                 fit = blockfit.compile_fitted(cuda.text, cuda.entry, target.arch,
                                               target.options, cuda.fit_threads,
-                                              cuda.scratch_for(target.arch), cuda.fit_blocks)
+                                              cuda.scratch_for(target.arch, target.options),
+                                              cuda.fit_blocks)
             cubin = fit.cubin
             if fit.blocks:
                 tracer.event("occupancy", "fit", None, f"__launch_bounds__("
@@ -446,8 +447,8 @@ def compile(spec: Specialization, target: Target) -> Build:  # noqa: A001  (the 
         except errors.NvrtcError as e:
             raise _map_nvrtc_error(e, spec) from None
         cache.put(key, cubin)
-    return Build(target, bytes(cubin), cuda.entry, spec.params, cuda.scratch_for(target.arch),
-                 cuda.tensormaps)
+    return Build(target, bytes(cubin), cuda.entry, spec.params,
+                 cuda.scratch_for(target.arch, target.options), cuda.tensormaps)
 
 
 def _ms(t0: float) -> float:

@@ -182,7 +182,7 @@ def ptxas_report(spec: Specialization, arch: str, options: tuple[str, ...]) -> d
     source, arch and options."""
     cuda = spec.cuda
     return dict(blockfit.fitted_report(cuda.text, cuda.entry, arch, tuple(options),
-                                       cuda.fit_threads, cuda.scratch_for(arch),
+                                       cuda.fit_threads, cuda.scratch_for(arch, tuple(options)),
                                        cuda.fit_blocks)[1])
 
 

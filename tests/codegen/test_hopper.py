@@ -197,7 +197,8 @@ def test_a_producer_warpgroup_where_the_block_holds_its_multiprocessor(monkeypat
 def test_deep_k_steps_split_for_stages():
     """A k loop whose K-deep stages would be fewer than 4 runs steps of half the depth (or
     less) on the main loop: 128x256x128 float16 runs 64-deep steps in 4 stages (its B box 64
-    rows), the sum over k unchanged; 64x64x128 keeps its 128-deep steps."""
+    rows), the sum over k unchanged; 64x64x128 on 4 warps too, whose 128-deep stages would
+    hold the multiprocessor alone (tests/tile/test_two_blocks.py)."""
     from threadtile.ir import tiling
     from threadtile.lang.types import TileType
 
@@ -206,11 +207,11 @@ def test_deep_k_steps_split_for_stages():
 
     assert tiling.sm90_step(t(128, 128), t(128, 256), 256) == 64
     assert tiling.sm90_step(t(128, 256), t(256, 256), 256) == 64
-    assert tiling.sm90_step(t(64, 128), t(128, 64), 128) == 128
+    assert tiling.sm90_step(t(64, 128), t(128, 64), 128) == 64
     assert tiling.sm90_boxes(t(128, 128), t(128, 256), 256) == ((64, 128), (64, 64))
     cuda = tiles.matmul_8warps.specialization([F16, F16, F16], dict(tm=128, tn=256, tk=128)).cuda
     assert cuda.tensormaps == ((0, (64, 128)), (1, (64, 64)))
-    assert cuda.scratch_for("sm_90a") == 1024 + 4 * 48 * 1024 + 4 * 16
+    assert cuda.scratch_for("sm_90a", ("-DTT_TMA_ONLY",)) == 1024 + 4 * 48 * 1024 + 4 * 16
 
 
 def test_16_bit_k_of_32_steps_two_k():

@@ -215,11 +215,19 @@ SM90_STAGE_BUDGET = 200 * 1024  # the shared memory its stages may take
 SM90_ALIGN = 1024  # swizzle atoms start at 1024-byte boundaries (slack for the alignment)
 
 
+def sm90_alone(stage: int, threads: int) -> bool:
+    """Whether a block of ``threads`` whose Hopper main loop has stages of ``stage`` bytes
+    holds its multiprocessor alone: 8 warps or more, or 4 stages over half its shared memory
+    (tile/kloop_sm90.h, alone)."""
+    stages = min(SM90_MAX_STAGES, SM90_STAGE_BUDGET // stage)
+    return threads >= 256 or 2 * stages * stage > SM90_SHARED_PER_SM
+
+
 def sm90_stages(stage: int, threads: int) -> int:
     """The Hopper main loop's stages of ``stage`` bytes each for a block of ``threads``
     (tile/kloop_sm90.h, Plan::S)."""
     stages = min(SM90_MAX_STAGES, SM90_STAGE_BUDGET // stage)
-    if threads >= 256 or 2 * stages * stage > SM90_SHARED_PER_SM:
+    if sm90_alone(stage, threads):
         stages = min(SM90_MAX_STAGES_WHOLE, SM90_STAGE_BUDGET // stage)
     return stages
 
@@ -228,10 +236,12 @@ def sm90_step(a: TileType, b: TileType, threads: int) -> int:
     """The depth of the Hopper main loop's steps for a k loop of ``a`` and ``b`` tiles: their
     K, halved while its stages would be fewer than 4 and halves keep whole 128-byte rows (a
     128x256x128 loop then runs 64-deep steps in 4 stages, not 2 of 128; the sum over k is the
-    same). A 16-bit K of 32 (64-byte rows) is doubled where the doubled stages still number
-    SM90_MAX_STAGES: two of the loop's k a step (128-byte rows, half the steps and their
-    waits), the last step half of one where their count is odd. tile/kloop_sm90.h's
-    Plan::K."""
+    same), and for 16-bit operands on 4 warps also while its stages would hold the
+    multiprocessor alone (64x128x128: 4 stages of 48 KiB, one block; in 64-deep steps two
+    blocks share it, as the same tiles with K=64 do). A 16-bit K of 32 (64-byte rows) is
+    doubled where the doubled stages still number SM90_MAX_STAGES: two of the loop's k a step
+    (128-byte rows, half the steps and their waits), the last step half of one where their
+    count is odd. tile/kloop_sm90.h's Plan::K."""
     (m, k), (_, n) = a.shape, b.shape
     isz = a.dtype.itemsize
     if isz == 2 and k * isz == SM90_ROW_BYTES_MIN and \
@@ -239,7 +249,8 @@ def sm90_step(a: TileType, b: TileType, threads: int) -> int:
         return 2 * k
     step = k
     while step * isz > SM90_ROW_BYTES and (step // 2 * isz) % SM90_ROW_BYTES == 0 and \
-            sm90_stages((m * step + step * n) * isz, threads) < 4:
+            (sm90_stages((m * step + step * n) * isz, threads) < 4 or
+             (isz == 2 and threads < 256 and sm90_alone((m * step + step * n) * isz, threads))):
         step //= 2
     return step
 

@@ -176,6 +176,7 @@ class CompiledKernel:
     # the kernel's blocks work in grid-stride loops over x alone (ir/elastic.py): a launch
     # whose grid holds fewer blocks than the device keeps resident gets more along x
     elastic_x = False
+    scratch = 0  # the tile operations' dynamic shared memory in the launches' (builds.build)
     # what the compile trace calls it (a string, or a callable making one): jit.build names
     # the specialization; else the entry point
     label = None
@@ -324,11 +325,13 @@ class CompiledKernel:
                 return self.unclustered().launch(grid, block, stream, shared_bytes, infos, pdl)
             maps = tensormaps.values(self.tensormaps, infos)
             if self.fallback is not None and tensormaps.ZERO in maps:
-                # a build without the portable k loop and an array TMA cannot read
+                # a build without the portable k loop and an array TMA cannot read (with the
+                # portable loop's scratch, which may be larger: tiles.scratch_sizes)
                 fb = self.fallback()
                 if self.extra_threads:  # (its block, one tuple: its checks made once)
                     block = fb.block
-                return fb.launch(grid, block, stream, shared_bytes, infos, pdl)
+                return fb.launch(grid, block, stream, shared_bytes + fb.scratch - self.scratch,
+                                 infos, pdl)
             vals += maps
         if dev < 0:
             dev = driver.current_index()

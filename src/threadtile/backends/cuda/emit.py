@@ -58,9 +58,10 @@ def cxx_function_name(name: str) -> str:
 class CudaSource:
     """A module's CUDA C++ and what the host must know about it: the kernel's entry point, the
     dynamic shared memory its tile operations need at the start of the block's dynamic shared
-    memory (``scratch``; ``scratch_sm90a`` where sm_90a builds need more, for the Hopper main
-    loop of a matmul), and the hidden tensor-map parameters after the user's arguments, one
-    ``(array parameter index, (box width, box height))`` each (runtime/tensormaps.py)."""
+    memory (``scratch``; ``scratch_sm90a`` where sm_90a's build without the portable k loop
+    needs another amount, for the Hopper main loop of a matmul: tiles.scratch_sizes), and the
+    hidden tensor-map parameters after the user's arguments, one ``(array parameter index,
+    (box width, box height))`` each (runtime/tensormaps.py)."""
 
     text: str
     entry: str
@@ -85,9 +86,15 @@ class CudaSource:
     # where the compiler grew the block (blockfit.py tries the hint's own count first)
     fit_blocks: int = 0
 
-    def scratch_for(self, arch: str) -> int:
-        """The dynamic shared memory the tile operations take on ``arch``."""
-        return self.scratch_sm90a if arch == "sm_90a" and self.scratch_sm90a else self.scratch
+    def scratch_for(self, arch: str, options: tuple = ()) -> int:
+        """The dynamic shared memory the tile operations take on ``arch`` with compile
+        ``options``: on sm_90a, for the build without the portable k loop (builds.TMA_ONLY
+        among the options) or with it."""
+        if arch != "sm_90a" or not self.scratch_sm90a:
+            return self.scratch
+        if "-DTT_TMA_ONLY" in options:
+            return self.scratch_sm90a
+        return max(self.scratch, self.scratch_sm90a)
 
     def to_json(self) -> dict:
         return {"text": self.text, "entry": self.entry, "scratch": self.scratch,

@@ -179,15 +179,24 @@ def _round16(n: int) -> int:
 
 
 def scratch_sizes(module: ir.Module) -> tuple[int, int]:
-    """(the scratch every target needs, the scratch sm_90a needs where a k loop's Hopper main
-    loop takes more than the rest, else 0), in bytes, multiples of 16. Other targets thus do
-    not ask for shared memory they will not use."""
+    """(the scratch of every build but sm_90a's without the portable k loop, that build's
+    scratch where its Hopper main loops make it differ, else 0), in bytes, multiples of 16.
+    That build (TT_TMA_ONLY) needs the Hopper loops' stages and the other operations' scratch,
+    not the portable loops' buffers; sm_90a's build with both loops needs the larger of the
+    two (``CudaSource.scratch_for``). No build asks for shared memory it will not use: a
+    64x128x128 float16 loop in 64-deep steps takes 97 KiB on TMA, two blocks a multiprocessor,
+    where its portable loop's buffers take 153 KiB."""
     nt = module.threads or 0
     extra = operand_bytes(module)
-    size = _round16(max((op_scratch(op, nt) for op in tile_ops(module)), default=0)) + extra
-    hopper = max((_round16(tiling.sm90_bytes(*loaded(op), nt))
-                  for op in hopper_loops(module)), default=0) + extra
-    return size, (hopper if hopper > size else 0)
+    ops = list(tile_ops(module))
+    size = _round16(max((op_scratch(op, nt) for op in ops), default=0)) + extra
+    loops = hopper_loops(module)
+    if not loops:
+        return size, 0
+    ids = {id(op) for op in loops}
+    tma = _round16(max([op_scratch(op, nt) for op in ops if id(op) not in ids] +
+                       [tiling.sm90_bytes(*loaded(op), nt) for op in loops])) + extra
+    return size, (tma if tma != size else 0)
 
 
 def operand_bytes(module: ir.Module) -> int:
@@ -320,10 +329,12 @@ def op_scratch(op: ir.TileOp, nt: int) -> int:
 def prelude(module: ir.Module, scratch: int, scratch_sm90a: int) -> list[str]:
     """The lines after threadtile.h: the scratch size, tile.h, the tile type aliases."""
     nt = module.threads
-    if scratch_sm90a:
+    if scratch_sm90a:  # (the build without the portable k loop, and the one with it)
         out = [f"#define TT_SCRATCH_SM90A {scratch_sm90a}",
-               "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)",
+               "#if defined(__CUDA_ARCH_FEAT_SM90_ALL) && defined(TT_TMA_ONLY)",
                "#define TT_SCRATCH_BYTES TT_SCRATCH_SM90A",
+               "#elif defined(__CUDA_ARCH_FEAT_SM90_ALL)",
+               f"#define TT_SCRATCH_BYTES {max(scratch, scratch_sm90a)}",
                "#else",
                f"#define TT_SCRATCH_BYTES {scratch}",
                "#endif"]

@@ -342,23 +342,30 @@ template <> struct kind<__nv_bfloat16> { static constexpr int value = 2; };
 
 // The stages for a block of NT threads (ir/tiling.py, sm90_stages): 4, or 5 where the block
 // has its multiprocessor anyway, within the budget
+__host__ __device__ constexpr bool alone(int stage, int nt) {  // (ir/tiling.py, sm90_alone)
+  return nt >= 256 || 2 * (TT_SM90_STAGE_BUDGET / stage < TT_SM90_MAX_STAGES ?
+                           TT_SM90_STAGE_BUDGET / stage : TT_SM90_MAX_STAGES) * stage >
+                          TT_SM90_SHARED_PER_SM;
+}
 __host__ __device__ constexpr int stages_for(int stage, int nt) {
   const int fit = TT_SM90_STAGE_BUDGET / stage;
   const int s4 = fit < TT_SM90_MAX_STAGES ? fit : TT_SM90_MAX_STAGES;
-  const bool whole = nt >= 256 || 2 * s4 * stage > TT_SM90_SHARED_PER_SM;
-  return !whole ? s4 : fit < TT_SM90_MAX_STAGES_WHOLE ? fit : TT_SM90_MAX_STAGES_WHOLE;
+  return !alone(stage, nt) ? s4 : fit < TT_SM90_MAX_STAGES_WHOLE ? fit
+                                                                 : TT_SM90_MAX_STAGES_WHOLE;
 }
 // The depth of a step (ir/tiling.py, sm90_step): K, halved while its stages would be fewer
-// than 4 and halves keep whole rows of TT_SM90_ROW_BYTES; a 16-bit K of 32 (rows of 64
-// bytes) doubled where the doubled stages still number TT_SM90_MAX_STAGES: two of the loop's
-// k a step, the last step half of one where their count is odd
+// than 4 (or, 16-bit on 4 warps, would hold the multiprocessor alone) and halves keep whole
+// rows of TT_SM90_ROW_BYTES; a 16-bit K of 32 (rows of 64 bytes) doubled where the doubled
+// stages still number TT_SM90_MAX_STAGES: two of the loop's k a step, the last step half of
+// one where their count is odd
 __host__ __device__ constexpr int step_for(int m, int n, int k, int isz, int nt) {
   if (isz == 2 && k * isz == TT_SM90_ROW_BYTES_MIN &&
       stages_for((m * 2 * k + 2 * k * n) * isz, nt) >= TT_SM90_MAX_STAGES)
     return 2 * k;
   int step = k;
   while (step * isz > TT_SM90_ROW_BYTES && (step / 2 * isz) % TT_SM90_ROW_BYTES == 0 &&
-         stages_for((m * step + step * n) * isz, nt) < 4)
+         (stages_for((m * step + step * n) * isz, nt) < 4 ||
+          (isz == 2 && nt < 256 && alone((m * step + step * n) * isz, nt))))
     step /= 2;
   return step;
 }
