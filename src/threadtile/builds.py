@@ -54,11 +54,8 @@ def target_for(spec: Specialization, arch: str, options: tuple = (),
         clusters.pairable(spec.module)
     rounding = producer and os.environ.get("THREADTILE_PRODUCER_ROUND", "1") != "0" and \
         all(kloop.loaded(x)[0].dtype == float32 for x in loops)
-    # (THREADTILE_MAP_PREFETCH=0: the maps are not prefetched at the kernel's start)
-    keep = tma_only and os.environ.get("THREADTILE_MAP_PREFETCH", "1") == "0"
     return Target(arch, opts + (TMA_ONLY,) * tma_only + (PRODUCER,) * producer +
-                  (PRODUCER_ROUND,) * rounding + (CLUSTER,) * paired +
-                  ("-DTT_NO_MAP_PREFETCH",) * keep)
+                  (PRODUCER_ROUND,) * rounding + (CLUSTER,) * paired)
 
 
 def precompile(launches, arch: str | None = None) -> int:

@@ -290,9 +290,6 @@ class FunctionEmitter:
             self.line(f"{ctype(t)} {self.n(name)};")
         self._declare_captured()
         producer = f.is_kernel and bool(self.tensormaps)
-        if f.is_kernel:  # the maps' descriptors fetched ahead of the first copies
-            for m in maps:
-                self.line(f"TT_PREFETCH_MAP({m});")
         if producer:  # the producer warp of a build with one leaves here (kloop_sm90.h)
             self.line("TT_PRODUCER_ENTRY();")
         if f.is_kernel and self.operand_maps:  # their mbarriers (tile/operands.h)

@@ -578,19 +578,6 @@ __device__ __forceinline__ void mainloop(const TensorMap& ma, const TensorMap& m
 #define TT_CLUSTER_DIMS
 #endif
 
-// A tensor map fetched into the TMA unit's descriptor cache as the kernel starts, ahead of its
-// first copy (backends/cuda/emit.py, one a map; in builds without the portable loop, whose maps
-// are all real ones: TT_TMA_ONLY). -DTT_NO_MAP_PREFETCH leaves it out.
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL) && defined(TT_TMA_ONLY) && !defined(TT_NO_MAP_PREFETCH)
-#define TT_PREFETCH_MAP(m)                                                              \
-  if (threadIdx.x == 0)                                                                 \
-  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&(m))) : "memory")
-#else
-#define TT_PREFETCH_MAP(m) \
-  do {                     \
-  } while (0)
-#endif
-
 // The kernel's entry and exits in generated code of kernels with k loops on this main loop
 // (backends/cuda/emit.py): the producer warp's split and the letter that stops it
 #if defined(TT_PRODUCER) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
