@@ -60,6 +60,14 @@ def tags(X, Y, T: C):
 
 
 @ct.kernel
+def pairs(X, Y, T: C):
+    """A grid-stride loop inside another: the pairs (r, c) visited depend on the grid."""
+    for r in range(ct.bid(0), X.shape[0], ct.num_blocks(0)):
+        for c in range(ct.bid(0), X.shape[1] // T, ct.num_blocks(0)):
+            ct.store(Y, index=(r, c), tile=ct.load(X, index=(r, c), shape=(1, T)))
+
+
+@ct.kernel
 def strided_by_two(X, Y, T: C):
     """A loop over every other block's rows: not a grid-stride loop."""
     for r in range(ct.bid(0), X.shape[0], 2 * ct.num_blocks(0)):
@@ -92,7 +100,8 @@ def test_a_plain_kernel_is_not():
     assert not elastic.grid_stride(m)
 
 
-@pytest.mark.parametrize("kernel", [marks_first, counts, stops_early, tags, strided_by_two])
+@pytest.mark.parametrize("kernel", [marks_first, counts, stops_early, tags, pairs,
+                                    strided_by_two])
 def test_kernels_whose_result_depends_on_the_grid_are_not(kernel):
     x = _z(64, 32, dtype=np.float32)
     extra = {marks_first: (x, np.zeros(1, np.int32)), counts: (np.zeros(1, np.float32),)}

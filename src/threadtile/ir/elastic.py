@@ -19,7 +19,8 @@ The proof, on the kernel's IR (every function it calls included):
 - ``blockIdx.x`` and ``gridDim.x`` are read only as the start and the step of such loops
   (directly, or through a local assigned once at the top of the kernel);
 - no ``break`` leaves such a loop and no ``return`` sits inside one (the tiles a block visits
-  would then depend on the others);
+  would then depend on the others), and none sits inside another (the pairs of indices the
+  two visit together would depend on the grid);
 - outside them nothing writes memory or prints (every block would repeat it);
 - no atomics, no ``while`` loops (a block waiting on another's progress may need the grid it
   was given resident at once) and no grid-wide barrier anywhere.
@@ -142,7 +143,8 @@ def grid_stride(module: ir.Module) -> bool:
             if isinstance(s, ir.Assign) and s.name in names and not inside:
                 continue  # the binding itself (top level, checked by _bound)
             if isinstance(s, ir.For):
-                if _is(s.start, _BID, bids) and _is(s.step, _NB, nbs) and \
+                # (one inside another would pair their indices by the grid: refused below)
+                if not inside and _is(s.start, _BID, bids) and _is(s.step, _NB, nbs) and \
                         not _reads(s.stop, names):
                     if _leaves(s.body) or not block(s.body, True):
                         return False
