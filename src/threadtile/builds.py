@@ -9,7 +9,7 @@ import functools
 import os
 
 from . import blockfit
-from .backends.cuda.tiles import hopper_loops
+from .backends.cuda.tiles import TMA_ONLY, hopper_loops
 from .compiler import Specialization, Target, wants_producer
 from .ir import clusters, elastic, kloop
 from .lang.types import float32
@@ -19,7 +19,7 @@ from .runtime import tensormaps as rt_tensormaps
 __all__ = ["build", "target_for", "precompile", "TMA_ONLY", "PRODUCER", "PRODUCER_THREADS",
            "PRODUCER_ROUND", "CLUSTER"]
 
-TMA_ONLY = "-DTT_TMA_ONLY"  # tile/kloop.h: a build of Hopper k loops without the portable loop
+# TMA_ONLY (backends/cuda/tiles.py): a build of Hopper k loops without the portable loop
 PRODUCER = "-DTT_PRODUCER"  # tile/kloop_sm90.h: a warpgroup of its own issues the k loops' copies
 PRODUCER_THREADS = 128
 # tile/kloop_sm90.h: the producer's other warps round A's stages to tfloat32 where every Hopper

@@ -88,11 +88,11 @@ class CudaSource:
 
     def scratch_for(self, arch: str, options: tuple = ()) -> int:
         """The dynamic shared memory the tile operations take on ``arch`` with compile
-        ``options``: on sm_90a, for the build without the portable k loop (builds.TMA_ONLY
+        ``options``: on sm_90a, for the build without the portable k loop (tiles.TMA_ONLY
         among the options) or with it."""
         if arch != "sm_90a" or not self.scratch_sm90a:
             return self.scratch
-        if "-DTT_TMA_ONLY" in options:
+        if tiles.TMA_ONLY in options:
             return self.scratch_sm90a
         return max(self.scratch, self.scratch_sm90a)
 

@@ -21,6 +21,9 @@ from ...lang.types import ArrayType, Scalar, TileType, bfloat16, float32
 from .cxx import alias, literal, spelled
 
 TILE_HEADER = "tile.h"
+# the option of a build of Hopper k loops without their portable loop (tile/kloop.h), whose
+# scratch is its own (scratch_sizes, prelude)
+TMA_ONLY = "-DTT_TMA_ONLY"
 
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div",
            "div_approx": "div_approx", "floordiv": "floordiv",

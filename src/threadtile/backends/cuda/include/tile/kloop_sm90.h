@@ -340,13 +340,15 @@ template <> struct kind<__half> { static constexpr int value = 1; };
 template <> struct kind<__nv_bfloat16> { static constexpr int value = 2; };
 #endif
 
-// The stages for a block of NT threads (ir/tiling.py, sm90_stages): 4, or 5 where the block
-// has its multiprocessor anyway, within the budget
-__host__ __device__ constexpr bool alone(int stage, int nt) {  // (ir/tiling.py, sm90_alone)
+// Whether a block of NT threads with stages of `stage` bytes holds its multiprocessor alone
+// (ir/tiling.py, sm90_alone): 8 warps or more, or 4 stages over half its shared memory
+__host__ __device__ constexpr bool alone(int stage, int nt) {
   return nt >= 256 || 2 * (TT_SM90_STAGE_BUDGET / stage < TT_SM90_MAX_STAGES ?
                            TT_SM90_STAGE_BUDGET / stage : TT_SM90_MAX_STAGES) * stage >
                           TT_SM90_SHARED_PER_SM;
 }
+// The stages for a block of NT threads (ir/tiling.py, sm90_stages): 4, or 5 where the block
+// has its multiprocessor anyway, within the budget
 __host__ __device__ constexpr int stages_for(int stage, int nt) {
   const int fit = TT_SM90_STAGE_BUDGET / stage;
   const int s4 = fit < TT_SM90_MAX_STAGES ? fit : TT_SM90_MAX_STAGES;
