@@ -131,6 +131,27 @@ def test_the_build_is_marked_elastic():
     assert not builds.build(spec, "sm_80")[0].elastic_x
 
 
+def test_the_wave_is_asked_of_the_driver_once_a_configuration(monkeypatch):
+    """CompiledKernel.wave's arithmetic and its caches (the host's side, no GPU: the
+    configuration check and the driver's occupancy stand in for a device of 132
+    multiprocessors holding two blocks each)."""
+    from threadtile.runtime import driver, launcher
+
+    k = launcher.CompiledKernel(b"", "k", [])
+    asked = []
+    monkeypatch.setattr(k, "_configure", lambda *a: None)
+    monkeypatch.setattr(driver, "max_active_blocks",
+                        lambda func, threads, shared: asked.append(shared) or 264)
+    grid, block = (132, 1, 1), (128, 1, 1)
+    assert k.wave(grid, block, 1024, 0) == (264, 1, 1)
+    assert k.wave(grid, block, 1024, 0) is k.wave(grid, block, 1024, 0)
+    assert k.wave((132, 1, 1), (128, 1, 1), 1024, 0) == (264, 1, 1)  # equal, not the same
+    assert asked == [1024]
+    assert k.wave((10, 2, 3), block, 0, 0) == (44, 2, 3)     # y and z kept: 44 x 6 >= 264
+    assert k.wave((500, 1, 1), block, 0, 0) == (500, 1, 1)   # a wave already
+    assert asked == [1024, 0, 0]
+
+
 @pytest.mark.parametrize("blocks", [1, 3, 1000])
 def test_persistent_numerics_whatever_the_grid(target, rng, blocks):
     """One block, three, or more than the tiles (600x520 in 64x128 tiles: 50): on the GPU

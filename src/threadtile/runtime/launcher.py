@@ -216,6 +216,7 @@ class CompiledKernel:
         self._stream = (None, None)  # (int handle, CUstream): one attribute, read at once
         self._ex_config = None  # _launch_ex's last launch configuration
         self._waves: dict = {}  # (grid, block, shared bytes, device) -> the grid launched
+        self._wave = (None, None, -1, -2, None)  # the last of them (grid, block by identity)
 
     def __repr__(self) -> str:
         return f"<CompiledKernel {self.entry}({', '.join(map(repr, self.params))})>"
@@ -384,6 +385,9 @@ class CompiledKernel:
         block and shared memory (one wave; ir/elastic.py proves the result the same), or
         ``grid`` itself where it holds that many already. The same tuple for the same
         configuration (the launch compares its last one by identity)."""
+        last = self._wave  # (the steady state: jit passes the same grid and block objects)
+        if grid is last[0] and block is last[1] and shared_bytes == last[2] and dev == last[3]:
+            return last[4]
         key = (tuple(grid), tuple(block), shared_bytes, dev)
         out = self._waves.get(key)
         if out is None:
@@ -398,6 +402,7 @@ class CompiledKernel:
                 out = (most // rest, grid[1], grid[2])
             if len(self._waves) < 64:
                 self._waves[key] = out
+        self._wave = (grid, block, shared_bytes, dev, out)
         return out
 
     def _launch_ex(self, func, gx, gy, gz, bx, by, bz, shared_bytes, stream, params, extra):
